@@ -1,0 +1,38 @@
+"""Command-line entry point: parse, call one function, render. User errors exit 2 with one line."""
+
+from __future__ import annotations
+
+import sys
+
+# Each module registers its commands on import.
+from accelpilot.cli import bill, pilot, prices, report, run_serve, run_train, scan, schema  # noqa: F401
+from accelpilot.cli.app import app
+from accelpilot.errors import UserError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the app; a UserError prints one line on stderr and exits 2, never a traceback."""
+    try:
+        app(args=argv, prog_name="accelpilot", standalone_mode=False)
+    except UserError as exc:
+        sys.stderr.write(f"accelpilot: error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("accelpilot: interrupted\n")
+        return 130
+    except SystemExit as exc:  # typer/click exit paths
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except Exception as exc:
+        # typer vendors click in recent releases; match its exceptions by name, not by import path.
+        names = {c.__name__ for c in type(exc).__mro__}
+        if "ClickException" in names:
+            exc.show()  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", 2)) or 2
+        if "Abort" in names:
+            return 1
+        raise
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())

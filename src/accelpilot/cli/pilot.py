@@ -1,0 +1,3 @@
+"""`accelpilot pilot`: filled in by its issue."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""`accelpilot prices`: filled in by its issue."""
+
+from __future__ import annotations

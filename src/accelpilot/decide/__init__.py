@@ -1,0 +1,1 @@
+"""decide package."""

@@ -1,0 +1,304 @@
+"""Figure: every number that enters a bill or a report, with its passport.
+
+A figure carries value, unit (currency codes are units too: ``USD/h``), and provenance:
+kind, source, as_of, region. Arithmetic between figures yields a ``derived`` figure that
+keeps its inputs, so a report can always answer "where does this number come from?".
+Vendor claims can be stored and shown, but any arithmetic on one raises VendorClaimError.
+Money is Decimal so that a cent reproduces; sweeps use floats elsewhere.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_serializer, field_validator, model_validator
+
+from accelpilot.errors import ConfigError, UnitMismatchError, VendorClaimError
+
+CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "CNY", "SEK"})
+
+
+class Kind(str, Enum):
+    """Where a number comes from. ``list_price`` covers any vendor-listed figure: a price or a datasheet spec."""
+
+    MEASURED = "measured"
+    LIST_PRICE = "list_price"
+    DERIVED = "derived"
+    ASSUMPTION = "assumption"
+    VENDOR_CLAIM = "vendor_claim"
+
+
+# --- units -------------------------------------------------------------------------------------
+# A unit is a product of named symbols with integer exponents: "USD/h" = {USD: 1, h: -1}.
+# Only this algebra is needed: multiplication, division, equality for addition.
+
+Unit = dict[str, int]
+
+
+def parse_unit(text: str) -> Unit:
+    """Parse ``a*b/c/d`` (or ``a.b/c``) into exponents; ``""`` and ``"1"`` are dimensionless."""
+    text = (text or "").strip()
+    if text in ("", "1"):
+        return {}
+    out: Unit = {}
+    num, *dens = text.split("/")
+    for sign, chunk in [(1, num)] + [(-1, d) for d in dens]:
+        for sym in chunk.replace(".", "*").split("*"):
+            sym = sym.strip()
+            if not sym or sym == "1":
+                continue
+            power = 1
+            if "^" in sym:
+                sym, p = sym.split("^", 1)
+                try:
+                    power = int(p)
+                except ValueError as exc:
+                    raise ConfigError(f"bad exponent in unit {text!r}") from exc
+            out[sym] = out.get(sym, 0) + sign * power
+    return {k: v for k, v in out.items() if v}
+
+
+def format_unit(unit: Unit) -> str:
+    """Inverse of parse_unit, currencies first so money reads naturally (``USD/h``)."""
+
+    def key(s: str) -> tuple[int, str]:
+        return (0 if s in CURRENCIES else 1, s)
+
+    num = [s if unit[s] == 1 else f"{s}^{unit[s]}" for s in sorted(unit, key=key) if unit[s] > 0]
+    den = [s if unit[s] == -1 else f"{s}^{-unit[s]}" for s in sorted(unit, key=key) if unit[s] < 0]
+    head = "*".join(num) if num else "1"
+    if not den:
+        return "" if head == "1" else head
+    return head + "/" + "/".join(den)
+
+
+def _combine(a: Unit, b: Unit, sign: int) -> Unit:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + sign * v
+    return {k: v for k, v in out.items() if v}
+
+
+def normalise_unit(text: str) -> str:
+    return format_unit(parse_unit(text))
+
+
+def currency_of(unit: str) -> str | None:
+    """The currency of a money unit: the currency symbol with a positive exponent, if any."""
+    syms = [s for s, p in parse_unit(unit).items() if s in CURRENCIES and p > 0]
+    if len(syms) > 1:
+        raise UnitMismatchError(f"unit {unit!r} mixes currencies {syms}", fix="convert to one currency first")
+    return syms[0] if syms else None
+
+
+# --- values ------------------------------------------------------------------------------------
+
+
+def to_decimal(value: Any, what: str = "value") -> Decimal:
+    """Exact Decimal from an int/str/float/Decimal; NaN and infinities are refused."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{what} must be a number, not a boolean")
+    if isinstance(value, Decimal):
+        d = value
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(f"{what} must be a finite number, got {value}")
+        d = Decimal(repr(value))
+    elif isinstance(value, (int, str)):
+        try:
+            d = Decimal(str(value).strip().replace(",", "").replace("_", ""))
+        except InvalidOperation as exc:
+            raise ConfigError(f"{what} must be a number, got {value!r}") from exc
+    else:
+        raise ConfigError(f"{what} must be a number, got {type(value).__name__}")
+    if not d.is_finite():
+        raise ConfigError(f"{what} must be a finite number, got {value}")
+    return d
+
+
+def money(value: Decimal, places: int = 2) -> Decimal:
+    """Round half-up to cents (or ``places``), the way an invoice does."""
+    return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+class Figure(BaseModel):
+    """A number with a unit and a passport. Immutable; arithmetic returns derived figures."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    value: Decimal
+    unit: str = ""
+    kind: Kind
+    source: str = ""
+    as_of: dt.date | None = None
+    region: str | None = None
+    label: str = ""
+    inputs: tuple[Figure, ...] = ()
+    note: str = ""
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _value(cls, v: Any) -> Decimal:
+        return to_decimal(v)
+
+    @field_validator("unit", mode="before")
+    @classmethod
+    def _unit(cls, v: Any) -> str:
+        return normalise_unit(str(v or ""))
+
+    @model_validator(mode="after")
+    def _currency_consistent(self) -> Figure:
+        currency_of(self.unit)  # raises on mixed currencies
+        return self
+
+    @field_serializer("value")
+    def _ser_value(self, v: Decimal) -> float | int:
+        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
+
+    # --- passport --------------------------------------------------------------------------
+
+    @property
+    def currency(self) -> str | None:
+        return currency_of(self.unit)
+
+    @property
+    def is_money(self) -> bool:
+        return self.currency is not None
+
+    def __float__(self) -> float:
+        self._usable("float()")
+        return float(self.value)
+
+    def describe(self) -> str:
+        """One line: value, unit, kind and source, for footnotes and hovers."""
+        bits = [f"{self.value} {self.unit}".strip(), self.kind.value]
+        if self.source:
+            bits.append(self.source)
+        if self.as_of:
+            bits.append(self.as_of.isoformat())
+        if self.region:
+            bits.append(self.region)
+        return " · ".join(bits)
+
+    def leaves(self) -> list[Figure]:
+        """The non-derived figures this one rests on, depth first, without duplicates."""
+        if not self.inputs:
+            return [self]
+        seen: list[Figure] = []
+        for f in self.inputs:
+            for leaf in f.leaves():
+                if leaf not in seen:
+                    seen.append(leaf)
+        return seen
+
+    def with_label(self, label: str, note: str = "") -> Figure:
+        return self.model_copy(update={"label": label, "note": note or self.note})
+
+    # --- arithmetic: the one place numbers are combined -------------------------------------
+
+    def _usable(self, op: str) -> None:
+        if self.kind is Kind.VENDOR_CLAIM:
+            name = self.label or self.source or "a vendor claim"
+            raise VendorClaimError(
+                f"{name} is a vendor claim and cannot be used in {op}",
+                fix="use a measured figure or state an assumption instead",
+            )
+
+    @staticmethod
+    def _lift(other: Figure | int | Decimal) -> Figure:
+        if isinstance(other, Figure):
+            return other
+        if isinstance(other, (int, Decimal)) and not isinstance(other, bool):
+            return Figure(value=Decimal(other), unit="", kind=Kind.DERIVED, label="constant")
+        raise TypeError(f"cannot combine a Figure with {type(other).__name__}")
+
+    def _derive(self, other: Figure, value: Decimal, unit: Unit, op: str) -> Figure:
+        self._usable(op)
+        other._usable(op)
+        inputs = tuple(f for f in (self, other) if f.label != "constant" or f.inputs)
+        region = self.region if self.region == other.region else (self.region or other.region)
+        return Figure(
+            value=value,
+            unit=format_unit(unit),
+            kind=Kind.DERIVED,
+            source=f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
+            region=region,
+            inputs=inputs,
+        )
+
+    def _check_same_unit(self, other: Figure, op: str) -> None:
+        if parse_unit(self.unit) != parse_unit(other.unit):
+            raise UnitMismatchError(
+                f"cannot {op} {self.unit or 'a number'} ({self.label or self.value}) and "
+                f"{other.unit or 'a number'} ({other.label or other.value})",
+                fix="convert both figures to the same unit and currency",
+            )
+
+    def __add__(self, other: Figure | int | Decimal) -> Figure:
+        o = self._lift(other)
+        self._check_same_unit(o, "add")
+        return self._derive(o, self.value + o.value, parse_unit(self.unit), "+")
+
+    def __radd__(self, other: int | Decimal) -> Figure:
+        if other == 0:  # so sum() works
+            self._usable("sum()")
+            return self
+        return self._lift(other) + self
+
+    def __sub__(self, other: Figure | int | Decimal) -> Figure:
+        o = self._lift(other)
+        self._check_same_unit(o, "subtract")
+        return self._derive(o, self.value - o.value, parse_unit(self.unit), "-")
+
+    def __mul__(self, other: Figure | int | Decimal) -> Figure:
+        o = self._lift(other)
+        return self._derive(o, self.value * o.value, _combine(parse_unit(self.unit), parse_unit(o.unit), 1), "×")
+
+    def __rmul__(self, other: int | Decimal) -> Figure:
+        return self * other
+
+    def __truediv__(self, other: Figure | int | Decimal) -> Figure:
+        o = self._lift(other)
+        if o.value == 0:
+            raise ConfigError(f"division by zero: {o.label or 'a figure'} is 0")
+        return self._derive(o, self.value / o.value, _combine(parse_unit(self.unit), parse_unit(o.unit), -1), "÷")
+
+    def rounded(self, places: int = 2) -> Figure:
+        self._usable("rounding")
+        return self.model_copy(update={"value": money(self.value, places)})
+
+    def in_unit(self, unit: str) -> Figure:
+        """Assert this figure has ``unit`` (after normalising); returns self."""
+        if parse_unit(self.unit) != parse_unit(unit):
+            raise UnitMismatchError(
+                f"{self.label or 'figure'} is in {self.unit or 'no unit'}, expected {unit}",
+                fix=f"give it in {unit}",
+            )
+        return self
+
+
+def measured(
+    value: Any, unit: str, source: str, label: str = "", as_of: dt.date | None = None, note: str = ""
+) -> Figure:
+    return Figure(
+        value=value,
+        unit=unit,
+        kind=Kind.MEASURED,
+        source=source,
+        label=label,
+        as_of=as_of or dt.date.today(),
+        note=note,
+    )
+
+
+def assumption(value: Any, unit: str, source: str = "assumption", label: str = "", note: str = "") -> Figure:
+    return Figure(value=value, unit=unit, kind=Kind.ASSUMPTION, source=source, label=label, note=note)
+
+
+def constant(value: int | Decimal) -> Figure:
+    """A pure number (count, conversion factor) that carries no provenance of its own."""
+    return Figure(value=Decimal(value), unit="", kind=Kind.DERIVED, label="constant")

@@ -1,0 +1,334 @@
+"""The device layer: the only place where code differs by device.
+
+A device is a torch device string (``cpu``, ``cuda``, ``cuda:1``, ``neuron``, ``xla``, ``mps``). One small table
+(``DEVICE_OPS``) says how each device type synchronises, reports memory and fingerprints the platform.
+Compile backend and precision are separate choices. Paths exercised so far: cpu (CI), cuda (NVIDIA H200);
+neuron/xla/mps use the same generic torch calls and are untested on real hardware.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform as _platform
+import shutil
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from accelpilot.errors import ConfigError, DeviceError, did_you_mean
+from accelpilot.pilot.result import Platform
+
+DEVICE_TYPES = ("cpu", "cuda", "neuron", "xla", "mps")
+COMPILE_BACKENDS = ("eager", "inductor", "neuron", "openxla", "cudagraphs", "aot_eager")
+PRECISIONS = ("fp32", "bf16", "fp16")
+
+# Catalog accelerator names keyed by a substring of the device name torch reports.
+_ACCELERATOR_NAMES = (
+    ("H200", "H200"),
+    ("H100", "H100"),
+    ("B200", "B200"),
+    ("A100", "A100"),
+    ("L4", "L4"),
+    ("A10", "A10"),
+    ("Trainium3", "Trainium3"),
+    ("Trainium2", "Trainium2"),
+    ("Trainium", "Trainium"),
+    ("Inferentia2", "Inferentia2"),
+    ("Inferentia", "Inferentia"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOps:
+    """How one device type synchronises, reports memory and names itself."""
+
+    is_available: Callable[[], bool]
+    count: Callable[[], int]
+    synchronize: Callable[[torch.device], None]
+    max_memory_allocated: Callable[[torch.device], int | None]
+    reset_peak_memory: Callable[[torch.device], None]
+    name: Callable[[torch.device], str]
+    autocast_type: str  # device_type argument of torch.autocast
+
+
+def _noop(_: torch.device) -> None:
+    return None
+
+
+def _none(_: torch.device) -> int | None:
+    return None
+
+
+def _backend_module(name: str) -> Any:
+    """torch.neuron / torch.xla / torch.mps when the platform registers them, else None."""
+    return getattr(torch, name, None)
+
+
+def _neuron_available() -> bool:
+    mod = _backend_module("neuron")
+    return bool(mod is not None and getattr(mod, "is_available", lambda: False)())
+
+
+def _neuron_sync(_: torch.device) -> None:
+    mod = _backend_module("neuron")
+    if mod is not None and hasattr(mod, "synchronize"):
+        mod.synchronize()
+
+
+def _xla_available() -> bool:
+    try:
+        import torch_xla  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _xla_sync(_: torch.device) -> None:
+    import torch_xla.core.xla_model as xm  # type: ignore[import-not-found]
+
+    xm.mark_step()
+    xm.wait_device_ops()
+
+
+def _cpu_name(_: torch.device) -> str:
+    return cpu_model()
+
+
+DEVICE_OPS: dict[str, DeviceOps] = {
+    "cpu": DeviceOps(lambda: True, lambda: 1, _noop, _none, _noop, _cpu_name, "cpu"),
+    "cuda": DeviceOps(
+        torch.cuda.is_available,
+        torch.cuda.device_count,
+        lambda d: torch.cuda.synchronize(d),
+        lambda d: int(torch.cuda.max_memory_allocated(d)),
+        lambda d: torch.cuda.reset_peak_memory_stats(d),
+        lambda d: torch.cuda.get_device_name(d),
+        "cuda",
+    ),
+    "neuron": DeviceOps(
+        _neuron_available,
+        lambda: int(getattr(_backend_module("neuron"), "device_count", lambda: 1)()),
+        _neuron_sync,
+        _none,
+        _noop,
+        lambda d: "AWS Neuron device",
+        "neuron",
+    ),
+    "xla": DeviceOps(_xla_available, lambda: 1, _xla_sync, _none, _noop, lambda d: "XLA device", "xla"),
+    "mps": DeviceOps(
+        lambda: bool(torch.backends.mps.is_available()),
+        lambda: 1,
+        lambda d: torch.mps.synchronize(),
+        lambda d: int(torch.mps.driver_allocated_memory()),
+        _noop,
+        lambda d: "Apple MPS",
+        "mps",
+    ),
+}
+
+
+def present_devices() -> list[str]:
+    """Device strings torch can use on this machine, for error messages."""
+    out = []
+    for kind, ops in DEVICE_OPS.items():
+        try:
+            if ops.is_available():
+                n = ops.count() if kind == "cuda" else 1
+                out.append(kind)
+                out += [f"{kind}:{i}" for i in range(1, n)] if kind == "cuda" else []
+        except Exception:  # a broken backend must not hide the others
+            continue
+    return out
+
+
+def resolve_device(spec: str) -> torch.device:
+    """Parse and check a device string; unknown or absent devices are user errors listing what is here."""
+    spec = (spec or "").strip().lower()
+    kind, _, index = spec.partition(":")
+    if kind not in DEVICE_OPS:
+        raise DeviceError(
+            f"unknown device {spec!r}; {did_you_mean(kind, DEVICE_TYPES)} "
+            f"(present here: {', '.join(present_devices())})",
+            field="--device",
+        )
+    ops = DEVICE_OPS[kind]
+    if not ops.is_available():
+        raise DeviceError(
+            f"device {spec!r} is not present on this machine (present here: {', '.join(present_devices())})",
+            field="--device",
+        )
+    if index:
+        if not index.isdigit():
+            raise DeviceError(f"bad device index in {spec!r}", field="--device", fix="use e.g. cuda:0")
+        if int(index) >= ops.count():
+            raise DeviceError(f"device {spec!r} is not present: {ops.count()} {kind} device(s) here", field="--device")
+    if kind == "xla":
+        import torch_xla.core.xla_model as xm
+
+        return torch.device(xm.xla_device())
+    return torch.device(spec)
+
+
+def ops_for(device: torch.device) -> DeviceOps:
+    return DEVICE_OPS[device.type]
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued device work; call before reading a host clock."""
+    ops_for(device).synchronize(device)
+
+
+def peak_memory_bytes(device: torch.device) -> int | None:
+    try:
+        return ops_for(device).max_memory_allocated(device)
+    except Exception:
+        return None
+
+
+def reset_peak_memory(device: torch.device) -> None:
+    with contextlib.suppress(Exception):
+        ops_for(device).reset_peak_memory(device)
+
+
+def check_precision(precision: str) -> str:
+    if precision not in PRECISIONS:
+        raise ConfigError(
+            f"unknown precision {precision!r}; {did_you_mean(precision, PRECISIONS)}", field="--precision"
+        )
+    return precision
+
+
+def check_backend(backend: str) -> str:
+    if backend not in COMPILE_BACKENDS:
+        raise ConfigError(
+            f"unknown compile backend {backend!r}; {did_you_mean(backend, COMPILE_BACKENDS)}",
+            field="--compile",
+        )
+    return backend
+
+
+def autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """bf16/fp16 autocast on the device, or nothing for fp32."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device_type=ops_for(device).autocast_type, dtype=dtype)
+
+
+def compile_model(model: Any, backend: str, **kwargs: Any) -> Any:
+    """torch.compile with the chosen backend; ``eager`` returns the model unchanged."""
+    check_backend(backend)
+    if backend == "eager":
+        return model
+    return torch.compile(model, backend=backend, **kwargs)
+
+
+@contextlib.contextmanager
+def timed_region(device: torch.device) -> Iterator[list[float]]:
+    """Synchronise, time a block with perf_counter, synchronise again; yields a one-slot list for seconds."""
+    import time
+
+    slot: list[float] = [0.0]
+    synchronize(device)
+    t0 = time.perf_counter()
+    yield slot
+    synchronize(device)
+    slot[0] = time.perf_counter() - t0
+
+
+# --- fingerprint --------------------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return _platform.processor() or _platform.machine()
+
+
+def _run_json_tool(argv: list[str], timeout: float = 10.0) -> Any:
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    try:
+        return json.loads(out.stdout)
+    except json.JSONDecodeError:
+        return out.stdout.strip()
+
+
+def _nvidia_smi() -> list[dict[str, str]] | None:
+    fields = "name,driver_version,memory.total,clocks.max.sm,power.limit"
+    raw = _run_json_tool(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"])
+    if not isinstance(raw, str) or not raw:
+        return None
+    keys = fields.split(",")
+    return [dict(zip(keys, (c.strip() for c in line.split(",")), strict=False)) for line in raw.splitlines()]
+
+
+def accelerator_name(device_name: str) -> str | None:
+    """Map a torch device name to a catalog accelerator name (``NVIDIA H200`` -> ``H200``)."""
+    for needle, name in _ACCELERATOR_NAMES:
+        if needle.lower() in device_name.lower():
+            return name
+    return None
+
+
+def fingerprint(device: torch.device, compile_backend: str = "eager", precision: str = "fp32") -> Platform:
+    """Who ran this: device, versions, tools' own reports, and a hash (not the name) of the host."""
+    ops = ops_for(device)
+    try:
+        name = ops.name(device)
+    except Exception:
+        name = device.type
+    tools: dict[str, Any] = {}
+    driver = None
+    if device.type == "cuda":
+        smi = _nvidia_smi()
+        if smi:
+            tools["nvidia-smi"] = smi
+            driver = smi[0].get("driver_version")
+    neuron_ls = _run_json_tool(["neuron-ls", "--json-output"])
+    if neuron_ls is not None:
+        tools["neuron-ls"] = neuron_ls
+    neuron_version = None
+    with contextlib.suppress(Exception):
+        import importlib.metadata as md
+
+        for pkg in ("torch-neuron", "torch-neuronx", "neuronx-cc"):
+            with contextlib.suppress(md.PackageNotFoundError):
+                neuron_version = f"{pkg} {md.version(pkg)}"
+                break
+    return Platform(
+        device=str(device),
+        device_type=device.type,
+        device_name=name,
+        device_count=ops.count(),
+        accelerator=accelerator_name(name) if device.type != "cpu" else None,
+        driver=driver,
+        torch=torch.__version__,
+        cuda=torch.version.cuda if device.type == "cuda" else None,
+        neuron=neuron_version,
+        cpu_model=cpu_model(),
+        cpu_count=os.cpu_count() or 0,
+        hostname_hash=hashlib.sha256(socket.gethostname().encode()).hexdigest()[:12],
+        python=_platform.python_version(),
+        compile_backend=compile_backend,
+        precision=precision,
+        tool_output=tools,
+    )
