@@ -1,0 +1,1 @@
+"""Workloads: the protocol a user's model plugs into, and the built-in reference workloads."""
