@@ -1,3 +1,31 @@
-"""`accelpilot bill`: filled in by its issue."""
+"""`accelpilot bill SCENARIO.toml`: price every option from measured or assumed hours."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from accelpilot.cli.app import app
+from accelpilot.cli.common import console, print_json
+
+
+@app.command("bill")
+def bill(
+    scenario: Path = typer.Argument(..., help="Scenario TOML (see examples/worked-example.toml)."),
+    catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable, later wins."),
+    as_json: bool = typer.Option(False, "--json", help="Print the bill as JSON."),
+) -> None:
+    """Cost per run and per accepted run, savings, payback and 36-month cost for every option."""
+    from accelpilot.bill.compute import make_bill
+    from accelpilot.bill.model import bill_to_json
+    from accelpilot.bill.render import render_bill
+    from accelpilot.bill.scenario import load_scenario
+    from accelpilot.catalog import load_catalog
+
+    sc = load_scenario(scenario)
+    result = make_bill(sc, load_catalog(catalog or []))
+    if as_json:
+        print_json(bill_to_json(result))
+    else:
+        render_bill(result, console)

@@ -1,3 +1,74 @@
-"""`accelpilot prices`: filled in by its issue."""
+"""`accelpilot prices`: every price with its billing unit, derived per-accelerator-hour, date and source."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from accelpilot.cli.app import app
+from accelpilot.cli.common import console, print_json
+
+CatalogOpt = typer.Option(
+    None, "--catalog", help="Extra catalog file (TOML, CSV, AWS offer JSON); repeatable, later wins."
+)
+
+
+@app.command("prices")
+def prices(
+    accelerator: str | None = typer.Option(None, "--accelerator", "-a", help="Filter: trainium, inferentia, h100..."),
+    pricing: str | None = typer.Option(
+        None, "--pricing", "-p", help="on_demand, reserved_1y, reserved_3y, capacity_block, spot, rental"
+    ),
+    instance: str | None = typer.Option(None, "--instance", help="Filter by instance name."),
+    region: str | None = typer.Option(None, "--region", help="Filter by region code."),
+    catalog: list[Path] | None = CatalogOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
+) -> None:
+    """List prices, honest about billing units: the instance is billed whole; per-accelerator-hour is derived."""
+    from accelpilot.catalog import load_catalog, parse_pricing
+    from accelpilot.catalog.table import price_table
+
+    if pricing:
+        parse_pricing(pricing)  # validate early, with "did you mean"
+    cat = load_catalog(catalog or [])
+    rows = price_table(cat, accelerator=accelerator, pricing=pricing, instance=instance, region=region)
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(
+        title="accelpilot prices",
+        caption="per-accel-h is derived: instance price / accelerator count. * = overrides an earlier catalog row.",
+        show_lines=False,
+    )
+    for col, just in [
+        ("instance", "left"),
+        ("accelerator", "left"),
+        ("count", "right"),
+        ("pricing", "left"),
+        ("USD/instance-h", "right"),
+        ("USD/accel-h", "right"),
+        ("region", "left"),
+        ("as of", "left"),
+        ("source", "left"),
+    ]:
+        table.add_column(col, justify=just, no_wrap=col != "source", overflow="fold")  # type: ignore[arg-type]
+    for r in rows:
+        table.add_row(
+            r["instance"] + (" *" if r["overrides"] else ""),
+            r["accelerator"],
+            str(r["accelerator_count"]),
+            r["pricing"],
+            f"{r['price_per_hour']:,.4f}".rstrip("0").rstrip(".")
+            if r["price_per_hour"] % 1
+            else f"{r['price_per_hour']:,.2f}",
+            f"{r['price_per_accelerator_hour']}",
+            r["region"] or "not named",
+            r["as_of"],
+            r["source"] if not r["overrides"] else f"{r['source']} (overrides {r['overrides']})",
+        )
+    if not rows:
+        console.print("[yellow]no prices match these filters[/]")
+        return
+    console.print(table)

@@ -1,0 +1,178 @@
+"""The bill's output: plain data the CLI, decide/ and report/ read. Every number is a Figure."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelpilot.catalog.model import ClaimRow
+from accelpilot.figures import Figure, money
+
+
+class LineItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    per: Literal["run", "month", "once", "request"]
+    figure: Figure
+
+
+class OptionBill(BaseModel):
+    """One way of buying compute for the workload, priced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    pricing: str
+    instance: str | None
+    accelerator: str | None = None
+    accelerator_count: int | None = None
+    workload: Literal["training", "serving"]
+    hours_per_run: Figure | None = None
+    line_items: list[LineItem] = Field(default_factory=list)  # per run (training) or per month (serving)
+    cost_per_run: Figure | None = None
+    accepted_share: Figure
+    cost_per_accepted_run: Figure | None = None
+    cost_per_1k_accepted_requests: Figure | None = None
+    cost_per_million_accepted_tokens: Figure | None = None
+    monthly_cost: Figure
+    one_off_cost: Figure  # porting
+    maintenance_per_month: Figure
+    total_months: Figure  # over the scenario's months, one-off and maintenance included
+    total_36_months: Figure
+    result_file: str | None = None
+    measured: bool = False  # hours or rates come from a pilot result
+    # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
+    sweep_coefficients: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    baseline: str
+    candidate: str
+    saving_per_run: Figure | None = None
+    saving_percent: Decimal | None = None
+    saving_per_month: Figure | None = None
+    one_off_cost: Figure
+    break_even_runs: int | None = None  # None: never pays back
+    break_even_months: Decimal | None = None
+    payback_curve: list[tuple[int, Decimal, Decimal]] = Field(default_factory=list)  # run, baseline, candidate
+
+
+class Bill(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    scenario: str
+    scenario_path: str = ""
+    workload: Literal["training", "serving"]
+    currency: str
+    months: int
+    runs_per_month: Decimal
+    baseline: str
+    options: list[OptionBill]
+    comparisons: list[Comparison]
+    catalog_files: list[str] = Field(default_factory=list)
+    vendor_claims: list[ClaimRow] = Field(default_factory=list)  # shown apart, never in the arithmetic
+
+    def option(self, name: str) -> OptionBill:
+        return next(o for o in self.options if o.name == name)
+
+
+def _num(f: Figure | None, places: int = 2) -> float | None:
+    if f is None:
+        return None
+    return float(money(f.value, places))
+
+
+def _fig(f: Figure | None) -> dict[str, Any] | None:
+    return (
+        None
+        if f is None
+        else f.model_dump(mode="json", exclude={"inputs"})
+        | {"leaves": [leaf.model_dump(mode="json", exclude={"inputs"}) for leaf in f.leaves()] if f.inputs else []}
+    )
+
+
+def bill_to_json(bill: Bill) -> dict[str, Any]:
+    """Scripts get plain numbers at the top and each figure's provenance beside it."""
+    opts = []
+    for o in bill.options:
+        opts.append(
+            {
+                "name": o.name,
+                "pricing": o.pricing,
+                "instance": o.instance,
+                "accelerator": o.accelerator,
+                "workload": o.workload,
+                "measured": o.measured,
+                "result_file": o.result_file,
+                "hours_per_run": _num(o.hours_per_run, 4),
+                "cost_per_run": _num(o.cost_per_run),
+                "accepted_share": _num(o.accepted_share, 4),
+                "cost_per_accepted_run": _num(o.cost_per_accepted_run),
+                "cost_per_1k_accepted_requests": _num(o.cost_per_1k_accepted_requests, 4),
+                "cost_per_million_accepted_tokens": _num(o.cost_per_million_accepted_tokens, 4),
+                "monthly_cost": _num(o.monthly_cost),
+                "one_off_cost": _num(o.one_off_cost),
+                "maintenance_per_month": _num(o.maintenance_per_month),
+                "total_months": _num(o.total_months),
+                "total_36_months": _num(o.total_36_months),
+                "line_items": [
+                    {
+                        "name": li.name,
+                        "per": li.per,
+                        "value": _num(li.figure, 4),
+                        "unit": li.figure.unit,
+                        "kind": li.figure.kind.value,
+                        "source": li.figure.source,
+                        "leaves": [lf.model_dump(mode="json", exclude={"inputs"}) for lf in li.figure.leaves()],
+                    }
+                    for li in o.line_items
+                ],
+                "figures": {
+                    k: _fig(getattr(o, k))
+                    for k in (
+                        "hours_per_run",
+                        "cost_per_run",
+                        "cost_per_accepted_run",
+                        "cost_per_1k_accepted_requests",
+                        "cost_per_million_accepted_tokens",
+                        "total_36_months",
+                    )
+                },
+                "notes": o.notes,
+            }
+        )
+    comps = [
+        {
+            "baseline": c.baseline,
+            "candidate": c.candidate,
+            "saving_per_run": _num(c.saving_per_run),
+            "saving_percent": None if c.saving_percent is None else float(round(c.saving_percent, 2)),
+            "saving_per_month": _num(c.saving_per_month),
+            "one_off_cost": _num(c.one_off_cost),
+            "break_even_runs": c.break_even_runs,
+            "break_even_months": None if c.break_even_months is None else float(round(c.break_even_months, 2)),
+        }
+        for c in bill.comparisons
+    ]
+    return {
+        "scenario": bill.scenario,
+        "scenario_path": bill.scenario_path,
+        "workload": bill.workload,
+        "currency": bill.currency,
+        "months": bill.months,
+        "runs_per_month": float(bill.runs_per_month),
+        "baseline": bill.baseline,
+        "options": opts,
+        "comparisons": comps,
+        "catalog_files": bill.catalog_files,
+        "vendor_claims": [
+            c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": False}
+            for c in bill.vendor_claims
+        ],
+    }

@@ -1,0 +1,311 @@
+"""Load the bundled catalog and the user's override files (TOML, CSV or an AWS offer JSON).
+
+Later files win: a row with the same key (instance, pricing, region) replaces the earlier one and records
+which row it overrode, so every override stays visible. A missing on-demand cell stays empty: nothing here
+fills one from another pricing model.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from accelpilot.catalog.model import ClaimRow, DefaultRow, InstanceRow, PriceRow, Pricing, SpecRow
+from accelpilot.errors import ConfigError, InputFileError, UnknownNameError, did_you_mean
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+BUNDLED_FILES = ("prices.toml", "hardware.toml", "claims.toml", "defaults.toml")
+TABLES: dict[str, type[BaseModel]] = {
+    "price": PriceRow,
+    "instance": InstanceRow,
+    "spec": SpecRow,
+    "claim": ClaimRow,
+    "default": DefaultRow,
+}
+
+
+@dataclass
+class Catalog:
+    """All rows, after overrides. Pure data plus lookups; no I/O."""
+
+    prices: list[PriceRow] = field(default_factory=list)
+    instances: list[InstanceRow] = field(default_factory=list)
+    specs: list[SpecRow] = field(default_factory=list)
+    claims: list[ClaimRow] = field(default_factory=list)
+    defaults: list[DefaultRow] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    # --- lookups ----------------------------------------------------------------------------
+
+    def price_rows(
+        self,
+        accelerator: str | None = None,
+        pricing: str | None = None,
+        instance: str | None = None,
+        region: str | None = None,
+    ) -> list[PriceRow]:
+        """Filter rows. ``accelerator`` matches case-insensitively by prefix (trainium -> Trainium, Trainium2)."""
+        rows = self.prices
+        if accelerator:
+            a = accelerator.lower()
+            rows = [r for r in rows if r.accelerator.lower().startswith(a)]
+        if pricing:
+            p = parse_pricing(pricing)
+            rows = [r for r in rows if r.pricing is p]
+        if instance:
+            rows = [r for r in rows if r.instance.lower() == instance.lower()]
+        if region:
+            rows = [r for r in rows if (r.region or "").lower() == region.lower()]
+        return rows
+
+    def find_price(self, instance: str, pricing: str | Pricing, region: str | None = None, where: str = "") -> PriceRow:
+        """The one price for (instance, pricing[, region]); a clear error when missing or ambiguous."""
+        p = parse_pricing(pricing) if isinstance(pricing, str) else pricing
+        known = {r.instance for r in self.prices}
+        by_lower = {k.lower(): k for k in known}
+        if instance.lower() not in by_lower:
+            raise UnknownNameError(
+                f"unknown instance {instance!r}; {did_you_mean(instance, known)}", file=where or None, field="instance"
+            )
+        rows = [r for r in self.prices if r.instance.lower() == instance.lower() and r.pricing is p]
+        if not rows:
+            have = sorted({r.pricing.value for r in self.prices if r.instance.lower() == instance.lower()})
+            raise UnknownNameError(
+                f"no {p.value} price for {instance} in the catalog (it has: {', '.join(have)})",
+                file=where or None,
+                field="pricing",
+                fix="choose a listed pricing model or add a row with --catalog FILE",
+            )
+        if region is not None:
+            rows = [r for r in rows if (r.region or "").lower() == region.lower()]
+            if not rows:
+                raise UnknownNameError(
+                    f"no {p.value} price for {instance} in region {region!r}",
+                    file=where or None,
+                    field="region",
+                    fix="omit the region or add a row with --catalog FILE",
+                )
+        if len(rows) > 1:
+            regions = ", ".join(sorted(r.region or "unnamed" for r in rows))
+            raise ConfigError(
+                f"{instance} {p.value} is listed in several regions ({regions})",
+                file=where or None,
+                field="region",
+                fix="name the region in the option",
+            )
+        return rows[0]
+
+    def instance(self, name: str) -> InstanceRow | None:
+        for r in self.instances:
+            if r.instance.lower() == name.lower():
+                return r
+        return None
+
+    def spec(self, accelerator: str) -> SpecRow | None:
+        for r in self.specs:
+            if r.accelerator.lower() == accelerator.lower():
+                return r
+        return None
+
+    def default(self, key: str) -> DefaultRow:
+        for r in self.defaults:
+            if r.id == key:
+                return r
+        raise UnknownNameError(f"no catalog default {key!r}; {did_you_mean(key, [d.id for d in self.defaults])}")
+
+    def claim(self, key: str) -> ClaimRow | None:
+        return next((c for c in self.claims if c.id == key), None)
+
+    # --- merging ----------------------------------------------------------------------------
+
+    def merge(self, table: str, rows: Iterable[BaseModel]) -> None:
+        """Add rows; a row with the key of an existing one replaces it and remembers the replaced origin."""
+        target: list[Any] = getattr(self, _PLURAL[table])
+        for row in rows:
+            key = _key(table, row)
+            for i, old in enumerate(target):
+                if _key(table, old) == key:
+                    if hasattr(row, "overrides"):
+                        row = row.model_copy(update={"overrides": old.origin})
+                    target[i] = row
+                    break
+            else:
+                target.append(row)
+
+
+_PLURAL = {"price": "prices", "instance": "instances", "spec": "specs", "claim": "claims", "default": "defaults"}
+
+
+def _key(table: str, row: Any) -> tuple[str, ...]:
+    if table == "price":
+        return tuple(row.key)
+    if table == "instance":
+        return (row.instance.lower(),)
+    if table == "spec":
+        return (row.accelerator.lower(),)
+    return (row.id,)
+
+
+def parse_pricing(text: str | Pricing) -> Pricing:
+    if isinstance(text, Pricing):
+        return text
+    t = str(text).strip().lower().replace("-", "_").replace(" ", "_")
+    aliases = {
+        "ondemand": "on_demand",
+        "od": "on_demand",
+        "reserved_1yr": "reserved_1y",
+        "reserved_3yr": "reserved_3y",
+        "ri_1y": "reserved_1y",
+        "ri_3y": "reserved_3y",
+        "capacityblock": "capacity_block",
+        "cb": "capacity_block",
+    }
+    t = aliases.get(t, t)
+    try:
+        return Pricing(t)
+    except ValueError:
+        raise ConfigError(
+            f"unknown pricing model {text!r}; {did_you_mean(t, [p.value for p in Pricing])}", field="pricing"
+        ) from None
+
+
+# --- file readers -------------------------------------------------------------------------------
+
+
+def _validation_message(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return loc, err["msg"]
+
+
+def rows_from_mapping(data: dict[str, Any], origin: str) -> dict[str, list[BaseModel]]:
+    """Validate ``[[price]]``, ``[[instance]]``... tables into rows; errors name file, table, index and field."""
+    out: dict[str, list[BaseModel]] = {}
+    unknown = [k for k in data if k not in TABLES]
+    if unknown:
+        raise InputFileError(f"unknown table {unknown[0]!r}; {did_you_mean(unknown[0], list(TABLES))}", file=origin)
+    for table, model in TABLES.items():
+        entries = data.get(table, [])
+        if not isinstance(entries, list):
+            raise InputFileError(f"{table} must be an array of tables ([[{table}]])", file=origin, field=table)
+        rows: list[BaseModel] = []
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                raise InputFileError(f"entry {i + 1} is not a table", file=origin, field=table)
+            entry = {**entry, "origin": origin}
+            try:
+                rows.append(model.model_validate(entry))
+            except ValidationError as exc:
+                loc, msg = _validation_message(exc)
+                raise InputFileError(
+                    f"{msg}",
+                    file=origin,
+                    field=f"{table}[{i + 1}].{loc}",
+                    fix="see the bundled catalog files for the expected fields",
+                ) from None
+            except ConfigError as exc:
+                raise InputFileError(exc.detail, file=origin, field=f"{table}[{i + 1}]") from None
+        out[table] = rows
+    return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise InputFileError("no such file", file=str(path), fix="check the path") from None
+    except IsADirectoryError:
+        raise InputFileError("is a directory, not a file", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputFileError("not UTF-8 text", file=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputFileError(f"malformed TOML: {exc}", file=str(path), fix="check the TOML syntax") from None
+    except OSError as exc:
+        raise InputFileError(f"cannot read file ({exc.strerror})", file=str(path)) from None
+
+
+def _read_price_csv(path: Path) -> list[PriceRow]:
+    """A CSV with PriceRow columns, or a rental-quote CSV (gpu, price, provider, date)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), [])
+    except FileNotFoundError:
+        raise InputFileError("no such file", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read CSV ({exc.__class__.__name__})", file=str(path)) from None
+    cols = {h.strip().lower() for h in header}
+    if "gpu" in cols:
+        from accelpilot.catalog.importers import import_rental_csv
+
+        return list(import_rental_csv(path))
+    rows: list[PriceRow] = []
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        for i, rec in enumerate(csv.DictReader(fh), start=2):
+            clean = {
+                k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in rec.items() if k and v not in ("", None)
+            }
+            clean["origin"] = str(path)
+            try:
+                rows.append(PriceRow.model_validate(clean))
+            except ValidationError as exc:
+                loc, msg = _validation_message(exc)
+                raise InputFileError(msg, file=str(path), field=f"line {i}, {loc}") from None
+            except ConfigError as exc:
+                raise InputFileError(exc.detail, file=str(path), field=f"line {i}") from None
+    return rows
+
+
+def load_file(path: Path | str) -> dict[str, list[BaseModel]]:
+    """Rows from one user file, by table. TOML tables, a CSV of prices, or an AWS offer JSON."""
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError("no such file", file=str(path), field="--catalog", fix="check the path")
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return rows_from_mapping(read_toml(path), str(path))
+    if suffix == ".csv":
+        return {"price": list(_read_price_csv(path))}
+    if suffix == ".json":
+        from accelpilot.catalog.importers import import_aws_offer
+
+        return {"price": list(import_aws_offer(path))}
+    raise InputFileError(
+        f"unsupported catalog file type {suffix or '(none)'!r}",
+        file=str(path),
+        field="--catalog",
+        fix="use .toml ([[price]] tables), .csv (prices or rental quotes) or an AWS offer .json",
+    )
+
+
+def load_bundled() -> Catalog:
+    cat = Catalog()
+    pkg = resources.files("accelpilot.catalog") / "data"
+    for name in BUNDLED_FILES:
+        with resources.as_file(pkg / name) as p:
+            rows = rows_from_mapping(read_toml(Path(p)), f"bundled:{name}")
+        for table, rs in rows.items():
+            cat.merge(table, [r.model_copy(update={"origin": "bundled"}) for r in rs])
+        cat.files.append(f"bundled:{name}")
+    return cat
+
+
+def load_catalog(extra: Sequence[Path | str] = ()) -> Catalog:
+    """The bundled catalog with the user's files applied in order (later files win)."""
+    cat = load_bundled()
+    for f in extra:
+        for table, rows in load_file(f).items():
+            cat.merge(table, rows)
+        cat.files.append(str(f))
+    return cat
