@@ -83,16 +83,16 @@ def render_bill(bill: Bill, console: Console) -> None:
         "break-even months",
     ]:
         comps.add_column(c, justify="left" if c == "candidate" else "right")
-    for c in bill.comparisons:
+    for cmp in bill.comparisons:
         comps.add_row(
-            c.candidate,
-            fmt_money(c.saving_per_run if training else c.saving_per_month),
-            "—" if c.saving_percent is None else f"{c.saving_percent:.1f}%",
-            fmt_money(c.one_off_cost),
-            "never" if training and c.break_even_runs is None else (str(c.break_even_runs) if training else "—"),
-            "never" if c.break_even_months is None else f"{c.break_even_months:.1f}",
+            cmp.candidate,
+            fmt_money(cmp.saving_per_run if training else cmp.saving_per_month),
+            "—" if cmp.saving_percent is None else f"{cmp.saving_percent:.1f}%",
+            fmt_money(cmp.one_off_cost),
+            "never" if training and cmp.break_even_runs is None else (str(cmp.break_even_runs) if training else "—"),
+            "never" if cmp.break_even_months is None else f"{cmp.break_even_months:.1f}",
         )
-    items = []
+    items: list[Table | str] = []
     for o in bill.options:
         t = Table(title=f"{o.name}: line items", show_header=True, title_justify="left")
         t.add_column("item")

@@ -15,6 +15,12 @@ CatalogOpt = typer.Option(
 )
 
 
+def fmt_price(x: float) -> str:
+    """At least two decimals (cents), up to five, no trailing zeros beyond the cents."""
+    head, _, tail = f"{x:,.5f}".rstrip("0").partition(".")
+    return f"{head}.{tail:0<2}"
+
+
 @app.command("prices")
 def prices(
     accelerator: str | None = typer.Option(None, "--accelerator", "-a", help="Filter: trainium, inferentia, h100..."),
@@ -60,10 +66,8 @@ def prices(
             r["accelerator"],
             str(r["accelerator_count"]),
             r["pricing"],
-            f"{r['price_per_hour']:,.4f}".rstrip("0").rstrip(".")
-            if r["price_per_hour"] % 1
-            else f"{r['price_per_hour']:,.2f}",
-            f"{r['price_per_accelerator_hour']}",
+            fmt_price(r["price_per_hour"]),
+            fmt_price(r["price_per_accelerator_hour"]),
             r["region"] or "not named",
             r["as_of"],
             r["source"] if not r["overrides"] else f"{r['source']} (overrides {r['overrides']})",
