@@ -16,6 +16,7 @@ from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.figures import Figure, Kind, assumption, constant
 
+SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
 DTO_TIERS_GB = (Decimal(10240), Decimal(40960), Decimal(102400))  # 10 TB, next 40 TB, next 100 TB, then the rest
 
 
@@ -73,26 +74,30 @@ def _measured(value: float, unit: str, label: str, path: str, res: Any) -> Figur
 
 def _device_multiplier(opt: Option, cat: Catalog, res: Any, where: str) -> tuple[Figure, list[str]]:
     """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
-    notes: list[str] = []
-    count = 1
     inst = cat.instance(opt.instance) if opt.instance else None
-    row_count = None
-    if opt.instance and opt.pricing not in ("owned", "buy_and_host"):
-        rows = [r for r in cat.prices if r.instance.lower() == opt.instance.lower()]
-        row_count = rows[0].accelerator_count if rows else None
-    count = (inst.accelerator_count if inst else row_count) or 1
+    rows = [r for r in cat.prices if opt.instance and r.instance.lower() == opt.instance.lower()]
+    count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
     measured_devices = int(res.config.get("world_size") or 1)
     mult = constant(count * opt.instances) / constant(measured_devices)
     if opt.scaling_efficiency != 1:
         mult = mult * _a(opt.scaling_efficiency, "", "scaling efficiency", where)
-    accel = inst.accelerator if inst else (rows[0].accelerator if opt.instance and row_count else None)
+    return mult, _platform_note(opt, cat, res, f"scaled by {count * opt.instances} devices")
+
+
+def _platform_note(opt: Option, cat: Catalog, res: Any, how: str) -> list[str]:
+    """Say so when a result measured on one platform prices another."""
+    accel = None
+    if opt.instance:
+        inst = cat.instance(opt.instance)
+        rows = [r for r in cat.prices if r.instance.lower() == opt.instance.lower()]
+        accel = inst.accelerator if inst else (rows[0].accelerator if rows else None)
     measured_on = res.platform.accelerator or res.platform.device_type
     if accel and (res.platform.accelerator or "").lower() != accel.lower():
-        notes.append(
-            f"measured on {measured_on} ({res.platform.device_name}), priced as {accel}: the hours are "
-            f"the pilot device's, scaled by {count * opt.instances} devices, not a measurement of {accel}"
-        )
-    return mult, notes
+        return [
+            f"measured on {measured_on} ({res.platform.device_name}), priced as {accel}: the figures are the "
+            f"pilot device's ({how}), not a measurement of {accel}"
+        ]
+    return []
 
 
 def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple[Figure, Figure | None, list[str], str]:
@@ -129,9 +134,7 @@ def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple
         mult, notes = _device_multiplier(opt, cat, res, where)
         tps = _measured(tr.tokens_per_s, "token/s", "measured throughput", path, res)
         tokens = _a(opt.tokens_per_run, "token", "tokens per run", where)
-        seconds = tokens / (tps * mult)
-        hours = (seconds / constant(3600)).with_label("hours per run")
-        hours = hours.model_copy(update={"unit": "h"}) if hours.unit == "s" else hours
+        hours = (tokens / (tps * mult) / SECONDS_PER_HOUR).with_label("hours per run")
         return hours, accepted, notes, path
     if tr is None or tr.time_to_target_s is None:
         raise InputFileError(
@@ -141,18 +144,19 @@ def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple
             fix="run the pilot with --target-loss, or give tokens_per_run in the option",
         )
     secs = _measured(tr.time_to_target_s, "s", "time to target (olympic mean)", path, res)
-    hours = (secs / constant(3600)).model_copy(update={"unit": "h"}).with_label("hours per run")
+    hours = (secs / SECONDS_PER_HOUR).with_label("hours per run")
+    notes += _platform_note(opt, cat, res, "its time to target, unscaled")
     return hours, accepted, notes, path
 
 
 # --- line items --------------------------------------------------------------------------------
 
 
-def _price(opt: Option, cat: Catalog, where: str) -> tuple[Figure, str | None, int | None]:
+def _price(opt: Option, cat: Catalog, where: str, file: str | None = None) -> tuple[Figure, str | None, int | None]:
     if opt.price_per_hour is not None:
         return _a(opt.price_per_hour, "USD/h", f"{opt.instance} price per hour (override)", where), None, None
     assert opt.instance is not None
-    row = cat.find_price(opt.instance, parse_pricing(opt.pricing), opt.region, where=f"{where}")
+    row = cat.find_price(opt.instance, parse_pricing(opt.pricing), opt.region, where=where, file=file)
     return row.price_figure(), row.accelerator, row.accelerator_count
 
 
@@ -285,7 +289,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         coeff["b"] = float(items[-1].figure.value)
         coeff["u0"] = util
     else:
-        price, accel, count = _price(opt, cat, where)
+        price, accel, count = _price(opt, cat, where, sc.path or None)
         compute = (price * constant(opt.instances) * billed).with_label("compute")
         name = f"compute: {opt.instances} x {opt.instance} {opt.pricing}" + (
             f", idle {idle:.0%} billed" if idle else ""
@@ -321,7 +325,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         cpar = (cost_per_run / accepted).with_label("cost per accepted run")
         monthly = (cpar * rpm).with_label("monthly cost")
     if opt.commitment_instances and opt.pricing.startswith("reserved"):
-        price, _, _ = _price(opt, cat, where)
+        price, _, _ = _price(opt, cat, where, sc.path or None)
         commit = (price * constant(opt.commitment_instances) * _hours_per_month(cat)).with_label("reserved commitment")
         if commit.value > monthly.value:
             notes.append(f"the reserved commitment ({commit.value:.2f}/month) exceeds use: the commitment is billed")
@@ -404,10 +408,9 @@ def _price_serving(
         inst_month = _sum([li.figure for li in items], cur, "month").with_label("owned system per month")
         accel, count = None, None
     else:
-        price, accel, count = _price(opt, cat, where)
+        price, accel, count = _price(opt, cat, where, sc.path or None)
         inst_month = (price * constant(opt.instances) * _hours_per_month(cat)).with_label("instance-month, always on")
-    seconds_per_month = _hours_per_month(cat) * constant(3600)
-    capacity = (peak * seconds_per_month).model_copy(update={"unit": "1/month"}).with_label("capacity")
+    capacity = (peak * _hours_per_month(cat) * SECONDS_PER_HOUR).with_label("requests per month at peak")
     if sc.volumes.requests_per_month:
         demand = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
         n = max(1, math.ceil(demand.value / capacity.value))
@@ -432,7 +435,6 @@ def _price_serving(
     items += _extras_monthly(ex, cat, where)
     monthly = _sum([li.figure for li in items], cur, "month").with_label("monthly cost")
     per_1k = (monthly / accepted_month * constant(1000)).with_label("cost per 1,000 accepted requests")
-    per_1k = per_1k.model_copy(update={"unit": "USD"})
     per_m_tok = None
     if tpr is not None:
         per_m_tok = (monthly / (accepted_month * tpr) * constant(1_000_000)).with_label(

@@ -69,22 +69,25 @@ class Catalog:
             rows = [r for r in rows if (r.region or "").lower() == region.lower()]
         return rows
 
-    def find_price(self, instance: str, pricing: str | Pricing, region: str | None = None, where: str = "") -> PriceRow:
-        """The one price for (instance, pricing[, region]); a clear error when missing or ambiguous."""
+    def find_price(
+        self, instance: str, pricing: str | Pricing, region: str | None = None, where: str = "", file: str | None = None
+    ) -> PriceRow:
+        """The one price for (instance, pricing[, region]); a clear error naming file and field when missing."""
+        pre = f"{where}." if where else ""
         p = parse_pricing(pricing) if isinstance(pricing, str) else pricing
         known = {r.instance for r in self.prices}
         by_lower = {k.lower(): k for k in known}
         if instance.lower() not in by_lower:
             raise UnknownNameError(
-                f"unknown instance {instance!r}; {did_you_mean(instance, known)}", file=where or None, field="instance"
+                f"unknown instance {instance!r}; {did_you_mean(instance, known)}", file=file, field=f"{pre}instance"
             )
         rows = [r for r in self.prices if r.instance.lower() == instance.lower() and r.pricing is p]
         if not rows:
             have = sorted({r.pricing.value for r in self.prices if r.instance.lower() == instance.lower()})
             raise UnknownNameError(
                 f"no {p.value} price for {instance} in the catalog (it has: {', '.join(have)})",
-                file=where or None,
-                field="pricing",
+                file=file,
+                field=f"{pre}pricing",
                 fix="choose a listed pricing model or add a row with --catalog FILE",
             )
         if region is not None:
@@ -92,16 +95,16 @@ class Catalog:
             if not rows:
                 raise UnknownNameError(
                     f"no {p.value} price for {instance} in region {region!r}",
-                    file=where or None,
-                    field="region",
+                    file=file,
+                    field=f"{pre}region",
                     fix="omit the region or add a row with --catalog FILE",
                 )
         if len(rows) > 1:
             regions = ", ".join(sorted(r.region or "unnamed" for r in rows))
             raise ConfigError(
                 f"{instance} {p.value} is listed in several regions ({regions})",
-                file=where or None,
-                field="region",
+                file=file,
+                field=f"{pre}region",
                 fix="name the region in the option",
             )
         return rows[0]

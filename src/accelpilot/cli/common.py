@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
-console = Console()
+# Piped output is not a terminal: rich would wrap at 80 columns and cut names; use a wide page instead.
+console = Console(width=None if sys.stdout.isatty() else 180)
 err_console = Console(stderr=True)
 
 

@@ -1,0 +1,70 @@
+"""Property tests: no scenario input crashes the loader or the bill; bad input is a UserError."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accelpilot.bill.compute import make_bill
+from accelpilot.bill.scenario import load_scenario, parse_scenario
+from accelpilot.catalog import load_catalog
+from accelpilot.errors import UserError
+
+CAT = load_catalog()
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 10**9),
+    st.floats(allow_nan=True),
+    st.text(max_size=10),
+    st.sampled_from(["on_demand", "reserved_3y", "rental", "owned", "p5.48xlarge", "trn1.32xlarge", "H100@Hyperstack"]),
+)
+option = st.dictionaries(
+    st.sampled_from(
+        [
+            "name",
+            "instance",
+            "pricing",
+            "hours_per_run",
+            "instances",
+            "porting_days",
+            "accepted_share",
+            "result",
+            "owned",
+            "extras",
+            "peak_qps",
+        ]
+    ),
+    scalars,
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    options=st.lists(option, max_size=3),
+    top=st.dictionaries(
+        st.sampled_from(["name", "baseline", "workload", "currency", "volumes", "engineering", "extras", "gates"]),
+        st.one_of(scalars, st.dictionaries(st.text(max_size=8), scalars, max_size=3)),
+        max_size=4,
+    ),
+)
+def test_parse_and_bill_never_crash(options: list[dict[str, object]], top: dict[str, object]) -> None:
+    try:
+        sc = parse_scenario({**top, "options": options})
+        make_bill(sc, CAT)
+    except UserError:
+        pass
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300))
+def test_scenario_file_bytes_never_crash(tmp_path: Path, raw: bytes) -> None:
+    f = tmp_path / "s.toml"
+    f.write_bytes(raw)
+    try:
+        load_scenario(f)
+    except UserError:
+        pass
