@@ -1,0 +1,497 @@
+"""The seed's decision gates (seed 000 "The decision in one page", seed 002's software gate and payback rule).
+
+Two groups. *Choose Trainium when ALL hold*: AWS is the production home; model, operators and precision are
+validated on the target instance and Neuron release; the team accepts AWS tooling; capacity is available; the
+commercial model still works. *Prefer portable GPU when ANY holds*: the workload must move between sites;
+research churns frameworks and kernels; the organisation must own or redeploy hardware; a second cloud or DR
+site must run the same build; operations centre on CUDA/ROCm and a second toolchain's cost is material.
+
+The scenario's ``[gates]`` answers the qualitative questions; evidence fills what it can: the portability log's
+blocking findings answer "validated", the bill answers "the commercial model still works", and a pilot result
+measured on the target platform is what turns an assumed saving into a qualified one. Each gate returns
+``holds`` (True / False / None = not enough evidence), a reason in words, the evidence it rests on, and, when
+unknown, what is missing and how to supply it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from accelpilot.bill.model import Bill, OptionBill
+from accelpilot.bill.scenario import Scenario
+from accelpilot.decide.evidence import Evidence, FigureRef, fig_ref, fmt_number, plain_ref
+from accelpilot.decide.exit_test import ExitTest
+from accelpilot.decide.portability import LogView, family_of, target_key
+
+Group = Literal["trainium_all", "portable_any"]
+
+
+class Missing(BaseModel):
+    """What a gate needs and how to supply it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gate: str
+    what: str
+    fix: str
+
+
+class GateResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    group: Group
+    question: str
+    holds: bool | None
+    reason: str
+    evidence: Evidence = Evidence()
+    missing: Missing | None = None
+    caveats: list[str] = []
+
+    @property
+    def status(self) -> str:
+        if self.holds is None:
+            return "unknown"
+        if self.group == "trainium_all":
+            return "pass" if self.holds else "fail"
+        return "holds" if self.holds else "does not hold"
+
+
+@dataclass
+class ResultInfo:
+    """A pilot result as the gates see it: where it came from and what it says."""
+
+    path: str
+    kind: str
+    family: str  # trainium, inferentia, gpu, cpu
+    device: str
+    accepted: bool | None
+
+
+@dataclass
+class Context:
+    scenario: Scenario
+    bill: Bill
+    log: LogView | None = None
+    results: list[ResultInfo] = field(default_factory=list)
+    exits: list[ExitTest] = field(default_factory=list)
+
+    @property
+    def target(self) -> str:
+        return target_key(self.scenario.gates.target_platform)
+
+    @property
+    def lifetime_months(self) -> tuple[int, bool]:
+        """The workload's lifetime and whether the scenario answered it (else the scenario's horizon)."""
+        g = self.scenario.gates.workload_lifetime_months
+        return (g, True) if g is not None else (self.scenario.volumes.months, False)
+
+    def target_options(self) -> list[OptionBill]:
+        return [o for o in self.bill.options if family_of(o.accelerator, o.instance) == self.target]
+
+    def gpu_baseline(self) -> OptionBill | None:
+        """The scenario's baseline unless it is itself on the target platform; then the cheapest other option."""
+        base = self.bill.option(self.bill.baseline)
+        if family_of(base.accelerator, base.instance) != self.target:
+            return base
+        others = [o for o in self.bill.options if family_of(o.accelerator, o.instance) != self.target]
+        others = [o for o in others if per_output(o) is not None]
+        return min(others, key=lambda o: per_output(o).value) if others else None  # type: ignore[union-attr]
+
+    def result_for(self, path: str | None) -> ResultInfo | None:
+        if not path:
+            return None
+        return next((r for r in self.results if r.path == path), None)
+
+    def exit_of(self, name: str) -> ExitTest | None:
+        return next((e for e in self.exits if e.option == name), None)
+
+
+def per_output(o: OptionBill) -> Any:
+    """The figure the seeds compare: cost per accepted run (training) or per 1,000 accepted requests (serving)."""
+    return o.cost_per_accepted_run if o.workload == "training" else o.cost_per_1k_accepted_requests
+
+
+def per_output_name(workload: str) -> str:
+    return "cost per accepted run" if workload == "training" else "cost per 1,000 accepted requests"
+
+
+QUESTIONS: dict[str, tuple[Group, str]] = {
+    "aws_production_home": ("trainium_all", "AWS is the intended production home, not only the first test environment"),
+    "validated_on_target": (
+        "trainium_all",
+        "The model, framework, operators and precision are validated on the target instance and Neuron release",
+    ),
+    "accepts_aws_tooling": (
+        "trainium_all",
+        "The team accepts AWS-specific tooling for an integrated managed environment",
+    ),
+    "capacity_available": ("trainium_all", "Capacity can be obtained in the required regions and availability zones"),
+    "commercial": (
+        "trainium_all",
+        "The commercial model still works after transfer, storage, support and idle time, and the saving repays "
+        "the port and its maintenance within the workload's lifetime",
+    ),
+    "must_move_between_sites": (
+        "portable_any",
+        "The workload must move between on-premises, hosted and cloud capacity",
+    ),
+    "research_churn": (
+        "portable_any",
+        "Researchers frequently change frameworks, kernels, model architectures or serving engines",
+    ),
+    "must_own_hardware": ("portable_any", "The organisation needs to own, finance, resell or redeploy the equipment"),
+    "second_cloud_or_dr": (
+        "portable_any",
+        "A second cloud or a disaster-recovery site must run the same build without a major port",
+    ),
+    "ops_centred_on_cuda": (
+        "portable_any",
+        "Operations are centred on CUDA or ROCm and the cost of a second accelerator toolchain is material",
+    ),
+}
+
+
+def _answer_gate(
+    ctx: Context, gid: str, extra_figs: list[FigureRef] | None = None, extra: str = "", ids: list[str] | None = None
+) -> GateResult:
+    """A gate answered by the scenario alone; evidence figures, when given, are shown beside the answer."""
+    group, question = QUESTIONS[gid]
+    ans = getattr(ctx.scenario.gates, gid)
+    ev = Evidence(scenario_field=f"gates.{gid}", scenario_answer=ans, figures=extra_figs or [], finding_ids=ids or [])
+    where = ctx.scenario.path or "the scenario"
+    if ans is None:
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=None,
+            reason=f"not answered in {where} ([gates] {gid})" + (f"; {extra}" if extra else ""),
+            evidence=ev,
+            missing=Missing(
+                gate=gid, what=f"scenario answer gates.{gid}", fix=f"set {gid} = true or false under [gates]"
+            ),
+        )
+    said = "yes" if ans else "no"
+    return GateResult(
+        id=gid,
+        group=group,
+        question=question,
+        holds=bool(ans),
+        reason=f"the scenario answers {said} ([gates] {gid} = {str(ans).lower()})" + (f"; {extra}" if extra else ""),
+        evidence=ev,
+    )
+
+
+def gate_validated(ctx: Context) -> GateResult:
+    gid = "validated_on_target"
+    group, question = QUESTIONS[gid]
+    t = ctx.target
+    ans = ctx.scenario.gates.validated_on_target
+    on_target = [r for r in ctx.results if r.family == t]
+    passed = [r for r in on_target if r.accepted]
+    failed = [r for r in on_target if r.accepted is False]
+    log = ctx.log
+    ev_results = [r.path for r in on_target]
+
+    def res(
+        holds: bool | None, reason: str, ids: list[str] | None = None, missing: Missing | None = None
+    ) -> GateResult:
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=holds,
+            reason=reason,
+            evidence=Evidence(
+                scenario_field=f"gates.{gid}", scenario_answer=ans, finding_ids=ids or [], results=ev_results
+            ),
+            missing=missing,
+        )
+
+    if log is not None and log.covers(t):
+        blocking = log.blocking_for(t)
+        if blocking:
+            shown = ", ".join(f"{f.id} ({f.rule} at {f.where})" for f in blocking[:6])
+            more = f" and {len(blocking) - 6} more" if len(blocking) > 6 else ""
+            return res(
+                False,
+                f"the portability log has {len(blocking)} blocking finding(s) for {t}: {shown}{more}",
+                ids=[f.id for f in blocking],
+            )
+    if ans is False:
+        return res(False, f"the scenario answers no ([gates] {gid} = false)")
+    if failed and not passed:
+        return res(False, f"the pilot on {t} did not reach its quality target ({', '.join(r.path for r in failed)})")
+    if ans is None and not passed:
+        note = ""
+        if log is not None and log.covers(t):
+            note = f"the log shows no blocking finding for {t}, but a static scan is not a validation; "
+        return res(
+            None,
+            note + f"not answered ([gates] {gid}) and no pilot result measured on {t} reached its target",
+            missing=Missing(
+                gate=gid,
+                what=f"validation on {t}: a pilot result measured on {t}, or the scenario answer gates.{gid}",
+                fix=f"run `accelpilot run train` on a {t} instance and pass it with --results, or set {gid} = true",
+            ),
+        )
+    why = (
+        f"the pilot on {t} reached its target ({', '.join(r.path for r in passed)})"
+        if passed
+        else f"the scenario answers yes ([gates] {gid} = true)"
+    )
+    if log is None:
+        return res(
+            None,
+            why + ", but no portability log was given to check for blocking findings",
+            missing=Missing(
+                gate=gid,
+                what="a portability log of the workload's code",
+                fix="run `accelpilot scan PATH --json > log.json` and pass --scan-log log.json",
+            ),
+        )
+    if not log.covers(t):
+        return res(
+            None,
+            why + f", but the portability log was filtered to {', '.join(log.targets or [])} and says nothing of {t}",
+            missing=Missing(
+                gate=gid, what=f"a portability log that covers {t}", fix=f"re-run `accelpilot scan --target {t}`"
+            ),
+        )
+    return res(
+        True, why + f"; the portability log has no blocking finding for {t} ({len(log.findings)} findings in all)"
+    )
+
+
+def gate_commercial(ctx: Context) -> GateResult:
+    gid = "commercial"
+    group, question = QUESTIONS[gid]
+    from accelpilot.bill.compute import compare
+
+    sc, t = ctx.scenario, ctx.target
+    metric_name = per_output_name(sc.workload)
+    cands = ctx.target_options()
+    base = ctx.gpu_baseline()
+    if not cands:
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=None,
+            reason=f"the scenario prices no option on {t}",
+            missing=Missing(gate=gid, what=f"an option on {t}", fix=f"add an [[options]] entry with a {t} instance"),
+        )
+    if base is None or per_output(base) is None:
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=None,
+            reason="the scenario prices no GPU baseline with an accepted output",
+            missing=Missing(gate=gid, what="a GPU baseline option", fix="add the working GPU deployment as an option"),
+        )
+    lifetime, answered = ctx.lifetime_months
+    caveats: list[str] = []
+    if not answered:
+        caveats.append(
+            f"the workload's lifetime is not answered ([gates] workload_lifetime_months): "
+            f"the scenario's {lifetime}-month horizon stands in"
+        )
+    base_metric = per_output(base)
+    rows = []
+    for c in cands:
+        m = per_output(c)
+        comp = compare(base, c, sc)
+        cheaper = m is not None and m.value < base_metric.value
+        be = comp.break_even_months
+        repays = cheaper and be is not None and be <= lifetime
+        rows.append((c, m, comp, cheaper, repays))
+    passing = [r for r in rows if r[4]]
+    pool = passing or [r for r in rows if r[1] is not None] or rows
+    c, m, comp, cheaper, repays = min(pool, key=lambda r: r[1].value if r[1] is not None else Decimal("Infinity"))
+    figs: list[FigureRef] = [fig_ref(base_metric, f"{base.name}: {metric_name}")]
+    if m is not None:
+        figs.append(fig_ref(m, f"{c.name}: {metric_name}"))
+    if comp.saving_per_month is not None:
+        figs.append(fig_ref(comp.saving_per_month, "saving per month"))
+    figs.append(fig_ref(c.one_off_cost, f"{c.name}: porting (one-off)"))
+    if c.maintenance_per_month.value:
+        figs.append(fig_ref(c.maintenance_per_month, f"{c.name}: maintenance per month"))
+    if comp.break_even_months is not None:
+        figs.append(
+            plain_ref(
+                float(comp.break_even_months),
+                "month",
+                "derived",
+                "porting ÷ (saving per month − extra maintenance), from the bill",
+                label="break-even",
+            )
+        )
+    figs.append(
+        plain_ref(
+            lifetime,
+            "month",
+            "assumption",
+            f"scenario {'gates.workload_lifetime_months' if answered else 'volumes.months (lifetime not answered)'}",
+            label="workload lifetime",
+        )
+    )
+    exts = [c, base]
+    if all(_extras_empty(sc, o.name) for o in exts):
+        caveats.append(
+            "the bill includes no data transfer, storage, support or idle time: add them under [extras] "
+            "before trusting the margin"
+        )
+    results = [r for r in (c.result_file, base.result_file) if r]
+    ev = Evidence(figures=figs, results=results)
+    cur = sc.currency
+    if m is None:
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=False,
+            reason=f"{c.name} has no accepted output to price (no pilot run reached its target)",
+            evidence=ev,
+            caveats=caveats,
+        )
+    price_text = (
+        f"{c.name} costs {fmt_number(float(m.value), 2)} {cur} {metric_name} against "
+        f"{fmt_number(float(base_metric.value), 2)} {cur} on {base.name}"
+    )
+    if not cheaper:
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=False,
+            reason=price_text + ": not cheaper than the GPU baseline",
+            evidence=ev,
+            caveats=caveats,
+        )
+    if not repays:
+        be = comp.break_even_months
+        why = (
+            "the saving never covers the added maintenance"
+            if be is None
+            else f"break-even after {fmt_number(float(be), 1)} months, beyond the {lifetime}-month lifetime"
+        )
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=False,
+            reason=price_text + f", but {why}: keep the working GPU deployment",
+            evidence=ev,
+            caveats=caveats,
+        )
+    be_text = (
+        f"the port repays in {fmt_number(float(comp.break_even_months or 0), 1)} months (run {comp.break_even_runs})"
+        if comp.break_even_runs
+        else f"the port repays in {fmt_number(float(comp.break_even_months or 0), 1)} months"
+    )
+    good = (
+        price_text + f" ({fmt_number(float(comp.saving_percent or 0), 1)}% less); {be_text}, within {lifetime} months"
+    )
+    info = ctx.result_for(c.result_file)
+    if not c.measured or info is None or info.family != t:
+        measured_on = f"measured on {info.family} ({info.device})" if info is not None else "assumed"
+        return GateResult(
+            id=gid,
+            group=group,
+            question=question,
+            holds=None,
+            reason=good
+            + f"; but the hours of {c.name} are {measured_on}, not measured on {t}: the saving is not yet a "
+            "pilot result",
+            evidence=ev,
+            missing=Missing(
+                gate=gid,
+                what=f"a pilot result measured on {t} for option {c.name!r}",
+                fix=f'run `accelpilot run train` on the {c.instance} instance and set result = "<file>.json" '
+                f"in that option",
+            ),
+            caveats=caveats,
+        )
+    return GateResult(
+        id=gid,
+        group=group,
+        question=question,
+        holds=True,
+        reason=good + " (measured on the target)",
+        evidence=ev,
+        caveats=caveats,
+    )
+
+
+def _extras_empty(sc: Scenario, name: str) -> bool:
+    opt = next((o for o in sc.options if o.name == name), None)
+    ex = opt.extras if opt is not None and opt.extras is not None else sc.extras
+    return ex.is_empty
+
+
+def _exit_figs(ctx: Context) -> tuple[list[FigureRef], list[str], str]:
+    opts = ctx.target_options()
+    if not opts:
+        return [], [], ""
+    ex = ctx.exit_of(opts[0].name)
+    if ex is None:
+        return [], [], ""
+    figs = [ex.engineer_days.model_copy(update={"label": f"exit from {ex.option}: engineer-days"})]
+    if ex.total is not None:
+        figs.append(ex.total.model_copy(update={"label": f"exit from {ex.option}: cost"}))
+    text = f"leaving {ex.option} would take about {fmt_number(ex.engineer_days.value, 1)} engineer-days"
+    return figs, ex.finding_ids, text
+
+
+def portable_gates(ctx: Context) -> list[GateResult]:
+    exit_figs, exit_ids, exit_text = _exit_figs(ctx)
+    out = [
+        _answer_gate(ctx, "must_move_between_sites", exit_figs, exit_text, exit_ids),
+        _answer_gate(ctx, "research_churn"),
+    ]
+    owned = [o for o in ctx.bill.options if o.pricing in ("owned", "buy_and_host")]
+    own_text = f"the scenario prices owned options: {', '.join(o.name for o in owned)}" if owned else ""
+    out.append(
+        _answer_gate(
+            ctx, "must_own_hardware", [fig_ref(o.total_36_months, f"{o.name}: 36 months") for o in owned], own_text
+        )
+    )
+    out.append(_answer_gate(ctx, "second_cloud_or_dr", exit_figs, exit_text, exit_ids))
+    figs: list[FigureRef] = []
+    text = ""
+    cands = ctx.target_options()
+    if cands:
+        maint = cands[0].maintenance_per_month
+        figs.append(fig_ref(maint, f"{cands[0].name}: second-toolchain maintenance per month"))
+        if not maint.value:
+            text = "the scenario prices no maintenance for a second toolchain (maintenance_per_month = 0)"
+    cuda_ids: list[str] = []
+    if ctx.log is not None:
+        cuda_ids = [
+            f.id for f in ctx.log.findings if f.category in ("device_code", "custom_kernel") and f.concerns(ctx.target)
+        ]
+        if cuda_ids:
+            text = (text + "; " if text else "") + f"{len(cuda_ids)} CUDA-specific code path(s) in the portability log"
+    out.append(_answer_gate(ctx, "ops_centred_on_cuda", figs, text, cuda_ids))
+    return out
+
+
+def trainium_gates(ctx: Context) -> list[GateResult]:
+    return [
+        _answer_gate(ctx, "aws_production_home"),
+        gate_validated(ctx),
+        _answer_gate(ctx, "accepts_aws_tooling"),
+        _answer_gate(ctx, "capacity_available"),
+        gate_commercial(ctx),
+    ]
+
+
+def evaluate(ctx: Context) -> list[GateResult]:
+    """Every gate, Trainium group first, in the seed's order."""
+    return trainium_gates(ctx) + portable_gates(ctx)

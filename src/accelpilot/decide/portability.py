@@ -1,0 +1,178 @@
+"""Read the portability log defensively and answer the questions the gates ask of it.
+
+The log (porting/log.py) is the scanner's output; decide/ only needs each finding's rule, severity, effort,
+targets and location. Findings are accepted as PortabilityLog models or plain dicts (a log written by an
+older or newer scanner still decides), and each gets a stable id the report and the reasons cite.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelpilot.errors import InputFileError
+
+NEURON_FAMILY = frozenset({"trainium", "inferentia"})
+_TARGET_WORDS = {
+    "trainium": "trainium",
+    "trn": "trainium",
+    "inferentia": "inferentia",
+    "inf": "inferentia",
+    "neuron": "trainium",
+    "gpu": "gpu",
+    "cuda": "gpu",
+}
+
+
+class FindingView(BaseModel):
+    """The part of a finding the gates and the report use."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    rule: str
+    category: str = ""
+    record_category: str = ""
+    dimension: str = ""
+    severity: str = "info"
+    effort: str = "hours"
+    targets: list[str] = Field(default_factory=list)  # empty: concerns every platform
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
+    why: str = ""
+
+    @property
+    def where(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or "model"
+
+    def concerns(self, target: str) -> bool:
+        return not self.targets or target in self.targets
+
+
+class LogView(BaseModel):
+    """A portability log reduced to what decide/ and report/ read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str | None = None
+    root: str | None = None
+    targets: list[str] | None = None
+    files_scanned: int = 0
+    findings: list[FindingView] = Field(default_factory=list)
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+    def blocking_for(self, target: str) -> list[FindingView]:
+        return [f for f in self.findings if f.severity == "blocking" and f.concerns(target)]
+
+    def covers(self, target: str) -> bool:
+        """Whether the scan looked for this target (a log filtered to other targets says nothing about it)."""
+        return self.targets is None or target in self.targets
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _targets_of(f: Any) -> list[str]:
+    t = _get(f, "targets")
+    if t:
+        return sorted(str(x) for x in t)
+    rule = _get(f, "rule")
+    if rule:
+        try:
+            from accelpilot.porting.rules import RULES
+
+            r = RULES.get(str(rule))
+            if r is not None:
+                return sorted(r.targets)
+        except ImportError:  # pragma: no cover - porting/ always ships with the package
+            pass
+    return []
+
+
+def view_log(log: Any, path: str | None = None) -> LogView:
+    """Reduce a PortabilityLog (model or dict) to a LogView with finding ids F1, F2, ... in log order."""
+    findings = []
+    for i, f in enumerate(_get(log, "findings", []) or [], start=1):
+        line = _get(f, "line")
+        findings.append(
+            FindingView(
+                id=f"F{i}",
+                rule=str(_get(f, "rule", "?")),
+                category=str(_get(f, "category", "") or ""),
+                record_category=str(_get(f, "record_category", "") or ""),
+                dimension=str(_get(f, "dimension", "") or ""),
+                severity=str(_get(f, "severity", "info") or "info"),
+                effort=str(_get(f, "effort", "hours") or "hours"),
+                targets=_targets_of(f),
+                file=_get(f, "file"),
+                line=int(line) if isinstance(line, int) else None,
+                message=str(_get(f, "message", "") or ""),
+                why=str(_get(f, "why", "") or ""),
+            )
+        )
+    summary = _get(log, "summary", {}) or {}
+    if isinstance(summary, BaseModel):
+        summary = summary.model_dump(mode="json")
+    targets = _get(log, "targets")
+    return LogView(
+        path=path,
+        root=_get(log, "root"),
+        targets=list(targets) if targets else None,
+        files_scanned=int(_get(log, "files_scanned", 0) or 0),
+        findings=findings,
+        summary=dict(summary),
+    )
+
+
+def read_log(path: Path | str) -> LogView:
+    """Load a log file written by `accelpilot scan --json`; one clear line when it is not one."""
+    p = Path(path)
+    try:
+        from accelpilot.porting.log import load_log
+    except ImportError:  # pragma: no cover - fallback while porting/ is absent
+        load_log = None  # type: ignore[assignment]
+    if load_log is not None:
+        return view_log(load_log(p), str(p))
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputFileError("no such file", file=str(p), fix="write one with `accelpilot scan --json`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputFileError(f"not a readable JSON log: {exc}", file=str(p)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings", []), list):
+        raise InputFileError("not a portability log", file=str(p), fix="use a file written by `accelpilot scan`")
+    return view_log(data, str(p))
+
+
+def target_key(target_platform: str) -> str:
+    """The scenario's target_platform as a rule target: trainium, inferentia or gpu."""
+    t = (target_platform or "trainium").strip().lower()
+    for word, key in _TARGET_WORDS.items():
+        if t.startswith(word):
+            return key
+    return t
+
+
+def family_of(accelerator: str | None, instance: str | None, device_type: str | None = None) -> str:
+    """``trainium``, ``inferentia`` or ``gpu`` (anything else that is not Neuron counts as GPU/other)."""
+    acc = (accelerator or "").lower()
+    inst = (instance or "").lower()
+    dev = (device_type or "").lower()
+    if acc.startswith("trainium") or inst.startswith("trn"):
+        return "trainium"
+    if acc.startswith("inferentia") or inst.startswith("inf"):
+        return "inferentia"
+    if dev == "neuron" and not acc:
+        return "trainium"
+    if dev == "cpu" and not acc:
+        return "cpu"
+    return "gpu"

@@ -1,0 +1,123 @@
+"""The verdict: qualify Trainium, prefer portable GPU, or not enough evidence (and what is missing).
+
+Rules, in order:
+1. Any portability gate holds -> ``prefer_portable_gpu`` (seed 000: "when one or more of these applies").
+2. Any Trainium gate fails -> ``prefer_portable_gpu``: keep the working GPU deployment (seed 002: "If the result
+   exceeds the workload's expected lifetime, keep the working GPU deployment").
+3. Every Trainium gate passes and every portability gate is answered "no" -> ``qualify_trainium``. The commercial
+   gate only passes on a pilot measured on the target that beats the GPU baseline by enough to repay the port
+   and its maintenance within the lifetime.
+4. Otherwise ``not_enough_evidence``, listing each missing pilot result or scenario answer with its fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelpilot.bill.model import Bill
+from accelpilot.bill.scenario import Scenario
+from accelpilot.decide.evidence import Evidence
+from accelpilot.decide.exit_test import ExitTest, exit_tests
+from accelpilot.decide.gates import Context, GateResult, Missing, ResultInfo, evaluate
+from accelpilot.decide.portability import LogView, family_of, target_key
+
+VerdictName = Literal["qualify_trainium", "prefer_portable_gpu", "not_enough_evidence"]
+
+HEADLINES: dict[str, str] = {
+    "qualify_trainium": "Qualify {target}: every gate passes and the measured pilot repays the port within the lifetime",
+    "prefer_portable_gpu": "Prefer portable GPU infrastructure",
+    "not_enough_evidence": "Not enough evidence to decide yet",
+}
+
+
+class Reason(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gate: str
+    status: str
+    text: str
+    evidence: Evidence = Evidence()
+
+
+class Decision(BaseModel):
+    """Everything decide/ concluded, as plain data for the report."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: VerdictName
+    headline: str
+    target: str
+    baseline: str | None
+    gates: list[GateResult]
+    reasons: list[Reason]
+    missing: list[Missing] = Field(default_factory=list)
+    exit_tests: list[ExitTest] = Field(default_factory=list)
+    lifetime_months: int
+    lifetime_answered: bool
+
+
+def result_info(result: Any, path: str) -> ResultInfo:
+    p = result.platform
+    return ResultInfo(
+        path=path,
+        kind=result.kind,
+        family=family_of(p.accelerator, None, p.device_type or p.device),
+        device=p.device_name or p.device,
+        accepted=result.accepted,
+    )
+
+
+def _reason(g: GateResult) -> Reason:
+    return Reason(gate=g.id, status=g.status, text=g.reason, evidence=g.evidence)
+
+
+def decide(
+    scenario: Scenario,
+    bill: Bill,
+    log: LogView | None = None,
+    results: list[tuple[str, Any]] | None = None,
+    catalog: Any | None = None,
+) -> Decision:
+    """Apply the gates. ``results``: (path, PilotResult) pairs, including those the scenario's options name."""
+    infos = [result_info(r, p) for p, r in (results or [])]
+    for o in bill.options:  # results the bill priced are evidence too
+        if o.result_file and not any(i.path == o.result_file for i in infos):
+            from accelpilot.pilot.result import read_result
+
+            infos.append(result_info(read_result(Path(o.result_file)), o.result_file))
+    exits = exit_tests(bill, scenario, log, catalog)
+    ctx = Context(scenario=scenario, bill=bill, log=log, results=infos, exits=exits)
+    gates = evaluate(ctx)
+    tr = [g for g in gates if g.group == "trainium_all"]
+    pg = [g for g in gates if g.group == "portable_any"]
+    missing = [g.missing for g in gates if g.holds is None and g.missing is not None]
+    holding = [g for g in pg if g.holds]
+    failing = [g for g in tr if g.holds is False]
+    verdict: VerdictName
+    if holding or failing:
+        verdict = "prefer_portable_gpu"
+        reasons = [_reason(g) for g in holding + failing]
+    elif all(g.holds for g in tr) and all(g.holds is False for g in pg):
+        verdict = "qualify_trainium"
+        reasons = [_reason(g) for g in tr + pg]
+    else:
+        verdict = "not_enough_evidence"
+        reasons = [_reason(g) for g in gates if g.holds is None]
+    base = ctx.gpu_baseline()
+    lifetime, answered = ctx.lifetime_months
+    target = target_key(scenario.gates.target_platform)
+    return Decision(
+        verdict=verdict,
+        headline=HEADLINES[verdict].format(target=target.capitalize()),
+        target=target,
+        baseline=base.name if base else None,
+        gates=gates,
+        reasons=reasons,
+        missing=missing,
+        exit_tests=exits,
+        lifetime_months=lifetime,
+        lifetime_answered=answered,
+    )
