@@ -14,7 +14,6 @@ Two forward paths share the weights:
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,26 @@ import torch.nn.functional as F
 from torch import nn
 
 from accelpilot.errors import ConfigError
+from accelpilot.pilot.serve.base import sample_sentences
 
-WORDS = "the quick brown fox jumps over the lazy dog while accelerators compile graphs for fixed shapes".split()
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "the",
+    "lazy",
+    "dog",
+    "while",
+    "accelerators",
+    "compile",
+    "graphs",
+    "for",
+    "fixed",
+    "shapes",
+]
 
 
 def model_dir() -> Path:
@@ -171,12 +188,6 @@ def load_minilm(path: Path | None = None) -> MiniLMEncoder:
             new[f"layers.{i}.ln2.{kind}"] = sd[f"{p}output.LayerNorm.{kind}"]
     model.load_state_dict(new, strict=True)
     return model.eval()
-
-
-def sample_sentences(n: int, seed: int = 0, min_words: int = 8, max_words: int = 40) -> list[str]:
-    """The reference's sentence generator (random words from one phrase), seeded."""
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(min_words, max_words))) for _ in range(n)]
 
 
 class MiniLMWorkload:

@@ -1,0 +1,165 @@
+"""Serving pilot settings, validated once at the entry point (no torch import here).
+
+One ``ServeConfig`` drives both modes: in-process (a ServingWorkload on a local torch device, driven by MLPerf
+LoadGen) and endpoint (an OpenAI-compatible HTTP server, driven the way vLLM's ``bench serve`` does).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from accelpilot.errors import ConfigError, did_you_mean
+
+SCENARIOS = ("singlestream", "server", "offline")
+DEFAULT_SCENARIOS = ("singlestream", "server")
+DEFAULT_BUCKETS = (32, 64, 128)
+# MLPerf Inference's Server bound for BERT (p99 130 ms): a sourced default, not a recommendation.
+DEFAULT_SLO_MS = 130.0
+
+WORDS = "the quick brown fox jumps over the lazy dog while accelerators compile graphs for fixed shapes".split()
+
+
+def sample_sentences(n: int, seed: int = 0, min_words: int = 8, max_words: int = 40) -> list[str]:
+    """Seeded request texts: random words from one phrase (the CPU reference's generator)."""
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(min_words, max_words))) for _ in range(n)]
+
+
+def parse_scenarios(values: Sequence[str] | str | None) -> tuple[str, ...]:
+    """``["server", "offline"]`` or ``"singlestream,server"`` -> canonical names, order kept, duplicates dropped."""
+    if values is None:
+        return DEFAULT_SCENARIOS
+    items = [values] if isinstance(values, str) else list(values)
+    out: list[str] = []
+    for item in items:
+        for raw in item.split(","):
+            name = raw.strip().lower().replace("-", "").replace("_", "")
+            if not name:
+                continue
+            if name not in SCENARIOS:
+                raise ConfigError(f"unknown scenario {raw.strip()!r}; {did_you_mean(name, SCENARIOS)}", field="--scenario")
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise ConfigError("no scenario given", field="--scenario", fix="use singlestream, server or offline")
+    return tuple(out)
+
+
+def parse_buckets(value: str | Sequence[int] | None) -> tuple[int, ...]:
+    """``"32,64,128"`` -> ``(32, 64, 128)``; positive, sorted, unique."""
+    if value is None:
+        return DEFAULT_BUCKETS
+    parts: list[str | int] = list(value.split(",")) if isinstance(value, str) else list(value)
+    out: set[int] = set()
+    for p in parts:
+        s = str(p).strip()
+        if not s:
+            continue
+        try:
+            n = int(s)
+        except ValueError:
+            raise ConfigError(f"bucket {s!r} is not an integer", field="--buckets", fix="e.g. --buckets 32,64,128") from None
+        if n <= 0:
+            raise ConfigError(f"bucket {n} must be positive", field="--buckets", fix="e.g. --buckets 32,64,128")
+        out.add(n)
+    if not out:
+        raise ConfigError("no buckets given", field="--buckets", fix="e.g. --buckets 32,64,128")
+    return tuple(sorted(out))
+
+
+def _positive(value: float | None, name: str, fix: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
+        raise ConfigError(f"must be a positive number, got {value}", field=name, fix=fix)
+
+
+def check_endpoint_url(url: str) -> str:
+    """An http(s) URL with a host; anything else is a configuration error (exit 2)."""
+    parsed = urlparse(url.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigError(
+            f"bad endpoint URL {url!r}",
+            field="--endpoint",
+            fix="give an http(s) URL, e.g. http://127.0.0.1:8000/v1/completions",
+        )
+    try:
+        _ = parsed.port
+    except ValueError:
+        raise ConfigError(f"bad port in endpoint URL {url!r}", field="--endpoint") from None
+    return url.strip()
+
+
+@dataclass(slots=True, kw_only=True)
+class ServeConfig:
+    """Everything one serving pilot needs; ``validate`` raises ConfigError and has no side effects."""
+
+    device: str = "cpu"
+    workload: str = "minilm"  # "minilm" or module:factory
+    scenarios: tuple[str, ...] = DEFAULT_SCENARIOS
+    target_qps: float | None = None  # Server rate; None: half the calibrated capacity
+    slo_ms: float | None = DEFAULT_SLO_MS
+    find_peak: bool = False
+    buckets: tuple[int, ...] = DEFAULT_BUCKETS
+    max_batch: int = 32
+    max_wait_ms: float = 2.0
+    duration_s: float = 6.0
+    precision: str | None = None  # None: fp16 on CUDA, fp32 elsewhere
+    num_samples: int = 512  # distinct requests in LoadGen's sample library
+    seed: int = 0
+    peak_steps: int = 6
+    peak_duration_s: float = 2.0
+    # endpoint mode
+    endpoint: str | None = None
+    model_name: str | None = None
+    request_rate: float | None = None
+    concurrency: int | None = None
+    num_requests: int = 100
+    max_tokens: int = 32
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    request_timeout_s: float = 30.0
+    command: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def validate(self) -> ServeConfig:
+        _positive(self.slo_ms, "--slo-ms", "give a latency bound in milliseconds, e.g. --slo-ms 100")
+        _positive(self.slo_ttft_ms, "--slo-ttft-ms", "e.g. --slo-ttft-ms 200")
+        _positive(self.slo_tpot_ms, "--slo-tpot-ms", "e.g. --slo-tpot-ms 50")
+        _positive(self.target_qps, "--target-qps", "give queries per second, e.g. --target-qps 20")
+        _positive(self.request_rate, "--request-rate", "give requests per second, e.g. --request-rate 5")
+        _positive(self.duration_s, "--duration-s", "e.g. --duration-s 6")
+        if math.isnan(self.max_wait_ms) or self.max_wait_ms < 0:
+            raise ConfigError(f"must be zero or positive, got {self.max_wait_ms}", field="--max-wait-ms", fix="e.g. 2")
+        _positive(self.request_timeout_s, "--request-timeout-s", "e.g. 30")
+        if self.max_batch < 1:
+            raise ConfigError(f"must be at least 1, got {self.max_batch}", field="--max-batch")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError(f"must be at least 1, got {self.concurrency}", field="--concurrency")
+        if self.num_requests < 1:
+            raise ConfigError(f"must be at least 1, got {self.num_requests}", field="--num-requests")
+        if self.max_tokens < 1:
+            raise ConfigError(f"must be at least 1, got {self.max_tokens}", field="--max-tokens")
+        if self.num_samples < 1:
+            raise ConfigError(f"must be at least 1, got {self.num_samples}", field="--num-samples")
+        if self.precision is not None and self.precision not in ("fp32", "fp16", "bf16"):
+            raise ConfigError(
+                f"unknown precision {self.precision!r}; {did_you_mean(self.precision, ('fp32', 'fp16', 'bf16'))}",
+                field="--precision",
+            )
+        if self.find_peak and self.slo_ms is None:
+            raise ConfigError("--find-peak needs a latency bound", field="--slo-ms", fix="e.g. --slo-ms 100")
+        if self.endpoint is not None:
+            self.endpoint = check_endpoint_url(self.endpoint)
+            if self.request_rate is not None and self.concurrency is not None:
+                raise ConfigError(
+                    "give either --request-rate (Poisson) or --concurrency (closed loop), not both",
+                    field="--request-rate",
+                )
+        self.buckets = parse_buckets(self.buckets)
+        self.scenarios = parse_scenarios(self.scenarios)
+        return self
