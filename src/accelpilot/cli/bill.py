@@ -12,7 +12,9 @@ from accelpilot.cli.common import console, print_json
 
 @app.command("bill")
 def bill(
-    scenario: Path = typer.Argument(..., help="Scenario TOML (see examples/worked-example.toml)."),
+    scenario: Path | None = typer.Argument(
+        None, help="Scenario TOML (default: the bundled seed 004 worked example, examples/worked-example.toml)."
+    ),
     catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable, later wins."),
     as_json: bool = typer.Option(False, "--json", help="Print the bill as JSON."),
 ) -> None:
@@ -23,7 +25,13 @@ def bill(
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
 
-    sc = load_scenario(scenario)
+    if scenario is None:
+        from importlib import resources
+
+        with resources.as_file(resources.files("accelpilot.bill") / "examples" / "worked-example.toml") as p:
+            sc = load_scenario(p)
+    else:
+        sc = load_scenario(scenario)
     result = make_bill(sc, load_catalog(catalog or []))
     if as_json:
         print_json(bill_to_json(result))
