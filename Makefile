@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup browser run test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -16,6 +16,12 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# Debian's chromium for the report's browser tests (skipped with a reason where it cannot be installed).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	  echo "chromium not installed: browser tests will be skipped"; }
+
 run: setup
 	$(BIN)/accelpilot bill examples/worked-example.toml
 
@@ -24,13 +30,13 @@ lint: setup
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
-test: setup
+test: setup browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: setup
-	$(BIN)/python benchmarks/sweep_rate.py
+	for b in benchmarks/*.py; do case $$b in */gpu_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache
