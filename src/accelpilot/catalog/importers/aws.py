@@ -32,6 +32,7 @@ What is kept (documented choices):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 import sys
@@ -149,7 +150,7 @@ class _NotOffer(Exception):
 def _engine() -> Any:
     """ijson with its fastest backend (yajl2_c when the wheel ships it)."""
     try:
-        import ijson
+        import ijson  # type: ignore[import-untyped]
     except ImportError as exc:  # pragma: no cover - ijson is a declared dependency
         raise InputFileError("reading an AWS offer file needs the ijson package", fix="pip install ijson") from exc
     for name in ("yajl2_c", "yajl2_cffi", "yajl2"):
@@ -167,7 +168,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _scan(path: Path, size: int, work: Callable[[IO[bytes]], T]) -> T:
     """Run one streaming pass; JSON errors become one clear InputFileError naming the file and byte."""
-    from ijson.common import JSONError
+    from ijson.common import JSONError  # type: ignore[import-untyped]
 
     fh = path.open("rb")
     try:
@@ -183,9 +184,9 @@ def _scan(path: Path, size: int, work: Callable[[IO[bytes]], T]) -> T:
             pos = fh.tell()
         except (OSError, ValueError):
             pos = size
-        where = "end of file" if pos >= size else "the 64 KiB read ending there"
+        where = "the file ends there" if pos >= size else "within the 64 KiB read that ends there"
         raise InputFileError(
-            f"truncated or malformed JSON at byte {pos} (in {where}): {_first_line(exc)}",
+            f"truncated or malformed JSON at byte {pos} ({where}): {_first_line(exc)}",
             file=str(path),
             fix="download the offer file again; it must be complete JSON",
         ) from None
@@ -349,6 +350,9 @@ def import_aws_offer(
         size = p.stat().st_size
     except OSError as exc:
         raise InputFileError(f"cannot read file ({exc.strerror})", file=str(p)) from None
+    if size == 0:
+        raise InputFileError("the file is empty: not an AWS Price List offer file", file=str(p),
+                             fix="pass the AmazonEC2 bulk offer file")
     ijson = _engine()
     known = {r.instance.lower(): r for r in (instances if instances is not None else _bundled_instances())}
     filt = _Filter(regions, instance_prefixes, known, keep_non_accelerator, rep)
@@ -357,7 +361,7 @@ def import_aws_offer(
     rep.passes += 1
     for key in HEADER_KEYS:
         if key not in header:  # written after products/terms: a C-speed scan for that one top-level key
-            header.update(_scan(p, size, lambda fh, k=key: _late_key(ijson, fh, k)))
+            header.update(_scan(p, size, functools.partial(_late_key, ijson, key=key)))
             rep.passes += 1
     offer = header.get("offerCode")
     if offer is None or "formatVersion" not in header:
@@ -494,7 +498,7 @@ def _header(ijson: Any, fh: IO[bytes]) -> dict[str, Any]:
     return header
 
 
-def _late_key(ijson: Any, fh: IO[bytes], key: str) -> dict[str, Any]:
+def _late_key(ijson: Any, fh: IO[bytes], *, key: str) -> dict[str, Any]:
     for value in ijson.items(fh, key, use_float=False):
         if isinstance(value, (str, Decimal, int)):
             return {key: value}

@@ -85,14 +85,26 @@ def _price(value: str, file: str, line: int, column: str) -> Decimal:
     try:
         price = Decimal(raw)
     except InvalidOperation:
-        raise InputFileError(f"price {value.strip()!r} is not a number", file=file, field=where,
-                             fix="write the price per GPU-hour as a plain number, e.g. 2.50") from None
+        raise InputFileError(
+            f"price {value.strip()!r} is not a number",
+            file=file,
+            field=where,
+            fix="write the price per GPU-hour as a plain number, e.g. 2.50",
+        ) from None
     if not price.is_finite():
-        raise InputFileError(f"price {value.strip()!r} is not a finite number", file=file, field=where,
-                             fix="write the price per GPU-hour as a plain number, e.g. 2.50")
+        raise InputFileError(
+            f"price {value.strip()!r} is not a finite number",
+            file=file,
+            field=where,
+            fix="write the price per GPU-hour as a plain number, e.g. 2.50",
+        )
     if price <= 0:
-        raise InputFileError(f"price {value.strip()!r} must be greater than 0", file=file, field=where,
-                             fix="a rental price per GPU-hour is positive")
+        raise InputFileError(
+            f"price {value.strip()!r} must be greater than 0",
+            file=file,
+            field=where,
+            fix="a rental price per GPU-hour is positive",
+        )
     return price
 
 
@@ -103,8 +115,12 @@ def _date(value: str, file: str, line: int, column: str) -> dt.date:
             return dt.date.fromisoformat(v)
     except ValueError:
         pass
-    raise InputFileError(f"date {v!r} is not a valid YYYY-MM-DD date", file=file,
-                         field=f"line {line}, column {column!r}", fix="write the quote date as e.g. 2026-09-28")
+    raise InputFileError(
+        f"date {v!r} is not a valid YYYY-MM-DD date",
+        file=file,
+        field=f"line {line}, column {column!r}",
+        fix="write the quote date as e.g. 2026-09-28",
+    )
 
 
 def import_rental_csv(path: str | os.PathLike[str]) -> list[PriceRow]:
@@ -118,8 +134,9 @@ def import_rental_csv(path: str | os.PathLike[str]) -> list[PriceRow]:
     except IsADirectoryError:
         raise InputFileError("is a directory, not a file", file=file) from None
     except UnicodeDecodeError as exc:
-        raise InputFileError(f"not UTF-8 text (bad byte at offset {exc.start})", file=file,
-                             fix="save the CSV as UTF-8") from None
+        raise InputFileError(
+            f"not UTF-8 text (bad byte at offset {exc.start})", file=file, fix="save the CSV as UTF-8"
+        ) from None
     except OSError as exc:
         raise InputFileError(f"cannot read file ({exc.strerror})", file=file) from None
     if "\x00" in text:
@@ -131,8 +148,12 @@ def import_rental_csv(path: str | os.PathLike[str]) -> list[PriceRow]:
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
-            raise InputFileError("is empty (no header row)", file=file, field="line 1",
-                                 fix="a rental CSV starts with the header gpu,price,provider,date")
+            raise InputFileError(
+                "is empty (no header row)",
+                file=file,
+                field="line 1",
+                fix="a rental CSV starts with the header gpu,price,provider,date",
+            )
         cols = _columns(header, file)
         names = {c: header[i].strip() for c, i in cols.items()}
         for cells in reader:
@@ -140,8 +161,12 @@ def import_rental_csv(path: str | os.PathLike[str]) -> list[PriceRow]:
             if not any(c.strip() for c in cells):
                 continue
             if len(cells) > len(header):
-                raise InputFileError(f"{len(cells)} cells, but the header has {len(header)}", file=file,
-                                     field=f"line {line}", fix="quote cells that contain commas")
+                raise InputFileError(
+                    f"{len(cells)} cells, but the header has {len(header)}",
+                    file=file,
+                    field=f"line {line}",
+                    fix="quote cells that contain commas",
+                )
 
             def cell(name: str, cells: list[str] = cells) -> str:
                 i = cols.get(name)
@@ -153,14 +178,21 @@ def import_rental_csv(path: str | os.PathLike[str]) -> list[PriceRow]:
             as_of = _date(cell("date"), file, line, names["date"])
             currency = cell("currency").strip().upper() or "USD"
             if not re.fullmatch(r"[A-Z]{3}", currency):
-                raise InputFileError(f"currency {currency!r} is not a 3-letter code", file=file,
-                                     field=f"line {line}, column {names['currency']!r}", fix="e.g. USD")
+                raise InputFileError(
+                    f"currency {currency!r} is not a 3-letter code",
+                    file=file,
+                    field=f"line {line}, column {names['currency']!r}",
+                    fix="e.g. USD",
+                )
             notes = []
             stock = cell("providers_in_stock").strip()
             if stock:
                 if not stock.isdigit():
-                    raise InputFileError(f"providers_in_stock {stock!r} is not a whole number", file=file,
-                                         field=f"line {line}, column {names['providers_in_stock']!r}")
+                    raise InputFileError(
+                        f"providers_in_stock {stock!r} is not a whole number",
+                        file=file,
+                        field=f"line {line}, column {names['providers_in_stock']!r}",
+                    )
                 notes.append(f"{int(stock)} providers in stock")
             region = cell("region").strip() or None
             if region is not None:
@@ -187,11 +219,18 @@ def import_rental_csv(path: str | os.PathLike[str]) -> list[PriceRow]:
                 )
             except ValidationError as exc:
                 err = exc.errors()[0]
-                raise InputFileError(str(err.get("msg", "invalid row")), file=file,
-                                     field=f"line {line}, {'.'.join(str(x) for x in err.get('loc', ()))}") from None
+                raise InputFileError(
+                    str(err.get("msg", "invalid row")),
+                    file=file,
+                    field=f"line {line}, {'.'.join(str(x) for x in err.get('loc', ()))}",
+                ) from None
             if row.key in seen:
-                raise InputFileError(f"a second quote for {instance} (the first is on line {seen[row.key]})",
-                                     file=file, field=f"line {line}", fix="keep one quote per GPU and provider")
+                raise InputFileError(
+                    f"a second quote for {instance} (the first is on line {seen[row.key]})",
+                    file=file,
+                    field=f"line {line}",
+                    fix="keep one quote per GPU and provider",
+                )
             seen[row.key] = line
             rows.append(row)
     except csv.Error as exc:
