@@ -295,4 +295,6 @@ def test_tracemalloc_peak_is_small(tmp_path: Path, synthetic_offer) -> None:  # 
     finally:
         tracemalloc.stop()
     assert len(rows) == n_trn
-    assert peak < size / 5, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
+    # json.load would hold ~5-10x the file; streaming holds one product plus the filtered map (~1 MB
+    # here, mostly the bundled instance data and pydantic, whatever the file size).
+    assert peak < min(2e6, size / 2), f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
