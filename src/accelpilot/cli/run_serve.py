@@ -1,3 +1,141 @@
-"""`accelpilot run_serve`: filled in by its issue."""
+"""`accelpilot run serve`: the serving pilot (in-process under LoadGen, or an HTTP endpoint); parse, run, render."""
 
 from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.table import Table
+
+from accelpilot.cli.app import run_app
+from accelpilot.cli.common import console, err_console, print_json
+
+if TYPE_CHECKING:
+    from accelpilot.pilot.result import PilotResult
+
+
+def _command_line() -> str:
+    if sys.argv[1:3] == ["run", "serve"]:
+        return shlex.join(["accelpilot", *sys.argv[1:]])
+    return "accelpilot run serve"
+
+
+def _ms(v: object) -> str:
+    return "-" if v is None else f"{float(v):,.2f}"  # type: ignore[arg-type]
+
+
+def render_summary(result: PilotResult, path: str) -> None:
+    """One screen: per-scenario latencies and rates, then what the bill will read."""
+    s = result.serving
+    p = result.platform
+    d = result.details
+    if "scenarios" in d:
+        t = Table(title=f"serving pilot: {result.workload.name} on {p.device_name or p.device} ({p.precision})",
+                  caption=f"written to {path}")
+        for col in ("scenario", "rate q/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "goodput", "idle", "valid"):
+            t.add_column(col, justify="left" if col == "scenario" else "right")
+        for name, sc in d["scenarios"].items():
+            lat = sc.get("latency_ms", {})
+            share = sc.get("goodput_share")
+            idle = sc.get("idle_fraction")
+            t.add_row(
+                name if name != "peak" else "server @ peak",
+                f"{sc['throughput_qps']:,.1f}",
+                _ms(lat.get("p50")), _ms(lat.get("p90")), _ms(lat.get("p99")), _ms(lat.get("p99.9")),
+                "-" if share is None else f"{share:.1%}",
+                "-" if idle is None else f"{idle:.0%}",
+                {True: "VALID", False: "INVALID", None: "-"}[sc.get("loadgen_valid")],
+            )
+        console.print(t)
+        eng = d.get("engine", {})
+        pad = next(iter(d["scenarios"].values()), {}).get("padding", {})
+        eff = pad.get("padding_efficiency")
+        console.print(
+            f"engine: {eng.get('mode')}, buckets {eng.get('buckets')}, {d.get('compiles', 0)} compiled shape(s), "
+            f"build {float(result.figures['compile_s_total'].value):.2f} s"
+            + (f", padding efficiency {eff:.0%}" if eff is not None else "")
+        )
+    else:
+        t = Table(title=f"endpoint pilot: {result.workload.name} at {result.config.get('endpoint')}",
+                  caption=f"written to {path}")
+        for col in ("metric", "p50 ms", "p90 ms", "p99 ms", "mean ms"):
+            t.add_column(col, justify="left" if col == "metric" else "right")
+        for m in ("ttft", "tpot", "itl", "e2e"):
+            f = result.figures
+            t.add_row(m.upper(), *(_ms(f[k].value) if (k := f"endpoint.{m}_{q}_ms") in f else "-"
+                                   for q in ("p50", "p90", "p99", "mean")))
+        console.print(t)
+        console.print(f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
+                      f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}")
+    if s is not None:
+        peak = "-" if s.peak_qps_under_slo is None else f"{s.peak_qps_under_slo:,.2f} req/s"
+        share = "-" if s.goodput_share is None else f"{s.goodput_share:.1%}"
+        tpr = "-" if s.tokens_per_request is None else f"{s.tokens_per_request:.1f}"
+        idle = "-" if s.idle_fraction is None else f"{s.idle_fraction:.0%}"
+        console.print(
+            f"[bold]for the bill:[/bold] peak under SLO {peak} ({s.scenario}, SLO {s.slo_ms} ms), goodput share {share}, "
+            f"tokens/request {tpr}, idle {idle}, errors {s.errors}, rejected {s.rejected}"
+        )
+    for e in result.errors[:5]:
+        console.print(f"[red]error:[/red] {e}")
+
+
+@run_app.command("serve")
+def serve(
+    device: str = typer.Option("cpu", "--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps."),
+    workload: str = typer.Option("minilm", "--workload", help="minilm (built in) or a user's module:factory."),
+    scenario: list[str] = typer.Option(
+        ["singlestream,server"], "--scenario", help="singlestream, server, offline (repeat or comma list)."
+    ),
+    target_qps: float | None = typer.Option(None, "--target-qps", help="Server rate (default: half the capacity)."),
+    slo_ms: float | None = typer.Option(None, "--slo-ms", help="Latency bound (default 130 ms in-process)."),
+    find_peak: bool = typer.Option(False, "--find-peak", help="Search the highest Server rate whose p99 meets the SLO."),
+    buckets: str = typer.Option("32,64,128", "--buckets", help="Sequence-length buckets requests are padded to."),
+    max_batch: int = typer.Option(32, "--max-batch", help="Largest batch the dynamic batcher forms."),
+    max_wait_ms: float = typer.Option(2.0, "--max-wait-ms", help="Longest a request waits for its batch to fill."),
+    duration_s: float = typer.Option(6.0, "--duration-s", help="Minimum duration of each LoadGen scenario."),
+    precision: str | None = typer.Option(None, "--precision", help="fp32, fp16, bf16 (default fp16 on CUDA)."),
+    num_samples: int = typer.Option(512, "--num-samples", help="Distinct requests in the sample library."),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible URL to drive instead."),
+    model_name: str | None = typer.Option(None, "--model-name", help="Model name sent to the endpoint."),
+    request_rate: float | None = typer.Option(None, "--request-rate", help="Endpoint: Poisson arrivals per second."),
+    concurrency: int | None = typer.Option(None, "--concurrency", help="Endpoint: closed-loop clients (default 1)."),
+    num_requests: int = typer.Option(100, "--num-requests", help="Endpoint: requests to send."),
+    max_tokens: int = typer.Option(32, "--max-tokens", help="Endpoint: output tokens per request."),
+    slo_ttft_ms: float | None = typer.Option(None, "--slo-ttft-ms", help="Endpoint: TTFT bound for goodput."),
+    slo_tpot_ms: float | None = typer.Option(None, "--slo-tpot-ms", help="Endpoint: TPOT bound for goodput."),
+    request_timeout_s: float = typer.Option(30.0, "--request-timeout-s", help="Endpoint: per-request timeout."),
+    seed: int = typer.Option(0, "--seed", help="Seed for requests and arrival schedules."),
+    out: str = typer.Option("pilot-results", "--out", help="Folder for the result file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout only."),
+) -> None:
+    """Serve a model (or drive an endpoint) under MLPerf/vLLM load patterns; write one serving result."""
+    from accelpilot.pilot.result import write_result
+    from accelpilot.pilot.serve.base import ServeConfig, parse_buckets, parse_scenarios
+    from accelpilot.pilot.serve.runner import run_serve
+
+    cfg = ServeConfig(
+        device=device, workload=workload, scenarios=parse_scenarios(scenario), target_qps=target_qps, slo_ms=slo_ms,
+        find_peak=find_peak, buckets=parse_buckets(buckets), max_batch=max_batch, max_wait_ms=max_wait_ms,
+        duration_s=duration_s, precision=precision, num_samples=num_samples, seed=seed, endpoint=endpoint,
+        model_name=model_name, request_rate=request_rate, concurrency=concurrency, num_requests=num_requests,
+        max_tokens=max_tokens, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+        request_timeout_s=request_timeout_s, command=_command_line(),
+    ).validate()
+
+    def log(msg: str) -> None:
+        err_console.log(msg)
+
+    if err_console.is_terminal:
+        with err_console.status("serving pilot") as status:
+            result = run_serve(cfg, lambda m: (status.update(m), log(m)) and None)
+    else:
+        result = run_serve(cfg, log if not as_json else (lambda m: None))
+    path = write_result(result, Path(out) / result.default_filename())
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        render_summary(result, str(path))

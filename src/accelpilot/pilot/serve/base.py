@@ -102,7 +102,7 @@ class ServeConfig:
     workload: str = "minilm"  # "minilm" or module:factory
     scenarios: tuple[str, ...] = DEFAULT_SCENARIOS
     target_qps: float | None = None  # Server rate; None: half the calibrated capacity
-    slo_ms: float | None = DEFAULT_SLO_MS
+    slo_ms: float | None = None  # None: DEFAULT_SLO_MS in-process, no end-to-end bound for an endpoint
     find_peak: bool = False
     buckets: tuple[int, ...] = DEFAULT_BUCKETS
     max_batch: int = 32
@@ -151,8 +151,10 @@ class ServeConfig:
                 f"unknown precision {self.precision!r}; {did_you_mean(self.precision, ('fp32', 'fp16', 'bf16'))}",
                 field="--precision",
             )
-        if self.find_peak and self.slo_ms is None:
-            raise ConfigError("--find-peak needs a latency bound", field="--slo-ms", fix="e.g. --slo-ms 100")
+        if self.endpoint is None and self.slo_ms is None:
+            self.slo_ms = DEFAULT_SLO_MS
+        if self.endpoint is not None and self.find_peak:
+            raise ConfigError("--find-peak runs in-process only", field="--find-peak", fix="drop --endpoint or --find-peak")
         if self.endpoint is not None:
             self.endpoint = check_endpoint_url(self.endpoint)
             if self.request_rate is not None and self.concurrency is not None:
