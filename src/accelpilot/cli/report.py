@@ -1,3 +1,34 @@
-"""`accelpilot report`: filled in by its issue."""
+"""`accelpilot report`: build the report directory from existing files; runs nothing."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from accelpilot.cli.app import app
+from accelpilot.cli.common import console, print_json
+
+
+@app.command("report")
+def report(
+    scenario: Path = typer.Option(..., "--scenario", help="Scenario TOML: options, volumes, engineering, [gates]."),
+    results: list[Path] | None = typer.Option(
+        None, "--results", help="Pilot result JSON measuring the scenario's workload; repeatable."
+    ),
+    scan_log: Path | None = typer.Option(None, "--scan-log", help="Portability log from `accelpilot scan --json`."),
+    catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable, later wins."),
+    out: Path = typer.Option(Path("report"), "--out", help="Report directory (report.html, report.md, report.json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report's JSON on stdout as well."),
+) -> None:
+    """Verdict, bill, charts, pilots, portability log and vendor claims, from files you already have."""
+    from accelpilot.report.build import make_report
+    from accelpilot.report.terminal import print_summary
+    from accelpilot.report.write import write_report
+
+    rep = make_report(scenario, results=results or [], scan_log=scan_log, catalog=catalog or [])
+    paths = write_report(rep, out)
+    if as_json:
+        print_json(rep.model_dump(mode="json"))
+    else:
+        print_summary(rep, console, paths)

@@ -1,0 +1,59 @@
+"""Number formatting and footnotes shared by the HTML and Markdown renderers.
+
+Every figure a renderer prints goes through ``Footnotes.ref``: the first time a provenance line is seen it gets
+the next number, so each number in the report points at the source behind it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from accelpilot.decide.evidence import KIND_LABELS, FigureRef, fmt_number
+from accelpilot.figures import CURRENCIES, parse_unit
+
+KIND_LETTER = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
+
+
+def is_money(unit: str) -> bool:
+    try:
+        return any(s in CURRENCIES and p > 0 for s, p in parse_unit(unit).items())
+    except Exception:
+        return False
+
+
+def fmt_value(ref: FigureRef) -> str:
+    """Money to the cent (4 places under one unit), bytes in GiB, the rest with sensible digits."""
+    v, unit = ref.value, ref.unit
+    if is_money(unit):
+        return fmt_number(v, 2 if abs(v) >= 1 or v == 0 else 4)
+    if unit == "byte" and abs(v) >= 2**20:
+        return fmt_number(v / 2**30, 3) + " GiB"
+    return fmt_number(v)
+
+
+def fmt_with_unit(ref: FigureRef) -> str:
+    text = fmt_value(ref)
+    if ref.unit == "byte" and text.endswith("GiB"):
+        return text
+    return f"{text} {ref.unit}".strip()
+
+
+def kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
+
+
+@dataclass
+class Footnotes:
+    """Numbered provenance lines, deduplicated in order of first use."""
+
+    items: list[str] = field(default_factory=list)
+    _index: dict[str, int] = field(default_factory=dict)
+
+    def ref(self, f: FigureRef) -> int:
+        text = (f"{f.label}: " if f.label else "") + f.describe()
+        n = self._index.get(text)
+        if n is None:
+            self.items.append(text)
+            n = len(self.items)
+            self._index[text] = n
+        return n

@@ -1,0 +1,222 @@
+"""The report as Markdown: the same sections as the HTML, charts as small tables, numbered sources.
+
+User strings are escaped for Markdown's table and inline syntax (and HTML inside Markdown), so a name like
+``<script>`` or ``a|b`` reads as text in any renderer.
+"""
+
+from __future__ import annotations
+
+from accelpilot.decide.evidence import FigureRef, fmt_number
+from accelpilot.decide.gates import QUESTIONS
+from accelpilot.report.fmt import Footnotes, fmt_with_unit, kind_label
+from accelpilot.report.model import Chart, Report
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|~"})
+
+
+def esc(s: object) -> str:
+    """Escape user text for Markdown (and the HTML a Markdown renderer passes through)."""
+    text = str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.translate(_MD_SPECIAL).replace("\n", " ")
+
+
+class _Md:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.notes = Footnotes()
+
+    def num(self, f: FigureRef | None) -> str:
+        if f is None:
+            return "—"
+        n = self.notes.ref(f)
+        return f"{esc(fmt_with_unit(f))} *{kind_label(f.kind)}* [{n}]"
+
+    def add(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+    def table(self, head: list[str], rows: list[list[str]]) -> None:
+        self.add("| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|")
+        for row in rows:
+            self.add("| " + " | ".join(row) + " |")
+        self.add("")
+
+
+def _chart_table(md: _Md, c: Chart, max_rows: int = 12) -> None:
+    md.add(f"**{esc(c.title)}** ({esc(c.note)})", "")
+    if c.type == "bar":
+        md.table(["option", esc(c.y_label)], [[esc(s.name), fmt_number(s.y[0] if s.y else None, 2)] for s in c.series])
+        return
+    if not c.series:
+        return
+    xs = c.series[0].x
+    step = max(1, len(xs) // max_rows)
+    idx = list(range(0, len(xs), step))
+    if idx[-1] != len(xs) - 1:
+        idx.append(len(xs) - 1)
+    head = [esc(c.x_label)] + [esc(s.name) for s in c.series]
+    rows = []
+    for i in idx:
+        row = [fmt_number(xs[i])]
+        for s in c.series:
+            row.append(fmt_number(s.y[i], 2) if i < len(s.y) else "—")
+        rows.append(row)
+    md.table(head, rows)
+
+
+def render_md(report: Report) -> str:
+    r = report
+    md = _Md()
+    d = r.decision
+    md.add(f"# {esc(r.title)}", "")
+    md.add(
+        f"Scenario **{esc(r.scenario.name)}**" + (f" (`{esc(r.scenario.path)}`)" if r.scenario.path else "")
+        + f" · {r.scenario.workload} workload · target {esc(d.target)} · generated {r.generated} · "
+        f"accelpilot {r.accelpilot_version}",
+        "",
+    )
+    if r.scenario.description:
+        md.add(esc(r.scenario.description), "")
+    md.add(
+        "Each number is followed by its provenance (*measured*, *listed*, *derived*, *assumed*, *vendor claim*) and "
+        "a [n] pointing at its source under *Sources of the numbers*.",
+        "",
+    )
+    md.add(f"## Verdict: {esc(d.headline)}", "", f"`{d.verdict}`" + (f" · GPU baseline: {esc(d.baseline)}" if d.baseline else "")
+           + f" · lifetime {d.lifetime_months} months" + ("" if d.lifetime_answered else " (scenario horizon)"), "")
+    md.add("### Reasons", "")
+    questions = {k: q for k, (_, q) in QUESTIONS.items()}
+    for reason in d.reasons:
+        ev = reason.evidence
+        bits = [f"{esc(f.label)} {md.num(f)}" for f in ev.figures]
+        if ev.finding_ids:
+            bits.append("findings " + ", ".join(ev.finding_ids))
+        if ev.results:
+            bits.append("results " + ", ".join(esc(x) for x in ev.results))
+        md.add(f"- **[{reason.status}] {esc(questions.get(reason.gate, reason.gate))}**: {esc(reason.text)}")
+        if bits:
+            md.add(f"  - evidence: {'; '.join(bits)}")
+    md.add("")
+    if d.missing:
+        md.add("### What is missing", "")
+        for m in d.missing:
+            md.add(f"- **{esc(m.what)}**: {esc(m.fix)}")
+        md.add("")
+    md.add("## Decision gates", "")
+    md.table(
+        ["group", "gate", "status", "why"],
+        [
+            [
+                "Trainium (all)" if g.group == "trainium_all" else "portable GPU (any)",
+                esc(g.question),
+                g.status,
+                esc(g.reason) + "".join(f" (caveat: {esc(c)})" for c in g.caveats),
+            ]
+            for g in d.gates
+        ],
+    )
+    md.add("## The bill per option", "")
+    if r.scenario.workload == "training":
+        head = ["option", "pricing", "instance", "hours/run", "cost/run", "accepted", "cost/accepted run",
+                "porting", "maint./month", "36 months"]
+        rows = [
+            [esc(o.name) + (" (baseline)" if o.is_baseline else ""), o.pricing, esc(o.instance or "—"),
+             md.num(o.hours_per_run), md.num(o.cost_per_run), md.num(o.accepted_share), md.num(o.cost_per_accepted_run),
+             md.num(o.one_off_cost), md.num(o.maintenance_per_month), md.num(o.total_36_months)]
+            for o in r.options
+        ]
+    else:
+        head = ["option", "pricing", "instance", "accepted", "per 1k accepted requests", "per 1M accepted tokens",
+                "monthly", "porting", "maint./month", "36 months"]
+        rows = [
+            [esc(o.name) + (" (baseline)" if o.is_baseline else ""), o.pricing, esc(o.instance or "—"),
+             md.num(o.accepted_share), md.num(o.cost_per_1k_accepted_requests),
+             md.num(o.cost_per_million_accepted_tokens), md.num(o.monthly_cost), md.num(o.one_off_cost),
+             md.num(o.maintenance_per_month), md.num(o.total_36_months)]
+            for o in r.options
+        ]
+    md.table(head, rows)
+    if r.comparisons:
+        md.table(
+            ["candidate", "baseline", "saving/accepted run", "saving %", "saving/month", "porting", "break-even run",
+             "break-even months"],
+            [
+                [esc(c.candidate), esc(c.baseline), md.num(c.saving_per_run),
+                 "—" if c.saving_percent is None else f"{c.saving_percent:.1f}%", md.num(c.saving_per_month),
+                 md.num(c.one_off_cost), "never" if c.break_even_runs is None else str(c.break_even_runs),
+                 "never" if c.break_even_months is None else f"{c.break_even_months:.1f}"]
+                for c in r.comparisons
+            ],
+        )
+    for o in r.options:
+        md.add(f"### Line items: {esc(o.name)}", "")
+        md.table(
+            ["item", "per", "amount", "rests on"],
+            [
+                [esc(li.name), li.per, md.num(li.figure),
+                 "; ".join(f"{esc(lf.label or 'input')} {md.num(lf)}" for lf in li.figure.leaves)]
+                for li in o.line_items
+            ],
+        )
+        for n in o.notes:
+            md.add(f"- {esc(n)}")
+        if o.notes:
+            md.add("")
+    md.add("## Payback, 36-month cost and sensitivity", "", "(Charts are drawn in report.html; the data follows.)", "")
+    for c in r.charts:
+        _chart_table(md, c)
+    md.add("## Exit test: running the workload elsewhere", "")
+    md.table(
+        ["leaving", "destination", "engineer-days", "weeks", "engineering cost", "egress fee", "total", "findings"],
+        [
+            [esc(e.option), esc(e.destination), md.num(e.engineer_days), md.num(e.weeks), md.num(e.cost),
+             md.num(e.egress_fee), md.num(e.total),
+             ", ".join(f"{v} × {k}" for k, v in e.by_effort.items()) or ("none relevant" if e.from_log else "no log")]
+            for e in d.exit_tests
+        ],
+    )
+    md.add("## Measured pilots", "")
+    if not r.pilots:
+        md.add("No pilot results were given.", "")
+    for p in r.pilots:
+        dev = p.platform.get("device_name") or p.platform.get("device")
+        md.add(f"### {p.kind.capitalize()} pilot on {esc(dev)}: workload {esc(p.workload)}", "")
+        status = {True: "reached its target", False: "did not reach its target", None: "no quality target"}[p.accepted]
+        use = ("prices: " + ", ".join(esc(x) for x in p.priced_by)) if p.priced_by else (
+            "shown beside the bill" if p.shown_beside else "not priced by any option")
+        md.add(f"`{esc(p.path)}` · {p.created} · {status} · {use}", "")
+        if p.command:
+            md.add(f"Reproduce: `{p.command.replace('`', '')}`", "")
+        md.table(["figure", "key", "value"], [[esc(f.figure.label), f"`{esc(f.key)}`", md.num(f.figure)] for f in p.figures])
+        if p.samples:
+            md.table(
+                ["raw samples", "n", "p50", "p90", "p99"],
+                [[f"`{esc(s.name)}`", str(s.n), fmt_number(s.p50), fmt_number(s.p90), fmt_number(s.p99)] for s in p.samples],
+            )
+    md.add("## Portability log", "")
+    if r.portability is None:
+        md.add("No portability log was given (`accelpilot scan PATH --json`, then `--scan-log`).", "")
+    else:
+        lg = r.portability
+        md.add(f"{len(lg.findings)} finding(s) in {lg.files_scanned} file(s).", "")
+        md.table(
+            ["id", "severity", "rule", "record category", "dimension", "effort", "where", "what"],
+            [
+                [f.id, f.severity, f"`{esc(f.rule)}`", esc(f.record_category), esc(f.dimension), esc(f.effort),
+                 f"`{esc(f.where)}`", esc(f.message)]
+                for f in lg.findings
+            ],
+        )
+    md.add("## Vendor claims, shown apart", "", "Displayed for context; never used in any figure above.", "")
+    md.table(
+        ["claim", "vendor", "headline figure", "source"],
+        [[esc(c.text), esc(c.vendor), "—" if c.value is None else fmt_number(c.value), f"{esc(c.source)}, {c.as_of}"]
+         for c in r.vendor_claims],
+    )
+    md.add("## Assumptions and notes", "")
+    for a in [*r.assumptions, *r.notes]:
+        md.add(f"- {esc(a)}")
+    md.add("", "## Sources of the numbers", "")
+    for i, s in enumerate(md.notes.items, start=1):
+        md.add(f"{i}. {esc(s)}")
+    md.add("")
+    return "\n".join(md.lines)
