@@ -128,7 +128,9 @@ def _reordered(offer_path: Path, tmp_path: Path, order: list[str]) -> Path:
 def test_terms_before_products_same_rows(offer_path: Path, tmp_path: Path) -> None:
     first = import_aws_offer(offer_path)
     p = _reordered(
-        offer_path, tmp_path, ["terms", "products", "formatVersion", "disclaimer", "offerCode", "version", "publicationDate"]
+        offer_path,
+        tmp_path,
+        ["terms", "products", "formatVersion", "disclaimer", "offerCode", "version", "publicationDate"],
     )
     again = import_aws_offer(p)
     assert [r.model_dump(exclude={"origin", "source"}) for r in again] == [

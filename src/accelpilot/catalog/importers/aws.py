@@ -351,8 +351,9 @@ def import_aws_offer(
     except OSError as exc:
         raise InputFileError(f"cannot read file ({exc.strerror})", file=str(p)) from None
     if size == 0:
-        raise InputFileError("the file is empty: not an AWS Price List offer file", file=str(p),
-                             fix="pass the AmazonEC2 bulk offer file")
+        raise InputFileError(
+            "the file is empty: not an AWS Price List offer file", file=str(p), fix="pass the AmazonEC2 bulk offer file"
+        )
     ijson = _engine()
     known = {r.instance.lower(): r for r in (instances if instances is not None else _bundled_instances())}
     filt = _Filter(regions, instance_prefixes, known, keep_non_accelerator, rep)
