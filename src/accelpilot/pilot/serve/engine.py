@@ -125,6 +125,8 @@ class Engine:
         batch_sizes: Sequence[int] | None = None,
         compile_large: bool = True,
         model: torch.nn.Module | None = None,
+        small_batch_threads: int | None = 1,
+        small_batch_tokens: int = 256,
     ) -> None:
         self.workload = workload
         self.device = device
@@ -133,6 +135,11 @@ class Engine:
         self.precision = precision or ("fp16" if device.type == "cuda" else "fp32")
         self.graph_max_batch = graph_max_batch
         self.compile_large = compile_large
+        # On a CPU, a small batch is faster on one intra-op thread: the fork/join of every op costs more than
+        # the op, and a second busy thread on a shared host makes it much worse. Large batches use them all.
+        self.small_batch_threads = small_batch_threads if device.type == "cpu" else None
+        self.small_batch_tokens = small_batch_tokens
+        self.threads = torch.get_num_threads()
         base = model if model is not None else workload.build_model()
         base = base.to(device=device, dtype=_DTYPES[self.precision]).eval()
         for p in base.parameters():
@@ -229,6 +236,10 @@ class Engine:
         with torch.inference_mode():
             if self.mode == "packed":
                 pb = pack_batch(tokens, seq)
+                small = self.small_batch_threads is not None and pb.real_tokens <= self.small_batch_tokens
+                want = self.small_batch_threads if small else self.threads
+                if want is not None and torch.get_num_threads() != want:
+                    torch.set_num_threads(want)
                 out = self.model.forward_packed(  # type: ignore[operator]
                     torch.from_numpy(pb.ids),
                     torch.from_numpy(pb.positions),
