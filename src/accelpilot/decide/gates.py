@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -100,7 +101,7 @@ class Context:
             return base
         others = [o for o in self.bill.options if family_of(o.accelerator, o.instance) != self.target]
         others = [o for o in others if per_output(o) is not None]
-        return min(others, key=lambda o: per_output(o).value) if others else None  # type: ignore[union-attr]
+        return min(others, key=lambda o: per_output(o).value) if others else None
 
     def result_for(self, path: str | None) -> ResultInfo | None:
         if not path:
@@ -163,14 +164,14 @@ def _answer_gate(
     group, question = QUESTIONS[gid]
     ans = getattr(ctx.scenario.gates, gid)
     ev = Evidence(scenario_field=f"gates.{gid}", scenario_answer=ans, figures=extra_figs or [], finding_ids=ids or [])
-    where = ctx.scenario.path or "the scenario"
+    where = Path(ctx.scenario.path).name if ctx.scenario.path else "the scenario"
     if ans is None:
         return GateResult(
             id=gid,
             group=group,
             question=question,
             holds=None,
-            reason=f"not answered in {where} ([gates] {gid})" + (f"; {extra}" if extra else ""),
+            reason=f"not answered ([gates] {gid} in {where})" + (f"; {extra}" if extra else ""),
             evidence=ev,
             missing=Missing(
                 gate=gid, what=f"scenario answer gates.{gid}", fix=f"set {gid} = true or false under [gates]"

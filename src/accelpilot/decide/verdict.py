@@ -27,7 +27,7 @@ from accelpilot.decide.portability import LogView, family_of, target_key
 VerdictName = Literal["qualify_trainium", "prefer_portable_gpu", "not_enough_evidence"]
 
 HEADLINES: dict[str, str] = {
-    "qualify_trainium": "Qualify {target}: every gate passes and the measured pilot repays the port within the lifetime",
+    "qualify_trainium": "Qualify {target}: every gate passes and the measured pilot repays the port in its lifetime",
     "prefer_portable_gpu": "Prefer portable GPU infrastructure",
     "not_enough_evidence": "Not enough evidence to decide yet",
 }

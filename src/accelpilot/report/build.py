@@ -29,7 +29,7 @@ def read_checked_result(path: Path | str, sc: Scenario) -> PilotResult:
             f"a {res.kind} result, but scenario {sc.path or sc.name!r} prices a {sc.workload} workload",
             file=str(path),
             field="kind",
-            fix=f"pass a {sc.workload} pilot result, or set workload = \"{res.kind}\" in the scenario",
+            fix=f'pass a {sc.workload} pilot result, or set workload = "{res.kind}" in the scenario',
         )
     return res
 
@@ -57,10 +57,7 @@ def make_report(
     for p in results:
         checked.append((str(p), read_checked_result(p, sc)))
     log: LogView | None
-    if scan_log is None or isinstance(scan_log, LogView):
-        log = scan_log
-    else:
-        log = read_log(scan_log)
+    log = scan_log if scan_log is None or isinstance(scan_log, LogView) else read_log(scan_log)
     bill = make_bill(sc, cat)
     for o in bill.options:  # the results the scenario names are shown too
         if o.result_file and not any(_same(o.result_file, p) for p, _ in checked):

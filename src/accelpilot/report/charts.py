@@ -39,29 +39,54 @@ def _figure(chart: Chart) -> Any:
         colours = [PALETTE[i % len(PALETTE)] for i in range(len(values))]
         bars = ax.bar(range(len(values)), values, color=colours)
         ax.set_xticks(range(len(values)))
-        ax.set_xticklabels(names, rotation=12 if len(values) > 2 else 0, ha="right" if len(values) > 2 else "center",
-                           fontsize=8)
+        ax.set_xticklabels(
+            names, rotation=12 if len(values) > 2 else 0, ha="right" if len(values) > 2 else "center", fontsize=8
+        )
         for b, v in zip(bars, values, strict=True):
-            ax.annotate(f"{v:,.0f}", (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
-                        fontsize=8, xytext=(0, 2), textcoords="offset points")
+            ax.annotate(
+                f"{v:,.0f}",
+                (b.get_x() + b.get_width() / 2, b.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                xytext=(0, 2),
+                textcoords="offset points",
+            )
     else:
         for i, s in enumerate(chart.series):
             colour = PALETTE[i % len(PALETTE)]
             if chart.type == "step":
                 ax.step(s.x, s.y, where="post", color=colour, label=_safe_text(s.name), linewidth=1.6)
             else:
-                ax.plot(s.x, s.y, s.style if s.style in ("-", "--", ":", "-.") else "-", color=colour,
-                        label=_safe_text(s.name), linewidth=1.6)
+                ax.plot(
+                    s.x,
+                    s.y,
+                    s.style if s.style in ("-", "--", ":", "-.") else "-",
+                    color=colour,
+                    label=_safe_text(s.name),
+                    linewidth=1.6,
+                )
         for x, label in chart.markers:
             ax.axvline(x, color="#888888", linestyle=":", linewidth=1)
-            ax.annotate(_safe_text(label), (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top",
-                        ha="right", fontsize=7, color="#555555")
+            ax.annotate(
+                _safe_text(label),
+                (x, 1.0),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                va="top",
+                ha="right",
+                fontsize=7,
+                color="#555555",
+            )
         if chart.x_log:
             ax.set_xscale("log")
         if len(chart.series) > 1 or chart.type != "step":
             ax.legend(fontsize=8, loc="best", frameon=False)
-    ax.set_title(_safe_text(chart.title) if len(chart.title) <= MAX_LABEL else chart.title.replace("$", r"\$"),
-                 fontsize=10, loc="left")
+    ax.set_title(
+        _safe_text(chart.title) if len(chart.title) <= MAX_LABEL else chart.title.replace("$", r"\$"),
+        fontsize=10,
+        loc="left",
+    )
     ax.set_xlabel(_safe_text(chart.x_label), fontsize=9)
     ax.set_ylabel(_safe_text(chart.y_label), fontsize=9)
     ax.grid(True, alpha=0.25)

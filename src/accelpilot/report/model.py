@@ -237,7 +237,9 @@ def payback_chart(bill: Bill) -> Chart | None:
     ]
     markers: list[tuple[float, str]] = []
     for c in comps:
-        series.append(Series(name=c.candidate, x=[float(p[0]) for p in c.payback_curve], y=[float(p[2]) for p in c.payback_curve]))
+        series.append(
+            Series(name=c.candidate, x=[float(p[0]) for p in c.payback_curve], y=[float(p[2]) for p in c.payback_curve])
+        )
         if c.break_even_runs is not None and bill.workload == "training":
             markers.append((float(c.break_even_runs), f"break-even: {c.candidate}"))
         elif c.break_even_months is not None and bill.workload == "serving":
@@ -261,7 +263,10 @@ def tco_chart(bill: Bill) -> Chart:
         type="bar",
         x_label="option",
         y_label=f"{bill.currency} over 36 months",
-        series=[Series(name=o.name, x=[float(i)], y=[float(o.total_36_months.value)], style="bar") for i, o in enumerate(bill.options)],
+        series=[
+            Series(name=o.name, x=[float(i)], y=[float(o.total_36_months.value)], style="bar")
+            for i, o in enumerate(bill.options)
+        ],
         note="derived from the bill",
     )
 
@@ -376,8 +381,22 @@ def pilot_view(path: str, res: Any, priced_by: list[str], beside: bool) -> Pilot
     platform = {
         k: v
         for k, v in p.model_dump(mode="json").items()
-        if k in ("device", "device_type", "device_name", "device_count", "accelerator", "torch", "cuda", "neuron",
-                 "cpu_model", "cpu_count", "compile_backend", "precision", "driver")
+        if k
+        in (
+            "device",
+            "device_type",
+            "device_name",
+            "device_count",
+            "accelerator",
+            "torch",
+            "cuda",
+            "neuron",
+            "cpu_model",
+            "cpu_count",
+            "compile_backend",
+            "precision",
+            "driver",
+        )
         and v not in (None, "", 0)
     }
     return PilotView(
@@ -445,8 +464,8 @@ def build_report(
         for c in bill.vendor_claims
     ]
     assumptions = [
-        "Exit test: effort class 'hours' = "
-        f"{et.EFFORT_DAYS['hours']} engineer-day, 'days' = {et.EFFORT_DAYS['days']}, 'weeks' = {et.EFFORT_DAYS['weeks']}"
+        f"Exit test: effort class 'hours' = {et.EFFORT_DAYS['hours']} engineer-day, "
+        f"'days' = {et.EFFORT_DAYS['days']}, 'weeks' = {et.EFFORT_DAYS['weeks']}"
         f" per finding; re-validation on the destination = {et.REVALIDATION_DAYS} engineer-days; one engineer, "
         f"{et.DAYS_PER_WEEK} days a week.",
         "Leaving Neuron: every finding that concerns the Neuron target is assumed to need the same work again; "

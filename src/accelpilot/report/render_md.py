@@ -69,7 +69,8 @@ def render_md(report: Report) -> str:
     d = r.decision
     md.add(f"# {esc(r.title)}", "")
     md.add(
-        f"Scenario **{esc(r.scenario.name)}**" + (f" (`{esc(r.scenario.path)}`)" if r.scenario.path else "")
+        f"Scenario **{esc(r.scenario.name)}**"
+        + (f" (`{esc(r.scenario.path)}`)" if r.scenario.path else "")
         + f" · {r.scenario.workload} workload · target {esc(d.target)} · generated {r.generated} · "
         f"accelpilot {r.accelpilot_version}",
         "",
@@ -81,8 +82,15 @@ def render_md(report: Report) -> str:
         "a [n] pointing at its source under *Sources of the numbers*.",
         "",
     )
-    md.add(f"## Verdict: {esc(d.headline)}", "", f"`{d.verdict}`" + (f" · GPU baseline: {esc(d.baseline)}" if d.baseline else "")
-           + f" · lifetime {d.lifetime_months} months" + ("" if d.lifetime_answered else " (scenario horizon)"), "")
+    md.add(
+        f"## Verdict: {esc(d.headline)}",
+        "",
+        f"`{d.verdict}`"
+        + (f" · GPU baseline: {esc(d.baseline)}" if d.baseline else "")
+        + f" · lifetime {d.lifetime_months} months"
+        + ("" if d.lifetime_answered else " (scenario horizon)"),
+        "",
+    )
     md.add("### Reasons", "")
     questions = {k: q for k, (_, q) in QUESTIONS.items()}
     for reason in d.reasons:
@@ -116,34 +124,85 @@ def render_md(report: Report) -> str:
     )
     md.add("## The bill per option", "")
     if r.scenario.workload == "training":
-        head = ["option", "pricing", "instance", "hours/run", "cost/run", "accepted", "cost/accepted run",
-                "porting", "maint./month", "36 months"]
+        head = [
+            "option",
+            "pricing",
+            "instance",
+            "hours/run",
+            "cost/run",
+            "accepted",
+            "cost/accepted run",
+            "porting",
+            "maint./month",
+            "36 months",
+        ]
         rows = [
-            [esc(o.name) + (" (baseline)" if o.is_baseline else ""), o.pricing, esc(o.instance or "—"),
-             md.num(o.hours_per_run), md.num(o.cost_per_run), md.num(o.accepted_share), md.num(o.cost_per_accepted_run),
-             md.num(o.one_off_cost), md.num(o.maintenance_per_month), md.num(o.total_36_months)]
+            [
+                esc(o.name) + (" (baseline)" if o.is_baseline else ""),
+                o.pricing,
+                esc(o.instance or "—"),
+                md.num(o.hours_per_run),
+                md.num(o.cost_per_run),
+                md.num(o.accepted_share),
+                md.num(o.cost_per_accepted_run),
+                md.num(o.one_off_cost),
+                md.num(o.maintenance_per_month),
+                md.num(o.total_36_months),
+            ]
             for o in r.options
         ]
     else:
-        head = ["option", "pricing", "instance", "accepted", "per 1k accepted requests", "per 1M accepted tokens",
-                "monthly", "porting", "maint./month", "36 months"]
+        head = [
+            "option",
+            "pricing",
+            "instance",
+            "accepted",
+            "per 1k accepted requests",
+            "per 1M accepted tokens",
+            "monthly",
+            "porting",
+            "maint./month",
+            "36 months",
+        ]
         rows = [
-            [esc(o.name) + (" (baseline)" if o.is_baseline else ""), o.pricing, esc(o.instance or "—"),
-             md.num(o.accepted_share), md.num(o.cost_per_1k_accepted_requests),
-             md.num(o.cost_per_million_accepted_tokens), md.num(o.monthly_cost), md.num(o.one_off_cost),
-             md.num(o.maintenance_per_month), md.num(o.total_36_months)]
+            [
+                esc(o.name) + (" (baseline)" if o.is_baseline else ""),
+                o.pricing,
+                esc(o.instance or "—"),
+                md.num(o.accepted_share),
+                md.num(o.cost_per_1k_accepted_requests),
+                md.num(o.cost_per_million_accepted_tokens),
+                md.num(o.monthly_cost),
+                md.num(o.one_off_cost),
+                md.num(o.maintenance_per_month),
+                md.num(o.total_36_months),
+            ]
             for o in r.options
         ]
     md.table(head, rows)
     if r.comparisons:
         md.table(
-            ["candidate", "baseline", "saving/accepted run", "saving %", "saving/month", "porting", "break-even run",
-             "break-even months"],
             [
-                [esc(c.candidate), esc(c.baseline), md.num(c.saving_per_run),
-                 "—" if c.saving_percent is None else f"{c.saving_percent:.1f}%", md.num(c.saving_per_month),
-                 md.num(c.one_off_cost), "never" if c.break_even_runs is None else str(c.break_even_runs),
-                 "never" if c.break_even_months is None else f"{c.break_even_months:.1f}"]
+                "candidate",
+                "baseline",
+                "saving/accepted run",
+                "saving %",
+                "saving/month",
+                "porting",
+                "break-even run",
+                "break-even months",
+            ],
+            [
+                [
+                    esc(c.candidate),
+                    esc(c.baseline),
+                    md.num(c.saving_per_run),
+                    "—" if c.saving_percent is None else f"{c.saving_percent:.1f}%",
+                    md.num(c.saving_per_month),
+                    md.num(c.one_off_cost),
+                    "never" if c.break_even_runs is None else str(c.break_even_runs),
+                    "never" if c.break_even_months is None else f"{c.break_even_months:.1f}",
+                ]
                 for c in r.comparisons
             ],
         )
@@ -152,8 +211,12 @@ def render_md(report: Report) -> str:
         md.table(
             ["item", "per", "amount", "rests on"],
             [
-                [esc(li.name), li.per, md.num(li.figure),
-                 "; ".join(f"{esc(lf.label or 'input')} {md.num(lf)}" for lf in li.figure.leaves)]
+                [
+                    esc(li.name),
+                    li.per,
+                    md.num(li.figure),
+                    "; ".join(f"{esc(lf.label or 'input')} {md.num(lf)}" for lf in li.figure.leaves),
+                ]
                 for li in o.line_items
             ],
         )
@@ -168,9 +231,17 @@ def render_md(report: Report) -> str:
     md.table(
         ["leaving", "destination", "engineer-days", "weeks", "engineering cost", "egress fee", "total", "findings"],
         [
-            [esc(e.option), esc(e.destination), md.num(e.engineer_days), md.num(e.weeks), md.num(e.cost),
-             md.num(e.egress_fee), md.num(e.total),
-             ", ".join(f"{v} × {k}" for k, v in e.by_effort.items()) or ("none relevant" if e.from_log else "no log")]
+            [
+                esc(e.option),
+                esc(e.destination),
+                md.num(e.engineer_days),
+                md.num(e.weeks),
+                md.num(e.cost),
+                md.num(e.egress_fee),
+                md.num(e.total),
+                ", ".join(f"{v} × {k}" for k, v in e.by_effort.items())
+                or ("none relevant" if e.from_log else "no log"),
+            ]
             for e in d.exit_tests
         ],
     )
@@ -181,16 +252,24 @@ def render_md(report: Report) -> str:
         dev = p.platform.get("device_name") or p.platform.get("device")
         md.add(f"### {p.kind.capitalize()} pilot on {esc(dev)}: workload {esc(p.workload)}", "")
         status = {True: "reached its target", False: "did not reach its target", None: "no quality target"}[p.accepted]
-        use = ("prices: " + ", ".join(esc(x) for x in p.priced_by)) if p.priced_by else (
-            "shown beside the bill" if p.shown_beside else "not priced by any option")
+        use = (
+            ("prices: " + ", ".join(esc(x) for x in p.priced_by))
+            if p.priced_by
+            else ("shown beside the bill" if p.shown_beside else "not priced by any option")
+        )
         md.add(f"`{esc(p.path)}` · {p.created} · {status} · {use}", "")
         if p.command:
             md.add(f"Reproduce: `{p.command.replace('`', '')}`", "")
-        md.table(["figure", "key", "value"], [[esc(f.figure.label), f"`{esc(f.key)}`", md.num(f.figure)] for f in p.figures])
+        md.table(
+            ["figure", "key", "value"], [[esc(f.figure.label), f"`{esc(f.key)}`", md.num(f.figure)] for f in p.figures]
+        )
         if p.samples:
             md.table(
                 ["raw samples", "n", "p50", "p90", "p99"],
-                [[f"`{esc(s.name)}`", str(s.n), fmt_number(s.p50), fmt_number(s.p90), fmt_number(s.p99)] for s in p.samples],
+                [
+                    [f"`{esc(s.name)}`", str(s.n), fmt_number(s.p50), fmt_number(s.p90), fmt_number(s.p99)]
+                    for s in p.samples
+                ],
             )
     md.add("## Portability log", "")
     if r.portability is None:
@@ -201,16 +280,26 @@ def render_md(report: Report) -> str:
         md.table(
             ["id", "severity", "rule", "record category", "dimension", "effort", "where", "what"],
             [
-                [f.id, f.severity, f"`{esc(f.rule)}`", esc(f.record_category), esc(f.dimension), esc(f.effort),
-                 f"`{esc(f.where)}`", esc(f.message)]
+                [
+                    f.id,
+                    f.severity,
+                    f"`{esc(f.rule)}`",
+                    esc(f.record_category),
+                    esc(f.dimension),
+                    esc(f.effort),
+                    f"`{esc(f.where)}`",
+                    esc(f.message),
+                ]
                 for f in lg.findings
             ],
         )
     md.add("## Vendor claims, shown apart", "", "Displayed for context; never used in any figure above.", "")
     md.table(
         ["claim", "vendor", "headline figure", "source"],
-        [[esc(c.text), esc(c.vendor), "—" if c.value is None else fmt_number(c.value), f"{esc(c.source)}, {c.as_of}"]
-         for c in r.vendor_claims],
+        [
+            [esc(c.text), esc(c.vendor), "—" if c.value is None else fmt_number(c.value), f"{esc(c.source)}, {c.as_of}"]
+            for c in r.vendor_claims
+        ],
     )
     md.add("## Assumptions and notes", "")
     for a in [*r.assumptions, *r.notes]:

@@ -40,8 +40,10 @@ def print_summary(report: Report, console: Console, paths: dict[str, Path] | Non
     if report.pilots:
         console.print(
             "Measured pilots: "
-            + ", ".join(escape(f"{p.kind} on {p.platform.get('device_name') or p.platform.get('device')}")
-                        for p in report.pilots)
+            + ", ".join(
+                escape(f"{p.kind} on {p.platform.get('device_name') or p.platform.get('device')}")
+                for p in report.pilots
+            )
         )
     if paths:
         console.print("Report: " + ", ".join(escape(str(p)) for p in paths.values()))

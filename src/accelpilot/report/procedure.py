@@ -1,0 +1,197 @@
+"""`accelpilot pilot`: the whole procedure on one machine, scan -> train -> serve -> bill -> gates -> report.
+
+The pilots run as child processes (``python -m accelpilot run train|serve``) so a crash or an out-of-memory in
+a user's workload cannot take the report down with it, and each writes its result file atomically. Inputs the
+report rests on are kept under ``OUT/inputs/`` so ``accelpilot report`` can rebuild it without running anything.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from accelpilot.errors import InputFileError, UserError
+
+# Small, fast settings for the CPU: the procedure must finish in about two minutes on two cores.
+CPU_TRAIN_ARGS = ("--steps", "8", "--warmup", "2", "--runs", "3")
+CPU_SERVE_ARGS = ("--duration-s", "2", "--num-samples", "64", "--buckets", "32,64")
+
+
+class PilotRunError(UserError):
+    """A pilot child process failed; the message points at its log."""
+
+
+def bundled_scenario() -> Path:
+    """The seed's worked example shipped inside the package."""
+    import accelpilot.bill as bill_pkg
+
+    p = Path(bill_pkg.__file__).parent / "examples" / "worked-example.toml"
+    if not p.exists():  # pragma: no cover - the package ships it
+        raise InputFileError("the bundled worked example is missing", file=str(p), fix="reinstall accelpilot")
+    return p
+
+
+def reference_workloads() -> Path:
+    """The package's own reference workload source, scanned when no --repo is given."""
+    import accelpilot.pilot.workloads as wl
+
+    return Path(wl.__file__).parent
+
+
+@dataclass
+class PilotPlan:
+    repo: Path | None = None
+    workload: str | None = None
+    serve_workload: str | None = None
+    scenario: Path | None = None
+    results: list[Path] = field(default_factory=list)
+    catalog: list[Path] = field(default_factory=list)
+    device: str = "cpu"
+    out: Path = Path("report")
+    skip_train: bool = False
+    skip_serve: bool = False
+    skip_scan: bool = False
+
+
+@dataclass
+class PilotOutcome:
+    paths: dict[str, Path]
+    report: object
+    elapsed_s: float
+    phases: dict[str, float]
+    result_files: list[Path]
+    scan_log: Path | None
+    reproduce: str
+
+
+def _run_child(kind: str, args: list[str], results_dir: Path, log_file: Path) -> Path:
+    """Run one pilot as a child process; return the result file it wrote."""
+    before = set(results_dir.glob("*.json"))
+    cmd = [sys.executable, "-m", "accelpilot", "run", kind, *args, "--out", str(results_dir)]
+    with open(log_file, "w", encoding="utf-8") as fh:
+        fh.write(" ".join(cmd) + "\n")
+        fh.flush()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=fh, check=False)
+    if proc.returncode != 0:
+        tail = [ln.strip() for ln in log_file.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+        last = tail[-1] if tail else "no output"
+        raise PilotRunError(
+            f"the {kind} pilot failed (exit {proc.returncode}): {last}",
+            file=str(log_file),
+            fix="read the log, fix the workload or the options, or pass --skip-"
+            + ("train" if kind == "train" else "serve"),
+        )
+    new = sorted(set(results_dir.glob("*.json")) - before, key=lambda p: p.stat().st_mtime)
+    if not new:
+        raise PilotRunError(f"the {kind} pilot wrote no result file", file=str(log_file), fix="read the log")
+    return new[-1]
+
+
+def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: None) -> PilotOutcome:
+    """Scan, run the pilots, price against the scenario, decide and write the report directory."""
+    from accelpilot.bill.scenario import load_scenario
+    from accelpilot.decide.portability import view_log
+    from accelpilot.pilot.result import read_result
+    from accelpilot.report.build import make_report, read_checked_result
+    from accelpilot.report.write import write_report
+
+    t0 = time.perf_counter()
+    phases: dict[str, float] = {}
+    scenario_path = plan.scenario or bundled_scenario()
+    # Everything that can be checked without running anything is checked first.
+    sc = load_scenario(scenario_path)
+    others = [(str(p), read_checked_result(p, sc)) for p in plan.results]
+    repo = plan.repo or reference_workloads()
+    if not repo.exists():
+        raise InputFileError(
+            "no such file or directory", file=str(repo), field="--repo", fix="give the repository path"
+        )
+    inputs = plan.out / "inputs"
+    results_dir = inputs / "pilot-results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+
+    scan_path_out: Path | None = None
+    log = None
+    if not plan.skip_scan:
+        progress(f"scanning {repo}")
+        t = time.perf_counter()
+        from accelpilot.porting.scanner import scan_path
+
+        raw = scan_path(repo)
+        scan_path_out = inputs / "portability-log.json"
+        tmp = scan_path_out.with_suffix(".json.tmp")
+        tmp.write_text(raw.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(scan_path_out)
+        log = view_log(raw, str(scan_path_out))
+        phases["scan"] = time.perf_counter() - t
+
+    local: list[Path] = []
+    cpu = plan.device.split(":")[0] == "cpu"
+    if not plan.skip_train:
+        progress(f"training pilot on {plan.device}")
+        t = time.perf_counter()
+        args = ["--device", plan.device, *(CPU_TRAIN_ARGS if cpu else ())]
+        if plan.workload:
+            args += ["--workload", plan.workload]
+        local.append(_run_child("train", args, results_dir, inputs / "train.log"))
+        phases["train"] = time.perf_counter() - t
+    if not plan.skip_serve:
+        progress(f"serving pilot on {plan.device}")
+        t = time.perf_counter()
+        args = ["--device", plan.device, *(CPU_SERVE_ARGS if cpu else ())]
+        if plan.serve_workload:
+            args += ["--workload", plan.serve_workload]
+        local.append(_run_child("serve", args, results_dir, inputs / "serve.log"))
+        phases["serve"] = time.perf_counter() - t
+
+    progress("pricing, gates and report")
+    t = time.perf_counter()
+    loaded = [(str(p), read_result(p)) for p in local]
+    same = [(p, r) for p, r in loaded if r.kind == sc.workload]
+    beside = [(p, r) for p, r in loaded if r.kind != sc.workload]
+    reproduce = "accelpilot report --scenario " + str(scenario_path)
+    for p, _ in [*others, *same]:
+        reproduce += f" --results {p}"
+    if scan_path_out is not None:
+        reproduce += f" --scan-log {scan_path_out}"
+    for c in plan.catalog:
+        reproduce += f" --catalog {c}"
+    reproduce += f" --out {plan.out}"
+    notes = [
+        f"Local pilots ran on {plan.device} and are shown as measured; they price an option only where the scenario "
+        "names their result file. Rebuild this report without running anything: " + reproduce,
+    ]
+    if beside:
+        notes.append(
+            f"The scenario prices a {sc.workload} workload; the local "
+            + ", ".join(r.kind for _, r in beside)
+            + " pilot is shown beside the bill, not priced."
+        )
+    rep = make_report(
+        sc,
+        results=[],
+        scan_log=log,
+        catalog=plan.catalog,
+        beside=beside,
+        loaded_results=[*others, *same],
+        notes=notes,
+    )
+    paths = write_report(rep, plan.out)
+    phases["report"] = time.perf_counter() - t
+    return PilotOutcome(
+        paths=paths,
+        report=rep,
+        elapsed_s=time.perf_counter() - t0,
+        phases=phases,
+        result_files=[Path(p) for p, _ in loaded],
+        scan_log=scan_path_out,
+        reproduce=reproduce,
+    )
+
+
+def ensure_sequence(paths: Sequence[Path] | None) -> list[Path]:
+    return list(paths or [])
