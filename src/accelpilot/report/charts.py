@@ -79,7 +79,10 @@ def _figure(chart: Chart) -> Any:
                 color="#555555",
             )
         if chart.x_log:
+            from matplotlib.ticker import FuncFormatter
+
             ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
         if len(chart.series) > 1 or chart.type != "step":
             ax.legend(fontsize=8, loc="best", frameon=False)
     ax.set_title(

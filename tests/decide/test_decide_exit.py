@@ -1,0 +1,78 @@
+"""The exit test: engineer-days from the log's effort classes, priced at the scenario's day rate, per option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelpilot.decide.exit_test import EFFORT_DAYS, REVALIDATION_DAYS
+
+
+def exits(d: Any) -> dict[str, Any]:
+    return {e.option: e for e in d.exit_tests}
+
+
+def test_one_exit_test_per_option(world: Any) -> None:
+    d = world.decide()
+    assert set(exits(d)) == {"gpu", "trn"}
+
+
+def test_clean_log_costs_only_revalidation(world: Any) -> None:
+    e = exits(world.decide())
+    for name in ("gpu", "trn"):
+        assert e[name].engineer_days.value == float(REVALIDATION_DAYS)
+        assert e[name].cost.value == float(REVALIDATION_DAYS) * 800
+        assert e[name].from_log
+
+
+def test_effort_classes_map_to_days_for_leaving_neuron(world: Any, log_of: Any) -> None:
+    # cuda-call: hours (concerns Neuron); triton-kernel: weeks (Neuron); nki-kernel: weeks (concerns GPU).
+    d = world.decide(log=log_of("cuda-call", "triton-kernel", "nki-kernel"))
+    trn = exits(d)["trn"]
+    want = float(REVALIDATION_DAYS + EFFORT_DAYS["hours"] + 2 * EFFORT_DAYS["weeks"])
+    assert trn.engineer_days.value == want
+    assert trn.by_effort == {"hours": 1, "weeks": 2}
+    assert trn.cost.value == want * 800
+    assert trn.weeks.value == want / 5
+    # Leaving the GPU option for another GPU site: CUDA code runs there, so none of these count.
+    gpu = exits(d)["gpu"]
+    assert gpu.engineer_days.value == float(REVALIDATION_DAYS)
+    assert gpu.finding_ids == []
+
+
+def test_operational_findings_count_for_every_exit(world: Any, log_of: Any) -> None:
+    from accelpilot.porting.rules import RULES
+
+    op = next(r.id for r in RULES.values() if r.category == "data_movement")
+    d = world.decide(log=log_of(op))
+    e = exits(d)
+    assert e["gpu"].finding_ids == ["F1"]
+    assert any(op in a for a in e["gpu"].artefacts)
+
+
+def test_egress_fee_for_stored_data(world: Any) -> None:
+    world.data["extras"] = {"object_storage_gb_months": 20480}  # 20 TB: 10 TB at 0.09 + 10 TB at 0.085
+    e = exits(world.decide())["trn"]
+    assert e.egress_fee is not None
+    assert round(e.egress_fee.value, 2) == round(10240 * 0.09 + 10240 * 0.085, 2)
+    assert round(e.total.value, 2) == round(e.cost.value + e.egress_fee.value, 2)
+
+
+def test_no_log_mirrors_porting_days_for_neuron(world: Any) -> None:
+    d = world.decide(log=None)
+    trn = exits(d)["trn"]
+    assert trn.engineer_days.value == float(REVALIDATION_DAYS) + 3
+    assert not trn.from_log
+    assert any("accelpilot scan" in n for n in trn.notes)
+
+
+def test_no_day_rate_shows_days_not_cost(world: Any) -> None:
+    world.data["engineering"] = {"day_rate": 0}
+    e = exits(world.decide())["trn"]
+    assert e.cost is None and e.engineer_days.value > 0
+
+
+def test_exit_days_carry_their_assumptions(world: Any, log_of: Any) -> None:
+    d = world.decide(log=log_of("triton-kernel"))
+    leaves = exits(d)["trn"].engineer_days.leaves
+    kinds = {lf.kind for lf in leaves}
+    assert kinds == {"assumption", "measured"}  # effort-class days assumed; finding counts from the log
