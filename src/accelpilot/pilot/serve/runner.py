@@ -89,12 +89,10 @@ def calibrate(engine: Any, tokens: Sequence[np.ndarray], max_batch: int, budget_
 
 
 def passes(run: ScenarioResult, slo_s: float) -> bool:
-    """A Server rate is sustained when p99 <= SLO and the system kept up with the arrivals."""
+    """A rate is sustained when p99 <= SLO without errors (LoadGen issues on schedule, so a backlog shows as latency)."""
     if not run.latencies_s or run.errors:
         return False
-    p99 = float(np.percentile(np.asarray(run.latencies_s), 99))
-    kept_up = run.target_qps is None or run.throughput_qps >= 0.9 * run.target_qps
-    return p99 <= slo_s and kept_up
+    return float(np.percentile(np.asarray(run.latencies_s), 99)) <= slo_s
 
 
 def find_peak(
