@@ -23,7 +23,7 @@ def report(files: dict[str, Any]) -> Any:
 
 def test_model_sections(report: Any, files: dict[str, Any]) -> None:
     assert report.decision.verdict == "qualify_trainium"
-    assert [o.name for o in report.options][0].startswith("<script>")
+    assert report.options[0].name.startswith("<script>")
     ids = {c.id for c in report.charts}
     assert {"payback", "tco36", "sensitivity-utilisation", "sensitivity-runs"} <= ids
     # the priced Trainium result and the CPU result passed with --results are both shown

@@ -54,12 +54,18 @@ class FigureRef(BaseModel):
         head = " · ".join(bits)
         if self.leaves:
             head += " — from: " + "; ".join(
-                f"{lf.label or 'input'} = {fmt_number(lf.value)} {lf.unit} ({lf.kind_label}"
+                f"{lf.label or 'input'} = {fmt_number(lf.value)}{' ' if lf.unit and not lf.unit.startswith('1/') else ''}"
+                f"{unit_text(lf.unit)} ({lf.kind_label}"
                 + (f", {lf.source}" if lf.source else "")
                 + ")"
                 for lf in self.leaves
             )
         return head
+
+
+def unit_text(unit: str) -> str:
+    """``1/month`` reads as ``/month`` after a number."""
+    return unit[1:] if unit.startswith("1/") else unit
 
 
 def fig_ref(f: Figure, label: str | None = None) -> FigureRef:

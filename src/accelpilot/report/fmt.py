@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from accelpilot.decide.evidence import KIND_LABELS, FigureRef, fmt_number
+from accelpilot.decide.evidence import KIND_LABELS, FigureRef, fmt_number, unit_text
 from accelpilot.figures import CURRENCIES, parse_unit
 
 KIND_LETTER = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
@@ -35,7 +35,12 @@ def fmt_with_unit(ref: FigureRef) -> str:
     text = fmt_value(ref)
     if ref.unit == "byte" and text.endswith("GiB"):
         return text
-    return f"{text} {ref.unit}".strip()
+    if ref.unit.startswith("1/"):
+        return f"{text}{unit_text(ref.unit)}"
+    out = f"{text} {ref.unit}".strip()
+    if ref.unit == "s" and abs(ref.value) >= 3600:
+        out += f" ({ref.value / 3600:,.2f} h)"
+    return out
 
 
 def kind_label(kind: str) -> str:
