@@ -1,3 +1,96 @@
-"""`accelpilot scan`: filled in by its issue."""
+"""`accelpilot scan`: the portability log of a repository (static) and, on request, of a model's operators."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from accelpilot.cli.app import app
+from accelpilot.cli.common import console
+from accelpilot.errors import ConfigError
+from accelpilot.porting.log import load_log
+from accelpilot.porting.rules import RULES, SEVERITY_RANK, resolve_targets
+
+
+@app.command("scan")
+def scan(
+    path: Path | None = typer.Argument(None, help="Repository, directory or file to scan (never imported or run)."),
+    model: str | None = typer.Option(None, "--model", help="module:factory whose model to inventory (imports it)."),
+    supported_ops: Path | None = typer.Option(
+        None, "--supported-ops", help="Supported aten ops: a list (text/JSON) or torch_neuronx.analyze output."
+    ),
+    baseline: Path | None = typer.Option(None, "--baseline", help="A previous JSON log: show only what is new."),
+    target: list[str] = typer.Option([], "--target", help="Only findings for trainium, inferentia, gpu (or neuron)."),
+    fmt: str | None = typer.Option(None, "--format", help="table, md or json (default: table, or from --out)."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    out: Path | None = typer.Option(None, "--out", help="Write the log to this file instead of stdout."),
+    jobs: int | None = typer.Option(None, "--jobs", min=1, help="Worker processes (default: CPU count)."),
+    max_file_mb: float = typer.Option(10.0, "--max-file-mb", help="Skip files larger than this."),
+    max_rows: int = typer.Option(40, "--max-rows", help="Rows per table in the terminal view (0 = all)."),
+    fail_on: str = typer.Option("none", "--fail-on", help="Exit 1 if a finding is at least: info, warning, blocking."),
+    list_rules: bool = typer.Option(False, "--list-rules", help="Print the rule registry and exit."),
+) -> None:
+    """Write the portability log: device-specific code paths, container differences, unsupported operators,
+    data movement steps and operational integrations, each with file, line, why and effort."""
+    from accelpilot.porting.render import render_markdown, render_table
+    from accelpilot.porting.scanner import scan_path
+
+    if list_rules:
+        for r in RULES.values():
+            sys.stdout.write(
+                f"{r.id}\t{r.record_category}\t{r.dimension}\t{r.severity}\t{','.join(sorted(r.targets))}"
+                f"\t{r.effort}\t{r.title}\n"
+            )
+        return
+    form = "json" if as_json else fmt
+    if form is None:
+        form = {".json": "json", ".md": "md"}.get(out.suffix.lower(), "table") if out else "table"
+    if form not in ("table", "md", "json"):
+        raise ConfigError(f"unknown format {form!r}", field="--format", fix="use table, md or json")
+    if fail_on != "none" and fail_on not in SEVERITY_RANK:
+        raise ConfigError(f"unknown severity {fail_on!r}", field="--fail-on", fix="use none, info, warning or blocking")
+    if path is None and model is None:
+        raise ConfigError("nothing to scan", field="PATH", fix="give a repository path, --model module:factory or both")
+    targets = resolve_targets(target)
+    base = load_log(baseline) if baseline else None
+    sup = None
+    if supported_ops is not None:
+        from accelpilot.porting.supported import load_supported_ops
+
+        sup = load_supported_ops(supported_ops)
+    if path is not None:
+        log = scan_path(path, jobs=jobs, max_bytes=int(max_file_mb * 1024 * 1024))
+    else:
+        from accelpilot.porting.log import PortabilityLog
+
+        log = PortabilityLog()
+    if model is not None:
+        from accelpilot.porting.ops import inventory
+
+        log.with_inventory(inventory(model, sup))
+    log.only_targets(targets)
+    if base is not None:
+        log.new_since(base, str(baseline))
+    if form == "json":
+        text = log.to_json() + "\n"
+    elif form == "md":
+        text = render_markdown(log)
+    else:
+        text = ""
+    if out is not None:
+        if form == "table":
+            from rich.console import Console
+
+            with out.open("w", encoding="utf-8") as fh:
+                render_table(log, Console(file=fh, width=160), max_rows=max_rows)
+        else:
+            out.write_text(text, encoding="utf-8")
+        sys.stderr.write(f"accelpilot: wrote {out} ({log.summary.total} findings)\n")
+    elif form == "table":
+        render_table(log, console, max_rows=max_rows)
+    else:
+        sys.stdout.write(text)
+    if fail_on != "none" and any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in log.findings):
+        raise typer.Exit(1)

@@ -1,0 +1,364 @@
+"""Operator inventory of a real model: which ATen operators it runs, how often, with which dtypes.
+
+The only module of ``porting`` that imports torch (lazily, inside functions), and the only one that imports user
+code, and only when asked (``accelpilot scan --model module:factory``): it says so on stderr. The factory returns
+an object with ``build_model()`` and ``example_inputs()`` (the workload protocol, duck-typed here).
+
+Capture: ``torch.export`` (non-strict) first; if the model does not export, ``torch._dynamo.explain`` gives the
+graph breaks with reasons and a dispatch-level trace of one eager forward gives the operators.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import importlib.util
+import logging
+import os
+import re
+import sys
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from accelpilot.errors import ConfigError, InputFileError
+from accelpilot.porting.log import Finding, GraphBreak, OpCount, OpInventory
+from accelpilot.porting.rules import RULES
+from accelpilot.porting.supported import SupportedOps, normalise_op
+
+# Operators whose output shape (or a Python value) depends on tensor values.
+DATA_DEPENDENT_ATEN = frozenset(
+    {
+        "aten::nonzero",
+        "aten::unique",
+        "aten::_unique",
+        "aten::_unique2",
+        "aten::unique_dim",
+        "aten::unique_consecutive",
+        "aten::masked_select",
+        "aten::argwhere",
+        "aten::bincount",
+        "aten::item",
+        "aten::_local_scalar_dense",
+        "aten::repeat_interleave",
+        "aten::masked_scatter",
+    }
+)
+# Export bookkeeping, not computation: left out of the inventory.
+BOOKKEEPING = frozenset(
+    {
+        "aten::_assert_scalar",
+        "aten::_assert_tensor_metadata",
+        "aten::_assert_async",
+        "aten::sym_constrain_range",
+        "aten::sym_constrain_range_for_size",
+        "aten::_functional_sym_constrain_range",
+    }
+)
+FLOAT64 = ("float64",)
+COMPLEX = ("complex32", "complex64", "complex128")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_CALL = re.compile(r"([\w./\\-]+\.py)\D{1,3}(\d+)")
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+
+
+def load_factory(spec: str, announce: Callable[[str], None] = _say) -> Any:
+    """Import ``module:factory`` or ``path/file.py:factory`` and call it. Imports user code: said on stderr."""
+    if ":" not in spec:
+        raise ConfigError(
+            f"model {spec!r} is not of the form module:factory",
+            field="--model",
+            fix="e.g. mypkg.models:make_workload or path/to/file.py:factory",
+        )
+    mod_name, _, attr = spec.rpartition(":")
+    announce(f"accelpilot: importing user code {mod_name!r} to build the model for the op inventory (--model)")
+    try:
+        if mod_name.endswith(".py"):
+            path = Path(mod_name)
+            if not path.is_file():
+                raise InputFileError("no such file", file=mod_name, field="--model")
+            mspec = importlib.util.spec_from_file_location(path.stem, path)
+            if mspec is None or mspec.loader is None:
+                raise InputFileError("cannot import this file", file=mod_name, field="--model")
+            module = importlib.util.module_from_spec(mspec)
+            sys.modules[path.stem] = module
+            mspec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(mod_name)
+    except (ImportError, SyntaxError) as exc:
+        raise ConfigError(
+            f"cannot import {mod_name!r}: {type(exc).__name__}: {exc}",
+            field="--model",
+            fix="check the module path and PYTHONPATH",
+        ) from None
+    factory = getattr(module, attr, None)
+    if factory is None or not callable(factory):
+        raise ConfigError(f"{mod_name!r} has no callable {attr!r}", field="--model")
+    workload = factory()
+    for need in ("build_model", "example_inputs"):
+        if not callable(getattr(workload, need, None)):
+            raise ConfigError(
+                f"{spec} returned {type(workload).__name__}, which has no {need}()",
+                field="--model",
+                fix="the factory must return an object with build_model() and example_inputs()",
+            )
+    return workload
+
+
+def _rel(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(torch.__file__)
+
+
+def _site(stack_trace: str | None) -> tuple[str | None, int | None]:
+    """The innermost frame of an FX ``stack_trace`` outside torch itself (the user's line)."""
+    if not stack_trace:
+        return None, None
+    frames = _FRAME.findall(stack_trace)
+    if not frames:
+        return None, None
+    tdir = _torch_dir()
+    user = [f for f in frames if not f[0].startswith(tdir)]
+    file, line = (user or frames)[-1]
+    return _rel(file), int(line)
+
+
+def _dtype_names(val: Any) -> list[str]:
+    import torch
+
+    out: list[str] = []
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    for v in vals:
+        if isinstance(v, torch.Tensor):
+            out.append(str(v.dtype).replace("torch.", ""))
+    return out
+
+
+class _Capture:
+    """Operators, counts, first call sites, dtypes and data-dependent ops, whichever way they were captured."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.sites: dict[str, tuple[str | None, int | None]] = {}
+        self.dtypes: set[str] = set()
+        self.dtype_sites: dict[str, tuple[str | None, int | None]] = {}
+        self.data_dependent: dict[str, tuple[str | None, int | None]] = {}
+
+    def add(self, op: str, site: tuple[str | None, int | None], dtypes: list[str], unbacked: bool) -> None:
+        if op in BOOKKEEPING:
+            return
+        if op.startswith("aten::sym_"):
+            unbacked = False  # a shape query reports a data-dependent size; the op that made it is flagged
+        self.counts[op] += 1
+        if op not in self.sites or self.sites[op][0] is None:
+            self.sites[op] = site
+        for d in dtypes:
+            self.dtypes.add(d)
+            self.dtype_sites.setdefault(d, site)
+        if op in DATA_DEPENDENT_ATEN or unbacked:
+            self.data_dependent.setdefault(op, site)
+
+
+def _capture_export(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> None:
+    import torch
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    ep = torch.export.export(model, inputs, strict=False)
+    for node in ep.graph.nodes:
+        if node.op == "placeholder":
+            for d in _dtype_names(node.meta.get("val")):
+                cap.dtypes.add(d)
+            continue
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        val = node.meta.get("val")
+        try:
+            unbacked = bool(free_unbacked_symbols(val))
+        except Exception:
+            unbacked = False
+        cap.add(normalise_op(node.target.name()), _site(node.meta.get("stack_trace")), _dtype_names(val), unbacked)
+
+
+def _capture_dispatch(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> None:
+    """Run one eager forward under a dispatch mode: every ATen call, with the first user frame as call site."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    torch_dir = os.path.dirname(torch.__file__)
+    here = os.path.dirname(__file__)
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            op = normalise_op(func.name())
+            site: tuple[str | None, int | None] = (None, None)
+            if op not in cap.sites or op in DATA_DEPENDENT_ATEN:
+                for fr in reversed(traceback.extract_stack(limit=40)):
+                    if not fr.filename.startswith((torch_dir, here)) and "<" not in fr.filename:
+                        site = (_rel(fr.filename), fr.lineno)
+                        break
+            cap.add(op, site, _dtype_names(out), False)
+            return out
+
+    with torch.no_grad(), Mode():
+        model(*inputs)
+
+
+def _explain(model: Any, inputs: tuple[Any, ...]) -> tuple[int | None, list[GraphBreak]]:
+    import torch
+
+    try:
+        import torch._dynamo as dynamo
+
+        dynamo.reset()
+        out = dynamo.explain(model)(*inputs)
+    except Exception as exc:  # explain itself can fail on exotic models; the inventory still stands
+        return None, [GraphBreak(reason=f"dynamo explain failed: {type(exc).__name__}: {str(exc)[:200]}")]
+    finally:
+        torch._dynamo.reset()
+    breaks: list[GraphBreak] = []
+    for br in getattr(out, "break_reasons", []) or []:
+        loc = None
+        stack = getattr(br, "user_stack", None) or []
+        if stack:
+            fr = stack[-1]
+            loc = f"{_rel(fr.filename)}:{fr.lineno}"
+        breaks.append(GraphBreak(reason=str(getattr(br, "reason", br)).strip().splitlines()[0][:300], location=loc))
+    return getattr(out, "graph_count", None), breaks
+
+
+@contextlib.contextmanager
+def _quiet_torch() -> Iterator[None]:
+    """torch logs whole graphs and dynamo advice on failures; the inventory reports them itself."""
+    saved = {}
+    for name in ("torch", "torch._dynamo", "torch.export", "torch.fx", "torch._export"):
+        lg = logging.getLogger(name)
+        saved[name] = lg.level
+        lg.setLevel(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _capture_all(model: Any, inputs: tuple[Any, ...], inv: OpInventory) -> tuple[_Capture, list[Finding]]:
+    """torch.export first; on failure dynamo explain (graph breaks) plus a dispatch trace (operators)."""
+    cap = _Capture()
+    findings: list[Finding] = []
+    try:
+        _capture_export(model, inputs, cap)
+        return cap, findings
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        inv.export_error = f"{type(exc).__name__}: {msg}"
+        m = re.search(r"\(([^()]+\.py):(\d+) in \w+\)", str(exc))
+        site = (_rel(m.group(1)), int(m.group(2))) if m else (None, None)
+    findings.append(_finding("export-failure", site, f"torch.export failed: {inv.export_error}", "export"))
+    inv.graph_count, inv.graph_breaks = _explain(model, inputs)
+    for br in inv.graph_breaks:
+        file, line = br.location.rsplit(":", 1) if br.location else (None, None)
+        findings.append(
+            _finding("graph-break", (file, int(line) if line else None), f"graph break: {br.reason}", br.reason)
+        )
+    cap = _Capture()
+    try:
+        _capture_dispatch(model, inputs, cap)
+        inv.method = "dispatch-trace"
+    except Exception as exc2:
+        inv.method = "failed"
+        inv.export_error = f"{inv.export_error}; eager forward failed too: {type(exc2).__name__}: {exc2}"
+    return cap, findings
+
+
+def _finding(rule: str, site: tuple[str | None, int | None], message: str, snippet: str) -> Finding:
+    return Finding.from_rule(RULES[rule], file=site[0], line=site[1], message=message, snippet=snippet, source="model")
+
+
+def inventory(
+    factory_spec: str | Any,
+    supported_ops: SupportedOps | None = None,
+    *,
+    announce: Callable[[str], None] = _say,
+) -> OpInventory:
+    """Inventory the model of ``module:factory`` (or an already-built workload object) into an OpInventory.
+
+    Findings (merged into a log with ``PortabilityLog.with_inventory``): unsupported operators when a list is
+    given, plus compile-ahead hazards from the graph itself: data-dependent ops, float64/complex dtypes, graph
+    breaks, export failure.
+    """
+    workload = load_factory(factory_spec, announce) if isinstance(factory_spec, str) else factory_spec
+    name = factory_spec if isinstance(factory_spec, str) else type(workload).__name__
+    model = workload.build_model()
+    if hasattr(model, "eval"):
+        model.eval()
+    inputs = workload.example_inputs()
+    inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+    inv = OpInventory(model=name, method="torch.export")
+    with _quiet_torch():
+        cap, findings = _capture_all(model, inputs, inv)
+    unsupported: list[str] = []
+    for op, n in sorted(cap.counts.items()):
+        ok = supported_ops.is_supported(op) if supported_ops is not None else None
+        site = cap.sites.get(op, (None, None))
+        inv.ops.append(OpCount(op=op, count=n, supported=ok, call_site=f"{site[0]}:{site[1]}" if site[0] else None))
+        if ok is False:
+            unsupported.append(op)
+    inv.dtypes = sorted(cap.dtypes)
+    inv.data_dependent_ops = sorted(cap.data_dependent)
+    for op, site in sorted(cap.data_dependent.items()):
+        findings.append(_finding("data-dependent-op", site, f"{op}: output shape or value depends on data", op))
+    for d in sorted(cap.dtypes):
+        if d in FLOAT64:
+            findings.append(_finding("float64-dtype", cap.dtype_sites[d], f"the graph computes in {d}", d))
+        elif d in COMPLEX:
+            findings.append(_finding("complex-dtype", cap.dtype_sites[d], f"the graph computes in {d}", d))
+    if supported_ops is not None:
+        inv.supported_ops_file = supported_ops.source
+        listed = {e.op: e for e in supported_ops.unsupported}
+        for op in unsupported:
+            e = listed.get(op)
+            why = f" (listed unsupported, fails at {e.failure_at})" if e and e.failure_at else ""
+            findings.append(
+                _finding(
+                    "unsupported-op",
+                    cap.sites.get(op, (None, None)),
+                    f"{op} x{cap.counts[op]} is not in {Path(supported_ops.source).name}{why}",
+                    op,
+                )
+            )
+        for op, e in listed.items():
+            if op in cap.counts:
+                continue
+            m = _CALL.search(e.call or "")
+            site = (m.group(1), int(m.group(2))) if m else (None, None)
+            findings.append(
+                _finding(
+                    "unsupported-op",
+                    site,
+                    f"{op} reported unsupported by the analysis{' at ' + e.failure_at if e.failure_at else ''}",
+                    op,
+                )
+            )
+        inv.unsupported_ops = sorted(set(unsupported) | set(listed))
+        if supported_ops.support_percentage is not None:
+            inv.support_percentage = supported_ops.support_percentage
+        elif cap.counts:
+            inv.support_percentage = round(100.0 * (len(cap.counts) - len(unsupported)) / len(cap.counts), 2)
+    inv.findings = findings
+    return inv

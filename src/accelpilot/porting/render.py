@@ -1,0 +1,164 @@
+"""Rendering of a PortabilityLog: rich terminal tables and Markdown, grouped by the seed's five record
+categories and four portability dimensions. (JSON is ``PortabilityLog.to_json``.)"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.console import Console
+from rich.table import Table
+
+from accelpilot.porting.log import Finding, PortabilityLog
+from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
+
+_SEV_STYLE = {"blocking": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _grouped(log: PortabilityLog) -> dict[str, list[Finding]]:
+    groups: dict[str, list[Finding]] = defaultdict(list)
+    for f in log.findings:
+        groups[f.record_category].append(f)
+    for fs in groups.values():
+        fs.sort(key=lambda f: (-SEVERITY_RANK.get(f.severity, 0), f.file or "", f.line or 0))
+    return groups
+
+
+def _where(f: Finding) -> str:
+    if not f.file:
+        return "(model)" if f.source == "model" else "-"
+    return f"{f.file}:{f.line}" if f.line else f.file
+
+
+def _headline(log: PortabilityLog) -> str:
+    s = log.summary
+    sev = ", ".join(f"{s.by_severity.get(k, 0)} {k}" for k in ("blocking", "warning", "info"))
+    parts = [f"{s.total} findings ({sev}) in {log.files_scanned} files"]
+    if log.skipped:
+        parts.append(f"{len(log.skipped)} skipped")
+    if log.suppressed:
+        parts.append(f"{log.suppressed} suppressed")
+    if log.baseline:
+        parts.append(f"new since baseline {log.baseline} ({log.baseline_known} already known)")
+    if log.targets:
+        parts.append("targets: " + ", ".join(log.targets))
+    return "; ".join(parts)
+
+
+def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> None:
+    """A summary matrix (record category x dimension), then one table per record category."""
+    console.print(f"[bold]Portability log[/bold] {log.root or ''}: {_headline(log)}")
+    matrix = Table(title="Findings by record category and portability dimension", show_lines=False)
+    matrix.add_column("record category")
+    for d in DIMENSIONS:
+        matrix.add_column(d, justify="right")
+    matrix.add_column("total", justify="right")
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for f in log.findings:
+        counts[(f.record_category, f.dimension)] += 1
+    for rc in RECORD_CATEGORIES:
+        row = [str(counts[(rc, d)] or "") for d in DIMENSIONS]
+        matrix.add_row(rc, *row, str(log.summary.by_record_category.get(rc, 0)))
+    console.print(matrix)
+    groups = _grouped(log)
+    for rc in RECORD_CATEGORIES:
+        fs = groups.get(rc, [])
+        if not fs:
+            continue
+        t = Table(title=f"{rc} ({len(fs)})", title_justify="left", expand=False)
+        for col in ("severity", "rule", "dimension", "where", "what", "effort"):
+            t.add_column(col, overflow="fold")
+        shown = fs if max_rows <= 0 else fs[:max_rows]
+        for f in shown:
+            t.add_row(
+                f"[{_SEV_STYLE.get(f.severity, '')}]{f.severity}[/]",
+                f.rule,
+                f.dimension,
+                _where(f),
+                f.message,
+                f.effort,
+            )
+        console.print(t)
+        if len(fs) > len(shown):
+            console.print(f"  ... {len(fs) - len(shown)} more (--max-rows 0, --format md or --format json for all)")
+    if log.inventory is not None:
+        inv = log.inventory
+        console.print(
+            f"[bold]Op inventory[/bold] {inv.model} via {inv.method}: {len(inv.ops)} distinct ATen ops, "
+            f"{sum(o.count for o in inv.ops)} calls; dtypes {', '.join(inv.dtypes) or '-'}; "
+            f"graph breaks {len(inv.graph_breaks)}"
+            + (
+                f"; support {inv.support_percentage:.1f}% vs {inv.supported_ops_file}"
+                if inv.support_percentage is not None
+                else ""
+            )
+        )
+    if log.skipped:
+        reasons: dict[str, int] = defaultdict(int)
+        for s in log.skipped:
+            reasons[s.reason.split(":")[0]] += 1
+        console.print("skipped: " + "; ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+    if not log.findings:
+        console.print("[green]No findings.[/green]")
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(log: PortabilityLog) -> str:
+    """The whole log as Markdown: summary, one section per record category, rule explanations, inventory."""
+    out = [f"# Portability log{': ' + log.root if log.root else ''}", "", _headline(log), ""]
+    out += [
+        "| record category | " + " | ".join(DIMENSIONS) + " | total |",
+        "| --- | " + " | ".join("---:" for _ in DIMENSIONS) + " | ---: |",
+    ]
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for f in log.findings:
+        counts[(f.record_category, f.dimension)] += 1
+    for rc in RECORD_CATEGORIES:
+        out.append(
+            f"| {rc} | "
+            + " | ".join(str(counts[(rc, d)]) for d in DIMENSIONS)
+            + f" | {log.summary.by_record_category.get(rc, 0)} |"
+        )
+    groups = _grouped(log)
+    why: dict[str, str] = {}
+    for rc in RECORD_CATEGORIES:
+        fs = groups.get(rc, [])
+        if not fs:
+            continue
+        out += [
+            "",
+            f"## {rc} ({len(fs)})",
+            "",
+            "| severity | rule | dimension | where | what | effort |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for f in fs:
+            why.setdefault(f.rule, f.why)
+            out.append(
+                f"| {f.severity} | `{f.rule}` | {f.dimension} | `{_md(_where(f))}` | {_md(f.message)} | {f.effort} |"
+            )
+    if why:
+        out += ["", "## Why these matter", ""]
+        out += [f"- `{rule}`: {_md(text)}" for rule, text in sorted(why.items())]
+    if log.inventory is not None:
+        inv = log.inventory
+        out += ["", f"## Op inventory: `{inv.model}` ({inv.method})", ""]
+        if inv.export_error:
+            out.append(f"torch.export failed: {_md(inv.export_error)}")
+            out.append("")
+        out += [
+            f"dtypes: {', '.join(inv.dtypes) or '-'}; data-dependent ops: "
+            f"{', '.join(inv.data_dependent_ops) or 'none'}; graph breaks: {len(inv.graph_breaks)}",
+            "",
+        ]
+        out += ["| op | count | supported | first call site |", "| --- | ---: | --- | --- |"]
+        for o in inv.ops:
+            sup = "-" if o.supported is None else ("yes" if o.supported else "**no**")
+            out.append(f"| `{o.op}` | {o.count} | {sup} | {_md(o.call_site or '')} |")
+        for br in inv.graph_breaks:
+            out.append(f"- graph break at {br.location or '?'}: {_md(br.reason)}")
+    if log.skipped:
+        out += ["", "## Skipped", ""] + [f"- `{_md(s.path)}`: {_md(s.reason)}" for s in log.skipped]
+    return "\n".join(out) + "\n"
