@@ -166,7 +166,7 @@ TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
         "neuron-package-pin",
         re.compile(
             r"\b(?:neuronx-cc|torch-neuronx|torch-neuron|neuronx-distributed|aws-neuronx"
-            r"[\w-]*|transformers-neuronx|libneuronxla)\b\S*|pip\.repos\.neuron\.amazonaws"
+            r"[\w-]*|transformers-neuronx|libneuronxla)\b[\w.*=<>!~+-]*|pip\.repos\.neuron\.amazonaws"
             r"\.com"
         ),
         "Neuron package {m}",
@@ -180,6 +180,7 @@ TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     *((rule, re.compile(rf"(?<![\w./-])(?:{pat})(?![\w/])"), "package {m}") for pat, rule in _PACKAGES),
 )
+_IMAGE = re.compile(r"""["']?image["']?\s*:\s*["']?([\w./:@-]+)""")
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.I)
 
 
@@ -200,11 +201,19 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
     seen: set[tuple[str, int]] = set()
     hash_comments = kind in ("dockerfile", "shell", "yaml", "requirements", "packaging")
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if "accelpilot:" in line:
+            line = _SUPPRESS.sub("", line)  # a suppression comment's own rule ids are not findings
         stripped = line.lstrip()
         if not stripped:
             continue
         if hash_comments and stripped.startswith("#") and not stripped.startswith(("#SBATCH", "#PBS", "#$")):
             continue
+        if kind in ("yaml", "json"):
+            for m3 in _IMAGE.finditer(line):
+                rule = _image_rule(m3.group(1))
+                if rule and (rule, lineno) not in seen:
+                    found.append((rule, lineno, f"container image {m3.group(1)}", line))
+                    seen.add((rule, lineno))
         if kind == "dockerfile":
             m = _FROM.match(line)
             if m:
@@ -428,6 +437,9 @@ class _PyVisitor:
         ln = getattr(node, "lineno", None)
         if ln is not None and self.hits is not None:
             end = getattr(node, "end_lineno", None) or ln
+            decorators = getattr(node, "decorator_list", None)
+            if decorators:
+                ln = min(ln, decorators[0].lineno)
             if not self._hit(ln, end):
                 return
         handler = _HANDLERS.get(type(node))
@@ -483,6 +495,8 @@ class _PyVisitor:
         for a in node.names:
             full = f"{mod}.{a.name}"
             self.aliases[a.asname or a.name] = full
+            if mod.startswith("torch.cuda"):
+                self.check_dotted(full, node.lineno)
             rule = _lib_rule(full)
             if rule and not flagged:
                 self.add(rule, node.lineno, f"from {mod} import {a.name}")
