@@ -129,29 +129,27 @@ def render_summary(result: PilotResult, path: str) -> None:
         console.print(f"[red]error:[/red] {e}")
 
 
-def _command_line() -> str:
+def _command_line(ctx: typer.Context) -> str:
     """The command that reproduces this run: argv when called as `accelpilot`, else rebuilt from the options."""
     import os
 
-    import click
-
     if os.path.basename(sys.argv[0]).startswith("accelpilot") and sys.argv[1:3] == ["run", "train"]:
         return shlex.join(["accelpilot", *sys.argv[1:]])
-    ctx = click.get_current_context()
     words = ["accelpilot", "run", "train"]
     for param in ctx.command.params:
-        if not isinstance(param, click.Option) or param.name is None:
+        if not getattr(param, "opts", None) or param.name is None:
             continue
         value = ctx.params.get(param.name)
         if value is None or value == param.default:
             continue
         flag = max(param.opts, key=len)
-        words += [flag] if param.is_flag else [flag, str(value)]
+        words += [flag] if getattr(param, "is_flag", False) else [flag, str(value)]
     return shlex.join(words)
 
 
 @run_app.command("train")
 def train(
+    ctx: typer.Context,
     device: str = typer.Option("cpu", "--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps."),
     workload: str = typer.Option(
         "builtin:gpt", "--workload", help="builtin:gpt or a user's module:factory (or path/file.py:factory)."
@@ -210,7 +208,7 @@ def train(
         out=out,
         seed=seed,
         lr=lr,
-        command=_command_line(),
+        command=_command_line(ctx),
     )
     reporter: Reporter = _RichReporter() if err_console.is_terminal else Reporter()  # type: ignore[assignment]
     result, path = run_training(cfg, reporter)
