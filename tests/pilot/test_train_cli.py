@@ -124,10 +124,9 @@ def test_interrupt_really_kills_and_resumes(full_run: tuple[dict[str, Any], Path
 def test_compare_to_and_target_not_reached(full_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
     """A second platform's run compared with the first; its target is out of reach: not accepted, exit 0."""
     other = full_run[1]
-    code = main(
-        ["run", "train", *SMALL, "--runs", "1", "--target-loss", "0.01", "--max-steps", "6", "--eval-every", "3"]
-        + ["--interrupt-at", "0", "--shapes", "32", "--compare-to", str(other), "--out", str(tmp_path)]
-    )
+    args = ["run", "train", *SMALL, "--runs", "1", "--target-loss", "0.01", "--max-steps", "6", "--eval-every", "3"]
+    args += ["--interrupt-at", "0", "--shapes", "32", "--compare-to", str(other), "--out", str(tmp_path)]
+    code = main(args)
     assert code == 0
     res = read_result(next(tmp_path.glob("*.json")))
     assert res.accepted is False and res.training is not None and res.training.accepted_runs == 0

@@ -73,7 +73,7 @@ def test_token_files_npy_and_bin(tmp_path: Path) -> None:
     for name in ("t.npy", "t.bin"):
         w = GPTWorkload(size="tiny", tokens=str(tmp_path / name))
         assert w.cfg.vocab_size >= 300 and w.cfg.vocab_size % 64 == 0  # grown to fit the file's ids
-        x, y = next(w.batches("train", 2, 8, seed=0))
+        x, _ = next(w.batches("train", 2, 8, seed=0))
         assert int(x.max()) < 300
     with pytest.raises(InputFileError, match="no such token file"):
         GPTWorkload(size="tiny", tokens=str(tmp_path / "missing.bin"))

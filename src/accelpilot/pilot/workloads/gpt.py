@@ -81,9 +81,9 @@ SIZES: dict[str, GPTConfig] = {
         batch_size=16,
         seq_len=1024,
         learning_rate=6e-4,
-        target_loss=7.0,
-        max_steps=200,
-        eval_every=20,
+        target_loss=6.0,
+        max_steps=300,
+        eval_every=10,
         eval_batches=2,
     ),
 }
