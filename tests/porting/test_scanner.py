@@ -233,13 +233,28 @@ def test_json_shape() -> None:
     data = json.loads(scan_path(REPO, jobs=1).to_json())
     assert {"findings", "summary", "skipped", "files_scanned"} <= set(data)
     f = data["findings"][0]
-    assert {"rule", "category", "record_category", "dimension", "severity", "file", "line", "message", "why",
-            "effort", "targets", "fingerprint"} <= set(f)
+    assert {
+        "rule",
+        "category",
+        "record_category",
+        "dimension",
+        "severity",
+        "file",
+        "line",
+        "message",
+        "why",
+        "effort",
+        "targets",
+        "fingerprint",
+    } <= set(f)
     s = data["summary"]
     assert sum(s["by_category"].values()) == s["total"] == len(data["findings"])
     assert sum(s["by_dimension"].values()) == s["total"]
     assert list(s["by_record_category"]) == [
-        "device-specific code path", "container difference", "unsupported operator", "data movement step",
+        "device-specific code path",
+        "container difference",
+        "unsupported operator",
+        "data movement step",
         "operational integration",
     ]
 
@@ -283,7 +298,9 @@ def test_scanned_code_is_never_imported_or_run(tmp_path: Path) -> None:
     marker = tmp_path / "MARKER"
     repo = tmp_path / "r"
     repo.mkdir()
-    payload = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\nimport torch\nx = torch.ones(1).cuda()\n"
+    payload = (
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\nimport torch\nx = torch.ones(1).cuda()\n"
+    )
     (repo / "evil.py").write_text(payload)
     (repo / "setup.py").write_text(payload)
     (repo / "conftest.py").write_text(payload)

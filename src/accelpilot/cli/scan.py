@@ -93,4 +93,4 @@ def scan(
     else:
         sys.stdout.write(text)
     if fail_on != "none" and any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in log.findings):
-        raise typer.Exit(1)
+        raise SystemExit(1)  # main() turns SystemExit into the exit status

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import io
 import importlib.util
+import io
 import logging
 import os
 import re
@@ -56,6 +56,10 @@ BOOKKEEPING = frozenset(
         "aten::sym_constrain_range",
         "aten::sym_constrain_range_for_size",
         "aten::_functional_sym_constrain_range",
+        "aten::sym_size",
+        "aten::sym_numel",
+        "aten::sym_stride",
+        "aten::sym_storage_offset",
     }
 )
 FLOAT64 = ("float64",)
