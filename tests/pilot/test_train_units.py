@@ -159,3 +159,17 @@ def test_config_validation() -> None:
     for bad in (TrainConfig(steps=0), TrainConfig(runs=0), TrainConfig(shapes=[0]), TrainConfig(precision="fp8")):
         with pytest.raises(ConfigError):
             bad.validate()
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_mixed_precision_steps_run_on_cpu(precision: str) -> None:
+    """bf16 autocast and fp16 with a grad scaler take finite steps (the same code runs on accelerators)."""
+    w = GPTWorkload(size="tiny")
+    tr = Trainer(w, CPU, precision=precision, lr=1e-3)
+    assert (tr.scaler is not None) == (precision == "fp16")
+    batches = iter(w.batches("train", 2, 16, seed=0))
+    loss = tr.forward_backward(next(batches))
+    assert math.isfinite(float(loss.detach())) and tr.grads_finite()
+    tr.optimizer_step()
+    assert math.isfinite(float(tr.step(next(batches))))
+    assert math.isfinite(tr.eval_loss([next(batches)]))
