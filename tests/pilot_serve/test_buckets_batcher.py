@@ -81,9 +81,9 @@ class _Collect:
         self.event = threading.Event()
         self.expected = 0
 
-    def on_done(self, tags: list[int], issued: list[int], done_ns: int, out: object) -> None:
+    def on_done(self, group: list[tuple], done_ns: int, out: object) -> None:  # type: ignore[type-arg]
         with self.lock:
-            self.done.append((list(tags), done_ns))
+            self.done.append(([r[0] for r in group], done_ns))
             if sum(len(t) for t, _ in self.done) + len(self.rejected) >= self.expected:
                 self.event.set()
 

@@ -129,7 +129,8 @@ def test_streaming_metrics(ok_server: str, path: str) -> None:
         assert a < b
         assert c == pytest.approx((b - a) / (TOKENS - 1))
     assert len(res.samples["endpoint.itl_s"]) == 12 * (TOKENS - 1)
-    assert min(res.samples["endpoint.itl_s"]) > TOKEN_DELAY * 0.5
+    itl = sorted(res.samples["endpoint.itl_s"])
+    assert itl[len(itl) // 2] > TOKEN_DELAY * 0.5  # median: a loaded host may deliver two events in one read
     assert float(res.figures["endpoint.error_rate"].value) == 0
 
 

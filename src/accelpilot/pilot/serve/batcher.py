@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import threading
 import time
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from accelpilot.pilot.serve.buckets import PaddingStats, bucket_for
+from accelpilot.pilot.serve.buckets import PaddingStats
 
 # on_done(tags, issue_times_ns, done_ns, outputs) is called once per completed group, from the worker thread.
 DoneFn = Callable[[list[Any], list[int], int, Any], None]
@@ -26,12 +26,10 @@ RejectFn = Callable[[list[Any]], None]
 ErrorFn = Callable[[list[Any], BaseException], None]
 
 
-@dataclass(slots=True)
-class Request:
-    tag: Any  # what the caller needs to complete it (LoadGen's query id...)
-    tokens: np.ndarray
-    issued_ns: int
-    seq: int
+# A queued request is a plain tuple (cheapest to build at tens of thousands per second):
+# (tag: what the caller needs to complete it, tokens, issued_ns, seq bucket, real tokens)
+Request = tuple[Any, np.ndarray, int, int, int]
+TAG, TOKENS, ISSUED, SEQ, LEN = range(5)
 
 
 class BusyClock:
@@ -79,6 +77,8 @@ class DynamicBatcher:
         self._q: deque[Request] = deque()
         self._cv = threading.Condition()
         self._running = False
+        self._idle = False  # worker waits for a first request
+        self._filling = False  # worker waits for its batch to fill
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
 
@@ -87,12 +87,15 @@ class DynamicBatcher:
         """Bucket requests; the ones no bucket holds are rejected (callback) and counted."""
         out: list[Request] = []
         rejected: list[Any] = []
+        buckets = self.buckets
+        nb = len(buckets)
         for tag, tok in zip(tags, tokens, strict=True):
-            seq = bucket_for(len(tok), self.buckets)
-            if seq is None:
-                rejected.append(tag)
+            n = len(tok)
+            i = bisect_left(buckets, n)
+            if i < nb:
+                out.append((tag, tok, issued_ns, buckets[i], n))
             else:
-                out.append(Request(tag, tok, issued_ns, seq))
+                rejected.append(tag)
         if rejected:
             self.stats.rejected += len(rejected)
             self.on_reject(rejected)
@@ -102,9 +105,19 @@ class DynamicBatcher:
         reqs = self.split(tags, tokens, issued_ns if issued_ns is not None else time.perf_counter_ns())
         if not reqs:
             return
-        with self._cv:
-            self._q.extend(reqs)
-            self._cv.notify()
+        q = self._q
+        q.extend(reqs)  # deque appends are atomic; wake the worker only when it waits for exactly this
+        if self._idle or (self._filling and len(q) >= self.max_batch):
+            with self._cv:
+                self._cv.notify()
+
+    def enqueue(self, req: Request) -> None:
+        """Queue one request already bucketed by the caller (the load generator's fast path)."""
+        q = self._q
+        q.append(req)
+        if self._idle or (self._filling and len(q) >= self.max_batch):
+            with self._cv:
+                self._cv.notify()
 
     def run_inline(self, tags: Sequence[Any], tokens: Sequence[np.ndarray], issued_ns: int | None = None) -> None:
         """Serve now in the caller's thread (SingleStream: one query in flight, nothing to batch with)."""
@@ -136,25 +149,35 @@ class DynamicBatcher:
     def _take(self) -> list[Request]:
         """Block for the first request, then until the batch is full or the oldest has waited max_wait."""
         q = self._q
-        with self._cv:
-            while not q and self._running:
-                self._cv.wait()
+        if not q:
+            with self._cv:
+                self._idle = True
+                while not q and self._running:
+                    self._cv.wait(0.05)
+                self._idle = False
             if not q:
                 return []
-            if len(q) < self.max_batch and self.max_wait_ns > 0:
-                deadline = q[0].issued_ns + self.max_wait_ns
+        if len(q) < self.max_batch and self.max_wait_ns > 0:
+            deadline = q[0][ISSUED] + self.max_wait_ns
+            with self._cv:
+                self._filling = True
                 while len(q) < self.max_batch and self._running:
                     left = deadline - time.perf_counter_ns()
                     if left <= 0:
                         break
                     self._cv.wait(left / 1e9)
-            n = min(len(q), self.max_batch)
-            return [q.popleft() for _ in range(n)]
+                self._filling = False
+        n = min(len(q), self.max_batch)
+        return [q.popleft() for _ in range(n)]
 
     def _groups(self, reqs: list[Request]) -> list[list[Request]]:
         by: dict[int, list[Request]] = {}
         for r in reqs:
-            by.setdefault(r.seq, []).append(r)
+            g = by.get(r[SEQ])
+            if g is None:
+                by[r[SEQ]] = [r]
+            else:
+                g.append(r)
         return [by[s] for s in sorted(by)]
 
     def _fail(self, group: list[Request], exc: BaseException) -> None:
@@ -162,18 +185,17 @@ class DynamicBatcher:
         self.failures.append(f"{exc.__class__.__name__}: {str(exc)[:200]}")
         if self.on_error is None:
             raise exc
-        self.on_error([r.tag for r in group], exc)
+        self.on_error([r[TAG] for r in group], exc)
 
     def _launch(self, group: list[Request]) -> tuple[list[Request], Any, int]:
-        seq = group[0].seq
+        seq = group[0][SEQ]
         now = time.perf_counter_ns()
         self.clock.start(now)
         try:
-            pending = self.engine.launch([r.tokens for r in group], seq)
+            pending: Any = self.engine.launch([r[TOKENS] for r in group], seq)
         except Exception as exc:
             pending = exc
-        real = sum(len(r.tokens) for r in group)
-        self.stats.add(real, self.engine.rows_for(len(group)), seq, len(group))
+        self.stats.add(sum([r[LEN] for r in group]), self.engine.rows_for(len(group)), seq, len(group))
         return group, pending, now
 
     def _finish(self, item: tuple[list[Request], Any, int]) -> None:
@@ -188,7 +210,7 @@ class DynamicBatcher:
             return
         done = time.perf_counter_ns()
         self.clock.stop(done)
-        self.on_done([r.tag for r in group], [r.issued_ns for r in group], done, out)
+        self.on_done(group, done, out)
 
     def _loop(self) -> None:
         inflight: deque[tuple[list[Request], Any, int]] = deque()
@@ -207,6 +229,10 @@ class DynamicBatcher:
                         self._finish(inflight.popleft())
             while inflight:
                 self._finish(inflight.popleft())
-        except BaseException as exc:  # surface to the runner; LoadGen would otherwise wait forever
+        except BaseException as exc:  # complete what is left as errors: a load generator would wait forever
             self.error = exc
+            left = [r for g, _, _ in inflight for r in g] + list(self._q)
+            self._q.clear()
+            if left and self.on_error is not None:
+                self.on_error([r[TAG] for r in left], exc)
             raise

@@ -91,13 +91,13 @@ def pad_batch(tokens: Sequence[np.ndarray], seq: int, rows: int | None = None, p
     rows = n if rows is None else rows
     if rows < n:
         raise ValueError(f"{n} requests do not fit {rows} rows")
-    lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=n)
+    lengths = np.array([len(t) for t in tokens], dtype=np.int64)
     if n and int(lengths.max()) > seq:
         raise ValueError(f"a request of {int(lengths.max())} tokens does not fit bucket {seq}")
-    ids = np.full((rows, seq), pad_id, dtype=np.int64)
-    for i, t in enumerate(tokens):
-        ids[i, : len(t)] = t
     mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int64)
+    ids = np.full((rows, seq), pad_id, dtype=np.int64)
+    if n:  # one vectorised scatter instead of a Python loop over rows
+        ids[:n][mask.astype(bool)] = np.concatenate(tokens)
     if rows > n:  # filler rows attend to one token so that attention never sees an all-masked row
         mask = np.concatenate([mask, np.zeros((rows - n, seq), dtype=np.int64)])
         mask[n:, 0] = 1

@@ -23,6 +23,7 @@ import numpy as np
 
 from accelpilot.errors import ConfigError
 from accelpilot.pilot.serve.batcher import DynamicBatcher
+from accelpilot.pilot.serve.buckets import bucket_for
 from accelpilot.pilot.stats import Samples
 
 
@@ -150,27 +151,27 @@ def run_scenario(
     """One LoadGen test of ``scenario`` against a fresh batcher over ``engine``."""
     lg = _lg()
     res = ScenarioResult(scenario=scenario, target_qps=target_qps, duration_s=duration_s)
-    lens = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
+    lens = [len(t) for t in tokens]
     Response = lg.QuerySampleResponse
     complete = lg.QuerySamplesComplete
 
-    def on_done(tags: list[Any], issued: list[int], done_ns: int, _out: Any) -> None:
-        complete([Response(t[0], 0, 0) for t in tags])
-        res.latencies_s.extend((done_ns - i) / 1e9 for i in issued)
-        res.completed += len(tags)
-        res.input_tokens += sum(t[1] for t in tags)
+    def on_done(group: list[Any], done_ns: int, _out: Any) -> None:
+        complete([Response(r[0], 0, 0) for r in group])
+        res.latencies_s.extend([(done_ns - r[2]) * 1e-9 for r in group])
+        res.completed += len(group)
+        res.input_tokens += sum([r[4] for r in group])
         res.last_done_ns = max(res.last_done_ns, done_ns)
         if on_query is not None:
             on_query(res.completed)
 
     def on_reject(tags: list[Any]) -> None:
         res.rejected += len(tags)
-        complete([Response(t[0], 0, 0) for t in tags])
+        complete([Response(t, 0, 0) for t in tags])
 
     def on_error(tags: list[Any], _exc: BaseException) -> None:
         res.errors += len(tags)
         res.last_done_ns = max(res.last_done_ns, time.perf_counter_ns())
-        complete([Response(t[0], 0, 0) for t in tags])
+        complete([Response(t, 0, 0) for t in tags])
 
     batcher = DynamicBatcher(
         engine,
@@ -182,18 +183,28 @@ def run_scenario(
     )
     inline = scenario == "singlestream"
 
+    seqs = [bucket_for(n, batcher.buckets) for n in lens]
+    enqueue = batcher.enqueue
+
     def issue(samples: list[Any]) -> None:
         now = time.perf_counter_ns()
         if not res.first_issue_ns:
             res.first_issue_ns = now
         res.issued += len(samples)
-        idx = [s.index for s in samples]
-        tags = [(s.id, int(lens[i])) for s, i in zip(samples, idx, strict=True)]
-        toks = [tokens[i] for i in idx]
         if inline:
-            batcher.run_inline(tags, toks, now)
-        else:
-            batcher.submit(tags, toks, now)
+            batcher.run_inline([s.id for s in samples], [tokens[s.index] for s in samples], now)
+            return
+        rejected = None
+        for s in samples:  # Server: one sample per call; Offline: all of them at once
+            i = s.index
+            seq = seqs[i]
+            if seq is None:
+                rejected = [*(rejected or []), s.id]
+            else:
+                enqueue((s.id, tokens[i], now, seq, lens[i]))
+        if rejected:
+            batcher.stats.rejected += len(rejected)
+            on_reject(rejected)
 
     ts = lg.TestSettings()
     ts.scenario = getattr(lg.TestScenario, SCENARIO_NAMES[scenario])
