@@ -244,6 +244,46 @@ def _not_code(data: bytes, i: int) -> bool:
     return head.startswith((b"#", b">>>", b"... "))
 
 
+def _in_forward(data: bytes, i: int) -> bool:
+    """Lexically: the nearest ``def``/``class`` header indented less than this line is ``def forward``."""
+    ls = data.rfind(b"\n", 0, i) + 1
+    line = data[ls:i]
+    ci = len(line) - len(line.lstrip(b" \t"))
+    k = i
+    while k > 0:
+        k = max(data.rfind(b"def ", 0, k), data.rfind(b"class ", 0, k))
+        if k < 0:
+            return False
+        hs = data.rfind(b"\n", 0, k) + 1
+        head = data[hs:k]
+        pad = head.lstrip(b" \t")
+        if pad in (b"", b"async ") and len(head) - len(pad) < ci:
+            return data.startswith(b"def forward", k) and not data[k + 11 : k + 12].isalnum()
+    return False
+
+
+def _one_argument(data: bytes, j: int) -> bool:
+    """``torch.where(`` at ``j`` (just past "where"): True unless a top-level comma shows two or more arguments."""
+    depth = 0
+    for k in range(j, min(len(data), j + 400)):
+        c = data[k]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return True
+        elif c == 44 and depth == 1:  # ","
+            return False
+    return True
+
+
+def _inside_brackets(data: bytes, i: int) -> bool:
+    ls = data.rfind(b"\n", 0, i) + 1
+    head = data[ls:i]
+    return head.count(b"[") > head.count(b"]")
+
+
 def _on_condition_line(data: bytes, i: int) -> bool:
     """The token sits on a line with an if/elif/while/assert (a branch on a tensor value)."""
     ls = data.rfind(b"\n", 0, i) + 1
@@ -288,8 +328,9 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"://", _uri),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
+_FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS
 _DOT = re.compile(
-    rb"\.(item|tolist|numpy|long|double|float64|int64|any|all|sum|max|min|mean|norm|equal|allclose|nonzero|unique"
+    rb"\.(item|tolist|numpy|long(?=\()|double|float64|any|all|sum|max|min|mean|norm|equal|allclose|nonzero|unique"
     rb"|unique_consecutive|masked_select|argwhere|bincount|where|complex\w*|cfloat|cdouble|chalf|polar"
     rb"|view_as_complex|backends|hub|from_pretrained|jit|autotune|mps|neuron|cuda)\b|\.bool\(\)"
 )
@@ -470,14 +511,21 @@ class _PyVisitor:
         self.visit(node.value)
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        is_forward = node.name == "forward"
-        if is_forward:
-            self.forward_depth += 1
+        """"Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
+        saved = self.forward_depth
+        self.forward_depth = 1 if node.name == "forward" else 0
         try:
             self.generic(node)
         finally:
-            if is_forward:
-                self.forward_depth -= 1
+            self.forward_depth = saved
+
+    def v_class(self, node: ast.ClassDef) -> None:
+        saved = self.forward_depth
+        self.forward_depth = 0
+        try:
+            self.generic(node)
+        finally:
+            self.forward_depth = saved
 
     def v_import(self, node: ast.Import) -> None:
         for a in node.names:
@@ -547,8 +595,6 @@ class _PyVisitor:
                 )
             ):
                 self.add("complex-dtype", line, d)
-            elif d in ("torch.long", "torch.int64") and self.forward_depth and self.torch_file:
-                self.add("int64-index", line, f"{d} inside forward")
             elif d.startswith("torch.utils.cpp_extension.") and d.rsplit(".", 1)[1] in (
                 "CUDAExtension",
                 "load_inline",
@@ -657,6 +703,7 @@ class _PyVisitor:
 _HANDLERS: dict[type, Callable[[_PyVisitor, Any], None]] = {
     ast.Expr: _PyVisitor.v_expr,
     ast.FunctionDef: _PyVisitor.v_function,
+    ast.ClassDef: _PyVisitor.v_class,
     ast.AsyncFunctionDef: _PyVisitor.v_function,
     ast.Import: _PyVisitor.v_import,
     ast.ImportFrom: _PyVisitor.v_importfrom,
@@ -684,14 +731,26 @@ def _trigger_lines(data: bytes) -> list[int]:
             i = find(tok, i + n)
     for m in _DOT.finditer(data):
         i = m.start()
-        if m.group(1) in _CONDITION_METHODS and not _on_condition_line(data, i):
+        word = m.group(1)
+        if word in _FORWARD_ONLY:
+            if word in _CONDITION_METHODS and not _on_condition_line(data, i):
+                continue
+            if not _in_forward(data, i):
+                continue
+        elif word == b"where" and not _one_argument(data, m.end()):
             continue
+        elif word is None and not _inside_brackets(data, i):
+            continue  # ".bool()" counts only inside an index
         if not _not_code(data, i):
             positions.append(i)
-    for rx in (_BRACKET_COMPARE, _QUOTED):
-        for m in rx.finditer(data):
-            if not _not_code(data, m.end() - 1):
-                positions.append(m.end() - 1)
+    for m in _BRACKET_COMPARE.finditer(data):
+        if b" for " in m.group(0):
+            continue  # a comprehension's filter, not an index
+        if not _not_code(data, m.end() - 1):
+            positions.append(m.end() - 1)
+    for m in _QUOTED.finditer(data):
+        if not _not_code(data, m.end() - 1):
+            positions.append(m.end() - 1)
     if data.startswith((b"import", b"from")):
         first = _IMPORT.match(b"\n" + data[:200])
         if first and _import_root(first.group(1)):
@@ -715,8 +774,9 @@ def _trigger_lines(data: bytes) -> list[int]:
 
 
 _CONTINUATION = (b"else", b"elif", b"except", b"finally", b"case")
-_COL0 = re.compile(rb"^[^ \t\r\n#)\]}]", re.M)
-_COL4 = re.compile(rb"^    [^ \t\r\n#)\]}]", re.M)
+# A newline-first pattern searches much faster than "^" with re.M (the engine skips to each "\n").
+_COL0 = re.compile(rb"\n[^ \t\r\n#)\]}]")
+_COL4 = re.compile(rb"\n    [^ \t\r\n#)\]}]")
 _WORD = re.compile(rb"\w+")
 _CLASS_WRAPPER = b"class _:\n"
 
@@ -731,8 +791,9 @@ def _blocks(data: bytes, rx: re.Pattern[bytes], start: int, end: int, indent: in
     lineno = line0
     pending_decorator = False
     count = data.count
-    for m in rx.finditer(data, start, end):
-        off = m.start()
+    first = [] if start > 0 or data[:1] in (b"", b" ", b"\t", b"\r", b"\n", b"#", b")", b"]", b"}") else [None]
+    for m in (*first, *rx.finditer(data, max(0, start - 1), end)):
+        off = m.start() + 1 if m is not None else 0
         lineno += count(b"\n", pos, off)
         pos = off
         head = off + indent
