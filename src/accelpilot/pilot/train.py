@@ -223,12 +223,20 @@ def compare_outputs(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, f
 
 
 def _counters() -> dict[str, int]:
-    """Dynamo's compile counters (unique graphs, frames); zeros when dynamo never ran."""
+    """Dynamo's compile counters (unique graphs, frames) and inductor's FX-graph cache hits/misses."""
     try:
         from torch._dynamo.utils import counters
     except Exception:
-        return {"graphs": 0, "frames": 0}
-    return {"graphs": int(counters["stats"].get("unique_graphs", 0)), "frames": int(counters["frames"].get("ok", 0))}
+        return {"graphs": 0, "frames": 0, "cache_hits": 0, "cache_misses": 0}
+    return {
+        "graphs": int(counters["stats"].get("unique_graphs", 0)),
+        "frames": int(counters["frames"].get("ok", 0)),
+        "cache_hits": int(counters["inductor"].get("fxgraph_cache_hit", 0)),
+        "cache_misses": int(counters["inductor"].get("fxgraph_cache_miss", 0)),
+    }
+
+
+_CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "NEURON_COMPILE_CACHE_URL", "NEURON_CC_FLAGS")
 
 
 def _peak_flops(accelerator: str | None, precision: str) -> tuple[Figure | None, str]:
@@ -269,7 +277,7 @@ class TrainingPilot:
         self.t_start = time.perf_counter()
         self.figures: dict[str, Figure] = {}
         self.samples: dict[str, list[float]] = {}
-        self.details: dict[str, Any] = {"unavailable": {}}
+        self.details: dict[str, Any] = {"unavailable": {}, "phase_seconds": {}}
         self.errors: list[str] = []
         self.summary = TrainingSummary()
         self.accepted: bool | None = None
@@ -391,7 +399,9 @@ class TrainingPilot:
         try:
             for name, fn in phases:
                 self.current_phase = name
+                t0 = time.perf_counter()
                 fn()
+                self.details["phase_seconds"][name] = time.perf_counter() - t0
         except BaseException as exc:
             self.errors.append(f"{self.current_phase}: {exc.__class__.__name__}: {exc}".replace("\n", " "))
             with contextlib.suppress(Exception):  # the original error matters more than a failed partial write
@@ -519,7 +529,14 @@ class TrainingPilot:
             note=f"backend {self.backend}",
         )
         self.figures["compile_time_eval_s"] = _fig(self._eval_compile_s, "s", "first eval call minus second")
-        self.details["compile"] = {"backend": self.backend, "graphs_after_warmup": c["graphs"], "frames": c["frames"]}
+        self.details["compile"] = {
+            "backend": self.backend,
+            "graphs_after_warmup": c["graphs"],
+            "frames": c["frames"],
+            "inductor_cache_hits": c["cache_hits"],
+            "inductor_cache_misses": c["cache_misses"],
+            "cache_settings": {k: os.environ[k] for k in _CACHE_ENV if k in os.environ},
+        }
         # model FLOPs utilisation against the catalog's peak
         fpt = assumption(self._flops_per_token, "FLOP/token", source=self._flops_note, label="model FLOPs per token")
         achieved = (self.figures["tokens_per_s"] * fpt).with_label("model FLOP/s achieved")
