@@ -137,12 +137,14 @@ class MiniLMEncoder(nn.Module):
         x = self.ln(self.word(ids) + self.pos(positions) + self.type0)  # [N, H]
         dense = b * t == ids.shape[0]  # no padding at all: skip the scatter and the mask
         mask = None if dense else attention_mask.to(torch.bool)[:, None, None, :]
+        padded: torch.Tensor | None = None  # one zeroed buffer: real rows are overwritten, padding stays zero
         for layer in self.layers:
             qkv = layer.qkv(x)
             if dense:
                 ctx = layer.attend(qkv.view(b, t, -1), None).reshape(b * t, -1)
             else:
-                padded = qkv.new_zeros(b * t, qkv.shape[1])
+                if padded is None:
+                    padded = qkv.new_zeros(b * t, qkv.shape[1])
                 padded.index_copy_(0, flat_index, qkv)
                 ctx = layer.attend(padded.view(b, t, -1), mask).reshape(b * t, -1).index_select(0, flat_index)
             x = layer.mlp_block(x, ctx)
