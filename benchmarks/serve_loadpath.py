@@ -50,12 +50,18 @@ def null_sut(qps: float, secs: float) -> dict[str, object]:
         with stdout_to_stderr():
             lg.StartTestWithLogSettings(sut, qsl, ts, ls)
         dt = time.perf_counter() - t0
-        summ = parse_summary(open(os.path.join(tmp, "mlperf_log_summary.txt")).read())
+        with open(os.path.join(tmp, "mlperf_log_summary.txt")) as fh:
+            summ = parse_summary(fh.read())
     lg.DestroyQSL(qsl)
     lg.DestroySUT(sut)
-    return {"queries": n, "seconds": dt, "rate": n / dt, "valid": summ.get("Result is"),
-            "loadgen_qps": summ.get("Completed samples per second") or summ.get("Scheduled samples per second"),
-            "p99_ns": summ.get("99.00 percentile latency (ns)")}
+    return {
+        "queries": n,
+        "seconds": dt,
+        "rate": n / dt,
+        "valid": summ.get("Result is"),
+        "loadgen_qps": summ.get("Completed samples per second") or summ.get("Scheduled samples per second"),
+        "p99_ns": summ.get("99.00 percentile latency (ns)"),
+    }
 
 
 def ours(qps: float, secs: float, max_batch: int, max_wait_ms: float) -> dict[str, object]:
@@ -64,13 +70,28 @@ def ours(qps: float, secs: float, max_batch: int, max_wait_ms: float) -> dict[st
     eng.warmup()
     tokens = [np.asarray(t, dtype=np.int64) for t in wl.tokenize(wl.sample_requests(1024, 0))]
     t0 = time.perf_counter()
-    r = run_scenario(eng, tokens, "server", duration_s=secs, max_batch=max_batch, max_wait_s=max_wait_ms / 1e3,
-                     target_qps=qps, slo_s=None)
+    r = run_scenario(
+        eng,
+        tokens,
+        "server",
+        duration_s=secs,
+        max_batch=max_batch,
+        max_wait_s=max_wait_ms / 1e3,
+        target_qps=qps,
+        slo_s=None,
+    )
     dt = time.perf_counter() - t0
-    return {"queries": r.completed, "seconds": dt, "rate": r.completed / dt, "valid": r.loadgen.get("Result is"),
-            "loadgen_qps": r.loadgen.get("Completed samples per second"),
-            "p99_ms": r.percentiles_ms().get("p99"), "mean_batch": r.padding.get("mean_batch"),
-            "rejected": r.rejected, "errors": r.errors}
+    return {
+        "queries": r.completed,
+        "seconds": dt,
+        "rate": r.completed / dt,
+        "valid": r.loadgen.get("Result is"),
+        "loadgen_qps": r.loadgen.get("Completed samples per second"),
+        "p99_ms": r.percentiles_ms().get("p99"),
+        "mean_batch": r.padding.get("mean_batch"),
+        "rejected": r.rejected,
+        "errors": r.errors,
+    }
 
 
 def main() -> None:
@@ -85,17 +106,35 @@ def main() -> None:
     # Sustained, not just completed: at 0.8x the reference rate LoadGen must call our run VALID.
     at80 = ours(0.8 * a.qps, a.seconds, a.max_batch, a.max_wait_ms)
     ratio = float(mine["rate"]) / float(ref["rate"])  # type: ignore[arg-type]
-    print(f"LoadGen null SUT  Server @ {a.qps:,.0f}: {ref['rate']:,.0f} q/s over {ref['seconds']:.1f} s, "
-          f"LoadGen: {ref['valid']}, p99 {ref['p99_ns']} ns")
-    print(f"accelpilot null   Server @ {a.qps:,.0f}: {mine['rate']:,.0f} q/s over {mine['seconds']:.1f} s, "
-          f"LoadGen: {mine['valid']}, p99 {mine['p99_ms']:.2f} ms, mean batch {mine['mean_batch']:.1f}")
-    print(f"accelpilot null   Server @ {0.8 * a.qps:,.0f}: {at80['rate']:,.0f} q/s, LoadGen: {at80['valid']}, "
-          f"p99 {at80['p99_ms']:.2f} ms, mean batch {at80['mean_batch']:.1f}")
+    print(
+        f"LoadGen null SUT  Server @ {a.qps:,.0f}: {ref['rate']:,.0f} q/s over {ref['seconds']:.1f} s, "
+        f"LoadGen: {ref['valid']}, p99 {ref['p99_ns']} ns"
+    )
+    print(
+        f"accelpilot null   Server @ {a.qps:,.0f}: {mine['rate']:,.0f} q/s over {mine['seconds']:.1f} s, "
+        f"LoadGen: {mine['valid']}, p99 {mine['p99_ms']:.2f} ms, mean batch {mine['mean_batch']:.1f}"
+    )
+    print(
+        f"accelpilot null   Server @ {0.8 * a.qps:,.0f}: {at80['rate']:,.0f} q/s, LoadGen: {at80['valid']}, "
+        f"p99 {at80['p99_ms']:.2f} ms, mean batch {at80['mean_batch']:.1f}"
+    )
     ok = ratio >= 0.8 and at80["valid"] == "VALID"
-    print(f"ratio (accelpilot / null SUT completed rate): {ratio:.3f}; VALID at 0.8x the rate: {at80['valid']}  "
-          f"(target: ratio >= 0.8 and VALID at 0.8x)  {'PASS' if ok else 'FAIL'}")
-    print(json.dumps({"reference": ref, "accelpilot": mine, "accelpilot_at_0.8x": at80, "ratio": ratio,
-                      "cpu_count": os.cpu_count()}, default=str))
+    print(
+        f"ratio (accelpilot / null SUT completed rate): {ratio:.3f}; VALID at 0.8x the rate: {at80['valid']}  "
+        f"(target: ratio >= 0.8 and VALID at 0.8x)  {'PASS' if ok else 'FAIL'}"
+    )
+    print(
+        json.dumps(
+            {
+                "reference": ref,
+                "accelpilot": mine,
+                "accelpilot_at_0.8x": at80,
+                "ratio": ratio,
+                "cpu_count": os.cpu_count(),
+            },
+            default=str,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -64,9 +64,18 @@ def test_parse_buckets_and_scenarios() -> None:
 
 @pytest.mark.parametrize(
     "kw",
-    [{"slo_ms": 0}, {"slo_ms": -5}, {"target_qps": 0}, {"target_qps": -1.0}, {"max_batch": 0},
-     {"endpoint": "ftp://x"}, {"endpoint": "not a url"}, {"endpoint": "http://h:1", "request_rate": 0},
-     {"endpoint": "http://h:1", "request_rate": 1.0, "concurrency": 2}, {"max_wait_ms": -1}],
+    [
+        {"slo_ms": 0},
+        {"slo_ms": -5},
+        {"target_qps": 0},
+        {"target_qps": -1.0},
+        {"max_batch": 0},
+        {"endpoint": "ftp://x"},
+        {"endpoint": "not a url"},
+        {"endpoint": "http://h:1", "request_rate": 0},
+        {"endpoint": "http://h:1", "request_rate": 1.0, "concurrency": 2},
+        {"max_wait_ms": -1},
+    ],
 )
 def test_config_rejects_bad_values(kw: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
@@ -139,8 +148,14 @@ def test_batcher_counts_failed_batches() -> None:
             return n
 
     failed: list[int] = []
-    b = DynamicBatcher(Broken(), max_batch=4, max_wait_s=0, on_done=lambda *a: None, on_reject=lambda t: None,
-                       on_error=lambda tags, exc: failed.extend(tags))
+    b = DynamicBatcher(
+        Broken(),
+        max_batch=4,
+        max_wait_s=0,
+        on_done=lambda *a: None,
+        on_reject=lambda t: None,
+        on_error=lambda tags, exc: failed.extend(tags),
+    )
     b.run_inline([1, 2], [np.ones(3, dtype=np.int64)] * 2)
     assert failed == [1, 2]
     assert "device fell over" in b.failures[0]

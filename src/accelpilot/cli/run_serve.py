@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -33,8 +33,10 @@ def render_summary(result: PilotResult, path: str) -> None:
     p = result.platform
     d = result.details
     if "scenarios" in d:
-        t = Table(title=f"serving pilot: {result.workload.name} on {p.device_name or p.device} ({p.precision})",
-                  caption=f"written to {path}")
+        t = Table(
+            title=f"serving pilot: {result.workload.name} on {p.device_name or p.device} ({p.precision})",
+            caption=f"written to {path}",
+        )
         for col in ("scenario", "rate q/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "goodput", "idle", "valid"):
             t.add_column(col, justify="left" if col == "scenario" else "right")
         for name, sc in d["scenarios"].items():
@@ -44,14 +46,18 @@ def render_summary(result: PilotResult, path: str) -> None:
             t.add_row(
                 name if name != "peak" else "server @ peak",
                 f"{sc['throughput_qps']:,.1f}",
-                _ms(lat.get("p50")), _ms(lat.get("p90")), _ms(lat.get("p99")), _ms(lat.get("p99.9")),
+                _ms(lat.get("p50")),
+                _ms(lat.get("p90")),
+                _ms(lat.get("p99")),
+                _ms(lat.get("p99.9")),
                 "-" if share is None else f"{share:.1%}",
                 "-" if idle is None else f"{idle:.0%}",
                 {True: "VALID", False: "INVALID", None: "-"}[sc.get("loadgen_valid")],
             )
         console.print(t)
         eng = d.get("engine", {})
-        pad = next(iter(d["scenarios"].values()), {}).get("padding", {})
+        first: dict[str, Any] = next(iter(d["scenarios"].values()), {})
+        pad = first.get("padding", {})
         eff = pad.get("padding_efficiency")
         console.print(
             f"engine: {eng.get('mode')}, buckets {eng.get('buckets')}, {d.get('compiles', 0)} compiled shape(s), "
@@ -59,25 +65,34 @@ def render_summary(result: PilotResult, path: str) -> None:
             + (f", padding efficiency {eff:.0%}" if eff is not None else "")
         )
     else:
-        t = Table(title=f"endpoint pilot: {result.workload.name} at {result.config.get('endpoint')}",
-                  caption=f"written to {path}")
+        t = Table(
+            title=f"endpoint pilot: {result.workload.name} at {result.config.get('endpoint')}",
+            caption=f"written to {path}",
+        )
         for col in ("metric", "p50 ms", "p90 ms", "p99 ms", "mean ms"):
             t.add_column(col, justify="left" if col == "metric" else "right")
         for m in ("ttft", "tpot", "itl", "e2e"):
             f = result.figures
-            t.add_row(m.upper(), *(_ms(f[k].value) if (k := f"endpoint.{m}_{q}_ms") in f else "-"
-                                   for q in ("p50", "p90", "p99", "mean")))
+            t.add_row(
+                m.upper(),
+                *(
+                    _ms(f[k].value) if (k := f"endpoint.{m}_{q}_ms") in f else "-"
+                    for q in ("p50", "p90", "p99", "mean")
+                ),
+            )
         console.print(t)
-        console.print(f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
-                      f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}")
+        console.print(
+            f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
+            f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}"
+        )
     if s is not None:
         peak = "-" if s.peak_qps_under_slo is None else f"{s.peak_qps_under_slo:,.2f} req/s"
         share = "-" if s.goodput_share is None else f"{s.goodput_share:.1%}"
         tpr = "-" if s.tokens_per_request is None else f"{s.tokens_per_request:.1f}"
         idle = "-" if s.idle_fraction is None else f"{s.idle_fraction:.0%}"
         console.print(
-            f"[bold]for the bill:[/bold] peak under SLO {peak} ({s.scenario}, SLO {s.slo_ms} ms), goodput share {share}, "
-            f"tokens/request {tpr}, idle {idle}, errors {s.errors}, rejected {s.rejected}"
+            f"[bold]for the bill:[/bold] peak under SLO {peak} ({s.scenario}, SLO {s.slo_ms} ms), "
+            f"goodput share {share}, tokens/request {tpr}, idle {idle}, errors {s.errors}, rejected {s.rejected}"
         )
     for e in result.errors[:5]:
         console.print(f"[red]error:[/red] {e}")
@@ -92,7 +107,9 @@ def serve(
     ),
     target_qps: float | None = typer.Option(None, "--target-qps", help="Server rate (default: half the capacity)."),
     slo_ms: float | None = typer.Option(None, "--slo-ms", help="Latency bound (default 130 ms in-process)."),
-    find_peak: bool = typer.Option(False, "--find-peak", help="Search the highest Server rate whose p99 meets the SLO."),
+    find_peak: bool = typer.Option(
+        False, "--find-peak", help="Search the highest Server rate whose p99 meets the SLO."
+    ),
     buckets: str = typer.Option("32,64,128", "--buckets", help="Sequence-length buckets requests are padded to."),
     max_batch: int = typer.Option(32, "--max-batch", help="Largest batch the dynamic batcher forms."),
     max_wait_ms: float = typer.Option(2.0, "--max-wait-ms", help="Longest a request waits for its batch to fill."),
@@ -118,12 +135,29 @@ def serve(
     from accelpilot.pilot.serve.runner import run_serve
 
     cfg = ServeConfig(
-        device=device, workload=workload, scenarios=parse_scenarios(scenario), target_qps=target_qps, slo_ms=slo_ms,
-        find_peak=find_peak, buckets=parse_buckets(buckets), max_batch=max_batch, max_wait_ms=max_wait_ms,
-        duration_s=duration_s, precision=precision, num_samples=num_samples, seed=seed, endpoint=endpoint,
-        model_name=model_name, request_rate=request_rate, concurrency=concurrency, num_requests=num_requests,
-        max_tokens=max_tokens, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
-        request_timeout_s=request_timeout_s, command=_command_line(),
+        device=device,
+        workload=workload,
+        scenarios=parse_scenarios(scenario),
+        target_qps=target_qps,
+        slo_ms=slo_ms,
+        find_peak=find_peak,
+        buckets=parse_buckets(buckets),
+        max_batch=max_batch,
+        max_wait_ms=max_wait_ms,
+        duration_s=duration_s,
+        precision=precision,
+        num_samples=num_samples,
+        seed=seed,
+        endpoint=endpoint,
+        model_name=model_name,
+        request_rate=request_rate,
+        concurrency=concurrency,
+        num_requests=num_requests,
+        max_tokens=max_tokens,
+        slo_ttft_ms=slo_ttft_ms,
+        slo_tpot_ms=slo_tpot_ms,
+        request_timeout_s=request_timeout_s,
+        command=_command_line(),
     ).validate()
 
     def log(msg: str) -> None:
@@ -131,7 +165,12 @@ def serve(
 
     if err_console.is_terminal:
         with err_console.status("serving pilot") as status:
-            result = run_serve(cfg, lambda m: (status.update(m), log(m)) and None)
+
+            def progress(msg: str) -> None:
+                status.update(msg)
+                log(msg)
+
+            result = run_serve(cfg, progress)
     else:
         result = run_serve(cfg, log if not as_json else (lambda m: None))
     path = write_result(result, Path(out) / result.default_filename())

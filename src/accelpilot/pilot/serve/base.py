@@ -20,7 +20,8 @@ DEFAULT_BUCKETS = (32, 64, 128)
 # MLPerf Inference's Server bound for BERT (p99 130 ms): a sourced default, not a recommendation.
 DEFAULT_SLO_MS = 130.0
 
-WORDS = "the quick brown fox jumps over the lazy dog while accelerators compile graphs for fixed shapes".split()
+_PHRASE = "the quick brown fox jumps over the lazy dog while accelerators compile graphs for fixed shapes"
+WORDS = _PHRASE.split(" ")
 
 
 def sample_sentences(n: int, seed: int = 0, min_words: int = 8, max_words: int = 40) -> list[str]:
@@ -41,7 +42,9 @@ def parse_scenarios(values: Sequence[str] | str | None) -> tuple[str, ...]:
             if not name:
                 continue
             if name not in SCENARIOS:
-                raise ConfigError(f"unknown scenario {raw.strip()!r}; {did_you_mean(name, SCENARIOS)}", field="--scenario")
+                raise ConfigError(
+                    f"unknown scenario {raw.strip()!r}; {did_you_mean(name, SCENARIOS)}", field="--scenario"
+                )
             if name not in out:
                 out.append(name)
     if not out:
@@ -62,7 +65,9 @@ def parse_buckets(value: str | Sequence[int] | None) -> tuple[int, ...]:
         try:
             n = int(s)
         except ValueError:
-            raise ConfigError(f"bucket {s!r} is not an integer", field="--buckets", fix="e.g. --buckets 32,64,128") from None
+            raise ConfigError(
+                f"bucket {s!r} is not an integer", field="--buckets", fix="e.g. --buckets 32,64,128"
+            ) from None
         if n <= 0:
             raise ConfigError(f"bucket {n} must be positive", field="--buckets", fix="e.g. --buckets 32,64,128")
         out.add(n)
@@ -154,7 +159,9 @@ class ServeConfig:
         if self.endpoint is None and self.slo_ms is None:
             self.slo_ms = DEFAULT_SLO_MS
         if self.endpoint is not None and self.find_peak:
-            raise ConfigError("--find-peak runs in-process only", field="--find-peak", fix="drop --endpoint or --find-peak")
+            raise ConfigError(
+                "--find-peak runs in-process only", field="--find-peak", fix="drop --endpoint or --find-peak"
+            )
         if self.endpoint is not None:
             self.endpoint = check_endpoint_url(self.endpoint)
             if self.request_rate is not None and self.concurrency is not None:

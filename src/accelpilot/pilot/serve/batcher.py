@@ -14,14 +14,14 @@ import time
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from accelpilot.pilot.serve.buckets import PaddingStats
 
 # on_done(tags, issue_times_ns, done_ns, outputs) is called once per completed group, from the worker thread.
-DoneFn = Callable[[list[Any], list[int], int, Any], None]
+DoneFn = Callable[[list[Any], int, Any], None]  # on_done(requests, done_ns, outputs), once per group
 RejectFn = Callable[[list[Any]], None]
 ErrorFn = Callable[[list[Any], BaseException], None]
 
@@ -29,7 +29,11 @@ ErrorFn = Callable[[list[Any], BaseException], None]
 # A queued request is a plain tuple (cheapest to build at tens of thousands per second):
 # (tag: what the caller needs to complete it, tokens, issued_ns, seq bucket, real tokens)
 Request = tuple[Any, np.ndarray, int, int, int]
-TAG, TOKENS, ISSUED, SEQ, LEN = range(5)
+TAG: Final = 0
+TOKENS: Final = 1
+ISSUED: Final = 2
+SEQ: Final = 3
+LEN: Final = 4
 
 
 class BusyClock:

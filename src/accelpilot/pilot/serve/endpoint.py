@@ -19,7 +19,7 @@ from urllib.parse import urlparse, urlunparse
 import numpy as np
 
 from accelpilot.figures import Figure, measured
-from accelpilot.pilot.result import Platform, PilotResult, ServingSummary, WorkloadInfo
+from accelpilot.pilot.result import PilotResult, Platform, ServingSummary, WorkloadInfo
 from accelpilot.pilot.serve.base import ServeConfig, sample_sentences
 from accelpilot.pilot.stats import Samples
 
@@ -148,7 +148,9 @@ async def _one(client: Any, url: str, api: str, model: str, prompt: str, max_tok
     return rec
 
 
-async def _drive(cfg: ServeConfig, url: str, api: str, model: str, prompts: list[str]) -> tuple[list[RequestRecord], float]:
+async def _drive(
+    cfg: ServeConfig, url: str, api: str, model: str, prompts: list[str]
+) -> tuple[list[RequestRecord], float]:
     import httpx
 
     limits = httpx.Limits(max_connections=max(100, cfg.concurrency or 0), max_keepalive_connections=100)
@@ -222,7 +224,9 @@ def run_endpoint(cfg: ServeConfig, log: Any = None) -> PilotResult:
     url, api = resolve_url(cfg.endpoint or "")
     prompts = sample_sentences(cfg.num_requests, cfg.seed)
     model = asyncio.run(_model_name(cfg, url))
-    load = f"Poisson {cfg.request_rate:g} req/s" if cfg.request_rate is not None else f"concurrency {cfg.concurrency or 1}"
+    load = (
+        f"Poisson {cfg.request_rate:g} req/s" if cfg.request_rate is not None else f"concurrency {cfg.concurrency or 1}"
+    )
     if log:
         log(f"{cfg.num_requests} streaming requests to {url} ({api}, model {model!r}), {load}")
     records, wall = asyncio.run(_drive(cfg, url, api, model, prompts))
@@ -244,7 +248,9 @@ def run_endpoint(cfg: ServeConfig, log: Any = None) -> PilotResult:
         if len(s):
             figures[f"endpoint.{name}_mean_ms"] = measured(s.mean() * 1e3, "ms", SOURCE, f"{name.upper()} mean")
     figures["endpoint.request_throughput"] = measured(len(ok) / wall, "req/s", SOURCE, "successful requests per second")
-    figures["endpoint.output_token_throughput"] = measured(out_tokens / wall, "token/s", SOURCE, "output tokens per second")
+    figures["endpoint.output_token_throughput"] = measured(
+        out_tokens / wall, "token/s", SOURCE, "output tokens per second"
+    )
     figures["endpoint.goodput_qps"] = measured(good / wall, "req/s", SOURCE, "requests meeting every SLO per second")
     figures["endpoint.error_rate"] = measured(n_err / len(records), "", SOURCE, "failed requests / requests")
 
@@ -277,21 +283,37 @@ def run_endpoint(cfg: ServeConfig, log: Any = None) -> PilotResult:
         platform=platform,
         workload=WorkloadInfo(name=model, factory="endpoint", config={"api": api, "max_tokens": cfg.max_tokens}),
         config={
-            "endpoint": url, "api": api, "model": model, "request_rate": cfg.request_rate,
-            "concurrency": cfg.concurrency if cfg.request_rate is None else None, "num_requests": cfg.num_requests,
-            "max_tokens": cfg.max_tokens, "slo_ms": cfg.slo_ms, "slo_ttft_ms": cfg.slo_ttft_ms,
-            "slo_tpot_ms": cfg.slo_tpot_ms, "request_timeout_s": cfg.request_timeout_s, "seed": cfg.seed,
+            "endpoint": url,
+            "api": api,
+            "model": model,
+            "request_rate": cfg.request_rate,
+            "concurrency": cfg.concurrency if cfg.request_rate is None else None,
+            "num_requests": cfg.num_requests,
+            "max_tokens": cfg.max_tokens,
+            "slo_ms": cfg.slo_ms,
+            "slo_ttft_ms": cfg.slo_ttft_ms,
+            "slo_tpot_ms": cfg.slo_tpot_ms,
+            "request_timeout_s": cfg.request_timeout_s,
+            "seed": cfg.seed,
         },
         figures=figures,
         samples={
-            "endpoint.ttft_s": list(ttft.values), "endpoint.tpot_s": list(tpot.values),
-            "endpoint.itl_s": list(itl.values), "endpoint.e2e_s": list(e2e.values),
+            "endpoint.ttft_s": list(ttft.values),
+            "endpoint.tpot_s": list(tpot.values),
+            "endpoint.itl_s": list(itl.values),
+            "endpoint.e2e_s": list(e2e.values),
         },
         serving=summary,
         accepted=bool(ok) and n_err == 0,
         details={
-            "requests": len(records), "succeeded": len(ok), "errors": n_err, "timeouts": timeouts,
-            "errors_by_kind": errors_by_kind, "good": good, "wall_s": wall, "output_tokens": out_tokens,
+            "requests": len(records),
+            "succeeded": len(ok),
+            "errors": n_err,
+            "timeouts": timeouts,
+            "errors_by_kind": errors_by_kind,
+            "good": good,
+            "wall_s": wall,
+            "output_tokens": out_tokens,
             "http_status": {str(s): sum(1 for r in records if r.status == s) for s in {r.status for r in records}},
             "first_errors": [r.error for r in records if not r.ok][:10],
             "output_tokens_p50": float(np.median([r.output_tokens for r in ok])) if ok else None,

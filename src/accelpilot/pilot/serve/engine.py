@@ -157,8 +157,8 @@ class Engine:
         # Padded batch sizes only matter where a program is built per shape.
         fixed_rows = mode == "cuda" or self.compile_backend != "eager"
         self.batch_sizes: tuple[int, ...] | None = (
-            tuple(sorted(set(batch_sizes))) if batch_sizes else batch_buckets(max_batch)
-        ) if fixed_rows else None
+            (tuple(sorted(set(batch_sizes))) if batch_sizes else batch_buckets(max_batch)) if fixed_rows else None
+        )
         if self.batch_sizes is not None and self.batch_sizes[-1] < max_batch:
             self.batch_sizes = (*self.batch_sizes, max_batch)
         self.shapes: dict[str, ShapeInfo] = {}
@@ -170,7 +170,7 @@ class Engine:
 
     # --- forward functions ------------------------------------------------------------------------
     def _forward_padded(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.workload.forward(self.model, ids, mask)  # type: ignore[no-any-return]
+        return self.workload.forward(self.model, ids, mask)  # type: ignore[no-any-return,unused-ignore]
 
     @property
     def compiles(self) -> int:
@@ -206,7 +206,7 @@ class Engine:
 
     def _build_shape(self, rows: int, seq: int) -> tuple[str, bool, str]:
         if self.mode == "cuda":
-            graph = rows <= self.graph_max_batch
+            graph = rows <= self.graph_max_batch or not self.compile_large
             if graph:
                 fn = self._forward_padded
             else:
@@ -216,7 +216,8 @@ class Engine:
             try:
                 with torch.inference_mode():
                     self._cuda_shapes[(rows, seq)] = _CudaShape(fn, self.device, rows, seq, graph)
-                return ("cuda_graph" if graph else ("compiled" if self._compiled else "eager")), True, ""
+                path = "cuda_graph" if graph else ("compiled" if self._compiled else "eager")
+                return path, path != "eager", ""
             except Exception as exc:  # a failed compile or capture falls back to eager, and says so
                 msg = f"{rows}x{seq}: {exc.__class__.__name__}: {str(exc)[:200]}"
                 self.compile_errors.append(msg)
@@ -278,8 +279,17 @@ class Engine:
             "batch_sizes": list(self.batch_sizes) if self.batch_sizes else None,
             "graph_max_batch": self.graph_max_batch if self.mode == "cuda" else None,
             "compiles": self.compiles,
-            "shapes": {k: {"path": v.path, "warmup_s": v.warmup_s, "compiled": v.compiled} for k, v in self.shapes.items()},
+            "shapes": {
+                k: {"path": v.path, "warmup_s": v.warmup_s, "compiled": v.compiled} for k, v in self.shapes.items()
+            },
             "compile_errors": self.compile_errors,
+            "cpu_threads": {
+                "small_batch": self.small_batch_threads,
+                "large_batch": self.threads,
+                "small_batch_tokens": self.small_batch_tokens,
+            }
+            if self.device.type == "cpu"
+            else None,
         }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -138,7 +138,7 @@ class MiniLMEncoder(nn.Module):
         dense = b * t == ids.shape[0]  # no padding at all: skip the scatter and the mask
         mask = None if dense else attention_mask.to(torch.bool)[:, None, None, :]
         padded: torch.Tensor | None = None  # one zeroed buffer: real rows are overwritten, padding stays zero
-        for layer in self.layers:
+        for layer in cast("list[EncoderLayer]", self.layers):
             qkv = layer.qkv(x)
             if dense:
                 ctx = layer.attend(qkv.view(b, t, -1), None).reshape(b * t, -1)
@@ -220,7 +220,7 @@ class MiniLMWorkload:
         return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
 
     def forward(self, model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return model(input_ids, attention_mask)  # type: ignore[no-any-return]
+        return model(input_ids, attention_mask)  # type: ignore[no-any-return,unused-ignore]
 
     def sample_requests(self, n: int, seed: int) -> list[str]:
         return sample_sentences(n, seed, self.min_words, self.max_words)

@@ -21,8 +21,13 @@ from accelpilot.pilot.serve.base import ServeConfig
 from accelpilot.pilot.serve.loadgen_runner import SCENARIO_NAMES, ScenarioResult, run_scenario
 
 Log = Callable[[str], None]
-BUILTIN = {"minilm": "minilm", "builtin:minilm": "minilm", "all-minilm-l6-v2": "minilm", "null": "null",
-           "builtin:null": "null"}
+BUILTIN = {
+    "minilm": "minilm",
+    "builtin:minilm": "minilm",
+    "all-minilm-l6-v2": "minilm",
+    "null": "null",
+    "builtin:null": "null",
+}
 SOURCE = "accelpilot run serve"
 
 
@@ -89,7 +94,7 @@ def calibrate(engine: Any, tokens: Sequence[np.ndarray], max_batch: int, budget_
 
 
 def passes(run: ScenarioResult, slo_s: float) -> bool:
-    """A rate is sustained when p99 <= SLO without errors (LoadGen issues on schedule, so a backlog shows as latency)."""
+    """A rate is sustained when p99 <= SLO without errors (LoadGen issues on schedule: a backlog shows as latency)."""
     if not run.latencies_s or run.errors:
         return False
     return float(np.percentile(np.asarray(run.latencies_s), 99)) <= slo_s
@@ -114,12 +119,28 @@ def find_peak(
     best_run: ScenarioResult | None = None
 
     def trial(rate: float) -> bool:
-        run = run_scenario(engine, tokens, "server", duration_s=duration_s, max_batch=max_batch,
-                           max_wait_s=max_wait_s, target_qps=rate, slo_s=slo_s, seed=seed)
+        run = run_scenario(
+            engine,
+            tokens,
+            "server",
+            duration_s=duration_s,
+            max_batch=max_batch,
+            max_wait_s=max_wait_s,
+            target_qps=rate,
+            slo_s=slo_s,
+            seed=seed,
+        )
         ok = passes(run, slo_s)
         p = run.percentiles_ms()
-        trail.append({"target_qps": rate, "achieved_qps": run.throughput_qps, "p99_ms": p.get("p99"),
-                      "passed": ok, "loadgen_valid": run.valid})
+        trail.append(
+            {
+                "target_qps": rate,
+                "achieved_qps": run.throughput_qps,
+                "p99_ms": p.get("p99"),
+                "passed": ok,
+                "loadgen_valid": run.valid,
+            }
+        )
         log(f"find-peak: {rate:,.1f} q/s -> p99 {p.get('p99', float('nan')):.1f} ms {'ok' if ok else 'too slow'}")
         nonlocal best_rate, best_run
         if ok and (best_rate is None or rate > best_rate):
@@ -147,8 +168,12 @@ def _scenario_figures(prefix: str, run: ScenarioResult, slo_s: float | None, nam
     out: dict[str, Figure] = {}
     for k, v in run.percentiles_ms().items():
         out[f"{prefix}.latency_{k}_ms"] = measured(v, "ms", src, f"{name} latency {k}")
-    out[f"{prefix}.throughput_qps"] = measured(run.throughput_qps, "req/s", src, f"{name} completed requests per second")
-    out[f"{prefix}.goodput_qps"] = measured(run.goodput_qps(slo_s), "req/s", src, f"{name} requests within SLO per second")
+    out[f"{prefix}.throughput_qps"] = measured(
+        run.throughput_qps, "req/s", src, f"{name} completed requests per second"
+    )
+    out[f"{prefix}.goodput_qps"] = measured(
+        run.goodput_qps(slo_s), "req/s", src, f"{name} requests within SLO per second"
+    )
     share = run.goodput_share(slo_s)
     if share is not None:
         out[f"{prefix}.goodput_share"] = measured(share, "", src, f"{name} share of requests within SLO")
@@ -232,11 +257,23 @@ def _run_in_process(cfg: ServeConfig, log: Log) -> PilotResult:
         target = None
         if sc == "server":
             target = cfg.target_qps if cfg.target_qps is not None else 0.5 * (cap.qps if cap else 1.0)
-        log(f"LoadGen {SCENARIO_NAMES[sc]}" + (f" at {target:,.1f} q/s" if target else "") + f" for {cfg.duration_s:g} s")
+        log(
+            f"LoadGen {SCENARIO_NAMES[sc]}"
+            + (f" at {target:,.1f} q/s" if target else "")
+            + f" for {cfg.duration_s:g} s"
+        )
         runs[sc] = run_scenario(
-            engine, tokens, sc, duration_s=cfg.duration_s, max_batch=cfg.max_batch, max_wait_s=max_wait_s,
-            target_qps=target, slo_s=slo_s, expected_qps=cap.qps if cap else None,
-            expected_latency_s=cap.single_s if cap else None, seed=cfg.seed,
+            engine,
+            tokens,
+            sc,
+            duration_s=cfg.duration_s,
+            max_batch=cfg.max_batch,
+            max_wait_s=max_wait_s,
+            target_qps=target,
+            slo_s=slo_s,
+            expected_qps=cap.qps if cap else None,
+            expected_latency_s=cap.single_s if cap else None,
+            seed=cfg.seed,
         )
 
     peak: float | None = None
@@ -246,13 +283,24 @@ def _run_in_process(cfg: ServeConfig, log: Log) -> PilotResult:
         assert slo_s is not None and cap is not None
         log(f"find-peak: bisection over Server rates, p99 <= {cfg.slo_ms:g} ms")
         peak, peak_run, trail = find_peak(
-            engine, tokens, slo_s=slo_s, capacity_qps=cap.qps, steps=cfg.peak_steps, duration_s=cfg.peak_duration_s,
-            max_batch=cfg.max_batch, max_wait_s=max_wait_s, seed=cfg.seed, log=log,
+            engine,
+            tokens,
+            slo_s=slo_s,
+            capacity_qps=cap.qps,
+            steps=cfg.peak_steps,
+            duration_s=cfg.peak_duration_s,
+            max_batch=cfg.max_batch,
+            max_wait_s=max_wait_s,
+            seed=cfg.seed,
+            log=log,
         )
 
     # --- the summary the bill reads --------------------------------------------------------------
-    primary_name = "peak" if peak_run is not None else next(
-        (s for s in ("server", "offline", "singlestream") if s in runs), cfg.scenarios[0])
+    primary_name = (
+        "peak"
+        if peak_run is not None
+        else next((s for s in ("server", "offline", "singlestream") if s in runs), cfg.scenarios[0])
+    )
     primary = peak_run if peak_run is not None else runs[primary_name]
     ok = passes(primary, slo_s) if slo_s is not None else True
     if peak is not None:
@@ -295,16 +343,18 @@ def _run_in_process(cfg: ServeConfig, log: Log) -> PilotResult:
         figures[f"bucket.{key}.build_s"] = measured(info.warmup_s, "s", SOURCE, f"shape {key} ({info.path})")
     if cap is not None:
         figures["capacity_qps"] = measured(cap.qps, "req/s", SOURCE, f"full batches of {cfg.max_batch}, no arrivals")
-    details.update({
-        "engine": engine.describe(),
-        "compiles": engine.compiles,
-        "load_s": load_s,
-        "tokenize_s": tok_s,
-        "requests_longer_than_largest_bucket": too_long,
-        "peak_basis": peak_basis,
-        "find_peak": trail,
-        "capacity": {"qps": cap.qps, "single_s": cap.single_s} if cap else None,
-    })
+    details.update(
+        {
+            "engine": engine.describe(),
+            "compiles": engine.compiles,
+            "load_s": load_s,
+            "tokenize_s": tok_s,
+            "requests_longer_than_largest_bucket": too_long,
+            "peak_basis": peak_basis,
+            "find_peak": trail,
+            "capacity": {"qps": cap.qps, "single_s": cap.single_s} if cap else None,
+        }
+    )
     errors = [f"{sc}: {f}" for sc, r in runs.items() for f in r.failures[:5]] + list(engine.compile_errors)
 
     platform = fingerprint(device, engine.compile_backend if engine.compiles else "eager", engine.precision)
