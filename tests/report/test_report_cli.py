@@ -163,3 +163,13 @@ def test_python_dash_m(tmp_path: Path) -> None:
 
     proc = subprocess.run([sys.executable, "-m", "accelpilot", "--help"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and "pilot" in proc.stdout and "report" in proc.stdout
+
+
+def test_pilot_failure_is_one_line_and_writes_no_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rep"
+    code, _, err = run(
+        ["pilot", "--skip-serve", "--skip-scan", "--workload", "no_such_module_xyz:factory", "--out", str(out)], capsys
+    )
+    assert code == 2
+    assert_one_line_error(err, "train.log", "the train pilot failed", "--skip-train")
+    assert not (out / "report.html").exists() and not (out / "report.json").exists()

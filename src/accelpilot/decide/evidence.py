@@ -55,9 +55,7 @@ class FigureRef(BaseModel):
         if self.leaves:
             head += " — from: " + "; ".join(
                 f"{lf.label or 'input'} = {fmt_number(lf.value)}{' ' if lf.unit and not lf.unit.startswith('1/') else ''}"
-                f"{unit_text(lf.unit)} ({lf.kind_label}"
-                + (f", {lf.source}" if lf.source else "")
-                + ")"
+                f"{unit_text(lf.unit)} ({lf.kind_label}" + (f", {lf.source}" if lf.source else "") + ")"
                 for lf in self.leaves
             )
         return head

@@ -17,8 +17,9 @@ from pathlib import Path
 from accelpilot.errors import InputFileError, UserError
 
 # Small, fast settings for the CPU: the procedure must finish in about two minutes on two cores.
-CPU_TRAIN_ARGS = ("--steps", "8", "--warmup", "2", "--runs", "3")
+CPU_TRAIN_ARGS = ("--steps", "6", "--warmup", "2", "--runs", "3")
 CPU_SERVE_ARGS = ("--duration-s", "2", "--num-samples", "64", "--buckets", "32,64")
+CHILD_TIMEOUT_S = 1800  # a hung pilot must not hang the procedure
 
 
 class PilotRunError(UserError):
@@ -75,7 +76,14 @@ def _run_child(kind: str, args: list[str], results_dir: Path, log_file: Path) ->
     with open(log_file, "w", encoding="utf-8") as fh:
         fh.write(" ".join(cmd) + "\n")
         fh.flush()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=fh, check=False)
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=fh, check=False, timeout=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise PilotRunError(
+                f"the {kind} pilot did not finish within {CHILD_TIMEOUT_S} s and was stopped",
+                file=str(log_file),
+                fix="read the log; use smaller settings or pass --skip-" + kind,
+            ) from None
     if proc.returncode != 0:
         tail = [ln.strip() for ln in log_file.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
         last = tail[-1] if tail else "no output"
