@@ -119,11 +119,13 @@ def find_peak(
     best_run: ScenarioResult | None = None
 
     def trial(rate: float) -> bool:
+        # enough queries for a p99 to mean something, within 1x-3x the step duration
+        secs = min(3 * duration_s, max(duration_s, 32 / rate))
         run = run_scenario(
             engine,
             tokens,
             "server",
-            duration_s=duration_s,
+            duration_s=secs,
             max_batch=max_batch,
             max_wait_s=max_wait_s,
             target_qps=rate,
@@ -136,6 +138,7 @@ def find_peak(
             {
                 "target_qps": rate,
                 "achieved_qps": run.throughput_qps,
+                "queries": run.completed,
                 "p99_ms": p.get("p99"),
                 "passed": ok,
                 "loadgen_valid": run.valid,
@@ -147,19 +150,18 @@ def find_peak(
             best_rate, best_run = rate, run
         return ok
 
+    # Bisection in (0, 1.25 x capacity]; a rate that passes raises the floor, one that fails lowers the ceiling.
     lo, hi = 0.0, 1.25 * capacity_qps
-    floor = max(capacity_qps * 0.05, 1.0 / max(duration_s, 1e-3))
-    if not trial(floor):
-        return None, None, trail
-    lo = floor
-    for _ in range(max(0, steps - 1)):
-        if hi - lo <= 0.02 * hi:
+    for _ in range(max(1, steps)):
+        if lo > 0 and hi - lo <= 0.02 * hi:
             break
         mid = (lo + hi) / 2
         if trial(mid):
             lo = mid
         else:
             hi = mid
+    if best_rate is None:  # nothing passed: one last try at a low rate before saying "no rate meets the SLO"
+        trial(max(hi / 4, 1.0 / max(duration_s, 1e-3)))
     return best_rate, best_run, trail
 
 
