@@ -763,8 +763,8 @@ def _trigger_lines(data: bytes) -> list[int]:
     i = find(b"import ")
     while i != -1:
         ls = data.rfind(b"\n", 0, i) + 1
-        m = _IMPORT_LINE.match(data, ls)
-        if m and _import_root(m.group(1) or m.group(2)):
+        im = _IMPORT_LINE.match(data, ls)
+        if im and _import_root(im.group(1) or im.group(2)):
             positions.append(ls)
         i = find(b"import ", i + 7)
     if not positions:
@@ -971,9 +971,9 @@ def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
                         continue
                     if not os.path.isfile(real):
                         continue
-                    kind = classify(e.name)
-                    if kind:
-                        files.append((e.path, rel, kind))
+                    link_kind = classify(e.name)
+                    if link_kind:
+                        files.append((e.path, rel, link_kind))
                 elif e.is_dir(follow_symlinks=False):
                     if e.name in EXCLUDED_DIRS:
                         skipped.append(Skipped(path=rel, reason="excluded directory"))
@@ -981,9 +981,9 @@ def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
                     visited.add(os.path.realpath(e.path))
                     stack.append((e.path, rel))
                 elif e.is_file(follow_symlinks=False):
-                    kind = classify(e.name)
-                    if kind:
-                        files.append((e.path, rel, kind))
+                    file_kind = classify(e.name)
+                    if file_kind:
+                        files.append((e.path, rel, file_kind))
             except OSError as exc:
                 skipped.append(Skipped(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
     files.sort(key=lambda t: t[1])
