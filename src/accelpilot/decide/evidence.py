@@ -54,11 +54,16 @@ class FigureRef(BaseModel):
         head = " · ".join(bits)
         if self.leaves:
             head += " — from: " + "; ".join(
-                f"{lf.label or 'input'} = {fmt_number(lf.value)}{' ' if lf.unit and not lf.unit.startswith('1/') else ''}"
-                f"{unit_text(lf.unit)} ({lf.kind_label}" + (f", {lf.source}" if lf.source else "") + ")"
+                f"{lf.label or 'input'} = {fmt_number(lf.value)}{_sep(lf.unit)}{unit_text(lf.unit)} ({lf.kind_label}"
+                + (f", {lf.source}" if lf.source else "")
+                + ")"
                 for lf in self.leaves
             )
         return head
+
+
+def _sep(unit: str) -> str:
+    return " " if unit and not unit.startswith("1/") else ""
 
 
 def unit_text(unit: str) -> str:
