@@ -104,6 +104,13 @@ def test_model_inventory_from_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert {f["rule"] for f in data["findings"]} == {"unsupported-op", "data-dependent-op", "float64-dtype"}
 
 
+def test_explain_rule_and_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scan", "--explain", "flash-attn"]) == 0
+    assert "flash-attn ships CUDA kernels only" in capsys.readouterr().out
+    assert main(["scan", "--explain", "flash-atn"]) == 2
+    assert "did you mean 'flash-attn'" in capsys.readouterr().err
+
+
 def test_list_rules(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scan", "--list-rules"]) == 0
     assert "cuda-call\tdevice-specific code path" in capsys.readouterr().out

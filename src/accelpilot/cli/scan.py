@@ -11,7 +11,7 @@ from accelpilot.cli.app import app
 from accelpilot.cli.common import console
 from accelpilot.errors import ConfigError
 from accelpilot.porting.log import load_log
-from accelpilot.porting.rules import RULES, SEVERITY_RANK, resolve_targets
+from accelpilot.porting.rules import RULES, SEVERITY_RANK, get_rule, resolve_targets
 
 
 @app.command("scan")
@@ -31,12 +31,20 @@ def scan(
     max_rows: int = typer.Option(40, "--max-rows", help="Rows per table in the terminal view (0 = all)."),
     fail_on: str = typer.Option("none", "--fail-on", help="Exit 1 if a finding is at least: info, warning, blocking."),
     list_rules: bool = typer.Option(False, "--list-rules", help="Print the rule registry and exit."),
+    explain: str | None = typer.Option(None, "--explain", help="Print one rule's explanation and exit."),
 ) -> None:
     """Write the portability log: device-specific code paths, container differences, unsupported operators,
     data movement steps and operational integrations, each with file, line, why and effort."""
     from accelpilot.porting.render import render_markdown, render_table
     from accelpilot.porting.scanner import scan_path
 
+    if explain is not None:
+        r = get_rule(explain)
+        sys.stdout.write(
+            f"{r.id}: {r.title}\n  record category: {r.record_category} ({r.category}); dimension: {r.dimension}; "
+            f"severity: {r.severity}; effort: {r.effort}; targets: {', '.join(sorted(r.targets))}\n  {r.why}\n"
+        )
+        return
     if list_rules:
         for r in RULES.values():
             sys.stdout.write(
