@@ -43,6 +43,7 @@ EXCLUDED_DIRS = frozenset(
         ".ipynb_checkpoints",
     }
 )
+CACHE_DIRS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"})
 PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
@@ -976,7 +977,8 @@ def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
                         files.append((e.path, rel, link_kind))
                 elif e.is_dir(follow_symlinks=False):
                     if e.name in EXCLUDED_DIRS:
-                        skipped.append(Skipped(path=rel, reason="excluded directory"))
+                        if e.name not in CACHE_DIRS:  # caches are noise; a vendored .venv is worth saying
+                            skipped.append(Skipped(path=rel, reason="excluded directory"))
                         continue
                     visited.add(os.path.realpath(e.path))
                     stack.append((e.path, rel))
