@@ -230,3 +230,9 @@ def test_user_workload_plugs_in(tmp_path: Path) -> None:
     assert res.accepted is True and "time_to_target_s" in res.figures
     assert res.details["interrupt"]["bitwise_equal"] is True  # the worker process imports the user's file too
     assert "6N" in res.figures["model_flops_per_s"].leaves()[-1].source or res.figures["model_flops_per_s"].inputs
+
+
+def test_compare_to_missing_file_fails_before_measuring(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["run", "train", "--compare-to", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such result file" in _one_line_error(capsys)
+    assert not list((tmp_path / "o").glob("*.json"))

@@ -111,11 +111,11 @@ def test_checkpoint_dir_not_writable(tmp_path: Path) -> None:
 def test_timed_loop_trains_and_keeps_samples() -> None:
     w = GPTWorkload(size="tiny")
     tr = Trainer(w, CPU, lr=w.cfg.learning_rate)
-    t = timed_steps(tr, iter(w.batches("train", 8, 32, seed=0)), 30)
-    assert len(t.step_s) == 30 and all(s > 0 for s in t.step_s)
-    assert t.tokens == 30 * 8 * 32 and t.samples == 30 * 8
+    t = timed_steps(tr, iter(w.batches("train", 8, 32, seed=0)), 20)
+    assert len(t.step_s) == 20 and all(s > 0 for s in t.step_s)
+    assert t.tokens == 20 * 8 * 32 and t.samples == 20 * 8
     losses = torch.stack(t.losses).tolist()
-    assert losses[-1] < losses[0] - 0.5  # a visible drop
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.3  # a visible drop
 
 
 def test_reset_restores_initial_weights_in_place() -> None:

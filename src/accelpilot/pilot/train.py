@@ -315,6 +315,8 @@ class TrainingPilot:
         self.checkpoint_every = int(cfg.checkpoint_every or max(1, min(5, self.interrupt_at or 5)))
         for s in self.shapes:  # fail before measuring anything when a shape cannot be served
             next(iter(self.workload.batches("train", 1, s, cfg.seed)))
+        # read --compare-to before measuring anything, so a bad path costs nothing
+        self.other: PilotResult | None = read_result(cfg.compare_to) if cfg.compare_to else None
         self.platform = dev.fingerprint(self.device, self.backend, self.precision)
         self.trainer: Trainer | None = None
         self.written: Path | None = None
@@ -860,8 +862,8 @@ class TrainingPilot:
             "(numerics parity), 'trained' after the last time-to-target run (quality parity)",
         }
         self.details["reference_outputs"] = ref
-        if self.cfg.compare_to:
-            other = read_result(self.cfg.compare_to)
+        if self.cfg.compare_to and self.other is not None:
+            other = self.other
             theirs = other.details.get("reference_outputs")
             if other.kind != "training" or not theirs:
                 raise InputFileError(
