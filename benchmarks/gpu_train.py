@@ -70,11 +70,12 @@ def main() -> int:
         warmup=3,
         shapes=[1024, 512],
         runs=3,
+        max_steps=200,
         interrupt_at=0,
         checkpoint_dir=ckpt_dir,
         out=str(out),
         command=cmd + "  # = accelpilot run train --device cuda --size gpt2-124m --batch-size 16 --seq-len 1024 "
-        "--steps 30 --shapes 1024,512 --runs 3 --interrupt-at 0",
+        "--steps 30 --shapes 1024,512 --runs 3 --max-steps 200 --interrupt-at 0",
     )
     t0 = time.perf_counter()
     pilot = TrainingPilot(cfg, PrintReporter())

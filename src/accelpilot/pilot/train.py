@@ -22,7 +22,6 @@ import contextlib
 import json
 import math
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -259,7 +258,11 @@ def _peak_flops(accelerator: str | None, precision: str) -> tuple[Figure | None,
     return peak, ""
 
 
-def _host_peak_rss_bytes() -> int:
+def _host_peak_rss_bytes() -> int | None:
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return None
     ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(ru if sys.platform == "darwin" else ru * 1024)
 
@@ -361,7 +364,9 @@ class TrainingPilot:
         return c
 
     def result(self) -> PilotResult:
-        self.figures["peak_host_rss_bytes"] = _fig(_host_peak_rss_bytes(), "byte", "peak host memory (RSS)")
+        rss = _host_peak_rss_bytes()
+        if rss is not None:
+            self.figures["peak_host_rss_bytes"] = _fig(rss, "byte", "peak host memory (RSS)")
         return PilotResult(
             kind="training",
             command=self.cfg.command,
