@@ -27,14 +27,19 @@ def fmt_value(ref: FigureRef) -> str:
     if is_money(unit):
         return fmt_number(v, 2 if abs(v) >= 1 or v == 0 else 4)
     if unit == "byte" and abs(v) >= 2**20:
-        return fmt_number(v / 2**30, 3) + " GiB"
+        return fmt_number(v / 2**30, 2) + " GiB" if abs(v) >= 2**30 else fmt_number(v / 2**20, 2) + " MiB"
+    for div, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if abs(v) >= div:
+            return f"{v / div:,.2f} {prefix}"
     return fmt_number(v)
 
 
 def fmt_with_unit(ref: FigureRef) -> str:
     text = fmt_value(ref)
-    if ref.unit == "byte" and text.endswith("GiB"):
+    if ref.unit == "byte" and text.endswith("iB"):
         return text
+    if text.endswith((" T", " G", " M")):
+        return f"{text}{ref.unit}"
     if ref.unit.startswith("1/"):
         return f"{text}{unit_text(ref.unit)}"
     out = f"{text} {ref.unit}".strip()
