@@ -15,7 +15,7 @@ else
   export PYTHONPATH=$PWD/src
 fi
 [ -d .gpu_model ] && export ACCELPILOT_MINILM_DIR=$PWD/.gpu_model
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/nvidia-smi.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 python3 -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'python', sys.version.split()[0])"
 
 step() {  # name, timeout, command...
