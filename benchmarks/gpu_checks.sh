@@ -27,7 +27,8 @@ step() {  # name, timeout, command...
   tail -n 25 "$OUT/$name.log"
 }
 
-[ -f .bench/gpu_reference.py ] && step reference 240 python3 .bench/gpu_reference.py
-step train 240 python3 benchmarks/gpu_train.py
-step serve 200 python3 benchmarks/gpu_serve.py
+[ -f .bench/gpu_reference.py ] && step reference 180 python3 .bench/gpu_reference.py
+step train 210 python3 benchmarks/gpu_train.py
+export GPU_SERVE_BUDGET_S=140
+step serve 150 python3 benchmarks/gpu_serve.py
 ls -la "$OUT"
