@@ -23,7 +23,7 @@ browser:
 	  echo "chromium not installed: browser tests will be skipped"; }
 
 run: setup
-	$(BIN)/accelpilot bill examples/worked-example.toml
+	$(BIN)/accelpilot pilot --out report
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -16,17 +16,22 @@ def report(
     results: list[Path] | None = typer.Option(
         None, "--results", help="Pilot result JSON measuring the scenario's workload; repeatable."
     ),
+    beside: list[Path] | None = typer.Option(
+        None, "--beside", help="Pilot results of another workload (serving beside a training bill): shown, not priced."
+    ),
     scan_log: Path | None = typer.Option(None, "--scan-log", help="Portability log from `accelpilot scan --json`."),
     catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable, later wins."),
     out: Path = typer.Option(Path("report"), "--out", help="Report directory (report.html, report.md, report.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report's JSON on stdout as well."),
 ) -> None:
     """Verdict, bill, charts, pilots, portability log and vendor claims, from files you already have."""
+    from accelpilot.pilot.result import read_result
     from accelpilot.report.build import make_report
     from accelpilot.report.terminal import print_summary
     from accelpilot.report.write import write_report
 
-    rep = make_report(scenario, results=results or [], scan_log=scan_log, catalog=catalog or [])
+    shown = [(str(p), read_result(p)) for p in beside or []]
+    rep = make_report(scenario, results=results or [], scan_log=scan_log, catalog=catalog or [], beside=shown)
     paths = write_report(rep, out)
     if as_json:
         print_json(rep.model_dump(mode="json"))

@@ -165,6 +165,8 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
     reproduce = "accelpilot report --scenario " + str(scenario_path)
     for p, _ in [*others, *same]:
         reproduce += f" --results {p}"
+    for p, _ in beside:
+        reproduce += f" --beside {p}"
     if scan_path_out is not None:
         reproduce += f" --scan-log {scan_path_out}"
     for c in plan.catalog:
