@@ -42,7 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--size", default="tiny")
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--steps", type=int, default=30)
     args = ap.parse_args()
     device = dev.resolve_device(args.device)
@@ -84,7 +84,9 @@ def main() -> None:
         "target": 0.98,
     }
     print(json.dumps(out, indent=1))
-    print(f"pilot/bare throughput ratio: {out['ratio_of_medians']:.3f} (target >= 0.98)")
+    # Headline: the median of back-to-back pair ratios (each pair shares the machine's state at that moment);
+    # the ratio of medians and of totals are printed above for comparison.
+    print(f"pilot/bare throughput ratio (median of interleaved pairs): {out['median_pair_ratio']:.3f} (target >= 0.98)")
 
 
 if __name__ == "__main__":
