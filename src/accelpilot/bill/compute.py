@@ -258,6 +258,14 @@ def _owned_items(o: Owned, opt: Option, hours: Figure, cat: Catalog, where: str)
     return items, fixed
 
 
+def _totals(monthly: Figure, maint: Figure, one_off: Figure, months: int) -> tuple[Figure, Figure]:
+    """Cost over the scenario's months and over 36 months: monthly cost and maintenance, plus the one-off port."""
+    horizon = _a(months, "month", "months", "volumes")
+    m36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
+    total = (monthly * horizon + maint * horizon + one_off).with_label(f"total over {months} months")
+    return total, (monthly * m36 + maint * m36 + one_off).with_label("total over 36 months")
+
+
 def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionBill:
     where = f"options[{index + 1} {opt.name!r}]"
     ex = opt.extras if opt.extras is not None else sc.extras
@@ -331,10 +339,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
             notes.append(f"the reserved commitment ({commit.value:.2f}/month) exceeds use: the commitment is billed")
             monthly = commit
     coeff.update(accepted=float(accepted.value), one_off=float(one_off.value), maint=float(maint.value))
-    months = _a(sc.volumes.months, "month", "months", "volumes")
-    m36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
-    total = (monthly * months + maint * months + one_off).with_label(f"total over {sc.volumes.months} months")
-    total36 = (monthly * m36 + maint * m36 + one_off).with_label("total over 36 months")
+    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months)
     return OptionBill(
         name=opt.name,
         pricing=opt.pricing,
@@ -440,11 +445,7 @@ def _price_serving(
         per_m_tok = (monthly / (accepted_month * tpr) * constant(1_000_000)).with_label(
             "cost per million accepted tokens"
         )
-        per_m_tok = per_m_tok.model_copy(update={"unit": "USD"})
-    months = _a(sc.volumes.months, "month", "months", "volumes")
-    m36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
-    total = (monthly * months + maint * months + one_off).with_label(f"total over {sc.volumes.months} months")
-    total36 = (monthly * m36 + maint * m36 + one_off).with_label("total over 36 months")
+    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months)
     return OptionBill(
         name=opt.name,
         pricing=opt.pricing,
