@@ -246,7 +246,7 @@ class _Filter:
         self.report = report
 
     def product(self, product: Any) -> _Product | None:
-        """The filtered product, or None when it is not a kept Linux/shared/on-demand instance."""
+        """The filtered product, or None when it is not a kept Linux, shared-tenancy, on-demand instance."""
         if not isinstance(product, dict):
             return None
         attrs = product.get("attributes")
