@@ -2,8 +2,8 @@
 
 A device is a torch device string (``cpu``, ``cuda``, ``cuda:1``, ``neuron``, ``xla``, ``mps``). One small table
 (``DEVICE_OPS``) says how each device type synchronises, reports memory and fingerprints the platform.
-Compile backend and precision are separate choices. Paths exercised so far: cpu (CI), cuda (NVIDIA H200);
-neuron/xla/mps use the same generic torch calls and are untested on real hardware.
+Compile backend and precision are separate choices. Paths exercised so far: cpu (CI). cuda, neuron, xla and mps
+use the same generic torch calls and have not been run on real hardware yet (benchmarks/gpu_checks.sh is ready).
 """
 
 from __future__ import annotations
