@@ -24,7 +24,7 @@ from sentence_transformers import SentenceTransformer
 from accelpilot.pilot.serve.buckets import bucket_for
 from accelpilot.pilot.serve.engine import Engine
 from accelpilot.pilot.serve.loadgen_runner import run_scenario
-from accelpilot.pilot.serve.minilm import MiniLMWorkload
+from accelpilot.pilot.serve.minilm import WORDS, MiniLMWorkload
 
 
 def main() -> None:
@@ -38,24 +38,7 @@ def main() -> None:
 
     torch.manual_seed(0)
     st = SentenceTransformer(str(pkg.get_model_path()), device="cpu")
-    words = [
-        "the",
-        "quick",
-        "brown",
-        "fox",
-        "jumps",
-        "over",
-        "the",
-        "lazy",
-        "dog",
-        "while",
-        "accelerators",
-        "compile",
-        "graphs",
-        "for",
-        "fixed",
-        "shapes",
-    ]
+    words = WORDS  # the reference script's word list (cpu_minilm_reference.py), shared with the workload
     random.seed(0)
     sents = [" ".join(random.choice(words) for _ in range(random.randint(8, 40))) for _ in range(512)]
 

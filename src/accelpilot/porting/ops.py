@@ -11,8 +11,6 @@ graph breaks with reasons and a dispatch-level trace of one eager forward gives 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import io
 import logging
 import os
@@ -24,7 +22,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from accelpilot.errors import ConfigError, InputFileError
+from accelpilot.errors import ConfigError
+from accelpilot.factory import import_factory
 from accelpilot.porting.log import Finding, GraphBreak, OpCount, OpInventory
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.supported import SupportedOps, normalise_op
@@ -80,30 +79,9 @@ def load_factory(spec: str, announce: Callable[[str], None] = _say) -> Any:
             field="--model",
             fix="e.g. mypkg.models:make_workload or path/to/file.py:factory",
         )
-    mod_name, _, attr = spec.rpartition(":")
+    mod_name = spec.rpartition(":")[0]
     announce(f"accelpilot: importing user code {mod_name!r} to build the model for the op inventory (--model)")
-    try:
-        if mod_name.endswith(".py"):
-            path = Path(mod_name)
-            if not path.is_file():
-                raise InputFileError("no such file", file=mod_name, field="--model")
-            mspec = importlib.util.spec_from_file_location(path.stem, path)
-            if mspec is None or mspec.loader is None:
-                raise InputFileError("cannot import this file", file=mod_name, field="--model")
-            module = importlib.util.module_from_spec(mspec)
-            sys.modules[path.stem] = module
-            mspec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(mod_name)
-    except (ImportError, SyntaxError) as exc:
-        raise ConfigError(
-            f"cannot import {mod_name!r}: {type(exc).__name__}: {exc}",
-            field="--model",
-            fix="check the module path and PYTHONPATH",
-        ) from None
-    factory = getattr(module, attr, None)
-    if factory is None or not callable(factory):
-        raise ConfigError(f"{mod_name!r} has no callable {attr!r}", field="--model")
+    factory = import_factory(spec, "--model")
     workload = factory()
     for need in ("build_model", "example_inputs"):
         if not callable(getattr(workload, need, None)):

@@ -7,16 +7,12 @@ TrainingWorkload or ServingWorkload. The scanner's op inventory uses only ``buil
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-from accelpilot.errors import ConfigError, InputFileError
+from accelpilot.factory import import_factory
 
 
 @runtime_checkable
@@ -70,35 +66,5 @@ class ServingWorkload(Protocol):
 
 
 def load_factory(spec: str, **options: Any) -> Any:
-    """Import ``module:factory`` (or ``path/to/file.py:factory``) and call it. Imports user code: only on request."""
-    if ":" not in spec:
-        raise ConfigError(
-            f"workload {spec!r} is not of the form module:factory",
-            field="--workload",
-            fix="e.g. mypkg.models:make_workload",
-        )
-    mod_name, _, attr = spec.rpartition(":")
-    try:
-        if mod_name.endswith(".py"):
-            path = Path(mod_name)
-            if not path.is_file():
-                raise InputFileError("no such file", file=mod_name, field="--workload")
-
-            mspec = importlib.util.spec_from_file_location(path.stem, path)
-            if mspec is None or mspec.loader is None:
-                raise InputFileError("cannot import this file", file=mod_name)
-            module = importlib.util.module_from_spec(mspec)
-            sys.modules[path.stem] = module
-            mspec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(mod_name)
-    except (ImportError, SyntaxError) as exc:
-        raise ConfigError(
-            f"cannot import {mod_name!r}: {exc.__class__.__name__}: {exc}",
-            field="--workload",
-            fix="check the module path and that it is importable (PYTHONPATH)",
-        ) from None
-    factory = getattr(module, attr, None)
-    if factory is None or not callable(factory):
-        raise ConfigError(f"{mod_name!r} has no callable {attr!r}", field="--workload")
-    return factory(**options)
+    """Import ``module:factory`` and call it with ``options``. Imports user code: only on request."""
+    return import_factory(spec, "--workload")(**options)
