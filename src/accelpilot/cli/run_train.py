@@ -100,7 +100,51 @@ _SHOWN = [
 ]
 
 
+def render_scaling(result: PilotResult, path: str) -> None:
+    """One row per world size: throughput, efficiency against world size 1, communication, checkpoints."""
+    dist = result.details["distributed"]
+    topo = dist["topology"]
+    table = Table(
+        title=f"distributed training pilot: {result.workload.name}, {topo['parallel']} over {topo['backend']} "
+        f"({topo['launcher']})",
+        caption=f"written to {path}",
+    )
+    cols = [
+        ("world", None, ""),
+        ("tokens/s", "tokens_per_s", "token/s"),
+        ("efficiency", "scaling_efficiency", ""),
+        ("step p50", "step_time_p50_s", "s"),
+        ("rank skew", "rank_step_skew", ""),
+        ("comm share", "comm_share", ""),
+        ("launch→1st step", "launch_to_first_step_s", "s"),
+        ("DCP save", "dcp_save_s", "s"),
+        ("DCP size", "dcp_bytes", "byte"),
+    ]
+    for name, _, _ in cols:
+        table.add_column(name, justify="right")
+    for w in topo["world_sizes"]:
+        row = [str(w)]
+        for _, key, unit in cols[1:]:
+            f = result.figures.get(f"{key}_world{w}")
+            row.append(_fmt(float(f.value), unit) if f is not None else "–")
+        table.add_row(*row)
+    console.print(table)
+    for key, info in dist["portability"].items():
+        console.print(f"checkpoint {key}: identical weights: {info['identical_weights']}")
+    intr = dist.get("interrupt")
+    if intr:
+        console.print(
+            f"rank {intr['interrupt_rank']} killed at step {intr['interrupt_at']}: {intr['restarts']} restart(s), "
+            f"{intr['steps_lost']} step(s) lost, resumed curve matches: {intr['matches']}"
+        )
+    for e in result.errors:
+        console.print(f"[red]error:[/red] {e}")
+
+
 def render_summary(result: PilotResult, path: str) -> None:
+    if "distributed" in result.details:
+        render_scaling(result, path)
+        return
     p = result.platform
     t = result.training
     table = Table(
@@ -267,6 +311,9 @@ def train(
         result, path = run_distributed(cfg, reporter) if is_distributed(cfg) else run_training(cfg, reporter)
     except KeyboardInterrupt:  # before the first phase: the pilot itself turns a later one into the same error
         raise TrainingInterrupted("", [], None) from None
+    if path is None:  # another node of a multi-node job: node rank 0 writes the result
+        err_console.print(f"node {cfg.node_rank}: ranks finished; node 0 writes the result")
+        return
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:

@@ -109,11 +109,17 @@ class Launch:
 
 
 def _read_events(run_dir: Path) -> list[dict[str, Any]]:
+    """Every rank's events: the local logs, plus what rank 0 gathered from ranks on other nodes."""
     out: list[dict[str, Any]] = []
+    local: set[int] = set()
     for p in sorted(run_dir.glob("rank*.jsonl")):
         for line in p.read_text(encoding="utf-8").splitlines():
-            if line.strip():
+            if line.strip() and line.endswith("}"):
                 out.append(json.loads(line))
+                local.add(int(out[-1]["rank"]))
+    gathered = run_dir / "all-ranks.json"
+    if gathered.exists():
+        out += [e for e in json.loads(gathered.read_text(encoding="utf-8")) if int(e["rank"]) not in local]
     return out
 
 
@@ -308,8 +314,11 @@ def _workload(cfg: TrainConfig) -> TrainingWorkload:
     return workload
 
 
-def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple[PilotResult, Path]:
-    """Measure every world size, write one result with all of them; returns it and where it was written."""
+def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple[PilotResult, Path | None]:
+    """Measure every world size, write one result with all of them; returns it and where it was written.
+
+    Only node rank 0 writes (None elsewhere): one job, one result.
+    """
     import torch
 
     cfg.validate()
@@ -354,7 +363,8 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
                 total_steps=total,
                 warmup=cfg.warmup,
                 run_dir=str(work / f"{stamp}-world{w}"),
-                checkpoint_dir=str(work / f"{stamp}-world{w}" / "ckpt"),
+                # several nodes write one sharded checkpoint only to a folder they share (--checkpoint-dir)
+                checkpoint_dir=str(work / f"{stamp}-world{w}" / "ckpt") if keep or cfg.nnodes == 1 else "",
                 load_from=str(previous[1] / "ckpt" / f"step_{total}") if previous else "",
                 reference_weights=str(previous[1] / "ckpt" / f"full_step_{total}.pt") if previous else "",
             )
@@ -381,6 +391,8 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     figs, unavailable = scaling_figures(stats, strong)
+    if cfg.nnodes > 1 and not keep:
+        unavailable["dcp"] = "several nodes: give --checkpoint-dir on a file system every node shares"
     for key, row in portability.items():
         if row["load_s"] is not None:
             figs[f"dcp_load_s_{key}"] = fig(
@@ -449,7 +461,7 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
         errors=errors,
     )
     del torch
-    return result, write_new_result(result, out_dir)
+    return result, write_new_result(result, out_dir) if cfg.node_rank == 0 else None
 
 
 def _interrupted_rank(

@@ -79,8 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
     log = open(Path(cfg.run_dir) / f"rank{rank}.jsonl", "a", encoding="utf-8")  # noqa: SIM115
 
+    mine: list[dict[str, Any]] = []  # gathered on rank 0 at the end: other nodes' logs are not on this disk
+
     def emit(rec: dict[str, Any]) -> None:
-        log.write(json.dumps({"t": time.time(), "rank": rank, "attempt": attempt, **rec}) + "\n")
+        full = {"t": time.time(), "rank": rank, "attempt": attempt, **rec}
+        mine.append(full)
+        log.write(json.dumps(full) + "\n")
         log.flush()
 
     from accelpilot.pilot.train.worker import watch_parent
@@ -218,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
             identical = set(ref) == set(full) and all(torch.equal(ref[k], torch.as_tensor(full[k])) for k in ref)
         emit({"event": "loaded_other", "seconds": load_s, "identical": identical, "path": cfg.load_from})
     emit({"event": "done"})
+    gathered: list[Any] = [None] * world
+    dist.all_gather_object(gathered, mine)
+    if rank == 0:
+        tmp = Path(cfg.run_dir) / ".all-ranks.json.tmp"
+        tmp.write_text(json.dumps([rec for recs in gathered for rec in recs]), encoding="utf-8")
+        os.replace(tmp, Path(cfg.run_dir) / "all-ranks.json")
     dist.destroy_process_group()
     log.close()
     return 0
