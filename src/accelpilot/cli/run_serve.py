@@ -14,6 +14,7 @@ from rich.table import Table
 from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
 from accelpilot.pilot.serve.base import DEFAULT_SLO_MS, ServeConfig
+from accelpilot.redact import redact_command
 
 if TYPE_CHECKING:
     from accelpilot.pilot.result import PilotResult
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 def _command_line() -> str:
     if sys.argv[1:3] == ["run", "serve"]:
-        return shlex.join(["accelpilot", *sys.argv[1:]])
+        return redact_command(shlex.join(["accelpilot", *sys.argv[1:]]))
     return "accelpilot run serve"
 
 
@@ -155,6 +156,13 @@ def serve(
     request_timeout_s: float = typer.Option(
         _D["request_timeout_s"], "--request-timeout-s", help="Endpoint: deadline for each whole request."
     ),
+    api_key: str | None = typer.Option(
+        _D["api_key"],
+        "--api-key",
+        envvar="ACCELPILOT_API_KEY",
+        show_default=False,
+        help="Endpoint: bearer token for the server (or ACCELPILOT_API_KEY); recorded as ***.",
+    ),
     seed: int = typer.Option(_D["seed"], "--seed", help="Seed for requests and arrival schedules."),
     out: str = typer.Option("pilot-results", "--out", help="Folder for the result file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout only."),
@@ -187,6 +195,7 @@ def serve(
         slo_ttft_ms=slo_ttft_ms,
         slo_tpot_ms=slo_tpot_ms,
         request_timeout_s=request_timeout_s,
+        api_key=api_key,
         command=_command_line(),
     ).validate()
 

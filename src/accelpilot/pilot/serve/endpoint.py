@@ -15,7 +15,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse, urlunparse
+from urllib.parse import urlparse, urlsplit, urlunparse
 
 import httpx
 import numpy as np
@@ -25,6 +25,7 @@ from accelpilot.figures import Figure, measured
 from accelpilot.pilot.result import PilotResult, Platform, ServingSummary, WorkloadInfo
 from accelpilot.pilot.serve.base import ServeConfig, sample_sentences
 from accelpilot.pilot.stats import Samples
+from accelpilot.redact import MASK, is_secret_name, redact_text, redact_url
 
 SOURCE = "accelpilot run serve --endpoint (streaming, client-side timestamps)"
 
@@ -88,6 +89,11 @@ def _chunk_text(api: str, obj: dict[str, Any]) -> str | None:
     else:
         text = c.get("text")
     return text if isinstance(text, str) else None
+
+
+def _auth_headers(cfg: ServeConfig) -> dict[str, str]:
+    """``Authorization: Bearer`` for servers started with an API key (vLLM ``--api-key``); never recorded."""
+    return {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
 
 
 def _completion_tokens(obj: dict[str, Any]) -> int | None:
@@ -202,7 +208,9 @@ async def _drive(
     timeout = httpx.Timeout(cfg.request_timeout_s, connect=min(10.0, cfg.request_timeout_s))
     deadline = cfg.request_timeout_s
     records: list[RequestRecord | None] = [None] * len(prompts)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits, transport=transport) as client:
+    async with httpx.AsyncClient(
+        timeout=timeout, limits=limits, transport=transport, headers=_auth_headers(cfg)
+    ) as client:
         t0 = time.perf_counter()
         if cfg.request_rate is not None:
             rng = random.Random(cfg.seed)
@@ -240,7 +248,9 @@ async def _model_name(cfg: ServeConfig, url: str, transport: httpx.AsyncBaseTran
     root = p.path.split("/v1")[0] if "/v1" in p.path else ""
     models = urlunparse(p._replace(path=root + "/v1/models", query=""))
     try:
-        async with httpx.AsyncClient(timeout=min(5.0, cfg.request_timeout_s), transport=transport) as c:
+        async with httpx.AsyncClient(
+            timeout=min(5.0, cfg.request_timeout_s), transport=transport, headers=_auth_headers(cfg)
+        ) as c:
             r = await c.get(models)
             data = r.json().get("data") if r.status_code == 200 else None
             if isinstance(data, list) and data and isinstance(data[0], dict) and data[0].get("id"):
@@ -248,6 +258,24 @@ async def _model_name(cfg: ServeConfig, url: str, transport: httpx.AsyncBaseTran
     except Exception:
         pass
     return "default"
+
+
+def _secret_values(url: str, api_key: str | None) -> list[str]:
+    """The literal secrets of this run (userinfo, secret query values, the API key), longest first."""
+    p = urlsplit(url)
+    found = [p.username or "", p.password or "", api_key or ""]
+    for item in p.query.split("&"):
+        name, _, value = item.partition("=")
+        if is_secret_name(name):
+            found.append(value)
+    return sorted({v for v in found if len(v) >= 3}, key=len, reverse=True)
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    text = redact_text(text)
+    for v in secrets:
+        text = text.replace(v, MASK)
+    return text
 
 
 def meets(rec: RequestRecord, cfg: ServeConfig) -> bool:
@@ -270,14 +298,18 @@ def run_endpoint(
     import platform as _platform
 
     url, api = resolve_url(cfg.endpoint or "")
+    shown_url = redact_url(url)  # what is logged and recorded; the request itself uses the real URL
+    secrets = _secret_values(url, cfg.api_key)
     prompts = sample_sentences(cfg.num_requests, cfg.seed)
     model = asyncio.run(_model_name(cfg, url, transport))
     load = (
         f"Poisson {cfg.request_rate:g} req/s" if cfg.request_rate is not None else f"concurrency {cfg.concurrency or 1}"
     )
     if log:
-        log(f"{cfg.num_requests} streaming requests to {url} ({api}, model {model!r}), {load}")
+        log(f"{cfg.num_requests} streaming requests to {shown_url} ({api}, model {model!r}), {load}")
     records, wall = asyncio.run(_drive(cfg, url, api, model, prompts, transport))
+    for r in records:  # a server or httpx may echo the URL or the key into an error message
+        r.error = _scrub(r.error, secrets)
 
     ok = [r for r in records if r.ok]
     n_err = len(records) - len(ok)
@@ -331,7 +363,7 @@ def run_endpoint(
         platform=platform,
         workload=WorkloadInfo(name=model, factory="endpoint", config={"api": api, "max_tokens": cfg.max_tokens}),
         config={
-            "endpoint": url,
+            "endpoint": shown_url,
             "api": api,
             "model": model,
             "request_rate": cfg.request_rate,
