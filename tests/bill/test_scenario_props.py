@@ -1,4 +1,4 @@
-"""Property tests: no scenario input crashes the loader or the bill; bad input is a UserError."""
+"""Property tests: any scenario input either prices into a consistent bill or stops with one UserError line."""
 
 from __future__ import annotations
 
@@ -54,9 +54,24 @@ option = st.dictionaries(
 def test_parse_and_bill_never_crash(options: list[dict[str, object]], top: dict[str, object]) -> None:
     try:
         sc = parse_scenario({**top, "options": options})
-        make_bill(sc, CAT)
-    except UserError:
-        pass
+        bill = make_bill(sc, CAT)
+    except UserError as exc:
+        _one_line(exc)
+        return
+    # Accepted input prices every option once, in the scenario's currency, never below zero.
+    assert [o.name for o in bill.options] == [o.name for o in sc.options]
+    assert bill.baseline in {o.name for o in bill.options}
+    assert len(bill.comparisons) == len(bill.options) - 1
+    for o in bill.options:
+        for f in (o.total_36_months, o.monthly_cost, o.one_off_cost, o.cost_per_run):
+            if f is not None:
+                assert f.currency == sc.currency and f.value >= 0, (o.name, f)
+
+
+def _one_line(exc: UserError) -> None:
+    """The CLI prints the message as the whole error: it must say something, on one line."""
+    msg = str(exc)
+    assert msg.strip() and "\n" not in msg
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -65,6 +80,9 @@ def test_scenario_file_bytes_never_crash(tmp_path: Path, raw: bytes) -> None:
     f = tmp_path / "s.toml"
     f.write_bytes(raw)
     try:
-        load_scenario(f)
-    except UserError:
-        pass
+        sc = load_scenario(f)
+    except UserError as exc:
+        _one_line(exc)
+        assert str(f) in str(exc), "the error names the file"
+        return
+    assert sc.path == str(f) and sc.options

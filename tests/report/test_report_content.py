@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from accelpilot.catalog import load_catalog
+from accelpilot.errors import VendorClaimError
+from accelpilot.figures import assumption
 from accelpilot.procedure import make_report
 from accelpilot.report.render_html import render_html
 from accelpilot.report.render_json import render_json
@@ -41,6 +44,13 @@ def test_model_sections(report: Any, files: dict[str, Any]) -> None:
 
 def test_vendor_claims_apart_and_never_in_arithmetic(report: Any) -> None:
     assert report.vendor_claims and all(not c.used_in_arithmetic for c in report.vendor_claims)
+    # Each claim the report shows refuses arithmetic: that, not a flag, is what keeps it out of the numbers.
+    cat = load_catalog()
+    for c in report.vendor_claims:
+        row = cat.claim(c.id)
+        assert row is not None
+        with pytest.raises(VendorClaimError):
+            _ = assumption(10, "h") * row.figure()
     kinds = set()
     for o in report.options:
         for li in o.line_items:
