@@ -89,6 +89,4 @@ def test_loader_and_prices_cli_read_the_written_file(offer_path: Path, tmp_path:
 
 def test_loader_reads_offer_json_and_rental_csv_directly(offer_path: Path, rental_path: Path) -> None:
     assert len(load_file(offer_path)["price"]) == len(import_aws_offer(offer_path))
-    assert {r.instance for r in load_file(rental_path)["price"]} == {
-        r.instance for r in import_rental_csv(rental_path)
-    }
+    assert {r.instance for r in load_file(rental_path)["price"]} == {r.instance for r in import_rental_csv(rental_path)}
