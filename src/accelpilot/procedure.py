@@ -196,7 +196,7 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
     if not plan.skip_scan:
         progress(f"scanning {repo}")
         t = time.perf_counter()
-        from accelpilot.porting.scanner import scan_path
+        from accelpilot.porting.scan import scan_path
 
         raw = scan_path(repo)
         scan_path_out = inputs / "portability-log.json"
