@@ -19,12 +19,12 @@ Assumptions (shown as such in every report):
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.bill.model import Bill, OptionBill
 from accelpilot.bill.scenario import Scenario
+from accelpilot.catalog.loader import Catalog
 from accelpilot.decide.portability import NEURON_FAMILY, FindingView, LogView, family_of
 from accelpilot.figures import Figure, FigureRef, Kind, assumption, fig_ref
 
@@ -72,7 +72,7 @@ def _stored_gb(sc: Scenario, opt_name: str) -> Decimal:
     return ex.object_storage_gb_months + ex.storage_gb_months + ex.snapshot_gb_months
 
 
-def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Any | None = None) -> ExitTest:
+def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Catalog | None = None) -> ExitTest:
     """The exit test for one priced option."""
     family = family_of(ob.accelerator, ob.instance)
     notes: list[str] = []
@@ -159,5 +159,5 @@ def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Any | 
     )
 
 
-def exit_costs(bill: Bill, sc: Scenario, log: LogView | None, catalog: Any | None = None) -> list[ExitTest]:
+def exit_costs(bill: Bill, sc: Scenario, log: LogView | None, catalog: Catalog | None = None) -> list[ExitTest]:
     return [exit_cost(o, sc, log, catalog) for o in bill.options]

@@ -8,12 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from accelpilot.bill.model import Bill, OptionBill, per_output_name
 from accelpilot.bill.scenario import Scenario
+from accelpilot.bill.sweep import F64, Coeffs, cost_per_accepted_run
 from accelpilot.decide.portability import LogView, family_of
 from accelpilot.decide.verdict import Decision
 from accelpilot.figures import Figure, FigureRef, fig_ref
@@ -116,10 +116,9 @@ def tco_chart(bill: Bill) -> Chart:
     )
 
 
-def _all_in(o: OptionBill, u: Any, r: Any, months: int) -> Any:
+def _all_in(o: OptionBill, u: F64 | float, r: F64 | float, months: int) -> F64:
     """Cost per accepted run (the lead's vectorised sweep) with porting spread over the horizon and maintenance
     shared by the month's runs."""
-    from accelpilot.bill.sweep import Coeffs, cost_per_accepted_run
 
     k = Coeffs.of(o, day_rate=0.0)
     return cost_per_accepted_run(k, u, r) + (o.sweep_coefficients.get("one_off", 0.0) / months + k.maint) / r
