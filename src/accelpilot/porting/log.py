@@ -46,6 +46,7 @@ class Finding(BaseModel):
     targets: list[str]
     file: str | None = None
     line: int | None = None
+    cell: int | None = None  # notebooks: the code cell (numbered from 1 among all cells); ``line`` is within it
     message: str
     why: str
     snippet: str = ""
@@ -54,7 +55,15 @@ class Finding(BaseModel):
 
     @classmethod
     def from_rule(
-        cls, rule: Rule, *, file: str | None, line: int | None, message: str, snippet: str = "", source: str = "static"
+        cls,
+        rule: Rule,
+        *,
+        file: str | None,
+        line: int | None,
+        message: str,
+        snippet: str = "",
+        source: str = "static",
+        cell: int | None = None,
     ) -> Finding:
         snip = normalise_snippet(snippet)
         return cls(
@@ -67,6 +76,7 @@ class Finding(BaseModel):
             targets=sorted(rule.targets),
             file=file,
             line=line,
+            cell=cell,
             message=message,
             why=rule.why,
             snippet=snip,
@@ -149,7 +159,7 @@ class PortabilityLog(BaseModel):
 
     def refresh(self) -> PortabilityLog:
         """Sort findings and recompute the summary; call after changing ``findings``."""
-        self.findings.sort(key=lambda f: (f.record_category, f.file or "", f.line or 0, f.rule))
+        self.findings.sort(key=lambda f: (f.record_category, f.file or "", f.cell or 0, f.line or 0, f.rule))
         self.summary = Summary.of(self.findings)
         return self
 

@@ -3,13 +3,32 @@ categories and four portability dimensions. (JSON is ``PortabilityLog.to_json``.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from accelpilot.porting.log import Finding, PortabilityLog
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
+
+# C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a terminal shows.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain(text: str) -> str:
+    """Text from scanned files (names, messages) with control characters shown as escapes: a file named
+    ``\\x1b[2J.py`` must print as that, never clear the reader's screen."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text
+    )
+
+
+def _cell(text: str) -> str:
+    """For rich tables: escaped controls and escaped markup (a file named ``[bold]x.py`` is not markup)."""
+    return escape(plain(text))
+
 
 _SEV_STYLE = {"blocking": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -26,7 +45,8 @@ def _grouped(log: PortabilityLog) -> dict[str, list[Finding]]:
 def _where(f: Finding) -> str:
     if not f.file:
         return "(model)" if f.source == "model" else "-"
-    return f"{f.file}:{f.line}" if f.line else f.file
+    file = f"{f.file} cell {f.cell}" if f.cell is not None else f.file
+    return f"{file}:{f.line}" if f.line else file
 
 
 def _headline(log: PortabilityLog) -> str:
@@ -46,7 +66,7 @@ def _headline(log: PortabilityLog) -> str:
 
 def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> None:
     """A summary matrix (record category x dimension), then one table per record category."""
-    console.print(f"[bold]Portability log[/bold] {log.root or ''}: {_headline(log)}")
+    console.print(f"[bold]Portability log[/bold] {_cell(log.root or '')}: {_cell(_headline(log))}")
     matrix = Table(title="Findings by record category and portability dimension", show_lines=False)
     matrix.add_column("record category")
     for d in DIMENSIONS:
@@ -73,8 +93,8 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
                 f"[{_SEV_STYLE.get(f.severity, '')}]{f.severity}[/]",
                 f.rule,
                 f.dimension,
-                _where(f),
-                f.message,
+                _cell(_where(f)),
+                _cell(f.message),
                 f.effort,
             )
         console.print(t)
@@ -83,11 +103,11 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
     if log.inventory is not None:
         inv = log.inventory
         console.print(
-            f"[bold]Op inventory[/bold] {inv.model} via {inv.method}: {len(inv.ops)} distinct ATen ops, "
+            f"[bold]Op inventory[/bold] {_cell(inv.model)} via {inv.method}: {len(inv.ops)} distinct ATen ops, "
             f"{sum(o.count for o in inv.ops)} calls; dtypes {', '.join(inv.dtypes) or '-'}; "
             f"graph breaks {len(inv.graph_breaks)}"
             + (
-                f"; support {inv.support_percentage:.1f}% vs {inv.supported_ops_file}"
+                f"; support {inv.support_percentage:.1f}% vs {_cell(inv.supported_ops_file or '')}"
                 if inv.support_percentage is not None
                 else ""
             )
@@ -96,18 +116,18 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
         reasons: dict[str, int] = defaultdict(int)
         for s in log.skipped:
             reasons[s.reason.split(":")[0]] += 1
-        console.print("skipped: " + "; ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+        console.print("skipped: " + "; ".join(f"{n} {_cell(r)}" for r, n in sorted(reasons.items())))
     if not log.findings:
         console.print("[green]No findings.[/green]")
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return plain(text.replace("|", "\\|").replace("\n", " "))
 
 
 def render_markdown(log: PortabilityLog) -> str:
     """The whole log as Markdown: summary, one section per record category, rule explanations, inventory."""
-    out = [f"# Portability log{': ' + log.root if log.root else ''}", "", _headline(log), ""]
+    out = [f"# Portability log{': ' + _md(log.root) if log.root else ''}", "", _md(_headline(log)), ""]
     out += [
         "| record category | " + " | ".join(DIMENSIONS) + " | total |",
         "| --- | " + " | ".join("---:" for _ in DIMENSIONS) + " | ---: |",
