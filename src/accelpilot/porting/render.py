@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from accelpilot.porting.log import Finding, PortabilityLog
+from accelpilot.porting.log import Finding, Item, ItemLine, PortabilityLog
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a terminal shows.
@@ -30,6 +30,7 @@ def _cell(text: str) -> str:
     return escape(plain(text))
 
 
+_LINES_SHOWN = 3  # lines folded under an item in the terminal (Markdown and JSON list them all)
 _SEV_STYLE = {"blocking": "bold red", "warning": "yellow", "info": "cyan"}
 
 
@@ -49,10 +50,27 @@ def _where(f: Finding) -> str:
     return f"{file}:{f.line}" if f.line else file
 
 
+def _line_where(ln: ItemLine) -> str:
+    if not ln.file:
+        return "(model)"
+    file = f"{ln.file} cell {ln.cell}" if ln.cell is not None else ln.file
+    return f"{file}:{ln.line}" if ln.line else file
+
+
+def _not_porting(log: PortabilityLog) -> str:
+    np = log.summary.not_porting
+    if not np:
+        return ""
+    return "not porting work (never blocking): " + ", ".join(f"{n} {k}" for k, n in np.items())
+
+
 def _headline(log: PortabilityLog) -> str:
     s = log.summary
-    sev = ", ".join(f"{s.by_severity.get(k, 0)} {k}" for k in ("blocking", "warning", "info"))
-    parts = [f"{s.total} findings ({sev}) in {log.files_scanned} files"]
+    sev = ", ".join(f"{s.items_by_severity.get(k, 0)} {k}" for k in ("blocking", "warning", "info"))
+    eff = ", ".join(f"{s.items_by_effort.get(k, 0)} {k}" for k in ("weeks", "days", "hours"))
+    parts = [f"{s.items} porting items ({sev}; effort {eff}) from {s.total} findings in {log.files_scanned} files"]
+    if s.not_porting:
+        parts.append(f"{sum(s.not_porting.values())} not porting work")
     if log.skipped:
         parts.append(f"{len(log.skipped)} skipped")
     if log.suppressed:
@@ -79,27 +97,35 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
         row = [str(counts[(rc, d)] or "") for d in DIMENSIONS]
         matrix.add_row(rc, *row, str(log.summary.by_record_category.get(rc, 0)))
     console.print(matrix)
-    groups = _grouped(log)
+    by_rc: dict[str, list[Item]] = defaultdict(list)
+    for item in log.items:
+        by_rc[item.record_category].append(item)
     for rc in RECORD_CATEGORIES:
-        fs = groups.get(rc, [])
-        if not fs:
+        items = by_rc.get(rc, [])
+        if not items:
             continue
-        t = Table(title=f"{rc} ({len(fs)})", title_justify="left", expand=False)
-        for col in ("severity", "rule", "dimension", "where", "what", "effort"):
+        n_lines = sum(len(i.lines) for i in items)
+        t = Table(title=f"{rc} ({len(items)} items, {n_lines} lines)", title_justify="left", expand=False)
+        for col in ("id", "severity", "item", "effort", "lines (where: what)"):
             t.add_column(col, overflow="fold")
-        shown = fs if max_rows <= 0 else fs[:max_rows]
-        for f in shown:
+        shown = items if max_rows <= 0 else items[:max_rows]
+        for item in shown:
+            folded = [f"{_line_where(ln)}: {ln.message}" for ln in item.lines[:_LINES_SHOWN]]
+            if len(item.lines) > _LINES_SHOWN:
+                folded.append(f"... {len(item.lines) - _LINES_SHOWN} more lines")
+            title = item.title + (f" [{item.reason}]" if item.reason else "")
             t.add_row(
-                f"[{_SEV_STYLE.get(f.severity, '')}]{f.severity}[/]",
-                f.rule,
-                f.dimension,
-                _cell(_where(f)),
-                _cell(f.message),
-                f.effort,
+                item.id,
+                f"[{_SEV_STYLE.get(item.severity, '')}]{item.severity}[/]",
+                _cell(title),
+                item.effort,
+                "\n".join(_cell(x) for x in folded),
             )
         console.print(t)
-        if len(fs) > len(shown):
-            console.print(f"  ... {len(fs) - len(shown)} more (--max-rows 0, --format md or --format json for all)")
+        if len(items) > len(shown):
+            console.print(f"  ... {len(items) - len(shown)} more (--max-rows 0, --format md or --format json for all)")
+    if log.summary.not_porting:
+        console.print(_not_porting(log))
     if log.inventory is not None:
         inv = log.inventory
         console.print(
@@ -141,24 +167,28 @@ def render_markdown(log: PortabilityLog) -> str:
             + " | ".join(str(counts[(rc, d)]) for d in DIMENSIONS)
             + f" | {log.summary.by_record_category.get(rc, 0)} |"
         )
-    groups = _grouped(log)
     why: dict[str, str] = {}
+    by_rc: dict[str, list[Item]] = defaultdict(list)
+    for item in log.items:
+        by_rc[item.record_category].append(item)
     for rc in RECORD_CATEGORIES:
-        fs = groups.get(rc, [])
-        if not fs:
+        items = by_rc.get(rc, [])
+        if not items:
             continue
-        out += [
-            "",
-            f"## {rc} ({len(fs)})",
-            "",
-            "| severity | rule | dimension | where | what | effort |",
-            "| --- | --- | --- | --- | --- | --- |",
-        ]
-        for f in fs:
-            why.setdefault(f.rule, f.why)
+        out += ["", f"## {rc} ({len(items)} items)", ""]
+        for item in items:
+            why.setdefault(item.rule, item.why)
+            reason = f" ({_md(item.reason)})" if item.reason else ""
             out.append(
-                f"| {f.severity} | `{f.rule}` | {f.dimension} | `{_md(_where(f))}` | {_md(f.message)} | {f.effort} |"
+                f"- **{item.id}** {item.severity}, {item.effort}: `{item.rule}` {_md(item.title)}{reason}; "
+                f"{item.dimension}; {_md(item.message)}"
             )
+            for ln in item.lines:
+                out.append(f"  - `{_md(_line_where(ln))}`: {_md(ln.message)}")
+    lines_apart = [f for f in log.findings if not f.porting]
+    if lines_apart:
+        out += ["", "## Not porting work (never blocking)", ""]
+        out += [f"- `{_md(_where(f))}` ({f.context}): {_md(f.message)}" for f in lines_apart]
     if why:
         out += ["", "## Why these matter", ""]
         out += [f"- `{rule}`: {_md(text)}" for rule, text in sorted(why.items())]

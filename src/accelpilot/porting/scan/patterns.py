@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
-# (rule id, line, message, snippet); plain tuples so worker processes return them cheaply.
-RawFinding = tuple[str, int | None, str, str]
+# (rule id, line, message, snippet, subject, context); plain tuples so worker processes return them cheaply.
+# ``subject`` names the thing a porting item is about (a kernel, a package, an image, a setting); ``context`` says
+# how the line is reached when that changes what it means ("probe", "skip-guard", "benchmark-tool", "optional").
+RawFinding = tuple[str, int | None, str, str, str | None, str | None]
 
 # Patterns shared by text files and Python string constants.
 STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
@@ -119,3 +121,27 @@ def lib_rule(dotted: str) -> str | None:
         if rule:
             return rule
     return None
+
+
+# Rules whose item is one kernel: a finding inside ``def k`` belongs to kernel ``k``.
+KERNEL_RULES = frozenset({"triton-kernel", "nki-kernel", "numba-cuda", "cpp-extension-cuda"})
+# Modules whose use is benchmarking, not a code path to port (``triton.testing.do_bench``).
+BENCHMARK_MODULES = ("triton.testing",)
+# Calls that only ask whether something is there: their arguments are not porting work.
+_PROBE_NAMES = frozenset({"is_available", "find_spec", "importorskip", "_is_package_available", "is_package_available"})
+_SKIP_NAMES = frozenset({"skipif", "skipIf", "skipUnless", "skip", "xfail"})
+_PROBE_PATTERN = re.compile(r"^_?is_\w+_available$|^is_torch_\w+$|^require_\w+$")
+
+
+def probe_kind(name: str, recv: str | None) -> str | None:
+    """ "probe" for an availability/version check, "skip-guard" for a test skip decorator or call, else None."""
+    if name in _SKIP_NAMES and (recv is None or recv.startswith(("pytest", "unittest")) or recv.endswith("mark")):
+        return "skip-guard"
+    if name in _PROBE_NAMES or _PROBE_PATTERN.match(name):
+        return "probe"
+    return None
+
+
+def package_of(rule: str, dotted: str) -> str:
+    """The dependency an import names: its top-level package (``flash_attn.bert_padding`` -> ``flash_attn``)."""
+    return dotted.split(".", 1)[0]

@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
-from accelpilot.porting.log import Finding, PortabilityLog, Skipped
+from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -23,8 +23,8 @@ PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
 
-# (rule id, line, message, snippet, notebook cell or None); the cell numbers code cells of an .ipynb from 1.
-FileFinding = tuple[str, int | None, str, str, int | None]
+# (rule id, line, message, snippet, notebook cell or None, subject, context); cells number an .ipynb's cells from 1.
+FileFinding = tuple[str, int | None, str, str, int | None, str | None, str | None]
 FileOutcome = tuple[str, list[FileFinding], str | None, int]  # rel path, findings, skip reason, suppressed
 
 
@@ -36,7 +36,10 @@ def _source_findings(text: str, kind: str, prune: bool) -> tuple[list[RawFinding
     found, suppressed = apply_suppressions(found, text)
     if found and kind == "python":
         lines = text.splitlines()
-        found = [(r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else "") for r, ln, msg, _ in found]
+        found = [
+            (r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else "", sub, ctx)
+            for r, ln, msg, _, sub, ctx in found
+        ]
     return found, suppressed
 
 
@@ -83,9 +86,9 @@ def _scan_notebook(text: str, prune: bool) -> tuple[list[FileFinding], int, str 
             py, s1 = [], 0
         sh, s2 = _source_findings(shell, "shell", prune) if "!" in src else ([], 0)
         suppressed += s1 + s2
-        for r, ln, msg, _ in sh:
-            py.append((r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else ""))
-        found.extend((r, ln, msg, snip, cell) for r, ln, msg, snip in py)
+        for r, ln, msg, _, sub, ctx in sh:
+            py.append((r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else "", sub, ctx))
+        found.extend((r, ln, msg, snip, cell, sub, ctx) for r, ln, msg, snip, sub, ctx in py)
     reason = ("Python syntax error in " + "; ".join(broken) + " (other cells scanned)") if broken else None
     return found, suppressed, reason
 
@@ -97,7 +100,12 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
         if st.st_size > max_bytes:
             return rel, [], f"file is {st.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit", 0
         if kind == "cuda":
-            return rel, [("cuda-source-file", None, f"CUDA source file {Path(rel).name}", "", None)], None, 0
+            return (
+                rel,
+                [("cuda-source-file", None, f"CUDA source file {Path(rel).name}", "", None, None, None)],
+                None,
+                0,
+            )
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
         if len(data) > max_bytes:
@@ -118,7 +126,7 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
             return rel, found, partial, suppressed
         else:
             raw, suppressed = _source_findings(text, kind, prune)
-            found = [(r, ln, msg, snip, None) for r, ln, msg, snip in raw]
+            found = [(r, ln, msg, snip, None, sub, ctx) for r, ln, msg, snip, sub, ctx in raw]
     except NotebookError as exc:
         return rel, [], str(exc), 0
     except SyntaxError as exc:
@@ -170,9 +178,19 @@ def scan_path(
         suppressed += sup
         if reason is not None:
             skipped.append(Skipped(path=rel, reason=reason))
-        for rule_id, line, message, snippet, cell in found:
+        path_context = context_of_path(rel)
+        for rule_id, line, message, snippet, cell, subject, context in found:
             findings.append(
-                Finding.from_rule(RULES[rule_id], file=rel, line=line, message=message, snippet=snippet, cell=cell)
+                Finding.from_rule(
+                    RULES[rule_id],
+                    file=rel,
+                    line=line,
+                    message=message,
+                    snippet=snippet,
+                    cell=cell,
+                    subject=subject,
+                    context=context or path_context,
+                )
             )
     log = PortabilityLog(
         root=display_name(str(root)),

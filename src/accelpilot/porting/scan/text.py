@@ -82,14 +82,14 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             for m3 in _IMAGE.finditer(line):
                 rule = _image_rule(m3.group(1))
                 if rule and (rule, lineno) not in seen:
-                    found.append((rule, lineno, f"container image {m3.group(1)}", line))
+                    found.append((rule, lineno, f"container image {m3.group(1)}", line, m3.group(1), None))
                     seen.add((rule, lineno))
         if kind == "dockerfile":
             m = _FROM.match(line)
             if m:
                 rule = _image_rule(m.group(1))
                 if rule:
-                    found.append((rule, lineno, f"base image {m.group(1)}", line))
+                    found.append((rule, lineno, f"base image {m.group(1)}", line, m.group(1), None))
                     seen.add((rule, lineno))
                 continue
         for rule, pat, template in TEXT_RULES:
@@ -98,5 +98,5 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             m2 = pat.search(line)
             if m2:
                 seen.add((rule, lineno))
-                found.append((rule, lineno, template.format(m=m2.group(0)), line))
+                found.append((rule, lineno, template.format(m=m2.group(0)), line, m2.group(0), None))
     return found

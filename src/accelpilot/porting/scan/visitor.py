@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accelpilot.porting.scan.patterns import (
+    BENCHMARK_MODULES,
     CUDA_GRAPH_NAMES,
     DATA_DEPENDENT_METHODS,
     DEFAULT_ALIASES,
@@ -16,12 +17,15 @@ from accelpilot.porting.scan.patterns import (
     EXACT_STRINGS,
     HOST_SYNC_METHODS,
     HUB_CALLS,
+    KERNEL_RULES,
     NON_TORCH_MODULES,
     STRING_RULES,
     STRING_TRIGGER,
     TENSOR_VALUE_METHODS,
     RawFinding,
     lib_rule,
+    package_of,
+    probe_kind,
 )
 
 
@@ -56,13 +60,29 @@ class PyVisitor:
         self._seen: set[tuple[str, int]] = set()
         self._consumed: set[int] = set()
         self.forward_depth = 0
+        # Reach: "probe"/"skip-guard"/"benchmark-tool" (not porting work) or "optional" (a guarded path), set by
+        # the enclosing call, ``if`` or ``try``; the innermost def names the kernel a decorator belongs to.
+        self.context: str | None = None
+        self.def_name: str | None = None
 
     # -- plumbing --
-    def add(self, rule: str, line: int, message: str) -> None:
+    def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
         key = (rule, line)
         if key not in self._seen:
             self._seen.add(key)
-            self.found.append((rule, line, message, ""))
+            if subject is None and rule in KERNEL_RULES:
+                subject = self.def_name
+            self.found.append((rule, line, message, "", subject, context or self.context))
+
+    def _within(self, context: str, node: ast.AST) -> None:
+        """Visit ``node``'s children with ``context`` unless an outer, stronger context already holds."""
+        saved = self.context
+        if saved is None or (saved == "optional" and context != "optional"):
+            self.context = context
+        try:
+            self.generic(node)
+        finally:
+            self.context = saved
 
     def _hit(self, start: int, end: int) -> bool:
         hits = self.hits
@@ -116,12 +136,13 @@ class PyVisitor:
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
-        saved = self.forward_depth
+        saved, saved_name = self.forward_depth, self.def_name
         self.forward_depth = 1 if node.name == "forward" else 0
+        self.def_name = node.name
         try:
             self.generic(node)
         finally:
-            self.forward_depth = saved
+            self.forward_depth, self.def_name = saved, saved_name
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -137,7 +158,8 @@ class PyVisitor:
                 self.aliases[a.asname] = a.name
             rule = lib_rule(a.name)
             if rule:
-                self.add(rule, node.lineno, f"import {a.name}")
+                bench = "benchmark-tool" if a.name.startswith(BENCHMARK_MODULES) else None
+                self.add(rule, node.lineno, f"import {a.name}", subject=package_of(rule, a.name), context=bench)
 
     def v_importfrom(self, node: ast.ImportFrom) -> None:
         mod = node.module or ""
@@ -151,7 +173,10 @@ class PyVisitor:
                 self.check_dotted(full, node.lineno)
             rule = lib_rule(full)
             if rule and not flagged:
-                self.add(rule, node.lineno, f"from {mod} import {a.name}")
+                bench = "benchmark-tool" if full.startswith(BENCHMARK_MODULES) else None
+                self.add(
+                    rule, node.lineno, f"from {mod} import {a.name}", subject=package_of(rule, full), context=bench
+                )
                 flagged = rule == lib_rule(mod)
         if mod == "torch.utils.cpp_extension":
             for a in node.names:
@@ -245,6 +270,13 @@ class PyVisitor:
                 self.add("cpp-extension-cuda", node.lineno, f"{name}(...)")
             elif name in HUB_CALLS or (name == "load" and recv == "torch.hub"):
                 self.add("hub-download", node.lineno, f"{name}(...)")
+            guard = probe_kind(name, recv)
+            if guard is not None:
+                self._within(guard, node)
+                return
+            if recv is not None and recv.startswith(BENCHMARK_MODULES):
+                self._within("benchmark-tool", node)
+                return
         self.generic(node)
 
     def _amp(self, node: ast.Call, name: str) -> None:
@@ -278,7 +310,44 @@ class PyVisitor:
 
     def v_if(self, node: ast.If | ast.While | ast.Assert) -> None:
         self._cond(node.test, node.lineno)
+        if isinstance(node, ast.If) and self._is_probe(node.test):
+            self.visit(node.test)
+            saved = self.context
+            self.context = saved or "optional"  # the guarded body (and its else) is an optional path
+            try:
+                for x in (*node.body, *node.orelse):
+                    self.visit(x)
+            finally:
+                self.context = saved
+            return
         self.generic(node)
+
+    def _is_probe(self, test: ast.expr) -> bool:
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.Call):
+                f = sub.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name is not None and probe_kind(name, None) == "probe":
+                    return True
+        return False
+
+    def v_try(self, node: ast.Try) -> None:
+        """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
+        optional = any(_catches_import_error(h.type) for h in node.handlers)
+        if not optional:
+            self.generic(node)
+            return
+        saved = self.context
+        self.context = saved or "optional"
+        try:
+            for stmt in node.body:
+                self.visit(stmt)
+        finally:
+            self.context = saved
+        for h in node.handlers:
+            self.visit(h)
+        for x in (*node.orelse, *node.finalbody):
+            self.visit(x)
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
@@ -295,16 +364,28 @@ class PyVisitor:
             return
         rule = EXACT_STRINGS.get(v)
         if rule:
-            self.add(rule, line, f"string {v!r}")
+            self.add(rule, line, f"string {v!r}", subject=v)
             return
         if STRING_TRIGGER.search(v):
             for rid, pat, template in STRING_RULES:
                 mm = pat.search(v)
                 if mm:
-                    self.add(rid, line, template.format(m=mm.group(0)))
+                    self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
+
+
+def _catches_import_error(t: ast.expr | None) -> bool:
+    if t is None:
+        return False
+    names = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute))
+        and (n.id if isinstance(n, ast.Name) else n.attr) in ("ImportError", "ModuleNotFoundError")
+        for n in names
+    )
 
 
 _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
+    ast.Try: PyVisitor.v_try,
     ast.Expr: PyVisitor.v_expr,
     ast.FunctionDef: PyVisitor.v_function,
     ast.ClassDef: PyVisitor.v_class,
