@@ -44,7 +44,7 @@ def test_items_group_kernels_dependencies_images_and_settings() -> None:
             "kernel|triton-kernel|ops/optional.py|fast_kernel",
             "warning",
             "weeks",
-            [("ops/optional.py", 6), ("ops/optional.py", 7), ("ops/optional.py", 13)],
+            [("ops/optional.py", 8), ("ops/optional.py", 9), ("ops/optional.py", 15)],
         ),
         # one library dependency: every import across files and the requirements line
         (
