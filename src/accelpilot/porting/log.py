@@ -28,6 +28,7 @@ NOT_PORTING: dict[str, str] = {
     "skip-guard": "test skip guard",
     "benchmark-tool": "benchmark helper (triton.testing), not a code path of the model",
     "test-only": "test-only: code only reached from tests",
+    "host-side": "host-side code (tokeniser, processor, data loading, trainer): not part of the compiled model graph",
 }
 # Porting work off the model's main path: at most a warning, with the reason.
 REACH_WARNING: dict[str, str] = {
@@ -38,6 +39,17 @@ REACH_WARNING: dict[str, str] = {
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 _EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
+
+
+_HOST_PATH = re.compile(
+    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*feature_extraction\w*|processing_\w+|\w*_processor\w*"
+    r"|audio_utils|image_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*|pipelines?)(\.py$|/)"
+)
+
+
+def host_side(rel: str) -> bool:
+    """Files that run on the host around the model (their compile hazards are not hazards of the model graph)."""
+    return _HOST_PATH.search(rel) is not None
 
 
 def context_of_path(rel: str) -> str | None:
@@ -176,7 +188,7 @@ def _subject_key(text: str) -> str:
 
 
 # Rules that stand for several packages (the subject tells which); the others are one package each.
-_NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk"})
+_NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk", "cuda-kernel-library"})
 
 
 def item_key(f: Finding) -> tuple[str, str]:

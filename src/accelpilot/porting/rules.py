@@ -697,6 +697,103 @@ _RULES: tuple[Rule, ...] = (
         title="Neuron tools",
         why="`neuron-ls`, `neuron-top`, `neuron-monitor` exist only on Neuron hosts; GPU hosts use nvidia-smi/DCGM.",
     ),
+    # --- added for real code (issue 12) -----------------------------------------------------------------------
+    Rule(
+        id="cuda-kernel-library",
+        item="package",
+        category="custom_kernel",
+        dimension="source",
+        severity="blocking",
+        targets=NEURON,
+        effort="weeks",
+        title="CUDA kernel library",
+        why="A library of hand-written CUDA/Triton/CUTLASS kernels (causal-conv1d, selective scan, TileLang, CuTe DSL, "
+        "quack, FlashInfer, Liger, torchao's CUDA ops). None run on Trainium/Inferentia; each kernel the model "
+        "calls needs an NKI or plain-PyTorch replacement, validated for numerics.",
+    ),
+    Rule(
+        id="hub-kernel",
+        item="setting",
+        category="custom_kernel",
+        dimension="source",
+        severity="blocking",
+        targets=NEURON,
+        effort="weeks",
+        title="kernel fetched from a hub",
+        why="`kernels.get_kernel(...)` downloads a compiled CUDA kernel at run time: nothing to load on Neuron, and "
+        "the kernel's source is not in the repository. It needs a replacement, and a run-time download is also a "
+        "data movement step.",
+    ),
+    Rule(
+        id="growing-sequence",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="sequence grown each step",
+        why="`torch.cat` onto the sequence inside a loop gives a new shape every step; an ahead-of-time compiler "
+        "recompiles per length. Decode into a fixed-size (bucketed) buffer with a KV cache instead.",
+    ),
+    Rule(
+        id="varlen-packing",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="variable-length packing (cu_seqlens)",
+        why="Packed variable-length batches (`cu_seqlens`) have data-dependent shapes; on Neuron they recompile per "
+        "batch or need padding to buckets.",
+    ),
+    Rule(
+        id="compile-backend",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        title="`torch.compile` without the target's backend",
+        why="`torch.compile` without `backend=` uses inductor, which generates Triton/C++ for GPUs and CPUs; on "
+        "Neuron the backend must be the Neuron one. Make the backend a setting.",
+    ),
+    Rule(
+        id="nccl-in-container",
+        item="setting",
+        category="container",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="NCCL built or installed in the image",
+        why="The image builds or installs NCCL (or NCCL tests / aws-ofi-nccl); Neuron collectives use the Neuron "
+        "runtime and EFA plugin instead, so this part of the image differs on the target.",
+    ),
+    Rule(
+        id="gpu-launcher-setting",
+        item="setting",
+        category="operational",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        title="GPU launcher setting",
+        why="Launcher settings written for GPUs (`GPUS_PER_NODE`, `--nproc_per_node`, `--gpus`, `LD_PRELOAD` of CUDA "
+        "libraries, `PYTORCH_CUDA_ALLOC_CONF`, `TORCH_NCCL_*`): on Trainium the process count follows NeuronCores "
+        "and these variables do nothing or break the launch.",
+    ),
+    Rule(
+        id="http-download",
+        category="data_movement",
+        dimension="operational",
+        severity="info",
+        targets=ALL,
+        effort="hours",
+        title="download at run time",
+        why="`requests`/`urllib` fetch data at run time: egress, availability and an extra dependency on the network "
+        "of the target region.",
+    ),
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}

@@ -26,6 +26,14 @@ STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("nccl-backend", re.compile(r"\bNCCL_[A-Z_]+\b"), "NCCL setting {m}"),
     ("cloudwatch", re.compile(r"\bcloudwatch\b", re.I), "CloudWatch integration ({m})"),
     (
+        "gpu-launcher-setting",
+        re.compile(
+            r"\bGPUS_PER_NODE\b\S*|--nproc[_-]per[_-]node\S*|\bLD_PRELOAD=\S*(?:cuda|nvidia)\S*"
+            r"|\bPYTORCH_CUDA_ALLOC_CONF\b\S*|\bTORCH_NCCL_\w+"
+        ),
+        "launcher setting {m}",
+    ),
+    (
         "local-nvme-path",
         re.compile(
             r"(?:/mnt/nvme\w*|/nvme\d\w*|/local_nvme\w*|/opt/dlami/nvme|/scratch\b|/raid\b"
@@ -36,6 +44,7 @@ STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 STRING_TRIGGER = re.compile(
     r"://|gres|--gpus|nvidia|neuron|dcgm|DCGM|CUDA_VISIBLE|NCCL_|cloudwatch|CloudWatch|nvme|/scratch|/raid|/local_disk"
+    r"|GPUS_PER_NODE|nproc|LD_PRELOAD|PYTORCH_CUDA"
 )
 
 
@@ -75,13 +84,29 @@ LIBRARIES: dict[str, str] = {
     "azure.storage": "cloud-storage-sdk",
     "sagemaker": "sagemaker",
     "pynvml": "nvidia-smi",
+    # CUDA-only kernel libraries seen in public training code (issue 12)
+    "causal_conv1d": "cuda-kernel-library",
+    "selective_scan_cuda": "cuda-kernel-library",
+    "mamba_ssm": "cuda-kernel-library",
+    "tilelang": "cuda-kernel-library",
+    "cutlass": "cuda-kernel-library",
+    "quack": "cuda-kernel-library",
+    "flashinfer": "cuda-kernel-library",
+    "liger_kernel": "cuda-kernel-library",
+    "torchao.ops": "cuda-kernel-library",
+    "torchao.kernel": "cuda-kernel-library",
+    "deep_gemm": "cuda-kernel-library",
     "pydcgm": "dcgm",
     "dcgm_structs": "dcgm",
     "dcgm_fields": "dcgm",
 }
 # Exact string constants (dynamic imports, device names, attention backends).
 EXACT_STRINGS: dict[str, str] = {
-    **{name: rule for name, rule in LIBRARIES.items() if "." not in name and name not in ("cuda", "nki", "apex")},
+    **{
+        name: rule
+        for name, rule in LIBRARIES.items()
+        if "." not in name and name not in ("cuda", "nki", "apex", "quack", "cutlass")
+    },
     "nccl": "nccl-backend",
     "flash_attention_2": "flash-attn",
     "flash_attention_3": "flash-attn",

@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
-from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path
+from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path, host_side
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -126,6 +126,10 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
             return rel, found, partial, suppressed
         else:
             raw, suppressed = _source_findings(text, kind, prune)
+            if kind == "python" and rel.rpartition("/")[2] == "setup.py":  # install_requires names packages too
+                seen = {(r[0], r[1]) for r in raw}
+                deps, _ = _source_findings(text, "requirements", prune)
+                raw += [r for r in deps if r[2].startswith("package ") and (r[0], r[1]) not in seen]
             found = [(r, ln, msg, snip, None, sub, ctx) for r, ln, msg, snip, sub, ctx in raw]
     except NotebookError as exc:
         return rel, [], str(exc), 0
@@ -179,7 +183,10 @@ def scan_path(
         if reason is not None:
             skipped.append(Skipped(path=rel, reason=reason))
         path_context = context_of_path(rel)
+        host = host_side(rel)
         for rule_id, line, message, snippet, cell, subject, context in found:
+            if host and context is None and RULES[rule_id].category == "compile_hazard":
+                context = "host-side"
             findings.append(
                 Finding.from_rule(
                     RULES[rule_id],

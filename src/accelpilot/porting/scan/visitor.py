@@ -64,6 +64,7 @@ class PyVisitor:
         # the enclosing call, ``if`` or ``try``; the innermost def names the kernel a decorator belongs to.
         self.context: str | None = None
         self.def_name: str | None = None
+        self.loop_depth = 0
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -192,6 +193,8 @@ class PyVisitor:
                 base = base.value
             self.visit(base)
             return
+        if "cu_seqlens" in d:
+            self.add("varlen-packing", node.lineno, d)
         self.check_dotted(d, node.lineno)
 
     def check_dotted(self, d: str, line: int) -> None:
@@ -269,7 +272,13 @@ class PyVisitor:
             elif name in ("load_inline", "CUDAExtension"):
                 self.add("cpp-extension-cuda", node.lineno, f"{name}(...)")
             elif name in HUB_CALLS or (name == "load" and recv == "torch.hub"):
-                self.add("hub-download", node.lineno, f"{name}(...)")
+                if not _local_source(node):
+                    self.add("hub-download", node.lineno, f"{name}(...)")
+            else:
+                self._more_calls(node, name)
+            for kw in node.keywords:
+                if kw.arg == "help" and isinstance(kw.value, ast.Constant):
+                    self._consumed.add(id(kw.value))  # a URI in help text is documentation, not data movement
             guard = probe_kind(name, recv)
             if guard is not None:
                 self._within(guard, node)
@@ -278,6 +287,32 @@ class PyVisitor:
                 self._within("benchmark-tool", node)
                 return
         self.generic(node)
+
+    def _more_calls(self, node: ast.Call, name: str) -> None:
+        """Calls added for real code: hub kernels and datasets, HTTP downloads, torch.compile's backend. Each
+        needs its trigger token literally on the call's line (``torch.compile``, ``requests.``), which keeps the
+        pruned scan exact."""
+        f = node.func
+        base = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+        first = node.args[0] if node.args else None
+        if name == "get_kernel":
+            repo = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+            if first is not None and repo is not None:
+                self._consumed.add(id(first))
+            self.add("hub-kernel", node.lineno, f"get_kernel({repo!r})" if repo else "get_kernel(...)", subject=repo)
+        elif name in ("load_dataset", "cached_file"):
+            if not _local_source(node):
+                self.add("hub-download", node.lineno, f"{name}(...)")
+        elif base == "requests" and name in ("get", "post", "request", "urlopen"):
+            self.add("http-download", node.lineno, f"requests.{name}(...)")
+        elif name in ("urlopen", "urlretrieve") and _root_name(f) == "urllib":
+            self.add("http-download", node.lineno, f"urllib {name}(...)")
+        elif name == "compile" and base == "torch":
+            backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
+            if isinstance(backend, ast.Constant):
+                self._consumed.add(id(backend))  # a backend name, not a device string
+            if backend is None or (isinstance(backend, ast.Constant) and backend.value == "inductor"):
+                self.add("compile-backend", node.lineno, "torch.compile without the target's backend")
 
     def _amp(self, node: ast.Call, name: str) -> None:
         cands: list[ast.expr] = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device_type"]
@@ -288,8 +323,10 @@ class PyVisitor:
 
     def v_subscript(self, node: ast.Subscript) -> None:
         sl = node.slice
-        # one-line rule (like the trigger): the index starts on the line of its "["
-        if self.torch_file and sl.lineno == (node.value.end_lineno or node.lineno):
+        # one-line rule (like the trigger): the index starts on the line of its "["; an assignment through a mask
+        # (``x[mask] = 0``) keeps the shape, only a read changes it
+        store = isinstance(node.ctx, ast.Store)
+        if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
             if any(_is_masky(e) for e in elts):
                 self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
@@ -310,6 +347,13 @@ class PyVisitor:
 
     def v_if(self, node: ast.If | ast.While | ast.Assert) -> None:
         self._cond(node.test, node.lineno)
+        if isinstance(node, ast.While):
+            self.loop_depth += 1
+            try:
+                self.generic(node)
+            finally:
+                self.loop_depth -= 1
+            return
         if isinstance(node, ast.If) and self._is_probe(node.test):
             self.visit(node.test)
             saved = self.context
@@ -353,11 +397,47 @@ class PyVisitor:
         self._cond(node.test, node.test.lineno)
         self.generic(node)
 
+    def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
+        self.loop_depth += 1
+        try:
+            self.generic(node)
+        finally:
+            self.loop_depth -= 1
+
+    def v_assign(self, node: ast.Assign) -> None:
+        """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
+        v = node.value
+        if (
+            self.loop_depth
+            and isinstance(v, ast.Call)
+            and isinstance(v.func, ast.Attribute)
+            and v.func.attr == "cat"
+            and isinstance(v.func.value, ast.Name)
+            and v.func.value.id == "torch"
+            and v.args
+            and isinstance(v.args[0], (ast.List, ast.Tuple))
+        ):
+            targets = {ast.unparse(t) for t in node.targets}
+            if any(ast.unparse(e) in targets for e in v.args[0].elts):
+                self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
+        self.generic(node)
+
+    def v_name(self, node: ast.Name) -> None:
+        if "cu_seqlens" in node.id:
+            self.add("varlen-packing", node.lineno, node.id)
+
+    def v_arg(self, node: ast.arg) -> None:
+        if "cu_seqlens" in node.arg:
+            self.add("varlen-packing", node.lineno, node.arg)
+        self.generic(node)
+
     def v_constant(self, node: ast.Constant) -> None:
         v = node.value
         if not isinstance(v, str) or id(node) in self._consumed or len(v) > 20000:
             return
         line = node.lineno
+        if "cu_seqlens" in v:
+            self.add("varlen-packing", line, f"string {v!r}")
         m = DEVICE.match(v)
         if m:
             self.add(DEVICE_RULE[m.group(1)], line, f"device string {v!r}")
@@ -371,6 +451,24 @@ class PyVisitor:
                 mm = pat.search(v)
                 if mm:
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
+
+
+_DATASET_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset"})
+
+
+def _local_source(node: ast.Call) -> bool:
+    """The first argument is a literal local path or a local dataset builder, not a hub id."""
+    first = node.args[0] if node.args else None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return False
+    v = first.value
+    return v.startswith(("/", "./", "../", "~")) or v in _DATASET_BUILDERS
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _catches_import_error(t: ast.expr | None) -> bool:
@@ -400,4 +498,9 @@ _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
     ast.IfExp: PyVisitor.v_ifexp,
     ast.Assert: PyVisitor.v_if,
     ast.Constant: PyVisitor.v_constant,
+    ast.For: PyVisitor.v_loop,
+    ast.AsyncFor: PyVisitor.v_loop,
+    ast.Assign: PyVisitor.v_assign,
+    ast.Name: PyVisitor.v_name,
+    ast.arg: PyVisitor.v_arg,
 }

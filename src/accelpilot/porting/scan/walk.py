@@ -28,6 +28,9 @@ EXCLUDED_DIRS = frozenset(
 CACHE_DIRS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"})
 
 
+_SPEC_SUFFIXES = (".yaml", ".yml", ".yaml-template", ".yml-template", ".template", ".j2", ".jinja", ".tf", ".tfvars")
+
+
 def classify(name: str) -> str | None:
     """The kind of file by its name, or None if the scanner does not read it."""
     low = name.lower()
@@ -39,8 +42,10 @@ def classify(name: str) -> str | None:
         return "dockerfile"
     if low.endswith((".sh", ".bash", ".slurm", ".sbatch", ".zsh")):
         return "shell"
-    if low.endswith((".yaml", ".yml")):
-        return "yaml"
+    if low.endswith(
+        (".yaml", ".yml", ".yaml-template", ".yml-template", ".template", ".j2", ".jinja", ".tf", ".tfvars")
+    ):
+        return "yaml"  # job specs and their templates (Helm, Jinja, Terraform) are read line by line alike
     if low.endswith(".ipynb"):
         return "notebook"
     if low.endswith(".json"):
