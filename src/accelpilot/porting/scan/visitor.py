@@ -137,13 +137,14 @@ class PyVisitor:
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
-        saved, saved_name = self.forward_depth, self.def_name
+        saved, saved_name, saved_loop = self.forward_depth, self.def_name, self.loop_depth
         self.forward_depth = 1 if node.name == "forward" else 0
         self.def_name = node.name
+        self.loop_depth = 0  # a def inside a loop is not run per iteration
         try:
             self.generic(node)
         finally:
-            self.forward_depth, self.def_name = saved, saved_name
+            self.forward_depth, self.def_name, self.loop_depth = saved, saved_name, saved_loop
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -409,7 +410,10 @@ class PyVisitor:
         v = node.value
         if (
             self.loop_depth
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], (ast.Name, ast.Attribute))
             and isinstance(v, ast.Call)
+            and v.lineno == node.lineno  # one-line rule, like its trigger (``name = torch.cat(``)
             and isinstance(v.func, ast.Attribute)
             and v.func.attr == "cat"
             and isinstance(v.func.value, ast.Name)
