@@ -362,6 +362,7 @@ class OpInventory(BaseModel):
     supported_ops_file: str | None = None
     support_percentage: float | None = None  # of distinct ops, or the analyze dict's figure
     unsupported_ops: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # how the capture was made when that matters (cache off)
     findings: list[Finding] = Field(default_factory=list)
 
 
@@ -392,7 +393,15 @@ class PortabilityLog(BaseModel):
     def with_inventory(self, inv: OpInventory) -> PortabilityLog:
         """Merge an op inventory and its findings into this log."""
         self.inventory = inv
-        self.findings.extend(inv.findings)
+        # The same line found statically and by capture is one finding: keep the static one, say it was confirmed.
+        static = {(f.rule, f.line): f for f in self.findings if f.source == "static" and f.file}
+        for f in inv.findings:
+            twin = static.get((f.rule, f.line)) if f.file else None
+            if twin is not None and twin.file and f.file and (f.file.endswith(twin.file) or twin.file.endswith(f.file)):
+                if "confirmed by" not in twin.message:
+                    twin.message += " (confirmed by the op inventory)"
+                continue
+            self.findings.append(f)
         return self.refresh()
 
     def only_targets(self, targets: frozenset[str] | None) -> PortabilityLog:
