@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accelpilot.report.build import make_report
+from accelpilot.procedure import make_report
 from accelpilot.report.write import write_report
 
 CHROMIUM = "/usr/bin/chromium"
@@ -51,7 +51,12 @@ def test_report_in_chromium(browser: Any, files: dict[str, Any], tmp_path: Path,
     requests: list[str] = []
     page.on("console", lambda m: console.append((m.type, m.text)))
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d: Any) -> None:
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     page.on("request", lambda r: requests.append(r.url))
     page.goto(paths["report.html"].resolve().as_uri())
     page.wait_for_load_state("load")
@@ -86,7 +91,7 @@ def test_report_in_chromium(browser: Any, files: dict[str, Any], tmp_path: Path,
 
 
 def test_worked_example_in_chromium(browser: Any, tmp_path: Path) -> None:
-    from accelpilot.report.procedure import bundled_scenario
+    from accelpilot.procedure import bundled_scenario
 
     paths = write_report(make_report(bundled_scenario()), tmp_path / "rep")
     page = browser.new_page()

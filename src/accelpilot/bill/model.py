@@ -8,7 +8,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.catalog.model import ClaimRow
-from accelpilot.figures import Figure, money
+from accelpilot.figures import Figure, Kind, fig_ref, money
+
+# The figure the seeds compare options by ("cost per accepted output"), one per workload kind.
+PER_OUTPUT: dict[str, tuple[str, str]] = {
+    "training": ("cost_per_accepted_run", "cost per accepted run"),
+    "serving": ("cost_per_1k_accepted_requests", "cost per 1,000 accepted requests"),
+}
+
+
+def per_output_field(workload: str) -> str:
+    """The OptionBill (and report OptionView) field holding the cost per accepted output."""
+    return PER_OUTPUT[workload][0]
+
+
+def per_output_name(workload: str) -> str:
+    return PER_OUTPUT[workload][1]
 
 
 class LineItem(BaseModel):
@@ -48,6 +63,12 @@ class OptionBill(BaseModel):
     sweep_coefficients: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
+    @property
+    def per_output(self) -> Figure | None:
+        """Cost per accepted run (training) or per 1,000 accepted requests (serving); None: nothing accepted."""
+        f: Figure | None = getattr(self, per_output_field(self.workload))
+        return f
+
 
 class Comparison(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -81,6 +102,21 @@ class Bill(BaseModel):
     def option(self, name: str) -> OptionBill:
         return next(o for o in self.options if o.name == name)
 
+    def figures(self) -> list[Figure]:
+        """Every figure the bill holds: option fields, line items, comparisons."""
+        out: list[Figure] = []
+        for m in [*self.options, *(li for o in self.options for li in o.line_items), *self.comparisons]:
+            out += [v for _, v in m if isinstance(v, Figure)]
+        return out
+
+    def claims_in_arithmetic(self) -> set[str]:
+        """Ids of vendor claims found among the inputs of any figure in the bill.
+
+        Figure arithmetic refuses claims, so this is empty unless a figure was built around that refusal; the
+        bill's and report's ``used_in_arithmetic`` are read from here, not written as a constant.
+        """
+        return {lf.label for f in self.figures() for lf in f.leaves() if lf.kind is Kind.VENDOR_CLAIM}
+
 
 def _num(f: Figure | None, places: int = 2) -> float | None:
     if f is None:
@@ -89,12 +125,7 @@ def _num(f: Figure | None, places: int = 2) -> float | None:
 
 
 def _fig(f: Figure | None) -> dict[str, Any] | None:
-    return (
-        None
-        if f is None
-        else f.model_dump(mode="json", exclude={"inputs"})
-        | {"leaves": [leaf.model_dump(mode="json", exclude={"inputs"}) for leaf in f.leaves()] if f.inputs else []}
-    )
+    return None if f is None else fig_ref(f).flat_json()
 
 
 def bill_to_json(bill: Bill) -> dict[str, Any]:
@@ -129,7 +160,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [lf.model_dump(mode="json", exclude={"inputs"}) for lf in li.figure.leaves()],
+                        "leaves": [fig_ref(lf).flat_json(with_leaves=False) for lf in li.figure.leaves()],
                     }
                     for li in o.line_items
                 ],
@@ -160,6 +191,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         }
         for c in bill.comparisons
     ]
+    used = bill.claims_in_arithmetic()
     return {
         "scenario": bill.scenario,
         "scenario_path": bill.scenario_path,
@@ -172,7 +204,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         "comparisons": comps,
         "catalog_files": bill.catalog_files,
         "vendor_claims": [
-            c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": False}
+            c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": c.id in used}
             for c in bill.vendor_claims
         ],
     }

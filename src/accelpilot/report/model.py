@@ -1,30 +1,23 @@
 """The report's content as plain data: one model the HTML, Markdown, JSON and terminal renderers all read.
 
-Built from the scenario, the bill, the decision, the portability log (optional) and pilot results (optional).
-Every number is a FigureRef carrying its provenance; charts are data series here and become pictures only in
-a renderer. Vendor claims sit in their own list and are never combined with anything.
+Types only: ``report/build.py`` builds a Report from the scenario, the bill, the decision, the portability log
+(optional) and pilot results (optional). Every number is a FigureRef carrying its provenance; charts are data
+series here and become pictures only in a renderer. Vendor claims sit in their own list and are never combined
+with anything.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from accelpilot.bill.model import Bill, OptionBill
-from accelpilot.bill.scenario import Scenario
-from accelpilot.decide.evidence import FigureRef, fig_ref, plain_ref
-from accelpilot.decide.gates import per_output, per_output_name
-from accelpilot.decide.portability import LogView, family_of
+from accelpilot.bill.model import per_output_field
+from accelpilot.decide.portability import LogView
 from accelpilot.decide.verdict import Decision
+from accelpilot.figures import FigureRef
 
 REPORT_SCHEMA = "accelpilot-report/1"
-MAX_CDF_POINTS = 200
-MAX_CDF_CHARTS_PER_RESULT = 4
 
 
 class Series(BaseModel):
@@ -149,7 +142,7 @@ class ClaimView(BaseModel):
     as_of: str
     source: str
     kind: str = "vendor_claim"
-    used_in_arithmetic: bool = False
+    used_in_arithmetic: bool = False  # derived by build_report from Bill.claims_in_arithmetic()
 
 
 class ScenarioInfo(BaseModel):
@@ -187,326 +180,7 @@ class Report(BaseModel):
     assumptions: list[str]
     notes: list[str] = Field(default_factory=list)
 
-
-# --- builders ----------------------------------------------------------------------------------
-
-
-def _f(f: Any, label: str | None = None) -> FigureRef | None:
-    return None if f is None else fig_ref(f, label)
-
-
-def option_view(o: OptionBill, baseline: str) -> OptionView:
-    return OptionView(
-        name=o.name,
-        pricing=o.pricing,
-        instance=o.instance,
-        accelerator=o.accelerator,
-        accelerator_count=o.accelerator_count,
-        family=family_of(o.accelerator, o.instance),
-        is_baseline=o.name == baseline,
-        measured=o.measured,
-        result_file=o.result_file,
-        hours_per_run=_f(o.hours_per_run),
-        cost_per_run=_f(o.cost_per_run),
-        accepted_share=fig_ref(o.accepted_share),
-        cost_per_accepted_run=_f(o.cost_per_accepted_run),
-        cost_per_1k_accepted_requests=_f(o.cost_per_1k_accepted_requests),
-        cost_per_million_accepted_tokens=_f(o.cost_per_million_accepted_tokens),
-        monthly_cost=fig_ref(o.monthly_cost),
-        one_off_cost=fig_ref(o.one_off_cost),
-        maintenance_per_month=fig_ref(o.maintenance_per_month),
-        total_36_months=fig_ref(o.total_36_months),
-        line_items=[LineItemView(name=li.name, per=li.per, figure=fig_ref(li.figure)) for li in o.line_items],
-        notes=list(o.notes),
-    )
-
-
-def payback_chart(bill: Bill) -> Chart | None:
-    comps = [c for c in bill.comparisons if c.payback_curve]
-    if not comps:
-        return None
-    unit = "run" if bill.workload == "training" else "month"
-    base = comps[0]
-    series = [
-        Series(
-            name=f"{base.baseline} (baseline)",
-            x=[float(p[0]) for p in base.payback_curve],
-            y=[float(p[1]) for p in base.payback_curve],
-            style="--",
-        )
-    ]
-    markers: list[tuple[float, str]] = []
-    for c in comps:
-        series.append(
-            Series(name=c.candidate, x=[float(p[0]) for p in c.payback_curve], y=[float(p[2]) for p in c.payback_curve])
-        )
-        if c.break_even_runs is not None and bill.workload == "training":
-            markers.append((float(c.break_even_runs), f"break-even: {c.candidate}"))
-        elif c.break_even_months is not None and bill.workload == "serving":
-            markers.append((float(c.break_even_months), f"break-even: {c.candidate}"))
-    return Chart(
-        id="payback",
-        title=f"Payback: cumulative cost by {unit}, porting included",
-        type="line",
-        x_label=f"{unit}s",
-        y_label=f"cumulative cost ({bill.currency})",
-        series=series,
-        markers=markers,
-        note="derived from the bill: one-off porting plus cost per accepted run (and maintenance) for each run",
-    )
-
-
-def tco_chart(bill: Bill) -> Chart:
-    return Chart(
-        id="tco36",
-        title="36-month cost by option (porting and maintenance included)",
-        type="bar",
-        x_label="option",
-        y_label=f"{bill.currency} over 36 months",
-        series=[
-            Series(name=o.name, x=[float(i)], y=[float(o.total_36_months.value)], style="bar")
-            for i, o in enumerate(bill.options)
-        ],
-        note="derived from the bill",
-    )
-
-
-def _all_in(o: OptionBill, u: Any, r: Any, months: int) -> Any:
-    """Cost per accepted run (the lead's vectorised sweep) with porting spread over the horizon and maintenance
-    shared by the month's runs."""
-    from accelpilot.bill.sweep import Coeffs, cost_per_accepted_run
-
-    k = Coeffs.of(o, day_rate=0.0)
-    return cost_per_accepted_run(k, u, r) + (o.sweep_coefficients.get("one_off", 0.0) / months + k.maint) / r
-
-
-def sensitivity_charts(bill: Bill) -> list[Chart]:
-    """Cost per accepted run against utilisation and against runs per month (training options)."""
-    opts = [o for o in bill.options if o.sweep_coefficients and o.sweep_coefficients.get("accepted")]
-    if not opts:
-        return []
-    months = bill.months
-    r0 = float(bill.runs_per_month)
-    u = np.linspace(0.2, 1.0, 33)
-    r = np.unique(np.concatenate([np.geomspace(max(r0 / 10, 0.1), r0 * 10, 33), [r0]]))
-    su, sr = [], []
-    for o in opts:
-        u0 = o.sweep_coefficients["u0"]
-        su.append(Series(name=o.name, x=u.tolist(), y=np.asarray(_all_in(o, u, r0, months), dtype=float).tolist()))
-        sr.append(Series(name=o.name, x=r.tolist(), y=np.asarray(_all_in(o, u0, r, months), dtype=float).tolist()))
-    note = (
-        f"derived: (a/u + b + c/r) / accepted share from each option's bill, plus porting spread over {months} months "
-        "and maintenance shared by the month's runs"
-    )
-    return [
-        Chart(
-            id="sensitivity-utilisation",
-            title=f"All-in cost per accepted run against utilisation (at {r0:g} runs/month)",
-            type="line",
-            x_label="utilisation (share of paid time doing useful work)",
-            y_label=f"{bill.currency} per accepted run",
-            series=su,
-            note=note,
-        ),
-        Chart(
-            id="sensitivity-runs",
-            title="All-in cost per accepted run against runs per month (at each option's utilisation)",
-            type="line",
-            x_label="runs per month",
-            y_label=f"{bill.currency} per accepted run",
-            series=sr,
-            note=note,
-            x_log=True,
-            markers=[(r0, "scenario")],
-        ),
-    ]
-
-
-def _is_time_series(name: str) -> bool:
-    return name.endswith("_s") or "latency" in name or name.endswith("_ms")
-
-
-def _cdf(name: str, values: list[float]) -> Series:
-    arr = np.sort(np.asarray([v for v in values if math.isfinite(v)], dtype=float))
-    n = len(arr)
-    scale = 1000.0 if not name.endswith("_ms") else 1.0
-    if n > MAX_CDF_POINTS:
-        q = np.linspace(0, 1, MAX_CDF_POINTS)
-        xs = np.quantile(arr, q)
-        ys = q
-    else:
-        xs = arr
-        ys = np.arange(1, n + 1) / n
-    return Series(name=name, x=(xs * scale).tolist(), y=np.asarray(ys, dtype=float).tolist())
-
-
-def pilot_view(path: str, res: Any, priced_by: list[str], beside: bool) -> PilotView:
-    src = f"pilot result {path}"
-    figs = []
-    for key, f in res.figures.items():
-        ref = fig_ref(f)
-        if not ref.source:
-            ref = ref.model_copy(update={"source": src})
-        figs.append(PilotFigure(key=key, figure=ref.model_copy(update={"label": ref.label or key})))
-    samples: list[SampleSummary] = []
-    charts: list[Chart] = []
-    for name, vals in res.samples.items():
-        finite = [float(v) for v in vals if isinstance(v, (int, float)) and math.isfinite(float(v))]
-        if not finite:
-            continue
-        arr = np.asarray(finite)
-        samples.append(
-            SampleSummary(
-                name=name,
-                n=len(finite),
-                p50=float(np.percentile(arr, 50)),
-                p90=float(np.percentile(arr, 90)),
-                p99=float(np.percentile(arr, 99)),
-            )
-        )
-        if _is_time_series(name) and len(finite) >= 5 and len(charts) < MAX_CDF_CHARTS_PER_RESULT:
-            unit = "ms"
-            charts.append(
-                Chart(
-                    id=f"cdf-{len(charts)}",
-                    title=f"{name}: CDF of {len(finite)} raw samples",
-                    type="step",
-                    x_label=unit,
-                    y_label="share of samples ≤ x",
-                    series=[_cdf(name, finite)],
-                    note=f"measured: raw samples in {path}",
-                )
-            )
-    p = res.platform
-    platform = {
-        k: v
-        for k, v in p.model_dump(mode="json").items()
-        if k
-        in (
-            "device",
-            "device_type",
-            "device_name",
-            "device_count",
-            "accelerator",
-            "torch",
-            "cuda",
-            "neuron",
-            "cpu_model",
-            "cpu_count",
-            "compile_backend",
-            "precision",
-            "driver",
-        )
-        and v not in (None, "", 0)
-    }
-    return PilotView(
-        path=path,
-        kind=res.kind,
-        family=family_of(p.accelerator, None, p.device_type or p.device),
-        platform=platform,
-        workload=res.workload.name,
-        workload_factory=res.workload.factory,
-        command=res.command,
-        created=res.created.isoformat(timespec="seconds"),
-        accepted=res.accepted,
-        figures=figs,
-        samples=samples,
-        charts=charts,
-        errors=list(res.errors),
-        priced_by=priced_by,
-        shown_beside=beside,
-    )
-
-
-def build_report(
-    scenario: Scenario,
-    bill: Bill,
-    decision: Decision,
-    log: LogView | None = None,
-    results: list[tuple[str, Any]] | None = None,
-    beside: list[tuple[str, Any]] | None = None,
-    title: str | None = None,
-    notes: list[str] | None = None,
-) -> Report:
-    """Assemble the report. ``results`` measure the scenario's workload; ``beside`` are other measurements shown."""
-    from accelpilot import __version__
-    from accelpilot.decide import exit_test as et
-
-    pilots = []
-    for group, is_beside in ((results or [], False), (beside or [], True)):
-        for path, res in group:
-            priced = [o.name for o in bill.options if o.result_file and Path(o.result_file) == Path(path)]
-            pilots.append(pilot_view(path, res, priced, is_beside))
-    charts = [c for c in [payback_chart(bill), tco_chart(bill)] if c is not None] + sensitivity_charts(bill)
-    comps = [
-        ComparisonView(
-            baseline=c.baseline,
-            candidate=c.candidate,
-            saving_per_run=_f(c.saving_per_run),
-            saving_percent=None if c.saving_percent is None else float(c.saving_percent),
-            saving_per_month=_f(c.saving_per_month),
-            one_off_cost=fig_ref(c.one_off_cost),
-            break_even_runs=c.break_even_runs,
-            break_even_months=None if c.break_even_months is None else float(c.break_even_months),
-        )
-        for c in bill.comparisons
-    ]
-    claims = [
-        ClaimView(
-            id=c.id,
-            vendor=c.vendor,
-            text=c.text,
-            value=None if c.value is None else float(c.value),
-            unit=c.unit,
-            as_of=c.as_of.isoformat(),
-            source=c.source,
-        )
-        for c in bill.vendor_claims
-    ]
-    assumptions = [
-        f"Exit test: effort class 'hours' = {et.EFFORT_DAYS['hours']} engineer-day, "
-        f"'days' = {et.EFFORT_DAYS['days']}, 'weeks' = {et.EFFORT_DAYS['weeks']}"
-        f" per finding; re-validation on the destination = {et.REVALIDATION_DAYS} engineer-days; one engineer, "
-        f"{et.DAYS_PER_WEEK} days a week.",
-        "Leaving Neuron: every finding that concerns the Neuron target is assumed to need the same work again; "
-        "leaving a GPU option for another GPU site: only operational, container and data-movement findings count.",
-        "Sensitivity: porting is spread evenly over the scenario's horizon; maintenance is shared by the month's runs.",
-    ]
-    return Report(
-        title=title or f"accelpilot report: {scenario.name}",
-        generated=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        accelpilot_version=__version__,
-        scenario=ScenarioInfo(
-            name=scenario.name,
-            path=scenario.path,
-            description=scenario.description,
-            workload=scenario.workload,
-            currency=scenario.currency,
-            runs_per_month=float(scenario.volumes.runs_per_month),
-            requests_per_month=None
-            if scenario.volumes.requests_per_month is None
-            else float(scenario.volumes.requests_per_month),
-            months=scenario.volumes.months,
-            day_rate=float(scenario.engineering.day_rate),
-            target_platform=scenario.gates.target_platform,
-            per_output_name=per_output_name(scenario.workload),
-        ),
-        decision=decision,
-        options=[option_view(o, bill.baseline) for o in bill.options],
-        comparisons=comps,
-        charts=charts,
-        pilots=pilots,
-        portability=log,
-        vendor_claims=claims,
-        catalog_files=list(bill.catalog_files),
-        assumptions=assumptions,
-        notes=list(notes or []),
-    )
-
-
-def headline_figure(o: OptionView) -> FigureRef | None:
-    """The per-output figure the seeds compare, for summaries."""
-    return o.cost_per_accepted_run if o.cost_per_accepted_run is not None else o.cost_per_1k_accepted_requests
-
-
-__all__ = ["Report", "build_report", "headline_figure", "per_output", "plain_ref"]
+    def per_output(self, o: OptionView) -> FigureRef | None:
+        """The option's cost per accepted output: the field ``bill.model.PER_OUTPUT`` names for the workload."""
+        f: FigureRef | None = getattr(o, per_output_field(self.scenario.workload))
+        return f
