@@ -199,3 +199,15 @@ def test_platform_facts_from_the_server(fake_server: Callable) -> None:
     assert client["declared_platform"] == "inf2.48xlarge, vLLM-neuron 0.x"
     assert len(client["client_host_hash"]) == 12 and res.platform.hostname_hash == client["client_host_hash"]
     assert res.workload.name == "org/llama-ft"
+
+
+def test_sampling_follows_the_seed() -> None:
+    from accelpilot.pilot.serve.requests import RequestSpec, sample_requests
+
+    pool = [RequestSpec(prompt=str(i)) for i in range(20)]
+    a = [s.prompt for s in sample_requests(pool, 6, seed=7)]
+    assert a == [s.prompt for s in sample_requests(pool, 6, seed=7)]
+    assert a != [s.prompt for s in sample_requests(pool, 6, seed=8)]
+    assert len(set(a)) == 6  # without replacement while the file has enough
+    more = sample_requests(pool, 50, seed=7)  # then with replacement
+    assert len(more) == 50 and {s.prompt for s in more} <= {s.prompt for s in pool}
