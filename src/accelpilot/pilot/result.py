@@ -8,19 +8,21 @@ on a laptop without it.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from accelpilot.errors import InputFileError
 from accelpilot.figures import Figure
+from accelpilot.jsonfile import read_model
 from accelpilot.redact import redact_command
 
 SCHEMA_VERSION = 1
+MAX_NAME = 120  # characters of a result file name, well under the 255 bytes file systems allow
 
 
 class Platform(BaseModel):
@@ -113,11 +115,17 @@ class PilotResult(BaseModel):
         """Every recorded command (training and serving, written or read) loses its credentials here."""
         return redact_command(v)
 
-    def default_filename(self) -> str:
+    def default_filename(self, unique: str = "") -> str:
+        """``{platform}-{workload}-{UTC stamp}[-{unique}].json``, at most ``MAX_NAME`` characters.
+
+        Names are bounded (a 300-character model id must not exceed the file system's 255 bytes) and
+        ``unique`` tells apart two runs that end in the same second (see ``write_new_result``).
+        """
         stamp = self.created.strftime("%Y%m%dT%H%M%SZ")
-        # bounded: a 300-character model id must not make a file name the OS refuses
-        wl = "".join(c if c.isalnum() else "-" for c in self.workload.name.lower())[:64]
-        return f"{self.platform.slug()}-{wl}-{stamp}.json"
+        wl = "".join(c if c.isalnum() else "-" for c in self.workload.name.lower())
+        tail = f"-{stamp}" + (f"-{unique}" if unique else "") + ".json"
+        head = f"{self.platform.slug()[:40]}-{wl}"[: MAX_NAME - len(tail)].rstrip("-")
+        return head + tail
 
 
 def result_json_schema() -> dict[str, Any]:
@@ -149,41 +157,73 @@ def write_result(result: PilotResult, path: Path | str) -> Path:
     return path
 
 
-def read_result(path: Path | str) -> PilotResult:
-    """Read and validate a result file; every failure is one line naming the file and the fix."""
-    path = Path(path)
+def write_new_result(result: PilotResult, folder: Path | str) -> Path:
+    """Write under a fresh name in ``folder``; never replaces a file, even one another run wrote just now.
+
+    The temp file is hard-linked to its final name (``link`` fails when the name exists, unlike ``rename``), so
+    two runs ending in the same second both keep their results.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = result.model_dump_json(indent=2)
+    fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".tmp", dir=folder)
     try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError("no such result file", file=str(path), fix="check the path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read result file ({exc.__class__.__name__})", file=str(path)) from None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        for attempt in range(100):
+            unique = "" if attempt == 0 else secrets.token_hex(3)
+            path = folder / result.default_filename(unique)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                continue
+            break
+        else:  # pragma: no cover - 100 collisions of 24 random bits
+            raise FileExistsError(f"no free result name in {folder}")
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def read_result(path: Path | str, kind: str | None = None, who: str = "", kind_fix: str = "") -> PilotResult:
+    """Read and validate a result file; every failure is one line naming the file and the fix.
+
+    With ``kind``, a result of another kind is refused too: ``who`` ("option 'trn'") says what expected it and
+    ``kind_fix`` how to mend it (``{found}`` stands for the kind found). The one reader of result files: the
+    bill, the procedure and the CLI all come through here.
+    """
+
+    def newer_schema(data: dict[str, Any]) -> None:
+        version = data.get("schema_version")
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise InputFileError(
+                f"written by a newer accelpilot (schema {version}, this one reads {SCHEMA_VERSION})",
+                file=str(path),
+                field="schema_version",
+                fix="upgrade accelpilot",
+            )
+
+    res = read_model(
+        path,
+        PilotResult,
+        "result file",
+        fix="re-run the pilot; result files are written atomically and never edited by hand",
+        check=newer_schema,
+    )
+    if kind is not None and res.kind != kind:
         raise InputFileError(
-            f"not valid JSON (line {exc.lineno}: {exc.msg})",
+            f"{who or 'this'} prices a {kind} workload but this is a {res.kind} result",
             file=str(path),
-            fix="re-run the pilot; result files are written atomically",
-        ) from None
-    if not isinstance(data, dict):
-        raise InputFileError("not a pilot result (expected a JSON object)", file=str(path))
-    version = data.get("schema_version")
-    if isinstance(version, int) and version > SCHEMA_VERSION:
-        raise InputFileError(
-            f"written by a newer accelpilot (schema {version}, this one reads {SCHEMA_VERSION})",
-            file=str(path),
-            field="schema_version",
-            fix="upgrade accelpilot",
+            field="kind",
+            fix=(kind_fix or f"pass a {kind} pilot result").replace("{found}", res.kind),
         )
-    try:
-        return PilotResult.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputFileError(
-            f"{err['msg']}",
-            file=str(path),
-            field=loc,
-            fix="this is not a pilot result file, or it was edited by hand",
-        ) from None
+    return res
