@@ -411,6 +411,10 @@ def _price_serving(
         good = _measured(
             sv.goodput_share if sv.goodput_share is not None else 1.0, "", "goodput share", result_path, res
         )
+        # output parity (run serve --compare-to): only answers that match the reference platform count as accepted
+        parity = (sv.model_extra or {}).get("parity_accepted_share")
+        if isinstance(parity, (int, float)) and not isinstance(parity, bool) and 0 <= parity <= 1:
+            good = good * _measured(parity, "", "accepted share of answers (output parity)", result_path, res)
         tpr = (
             _measured(sv.tokens_per_request, "token", "tokens per request", result_path, res)
             if sv.tokens_per_request

@@ -171,7 +171,9 @@ def test_fixed_rate_sweep_spaces_requests(fake_server: Callable) -> None:
     assert [p["request_rate"] for p in res.details["sweep"]] == [10.0, 20.0]
     t = [s.t for s in srv.seen[:5]]  # the 10 req/s point: one request every 100 ms
     gaps = [b - a for a, b in itertools.pairwise(t)]
-    assert all(0.07 < g < 0.16 for g in gaps), gaps
+    # loose bounds: the shared test host delays single wake-ups, but the median gap and the span hold
+    assert 0.08 < sorted(gaps)[len(gaps) // 2] < 0.14, gaps
+    assert 0.35 < t[-1] - t[0] < 0.6, gaps
     assert res.serving is not None and res.serving.scenario == "endpoint-fixed-rate-sweep"
 
 
