@@ -8,7 +8,7 @@ requests at the same closed-loop concurrency go through
 Printed: achieved requests/s and tokens/s of each (median of the rounds), the ratio (target >= 0.9), and the
 client CPU per request (process time of this process / requests; the server runs in another process).
 
-    PYTHONPATH=src python3 benchmarks/endpoint_client.py [--requests 1000] [--concurrency 32] [--rounds 3]
+    PYTHONPATH=src python3 benchmarks/endpoint_client.py [--requests 500] [--concurrency 32] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ async def _bare(url: str, n: int, conc: int) -> tuple[float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--requests", type=int, default=1000)
+    ap.add_argument("--requests", type=int, default=500)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
