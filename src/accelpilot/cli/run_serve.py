@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from accelpilot.cli.app import run_app
@@ -28,6 +29,31 @@ def _command_line() -> str:
 
 def _ms(v: object) -> str:
     return "-" if v is None else f"{float(v):,.2f}"  # type: ignore[arg-type]
+
+
+def _render_endpoint_extras(result: PilotResult) -> None:
+    """The sweep, its operating point and output parity (report/serving.py formats the same rows)."""
+    from accelpilot.report.serving import operating_point_text, parity_rows, sweep_rows
+
+    rows = sweep_rows(result)
+    if rows:
+        t = Table(title="sweep")
+        for col in ("load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"):
+            t.add_column(col, justify="left" if col == "load" else "right")
+        for row in rows:
+            t.add_row(*(escape(c) for c in row))
+        console.print(t)
+    op = operating_point_text(result)
+    if op:
+        console.print(escape(op))
+    par = parity_rows(result)
+    if par:
+        t = Table(title="output parity")
+        t.add_column("measure")
+        t.add_column("value", justify="right")
+        for a, b in par:
+            t.add_row(escape(a), escape(b))
+        console.print(t)
 
 
 def render_summary(result: PilotResult, path: str) -> None:
@@ -88,6 +114,7 @@ def render_summary(result: PilotResult, path: str) -> None:
             f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
             f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}"
         )
+        _render_endpoint_extras(result)
     if s is not None:
         peak = "-" if s.peak_qps_under_slo is None else f"{s.peak_qps_under_slo:,.2f} req/s"
         share = "-" if s.goodput_share is None else f"{s.goodput_share:.1%}"
