@@ -109,7 +109,7 @@ def _csv_rows(path: Path) -> list[tuple[int, list[str]]]:
 
 
 def shipped_words() -> list[str]:
-    text = resources.files("accelpilot.pilot.serve").joinpath("data", PROMPT_TEXT).read_text(encoding="utf-8")
+    text = resources.files("accelpilot.pilot.serve").joinpath("data").joinpath(PROMPT_TEXT).read_text(encoding="utf-8")
     return text.split()
 
 
