@@ -38,3 +38,25 @@ def test_parity_accepted_share_divides_cost_per_accepted_request(tmp_path: Path)
         b.cost_per_1k_accepted_requests.value
         == monthly / (Decimal(1_000_000) * Decimal("0.8") * Decimal("0.75")) * 1000
     )
+
+
+def test_an_endpoint_result_prices_one_server_per_instance(tmp_path: Path) -> None:
+    """An endpoint measured a whole server: its peak is not multiplied by the instance's chip count."""
+    res = PilotResult(
+        kind="serving",
+        platform=Platform(device="endpoint:http://10.0.0.5:8000", device_type="endpoint", device_name="llama"),
+        workload=WorkloadInfo(name="llama", factory="endpoint"),
+        serving=ServingSummary(peak_qps_under_slo=1.0, goodput_share=1.0),
+    )
+    path = write_result(res, tmp_path / "e.json")
+    sc = parse_scenario(
+        {
+            "options": [{"name": "trn1", "instance": "trn1.32xlarge", "pricing": "on_demand", "result": str(path)}],
+            "workload": "serving",
+            "volumes": {"requests_per_month": 10_000_000},
+        }
+    )
+    o = make_bill(sc, load_catalog()).options[0]
+    # by hand: 1 req/s x 730 h x 3600 s = 2,628,000 requests per server-month; 10,000,000 / 2,628,000 -> 4 servers
+    assert o.line_items[0].figure.label == "4 always-on instance(s)"
+    assert any("one instance = the measured server" in n for n in o.notes)

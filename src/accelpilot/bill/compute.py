@@ -75,6 +75,11 @@ def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) 
 
 def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) -> tuple[Figure, list[str]]:
     """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
+    if res.platform.device_type == "endpoint":
+        # an endpoint pilot measured a whole server (all its chips): one instance is one measured server
+        return constant(opt.instances), [
+            f"measured over HTTP at {res.platform.device}: one instance = the measured server, scaled by instances"
+        ]
     inst = cat.instance(opt.instance) if opt.instance else None
     rows = [r for r in cat.prices if opt.instance and r.instance.lower() == opt.instance.lower()]
     count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
