@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -132,7 +133,8 @@ def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, ma
     argv += [f"--max-restarts={max_restarts}"]
     if cfg.rdzv_endpoint:
         argv += ["--rdzv-backend=c10d", f"--rdzv-endpoint={cfg.rdzv_endpoint}", f"--node-rank={cfg.node_rank}"]
-        argv += [f"--rdzv-conf=join_timeout={cfg.rdzv_timeout_s},read_timeout={cfg.rdzv_timeout_s}"]
+        timeout = max(1, math.ceil(cfg.rdzv_timeout_s))  # torchrun takes whole seconds
+        argv += [f"--rdzv-conf=join_timeout={timeout},read_timeout={timeout}"]
         argv += [f"--rdzv-id=accelpilot-{cfg.seed}"]
     else:
         argv += ["--standalone"]  # one node: c10d rendezvous on a free local port
@@ -314,6 +316,15 @@ def _workload(cfg: TrainConfig) -> TrainingWorkload:
     return workload
 
 
+def _checkpoint_dir(cfg: TrainConfig, work: Path, stamp: str, world: int) -> str:
+    """Where the ranks write their shards: one folder every rank of the job sees."""
+    if cfg.nnodes == 1:
+        return str(work / f"{stamp}-world{world}" / "ckpt")
+    if cfg.checkpoint_dir:  # several nodes: a folder they share, named alike on every node (no local stamp)
+        return str(Path(cfg.checkpoint_dir) / f"dcp-world{world}")
+    return ""
+
+
 def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple[PilotResult, Path | None]:
     """Measure every world size, write one result with all of them; returns it and where it was written.
 
@@ -346,7 +357,7 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
     errors: list[str] = []
     current = ""
     try:
-        previous: tuple[int, Path] | None = None
+        previous: tuple[int, str] | None = None  # (world size, its sharded checkpoint folder)
         for w in sorted(sizes, reverse=True):  # largest first: smaller worlds then load its sharded checkpoint
             current = f"world size {w}"
             advance = rep.phase(f"torchrun: world size {w} ({cfg.parallel}, {total} steps)", 1)
@@ -363,15 +374,14 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
                 total_steps=total,
                 warmup=cfg.warmup,
                 run_dir=str(work / f"{stamp}-world{w}"),
-                # several nodes write one sharded checkpoint only to a folder they share (--checkpoint-dir)
-                checkpoint_dir=str(work / f"{stamp}-world{w}" / "ckpt") if keep or cfg.nnodes == 1 else "",
-                load_from=str(previous[1] / "ckpt" / f"step_{total}") if previous else "",
-                reference_weights=str(previous[1] / "ckpt" / f"full_step_{total}.pt") if previous else "",
+                checkpoint_dir=_checkpoint_dir(cfg, work, stamp, w),
+                load_from=str(Path(previous[1]) / f"step_{total}") if previous and previous[1] else "",
+                reference_weights=str(Path(previous[1]) / f"full_step_{total}.pt") if previous and previous[1] else "",
             )
             run = launch(cfg, rank_cfg, Path(rank_cfg.run_dir), nproc=w // cfg.nnodes)
             launches[w] = run
             stats[w] = world_stats(run, cfg.warmup, bpr)
-            if previous is not None:
+            if previous is not None and previous[1]:
                 (other,) = run.of("loaded_other") or [{}]
                 portability[f"world{previous[0]}_to_world{w}"] = {
                     "saved_at_world": previous[0],
@@ -379,7 +389,7 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
                     "load_s": other.get("seconds"),
                     "identical_weights": other.get("identical"),
                 }
-            previous = (w, Path(rank_cfg.run_dir))
+            previous = (w, rank_cfg.checkpoint_dir)
             advance(1)
         if cfg.interrupt_at:
             current = "interrupted rank"

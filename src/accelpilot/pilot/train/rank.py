@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ckpt_root = Path(cfg.checkpoint_dir) if cfg.checkpoint_dir else None
     start = 0
-    if ckpt_root is not None and ckpt_root.is_dir():  # resume after a restart: newest complete sharded checkpoint
+    if attempt > 0 and ckpt_root is not None and ckpt_root.is_dir():  # restarted: newest complete checkpoint
         done = sorted(int(p.name.split("_")[1]) for p in ckpt_root.glob("step_*") if (p / ".metadata").exists())
         if done:
             start = done[-1]
