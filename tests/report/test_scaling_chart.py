@@ -30,7 +30,7 @@ def test_scaling_charts_plot_the_measured_figures() -> None:
     assert measured_s.x == [1.0, 2.0, 4.0] and measured_s.y == [1000.0, 1500.0, 2000.0]
     assert linear.y == [1000.0, 2000.0, 4000.0] and linear.style == "--"
     e, c = eff.series
-    assert e.x == [2.0, 4.0] and e.y == pytest.approx([0.75, 0.5])  # 1500 / (2 x 1000), 2000 / (4 x 1000)
+    assert e.x == [1.0, 2.0, 4.0] and e.y == pytest.approx([1.0, 0.75, 0.5])  # 1500 / (2 x 1000), 2000 / (4 x 1000)
     assert c.y == [0.3, 0.5]
     view = pilot_view("r.json", res, [], False)
     assert [ch.id for ch in view.charts][-2:] == ["scaling-throughput", "scaling-efficiency"]

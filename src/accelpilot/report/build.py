@@ -217,6 +217,8 @@ def scaling_charts(path: str, res: PilotResult) -> list[Chart]:
         )
     ]
     eff, comm = _per_world(res, "scaling_efficiency"), _per_world(res, "comm_share")
+    if eff and 1 in tok:
+        eff = {1: 1.0, **eff}  # world size 1 is the reference: 1 by definition, so the line has a start
     shares = []
     if eff:
         shares.append(
