@@ -177,8 +177,9 @@ def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, ma
                 field="--rdzv-endpoint" if cfg.rdzv_endpoint else "--nproc-per-node",
                 fix=f"see {log_path}",
             )
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-        raise RuntimeError(f"torchrun exited with {proc.returncode}: {' | '.join(tail)}")
+        lines = log_path.read_text(errors="replace").strip().splitlines()
+        errs = [ln.strip() for ln in lines if "Error" in ln and "errors.html" not in ln] or lines[-3:]
+        raise RuntimeError(f"torchrun exited with {proc.returncode}: {' | '.join(errs[-3:])} (log: {log_path})")
     return out
 
 
@@ -510,13 +511,14 @@ def _interrupted_rank(
         interrupt_at=k,
         interrupt_rank=cfg.interrupt_rank,
     )
-    run = launch(cfg, rank_cfg, run_dir, nproc=world // cfg.nnodes, max_restarts=max(1, cfg.max_restarts))
+    # one restart recovers the kill; a second covers a restarted group that fails to reconnect on a loaded host
+    restarts = max(2, cfg.max_restarts)
+    run = launch(cfg, rank_cfg, run_dir, nproc=world // cfg.nnodes, max_restarts=restarts)
     advance(1)
     killed = run.of("killing_self")
-    restored = [e for e in run.of("restored", attempt=None) if e["rank"] == 0]
-    resumed = sorted(
-        (e for e in run.of("step", attempt=None) if e["rank"] == 0 and e["attempt"] > 0), key=lambda e: e["step"]
-    )
+    last = max((int(e["attempt"]) for e in run.events), default=0)  # the attempt that finished the job
+    restored = [e for e in run.of("restored", attempt=last) if e["rank"] == 0]
+    resumed = sorted((e for e in run.of("step", attempt=last) if e["rank"] == 0), key=lambda e: e["step"])
     restored_step = int(restored[0]["step"]) if restored else 0
     reference = stats[world].losses if world in stats else []
     mine = [float(e["loss"]) for e in resumed]
@@ -530,8 +532,8 @@ def _interrupted_rank(
         "interrupt_at": cfg.interrupt_at,
         "interrupt_rank": cfg.interrupt_rank,
         "checkpoint_every": every,
-        "max_restarts": max(1, cfg.max_restarts),
-        "restarts": max((int(e["attempt"]) for e in run.events), default=0),
+        "max_restarts": restarts,
+        "restarts": last,
         "restored_step": restored_step,
         "steps_lost": k - restored_step,
         "recover_s": (t_resume - t_kill) if t_kill and t_resume else None,
