@@ -31,7 +31,7 @@ from accelpilot.figures import Figure, Kind
 from accelpilot.pilot import device as dev
 from accelpilot.pilot.result import PilotResult, TrainingSummary, WorkloadInfo, write_new_result
 from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, TrainConfig, resolve_settings
-from accelpilot.pilot.train.launch import _die_with_parent, _src_path
+from accelpilot.pilot.train.launch import _src_path, die_with_parent
 from accelpilot.pilot.train.pilot import TrainingInterrupted, check_out_dir
 from accelpilot.pilot.train.rank import RankConfig
 from accelpilot.pilot.train.record import Reporter, fig
@@ -152,7 +152,7 @@ def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, ma
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # one process group: torchrun and its ranks are stopped together
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
     met_deadline = time.monotonic() + cfg.rdzv_timeout_s + LAUNCH_MARGIN_S
     try:

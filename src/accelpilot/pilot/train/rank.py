@@ -87,9 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         log.write(json.dumps(full) + "\n")
         log.flush()
 
+    from accelpilot.pilot.train.launch import die_with_parent
     from accelpilot.pilot.train.worker import watch_parent
 
-    watch_parent()  # a rank never outlives its torchrun agent
+    die_with_parent()  # the kernel kills this rank when its torchrun agent dies, even if Python is stuck in C++
+    watch_parent()  # and where there is no prctl (not Linux), a watchdog thread
     emit({"event": "started", "world": world})
     kind = cfg.device.split(":")[0]
     device = torch.device(f"{kind}:{local_rank}") if kind == "cuda" else dev.resolve_device(cfg.device)
@@ -228,9 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(cfg.run_dir) / ".all-ranks.json.tmp"
         tmp.write_text(json.dumps([rec for recs in gathered for rec in recs]), encoding="utf-8")
         os.replace(tmp, Path(cfg.run_dir) / "all-ranks.json")
-    dist.destroy_process_group()
     log.close()
-    return 0
+    # Leave without tearing the group down: a gloo teardown was seen to hang a rank after the last collective,
+    # holding the GIL (so no Python watchdog could run). Every result is already on disk.
+    os._exit(0)
 
 
 if __name__ == "__main__":
