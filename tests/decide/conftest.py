@@ -15,8 +15,8 @@ from accelpilot.decide import decide
 from accelpilot.decide.portability import view_log
 from accelpilot.pilot.result import PilotResult, Platform, TrainingSummary, WorkloadInfo, write_result
 from accelpilot.porting.log import Finding, PortabilityLog
-from accelpilot.procedure import priced_results
 from accelpilot.porting.rules import get_rule
+from accelpilot.procedure import priced_results
 
 ALL_GOOD_GATES: dict[str, Any] = {
     "aws_production_home": True,

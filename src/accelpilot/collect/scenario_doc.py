@@ -51,7 +51,16 @@ class ScenarioDoc:
         table = self._option_table(option)
         item = tomlkit.string(result_path)
         item.comment(comment)
-        table["result"] = item
+        if "result" in table:
+            table["result"] = item
+            return
+        # Put it after the option's last plain key: plain assignment would add it after the option's
+        # sub-tables with a blank line before them, changing the file's layout.
+        plain = [k for k, v in table.items() if not isinstance(v, (dict, list))]
+        try:
+            table.value._insert_after(plain[-1], "result", item)  # tomlkit's own positional insert
+        except (AttributeError, IndexError, KeyError, ValueError):
+            table["result"] = item
 
     def render(self) -> str:
         return tomlkit.dumps(self.doc)
@@ -72,10 +81,11 @@ class ScenarioDoc:
                     file=str(dest),
                     fix="run collect again on the current file",
                 )
-        if dest.exists() and not os.access(dest, os.W_OK):
+        # A file or folder without write bits is read-only on purpose, even for root (whom os.access lets through).
+        if dest.exists() and (not os.access(dest, os.W_OK) or not dest.stat().st_mode & 0o222):
             raise InputFileError("read-only; nothing written", file=str(dest), fix="make it writable or use --out")
         parent = dest.parent if str(dest.parent) else Path(".")
-        if not os.access(parent, os.W_OK):
+        if not os.access(parent, os.W_OK) or not parent.stat().st_mode & 0o222:
             raise InputFileError("folder is read-only; nothing written", file=str(dest), fix="choose another --out")
         mode = (dest.stat().st_mode & 0o777) if dest.exists() else 0o644
         fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=parent)
