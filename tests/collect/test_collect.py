@@ -91,16 +91,16 @@ def test_best_of_several_runs_and_duplicates(
     tmp_path: Path, scenario: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     res = tmp_path / "results"
-    put(make_result(extra=TRN1, runs=3, accepted=1, minute=1), res, "one-accepted.json")
-    best = put(make_result(extra=TRN1, runs=5, accepted=5, minute=2), res, "all-accepted.json")
-    put(make_result(extra=TRN1, runs=3, accepted=3, minute=3), res, "newer-fewer-runs.json")
+    put(make_result(extra=TRN1, runs=3, accepted=1, minute=1), res, "a-one-accepted.json")
+    best = put(make_result(extra=TRN1, runs=5, accepted=5, minute=2), res, "b-all-accepted.json")
+    put(make_result(extra=TRN1, runs=3, accepted=3, minute=3), res, "c-newer-fewer-runs.json")
     (res / "copy").mkdir()
     shutil.copy(best, res / "copy" / "same-bytes.json")
     code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)
     row = next(r for r in rep["options"] if r["option"] == "trn1 on-demand")
-    assert row["result"].endswith("all-accepted.json") and row["runs"] == 3 and row["checksum"] == "verified"
+    assert row["result"].endswith("b-all-accepted.json") and row["runs"] == 3 and row["checksum"] == "verified"
     assert len(rep["duplicates"]) == 1 and rep["duplicates"][0]["duplicates"][0].endswith("same-bytes.json")
     assert "2 more run(s) collected" in (tmp_path / "scenario.collected.toml").read_text()
 

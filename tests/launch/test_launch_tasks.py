@@ -61,6 +61,15 @@ def test_skypilot_check_rejects_a_broken_task(tmp_path: Path, capsys: pytest.Cap
         check_task(bad, "x.yaml")
     with pytest.raises(ConfigError, match="SkyPilot rejects"):
         check_task({**task, "num_nodes": "two"}, "x.yaml")
+    # only SkyPilot's task parser reads inside file_mounts: a bucket with a bogus mode
+    code, _, err = run_cli(["launch", str(WORKED), "--out", str(out), "--bucket", "my-results"], capsys)
+    assert code == 0, err
+    task = _load(out / "p5-48xlarge-on-demand.yaml")
+    assert task["file_mounts"] == {"/accelpilot-results": {"name": "my-results", "mode": "MOUNT"}}
+    assert task["envs"]["ACCELPILOT_RESULTS"] == "/accelpilot-results/p5-48xlarge-on-demand"
+    bogus = {**task, "file_mounts": {"/accelpilot-results": {"name": "my-results", "mode": "BOGUS"}}}
+    with pytest.raises(ConfigError, match="BOGUS"):
+        check_task(bogus, "x.yaml")
 
 
 def test_yaml_writer_round_trips_awkward_strings() -> None:
