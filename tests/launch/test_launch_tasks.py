@@ -228,3 +228,35 @@ def test_launch_without_skypilot_says_not_checked(
     code, stdout, _ = run_cli(["launch", str(WORKED), "--out", str(out), "--json"], capsys)
     assert code == 0 and "not checked: SkyPilot is not installed" in json.loads(stdout)["checked"]
     assert shutil.which("bash")
+
+
+SERVING = """
+[scenario]
+name = "serve"
+workload = "serving"
+[volumes]
+requests_per_month = 1000000
+[[options]]
+name = "inf2"
+instance = "inf2.xlarge"
+pricing = "on_demand"
+peak_qps = 50
+"""
+
+
+def test_serving_tasks_run_the_serving_pilot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sc = tmp_path / "s.toml"
+    sc.write_text(SERVING)
+    out = tmp_path / "tasks"
+    assert run_cli(["launch", str(sc), "--out", str(out), "--no-check"], capsys)[0] == 0
+    task = _load(out / "inf2.yaml")
+    assert 'accelpilot run serve --device "$ACCELPILOT_DEVICE"' in task["run"] and "run train" not in task["run"]
+    assert task["envs"]["ACCELPILOT_PILOT_ARGS"] == ""  # the training stack's --size is not a serving flag
+    args = ["launch", str(sc), "--out", str(out), "--no-check", "--endpoint", "http://127.0.0.1:8000/v1"]
+    args += ["--server-cmd", "vllm serve my-model --port 8000", "--pilot-args", "--target-qps 4"]
+    assert run_cli(args, capsys)[0] == 0
+    task = _load(out / "inf2.yaml")
+    assert task["envs"]["ACCELPILOT_ENDPOINT"] == "http://127.0.0.1:8000/v1"
+    assert task["envs"]["ACCELPILOT_PILOT_ARGS"] == "--target-qps 4"
+    run = task["run"]
+    assert run.index("vllm serve my-model --port 8000 &") < run.index('accelpilot run serve --endpoint "$ACCELPILOT_ENDPOINT"')
