@@ -13,11 +13,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from accelpilot.errors import InputFileError
 from accelpilot.figures import Figure
 from accelpilot.jsonfile import read_model
+from accelpilot.redact import redact_command
 
 SCHEMA_VERSION = 1
 
@@ -106,9 +107,16 @@ class PilotResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)  # structured extras (profiler tables, LoadGen summary)
     errors: list[str] = Field(default_factory=list)  # runtime failures counted, not raised
 
+    @field_validator("command")
+    @classmethod
+    def _no_secrets(cls, v: str) -> str:
+        """Every recorded command (training and serving, written or read) loses its credentials here."""
+        return redact_command(v)
+
     def default_filename(self) -> str:
         stamp = self.created.strftime("%Y%m%dT%H%M%SZ")
-        wl = "".join(c if c.isalnum() else "-" for c in self.workload.name.lower())
+        # bounded: a 300-character model id must not make a file name the OS refuses
+        wl = "".join(c if c.isalnum() else "-" for c in self.workload.name.lower())[:64]
         return f"{self.platform.slug()}-{wl}-{stamp}.json"
 
 
