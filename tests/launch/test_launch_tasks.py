@@ -259,4 +259,56 @@ def test_serving_tasks_run_the_serving_pilot(tmp_path: Path, capsys: pytest.Capt
     assert task["envs"]["ACCELPILOT_ENDPOINT"] == "http://127.0.0.1:8000/v1"
     assert task["envs"]["ACCELPILOT_PILOT_ARGS"] == "--target-qps 4"
     run = task["run"]
-    assert run.index("vllm serve my-model --port 8000 &") < run.index('accelpilot run serve --endpoint "$ACCELPILOT_ENDPOINT"')
+    assert run.index("vllm serve my-model --port 8000 &") < run.index(
+        'accelpilot run serve --endpoint "$ACCELPILOT_ENDPOINT"'
+    )
+
+
+def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The shell script end to end with a stand-in `accelpilot` that records what it was asked to run."""
+    import os
+    import subprocess
+
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO)
+    out = tmp_path / "tasks"
+    args = ["launch", str(sc), "--out", str(out), "--no-check", "--workload", "my_model:make", "--workdir", "."]
+    args += ["--pilot-args", "--steps 3 --lr '1e-3'"]
+    assert run_cli(args, capsys)[0] == 0
+    assert _load(out / "trn1-spot-x2.yaml")["workdir"] == "."
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "accelpilot").write_text(
+        '#!/bin/bash\nwhile [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; echo "$1" >> "$HOME/argv"; shift; done\n'
+        'echo "$ACCELPILOT_OPTIONS" > "$out/r.json"\n'
+    )
+    (shim / "accelpilot").chmod(0o755)
+    results = tmp_path / "res"
+    env = {
+        **os.environ,
+        "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
+        "ACCELPILOT_SKIP_SETUP": "1",
+        "ACCELPILOT_RESULTS": str(results),
+        "ACCELPILOT_DEVICE": "cpu",  # overrides the script's default, as a user would
+    }
+    proc = subprocess.run(
+        ["bash", str(out / "owned-8xh100.sh")], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    argv = (Path(os.environ["HOME"]) / "argv").read_text().split("\n")[:-1]
+    assert argv == [
+        "run",
+        "train",
+        "--device",
+        "cpu",
+        "--workload",
+        "my_model:make",
+        "--steps",
+        "3",
+        "--lr",
+        "1e-3",
+        "--out",
+        str(results),
+    ]
+    assert json.loads((results / "r.json").read_text()) == ["owned 8xH100"]
+    assert (results / "r.json.sha256").read_text().split()[1] == "r.json"
