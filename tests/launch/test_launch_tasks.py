@@ -273,7 +273,7 @@ def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pyte
     sc.write_text(SCENARIO)
     out = tmp_path / "tasks"
     args = ["launch", str(sc), "--out", str(out), "--no-check", "--workload", "my_model:make", "--workdir", "."]
-    args += ["--pilot-args", "--steps 3 --lr '1e-3'"]
+    args += ["--pilot-args", "--steps 3 --tokens 'my data.bin'"]  # a space inside one argument
     assert run_cli(args, capsys)[0] == 0
     assert _load(out / "trn1-spot-x2.yaml")["workdir"] == "."
     shim = tmp_path / "bin"
@@ -305,8 +305,8 @@ def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pyte
         "my_model:make",
         "--steps",
         "3",
-        "--lr",
-        "1e-3",
+        "--tokens",
+        "my data.bin",
         "--out",
         str(results),
     ]
