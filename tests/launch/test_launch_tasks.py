@@ -158,9 +158,23 @@ def test_multi_node_when_the_pilot_is_distributed(
     assert '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}"' in spot["run"]
 
 
-def test_distributed_flags_are_detected_from_run_train() -> None:
+def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    import accelpilot.cli.run_train as run_train
     from accelpilot.cli.launch import _pilot_is_distributed
     from accelpilot.cli.run_train import train
+
+    def distributed_train(
+        nnodes: int = typer.Option(1, "--nnodes"),
+        nproc: int = typer.Option(1, "--nproc-per-node"),
+        rank: int = typer.Option(0, "--node-rank"),
+        rdzv: str = typer.Option("", "--rdzv-endpoint"),
+    ) -> None: ...
+
+    monkeypatch.setattr(run_train, "train", distributed_train)
+    assert _pilot_is_distributed() is True
+    monkeypatch.undo()
 
     flags = {"--nnodes", "--nproc-per-node", "--node-rank", "--rdzv-endpoint"}
     src = Path(train.__code__.co_filename).read_text()
@@ -312,3 +326,13 @@ def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pyte
     ]
     assert json.loads((results / "r.json").read_text()) == ["owned 8xH100"]
     assert (results / "r.json.sha256").read_text().split()[1] == "r.json"
+
+
+def test_a_newline_in_an_option_name_stays_in_the_comment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO.replace('name = "owned 8xH100"', 'name = "owned 8xH100\\ntouch pwned"'))
+    out = tmp_path / "tasks"
+    assert run_cli(["launch", str(sc), "--out", str(out), "--no-check"], capsys)[0] == 0
+    script = next(out.glob("owned-8xh100*.sh")).read_text()
+    assert not any(line.startswith("touch pwned") for line in script.splitlines())
+    assert "# Prices option(s): owned 8xH100 touch pwned." in script
