@@ -330,9 +330,11 @@ def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pyte
 
 def test_a_newline_in_an_option_name_stays_in_the_comment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sc = tmp_path / "s.toml"
-    sc.write_text(SCENARIO.replace('name = "owned 8xH100"', 'name = "owned 8xH100\\ntouch pwned"'))
+    sc.write_text(SCENARIO.replace('name = "owned 8xH100"', 'name = "owned 8xH100 | a\\ntouch pwned"'))
     out = tmp_path / "tasks"
     assert run_cli(["launch", str(sc), "--out", str(out), "--no-check"], capsys)[0] == 0
     script = next(out.glob("owned-8xh100*.sh")).read_text()
     assert not any(line.startswith("touch pwned") for line in script.splitlines())
-    assert "# Prices option(s): owned 8xH100 touch pwned." in script
+    assert "# Prices option(s): owned 8xH100 | a touch pwned." in script
+    readme = (out / "README.md").read_text()
+    assert "| owned 8xH100 \\| a touch pwned |" in readme

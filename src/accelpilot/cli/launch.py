@@ -12,12 +12,13 @@ from accelpilot.cli.common import console, err_console, print_json
 
 def _pilot_is_distributed() -> bool:
     """Does this accelpilot's `run train` launch across nodes (torchrun flags)? Then tasks use every node."""
+    import inspect
+
     from accelpilot.cli import run_train
 
-    cmd = typer.main.get_command_from_info(
-        typer.models.CommandInfo(callback=run_train.train), pretty_exceptions_short=True, rich_markup_mode=None
-    )
-    flags = {o for p in cmd.params for o in getattr(p, "opts", [])}
+    flags: set[str] = set()
+    for p in inspect.signature(run_train.train).parameters.values():
+        flags.update(getattr(p.default, "param_decls", None) or ())
     return {"--nnodes", "--nproc-per-node", "--node-rank", "--rdzv-endpoint"} <= flags
 
 

@@ -2,8 +2,8 @@
 
 SkyPilot is optional (``accelpilot[launch]``): building and writing need nothing from it; ``check_task``
 imports it. SkyPilot's task parser downloads its cloud catalog when a task names a cloud, so the full parse
-runs on the task without ``resources``, and ``resources`` is checked against SkyPilot's resources schema
-(plus its key list, which that schema does not enforce), which needs no network.
+runs on the task without ``resources``, and ``resources`` is checked against SkyPilot's resources schema,
+which needs no network.
 """
 
 from __future__ import annotations
@@ -134,12 +134,8 @@ def check_task(task: dict[str, Any], where: str) -> None:
 
     try:
         common_utils.validate_schema(task, schemas.get_task_schema(), "task: ")
-        res_schema = schemas.get_resources_schema()
-        res = task.get("resources") or {}
-        common_utils.validate_schema(res, res_schema, "resources: ")
-        unknown = sorted(set(res) - set(res_schema.get("properties", {})))
-        if unknown:
-            raise ValueError(f"resources: unknown field(s) {', '.join(unknown)}")
+        # SkyPilot 0.14's resources schema has additionalProperties false: a misspelt key is refused here
+        common_utils.validate_schema(task.get("resources") or {}, schemas.get_resources_schema(), "resources: ")
         Task.from_yaml_config({k: v for k, v in task.items() if k != "resources"})
     except ValueError as exc:
         raise ConfigError(f"SkyPilot rejects the task: {str(exc).splitlines()[0]}", file=where) from None

@@ -31,7 +31,8 @@ def _header(target: LaunchTarget, scenario_path: str) -> list[str]:
         f"Prices option(s): {'; '.join(target.options)}. Accelerator: {target.accelerator} x "
         f"{target.accelerators_per_node} per node, {target.num_nodes} node(s); platform stack {target.stack.name!r}.",
     ]
-    return head + list(target.notes)
+    # header lines become shell and YAML comments: a newline in an option name must not start a command
+    return [" ".join(h.split()) for h in [*head, *target.notes]]
 
 
 def render_tasks(
@@ -93,7 +94,8 @@ def readme(written: list[WrittenTask], scenario_path: str) -> str:
             how = f"`sky launch -c accelpilot-{t.slug} {w.path.name}`"
         else:
             how = f"copy `{w.path.name}` to the machine, `bash {w.path.name}`"
-        lines.append(f"| {w.path.name} | {'; '.join(t.options)} | {machine} | {how} | `{w.fetch}` |")
+        opts = "; ".join(" ".join(o.split()).replace("|", "\\|") for o in t.options)  # one table cell
+        lines.append(f"| {w.path.name} | {opts} | {machine} | {how} | `{w.fetch}` |")
     lines += [
         "",
         "Then, where the scenario lives:",
