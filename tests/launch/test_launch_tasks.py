@@ -124,7 +124,12 @@ purchase = 300000
 """
 
 
-def test_rentals_owned_and_spot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rentals_owned_and_spot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import accelpilot.cli.launch as cli_launch
+
+    monkeypatch.setattr(cli_launch, "_pilot_is_distributed", lambda: False)  # a pilot without --nnodes
     sc = tmp_path / "s.toml"
     sc.write_text(SCENARIO)
     out = tmp_path / "tasks"
@@ -156,6 +161,7 @@ def test_multi_node_when_the_pilot_is_distributed(
     spot = _load(out / "trn1-spot-x2.yaml")
     assert spot["num_nodes"] == 2 and spot["envs"]["ACCELPILOT_NPROC_PER_NODE"] == "16"
     assert '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}"' in spot["run"]
+    assert 'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")' in spot["run"]
 
 
 def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,10 +284,16 @@ def test_serving_tasks_run_the_serving_pilot(tmp_path: Path, capsys: pytest.Capt
     )
 
 
-def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_owned_script_runs_with_its_own_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The shell script end to end with a stand-in `accelpilot` that records what it was asked to run."""
     import os
     import subprocess
+
+    import accelpilot.cli.launch as cli_launch
+
+    monkeypatch.setattr(cli_launch, "_pilot_is_distributed", lambda: True)  # run train takes --nnodes
 
     sc = tmp_path / "s.toml"
     sc.write_text(SCENARIO)
@@ -311,18 +323,10 @@ def test_owned_script_runs_with_its_own_environment(tmp_path: Path, capsys: pyte
     assert proc.returncode == 0, proc.stderr
     argv = (Path(os.environ["HOME"]) / "argv").read_text().split("\n")[:-1]
     assert argv == [
-        "run",
-        "train",
-        "--device",
-        "cpu",
-        "--workload",
-        "my_model:make",
-        "--steps",
-        "3",
-        "--tokens",
-        "my data.bin",
-        "--out",
-        str(results),
+        *("run", "train", "--device", "cpu"),
+        *("--nproc-per-node", "8", "--nnodes", "1", "--node-rank", "0"),  # 8 H100 in the box; no rendezvous flag
+        *("--workload", "my_model:make", "--steps", "3", "--tokens", "my data.bin"),
+        *("--out", str(results)),
     ]
     assert json.loads((results / "r.json").read_text()) == ["owned 8xH100"]
     assert (results / "r.json.sha256").read_text().split()[1] == "r.json"

@@ -61,10 +61,13 @@ def run_block(target: LaunchTarget, spec: PilotSpec) -> str:
     if spec.kind == "training" and spec.distributed:
         # every node joins one torchrun rendezvous on the head node (SkyPilot lists the head's IP first)
         lines += [
-            'head=$(echo "${SKYPILOT_NODE_IPS:-127.0.0.1}" | head -n1)',
+            "rdzv=()",
+            'if [ "${SKYPILOT_NUM_NODES:-1}" -gt 1 ]; then',
+            '  rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")',
+            "fi",
             'accelpilot run train --device "$ACCELPILOT_DEVICE" --nproc-per-node "$ACCELPILOT_NPROC_PER_NODE" '
             '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}" '
-            '--rdzv-endpoint "$head:29400" "${pilot_args[@]}" --out "$results"',
+            '"${rdzv[@]}" "${pilot_args[@]}" --out "$results"',
         ]
         return "\n".join(lines) + "\n" + _sidecars()
     lines += [
