@@ -57,7 +57,7 @@ def make_result(
 ) -> PilotResult:
     src = "collect fixture"
     return PilotResult(
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         created=dt.datetime(2026, 11, 30, 8, minute, tzinfo=dt.timezone.utc),
         platform=Platform(
             device=device_type,
