@@ -45,6 +45,7 @@ def test_round_trip_through_a_local_store(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
+    monkeypatch.chdir(tmp_path)  # a sqlite store keeps artifacts under ./mlruns of the working folder
     if store == "file":  # MLflow 3 keeps the file store behind this switch
         monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
         uri = (tmp_path / "mlruns").as_uri()
@@ -75,8 +76,12 @@ def test_round_trip_through_a_local_store(
     assert again == {**out["runs"][0], "status": "already exported"}
 
 
-def test_a_broken_result_logs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_broken_result_logs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
 
     good = _result(tmp_path)
     bad = tmp_path / "bad.json"
