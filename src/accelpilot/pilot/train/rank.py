@@ -5,7 +5,8 @@ sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT and TORCHELASTIC_RESTART_COU
 process group (backend from the device table), wraps the workload's model in DDP or FSDP2 ``fully_shard``,
 trains ``total_steps`` steps timing each one, measures the step without gradient synchronisation (DDP's
 ``no_sync``) to get the communication share, writes and reads a sharded checkpoint with
-``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``.
+``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``;
+at the end every node's local rank 0 writes all ranks' events (gathered).
 
 With ``interrupt_at`` the rank ``interrupt_rank`` SIGKILLs itself after that step on the first attempt only;
 torchrun (``--max-restarts``) restarts the whole group, which resumes from the newest sharded checkpoint.
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     emit({"event": "done"})
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, mine)
-    if rank == 0:
+    if local_rank == 0:  # every node: c10d does not give global rank 0 to --node-rank 0, so each node keeps it all
         tmp = Path(cfg.run_dir) / ".all-ranks.json.tmp"
         tmp.write_text(json.dumps([rec for recs in gathered for rec in recs]), encoding="utf-8")
         os.replace(tmp, Path(cfg.run_dir) / "all-ranks.json")
