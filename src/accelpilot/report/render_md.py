@@ -293,6 +293,12 @@ def render_md(report: Report) -> str:
                 for f in lg.findings
             ],
         )
+        folded = [f for f in lg.findings if f.lines]
+        if folded:  # each porting item's lines, under its id
+            md.add("Lines under each item:", "")
+            for f in folded:
+                md.add(f"- {f.id}: " + "; ".join(esc(ln) for ln in f.lines))
+            md.add("")
     md.add("## Vendor claims, shown apart", "", "Displayed for context; never used in any figure above.", "")
     md.table(
         ["claim", "vendor", "headline figure", "source"],
