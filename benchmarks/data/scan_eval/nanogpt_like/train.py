@@ -2,10 +2,9 @@ import os
 
 import numpy as np
 import torch
+from model import GPT
 from torch.distributed import destroy_process_group, init_process_group
 from torch.nn.parallel import DistributedDataParallel as DDP
-
-from model import GPT
 
 backend = "nccl"
 device = "cuda"

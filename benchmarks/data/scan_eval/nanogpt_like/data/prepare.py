@@ -8,5 +8,6 @@ if not os.path.exists(input_file_path):
     data_url = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
     with open(input_file_path, "w") as f:
         f.write(requests.get(data_url).text)
-ids = np.frombuffer(open(input_file_path, "rb").read(), dtype=np.uint8).astype(np.uint16)
+with open(input_file_path, "rb") as fh:
+    ids = np.frombuffer(fh.read(), dtype=np.uint8).astype(np.uint16)
 ids.tofile(os.path.join(os.path.dirname(__file__), "train.bin"))
