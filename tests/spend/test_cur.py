@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("duckdb", reason="the spend extra (DuckDB) is not installed")
 pytest.importorskip("pyarrow", reason="pyarrow writes the Parquet test exports")
 
-from accelpilot.errors import ConfigError, InputFileError  # noqa: E402
-from accelpilot.spend.cur import summarise  # noqa: E402
+from accelpilot.errors import ConfigError, InputFileError
+from accelpilot.spend.cur import summarise
 
 
 def _by(s: Any) -> dict[tuple[str, str], Any]:
