@@ -131,8 +131,8 @@ def rows() -> list[dict[str, Any]]:
 
 
 def write_parquet(path: Path, data: list[dict[str, Any]]) -> Path:
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     schema = pa.schema(
         [

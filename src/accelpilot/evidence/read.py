@@ -107,6 +107,11 @@ def read_file(path: Path | str) -> EvidenceSet:
         raise _bad(
             p, f"not JSON (line {getattr(exc, 'lineno', '?')}): {exc}", "pass the AWS CLI's --output json"
         ) from None
+    return parse(data, p, dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date())
+
+
+def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
+    """Parsed JSON of one file (``p`` names it in messages and sources; ``as_of`` dates its figures)."""
     keys = [k for k in TOP_KEYS if isinstance(data, dict) and k in data]
     if not keys:
         seen = ", ".join(sorted(data)[:5]) if isinstance(data, dict) else type(data).__name__
@@ -116,7 +121,6 @@ def read_file(path: Path | str) -> EvidenceSet:
             "export one of those commands with --output json",
         )
     shape = TOP_KEYS[keys[0]]
-    as_of = dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date()
     base = {"file": str(p), "command": COMMANDS[shape], "as_of": as_of}
     name_regions = _regions_in_name(p)
     offerings: list[Offering] = []
