@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("duckdb", reason="the spend extra (DuckDB) is not installed")
 pytest.importorskip("pyarrow", reason="pyarrow writes the Parquet test exports")
 
-from accelpilot.cli import main  # noqa: E402
+from accelpilot.cli import main
 
 if sys.version_info >= (3, 11):
     import tomllib

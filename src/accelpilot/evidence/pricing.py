@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accelpilot.errors import ConfigError, InputFileError
-from accelpilot.evidence.collect import Progress, load_boto3, all_pages, aws_call, write_json
+from accelpilot.evidence.collect import Progress, all_pages, aws_call, load_boto3, write_json
 
 # The Price List query API is served from these regions only; any of them lists every region's prices.
 PRICING_ENDPOINT = "us-east-1"
