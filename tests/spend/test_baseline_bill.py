@@ -11,13 +11,13 @@ import pytest
 pytest.importorskip("duckdb", reason="the spend extra (DuckDB) is not installed")
 pytest.importorskip("pyarrow", reason="pyarrow writes the Parquet test exports")
 
-from accelpilot.bill.compute import make_bill  # noqa: E402
-from accelpilot.bill.scenario import load_scenario  # noqa: E402
-from accelpilot.catalog import load_catalog  # noqa: E402
-from accelpilot.errors import ConfigError  # noqa: E402
-from accelpilot.figures import Kind  # noqa: E402
-from accelpilot.spend.baseline import baseline_option, write_baseline  # noqa: E402
-from accelpilot.spend.cur import summarise  # noqa: E402
+from accelpilot.bill.compute import make_bill
+from accelpilot.bill.scenario import load_scenario
+from accelpilot.catalog import load_catalog
+from accelpilot.errors import ConfigError
+from accelpilot.figures import Kind
+from accelpilot.spend.baseline import baseline_option, write_baseline
+from accelpilot.spend.cur import summarise
 
 SCENARIO = """
 name = "serving bill"
