@@ -78,6 +78,7 @@ class CapacityCheck(BaseModel):
     missing: list[str] = []
     regions: list[RegionCheck] = []
     files: list[str] = []
+    evidence_given: bool = True  # False: no evidence file at all (the gate then asks for them)
 
     @property
     def lines(self) -> list[EvidenceLine]:
@@ -243,7 +244,11 @@ def check_capacity(ev: EvidenceSet, need: Need) -> CapacityCheck:
     base = {"option": need.option, "instance_type": need.instance_type, "pricing": need.pricing}
     if ev.empty:
         return CapacityCheck(
-            **base, status="unknown", reason="no capacity evidence given", missing=["evidence files ([evidence] files)"]
+            **base,
+            status="unknown",
+            reason="no capacity evidence given",
+            missing=["evidence files ([evidence] files)"],
+            evidence_given=False,
         )
     regions = list(dict.fromkeys(list(need.regions) + [r for z in need.zones if (r := region_of(z)) is not None]))
     if not regions:
