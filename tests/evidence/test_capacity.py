@@ -58,6 +58,13 @@ def test_a_capacity_block_covers_a_run_the_quota_does_not() -> None:
     assert check_capacity(EAST, trn(4, run_hours=Decimal(200))).status == "fail"  # the block is 168 h
 
 
+def test_a_block_outside_the_required_zones_does_not_count() -> None:
+    # the trn1 block is in us-east-1f; with us-east-1a required, 4 x 128 = 512 vCPUs against 256 fails
+    assert check_capacity(EAST, trn(4, run_hours=Decimal(100), zones=("us-east-1f",))).status == "pass"
+    c = check_capacity(EAST, trn(4, run_hours=Decimal(100), zones=("us-east-1a",)))
+    assert c.status == "fail" and "short by 256 vCPUs" in c.reason
+
+
 def test_fail_when_a_required_zone_does_not_offer_the_type() -> None:
     c = check_capacity(EAST, trn(1, zones=("us-east-1b",)))
     assert c.status == "fail"

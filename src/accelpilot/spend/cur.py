@@ -253,7 +253,7 @@ def summarise(
         f"""
         WITH per_res AS (
             SELECT itype, month, rid, sum(hours) AS hours, sum(usage_cost) AS usage_cost, sum(credit) AS credit
-            FROM g WHERE itype <> '' AND lt <> 'SavingsPlanNegation' {type_filter}
+            FROM g WHERE itype <> '' {type_filter}
             GROUP BY ALL
         )
         SELECT itype, month, sum(hours), sum(usage_cost), sum(credit),
