@@ -70,6 +70,7 @@ def _child(path: Path) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_five_million_rows_are_scanned_not_loaded(tmp_path: Path) -> None:
     big, small = tmp_path / "big.parquet", tmp_path / "small.parquet"
