@@ -8,6 +8,8 @@ from accelpilot.bill.compute import make_bill
 from accelpilot.bill.scenario import load_scenario
 from accelpilot.catalog import load_catalog
 from accelpilot.decide import decide
+from accelpilot.decide.gates import GateResult
+from accelpilot.decide.verdict import Decision
 from accelpilot.evidence import read_files
 
 FIX = Path(__file__).parents[1] / "evidence" / "fixtures"
@@ -36,7 +38,9 @@ hours_per_run = 200
 """
 
 
-def _gate(tmp_path: Path, n: int = 2, region: str = "", answer: str = "", files: list[Path] | None = None):
+def _gate(
+    tmp_path: Path, n: int = 2, region: str = "", answer: str = "", files: list[Path] | None = None
+) -> tuple[GateResult, Decision]:
     p = tmp_path / "s.toml"
     evidence = f'[evidence]\nregions = ["{region}"]' if region else ""
     p.write_text(SCENARIO.format(n=n, answer=answer, evidence=evidence))

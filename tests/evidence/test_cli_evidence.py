@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,7 +107,7 @@ def test_prices_fetch_shows_the_fetched_rows(
     import accelpilot.evidence.pricing as pricing
 
     here = Path(__file__).parent
-    spec = {}
+    spec: dict[str, Any] = {}
     exec((here / "test_pricing.py").read_text().split("def test_fetch")[0], spec)  # reuse the documented product
     client = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     stub = Stubber(client)
