@@ -310,6 +310,11 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
     notes: list[str] = []
     accel: str | None = None
     count: int | None = None
+    if opt.pricing == "measured_spend":
+        from accelpilot.bill.measured_spend import monthly_figure, price_measured_spend
+
+        totals = _totals(monthly_figure(opt, sc, where), maint, one_off, sc.volumes.months)
+        return price_measured_spend(opt, sc, cat, where, maint, one_off, totals)
     if sc.workload == "serving":
         return _price_serving(opt, sc, cat, where, ex, maint, one_off)
     hours, accepted, more, result_path = training_hours(opt, sc, cat, where)
