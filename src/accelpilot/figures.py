@@ -10,6 +10,7 @@ Money is Decimal so that a cent reproduces; sweeps use floats elsewhere.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
@@ -41,6 +42,16 @@ Unit = dict[str, int]
 
 def parse_unit(text: str) -> Unit:
     """Parse ``a*b/c/d`` (or ``a.b/c``) into exponents; ``""`` and ``"1"`` are dimensionless."""
+    return dict(_parse_unit_cached(text or ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_unit_cached(text: str) -> tuple[tuple[str, int], ...]:
+    """Units repeat endlessly in a bill (``USD/h``, ``h``): parse each spelling once (issue 10's speed)."""
+    return tuple(_parse_unit(text).items())
+
+
+def _parse_unit(text: str) -> Unit:
     text = (text or "").strip()
     if text in ("", "1"):
         return {}
@@ -83,10 +94,12 @@ def _combine(a: Unit, b: Unit, sign: int) -> Unit:
     return {k: v for k, v in out.items() if v}
 
 
+@functools.lru_cache(maxsize=4096)
 def normalise_unit(text: str) -> str:
     return format_unit(parse_unit(text))
 
 
+@functools.lru_cache(maxsize=4096)
 def currency_of(unit: str) -> str | None:
     """The currency of a money unit: the currency symbol with a positive exponent, if any."""
     syms = [s for s, p in parse_unit(unit).items() if s in CURRENCIES and p > 0]
@@ -188,12 +201,18 @@ class Figure(BaseModel):
         """The non-derived figures this one rests on, depth first, without duplicates."""
         if not self.inputs:
             return [self]
-        seen: list[Figure] = []
-        for f in self.inputs:
-            for leaf in f.leaves():
-                if leaf not in seen:
-                    seen.append(leaf)
-        return seen
+        # One walk with a hashable key per leaf (a leaf has no inputs, so its fields are its identity):
+        # comparing every pair of pydantic models was the bill's hot spot at catalog scale (issue 10).
+        seen: dict[tuple[Any, ...], Figure] = {}
+        stack = list(reversed(self.inputs))
+        while stack:
+            f = stack.pop()
+            if f.inputs:
+                stack.extend(reversed(f.inputs))
+                continue
+            key = (f.value, f.unit, f.kind, f.source, f.as_of, f.region, f.label, f.note)
+            seen.setdefault(key, f)
+        return list(seen.values())
 
     def with_label(self, label: str, note: str = "") -> Figure:
         return self.model_copy(update={"label": label, "note": note or self.note})
@@ -221,13 +240,21 @@ class Figure(BaseModel):
         other._usable(op)
         inputs = tuple(f for f in (self, other) if f.label != "constant" or f.inputs)
         region = self.region if self.region == other.region else (self.region or other.region)
-        return Figure(
+        text = format_unit(unit)
+        currency_of(text)  # raises on mixed currencies, as validation would
+        if not value.is_finite():
+            raise ConfigError(f"{op} gave a non-finite number")
+        # Both operands were validated and the unit is already normal: skip re-validation (the bill's hot path).
+        return Figure.model_construct(
             value=value,
-            unit=format_unit(unit),
+            unit=text,
             kind=Kind.DERIVED,
             source=f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
+            as_of=None,
             region=region,
+            label="",
             inputs=inputs,
+            note="",
         )
 
     def _check_same_unit(self, other: Figure, op: str) -> None:

@@ -75,7 +75,7 @@ def _measured(value: float, unit: str, label: str, path: str, res: Any) -> Figur
 def _device_multiplier(opt: Option, cat: Catalog, res: Any, where: str) -> tuple[Figure, list[str]]:
     """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
     inst = cat.instance(opt.instance) if opt.instance else None
-    rows = [r for r in cat.prices if opt.instance and r.instance.lower() == opt.instance.lower()]
+    rows = cat.rows_for_instance(opt.instance) if opt.instance else []
     count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
     measured_devices = int(res.config.get("world_size") or 1)
     mult = constant(count * opt.instances) / constant(measured_devices)
@@ -89,7 +89,7 @@ def _platform_note(opt: Option, cat: Catalog, res: Any, how: str) -> list[str]:
     accel = None
     if opt.instance:
         inst = cat.instance(opt.instance)
-        rows = [r for r in cat.prices if r.instance.lower() == opt.instance.lower()]
+        rows = cat.rows_for_instance(opt.instance)
         accel = inst.accelerator if inst else (rows[0].accelerator if rows else None)
     measured_on = res.platform.accelerator or res.platform.device_type
     if accel and (res.platform.accelerator or "").lower() != accel.lower():
