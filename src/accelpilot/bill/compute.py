@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, Decimal
-from typing import Any
+from typing import Any, Literal
 
 from accelpilot.bill.model import Bill, Comparison, LineItem, OptionBill
 from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
 from accelpilot.catalog.loader import Catalog, parse_pricing
-from accelpilot.errors import ConfigError, InputFileError
+from accelpilot.catalog.model import PriceRow, Pricing
+from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, VendorClaimError
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
@@ -25,7 +26,7 @@ def _a(value: Any, unit: str, label: str, where: str) -> Figure:
 
 
 def _hours_per_month(cat: Catalog) -> Figure:
-    return cat.default("hours_per_month").figure()
+    return _d(cat, "hours_per_month")
 
 
 def _zero(currency: str, per: str = "") -> Figure:
@@ -100,6 +101,18 @@ def _platform_note(opt: Option, cat: Catalog, res: Any, how: str) -> list[str]:
     return []
 
 
+def _refuse_scaling(opt: Option, sc: Scenario, where: str, what: str) -> None:
+    """scaling_efficiency only scales measured throughput; anywhere else it would be silently ignored."""
+    if opt.scaling_efficiency != 1:
+        raise ConfigError(
+            f"scaling_efficiency is not applied to {what}",
+            file=sc.path or None,
+            field=f"{where}.scaling_efficiency",
+            fix="fold the efficiency into your figure and remove scaling_efficiency, or give result (and "
+            "tokens_per_run for training) so that measured throughput is scaled",
+        )
+
+
 def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple[Figure, Figure | None, list[str], str]:
     """Hours per run and the accepted share: measured from a result file, or assumed."""
     if opt.result is None:
@@ -114,6 +127,7 @@ def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple
             raise ConfigError(
                 "hours_per_run must be greater than zero", file=sc.path or None, field=f"{where}.hours_per_run"
             )
+        _refuse_scaling(opt, sc, where, "assumed hours_per_run")
         return _a(opt.hours_per_run, "h", "hours per run", where), None, [], ""
     res, path = _read_result(opt, sc)
     tr = res.training
@@ -143,6 +157,7 @@ def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple
             field="training.time_to_target_s",
             fix="run the pilot with --target-loss, or give tokens_per_run in the option",
         )
+    _refuse_scaling(opt, sc, where, "a measured time to target (it is not scaled)")
     secs = _measured(tr.time_to_target_s, "s", "time to target (olympic mean)", path, res)
     hours = (secs / SECONDS_PER_HOUR).with_label("hours per run")
     notes += _platform_note(opt, cat, res, "its time to target, unscaled")
@@ -157,7 +172,26 @@ def _price(opt: Option, cat: Catalog, where: str, file: str | None = None) -> tu
         return _a(opt.price_per_hour, "USD/h", f"{opt.instance} price per hour (override)", where), None, None
     assert opt.instance is not None
     row = cat.find_price(opt.instance, parse_pricing(opt.pricing), opt.region, where=where, file=file)
-    return row.price_figure(), row.accelerator, row.accelerator_count
+    return _usable_price(row, where), row.accelerator, row.accelerator_count
+
+
+def _usable_price(row: PriceRow, where: str) -> Figure:
+    """A price row as a figure, refusing a vendor claim or a foreign currency with the row's file and field."""
+    if row.kind is Kind.VENDOR_CLAIM:
+        raise VendorClaimError(
+            f"the {row.pricing.value} price of {row.instance} used by {where} is a vendor claim",
+            file=row.origin,
+            field=f"price {row.instance} {row.pricing.value}.kind",
+            fix='replace it with a listed price (kind = "list_price") or your own figure (kind = "assumption")',
+        )
+    if row.currency != "USD":
+        raise UnitMismatchError(
+            f"the {row.pricing.value} price of {row.instance} is in {row.currency}; this bill is in USD",
+            file=row.origin,
+            field=f"price {row.instance} {row.pricing.value}.currency",
+            fix='convert the row to USD (price_per_hour in USD, currency = "USD") and note the exchange rate used',
+        )
+    return row.price_figure()
 
 
 def dto_monthly(gb: Figure, cat: Catalog) -> Figure:
@@ -170,7 +204,7 @@ def dto_monthly(gb: Figure, cat: Catalog) -> Figure:
             break
         take = remaining if size is None else min(remaining, size)
         part = gb * (take / gb.value) if take != gb.value else gb
-        rate = cat.default(f"dto_tier{i}_per_gb").figure()
+        rate = _d(cat, f"dto_tier{i}_per_gb")
         items.append(part.model_copy(update={"unit": "GB/month"}) * rate)
         remaining -= take
     return _sum(items, "USD", "month").with_label("data transfer out")
@@ -190,7 +224,7 @@ def _extras_monthly(ex: Extras, cat: Catalog, where: str) -> list[LineItem]:
                 LineItem(
                     name=label,
                     per="month",
-                    figure=(_a(v, "GB", field, where) * cat.default(key).figure()).with_label(label),
+                    figure=(_a(v, "GB", field, where) * _d(cat, key)).with_label(label),
                 )
             )
     if ex.data_transfer_out_gb:
@@ -204,11 +238,24 @@ def _extras_monthly(ex: Extras, cat: Catalog, where: str) -> list[LineItem]:
     return out
 
 
-def _owned_items(o: Owned, opt: Option, hours: Figure, cat: Catalog, where: str) -> tuple[list[LineItem], Figure]:
-    """Owned/buy-and-host: fixed monthly costs allocated to the run by its share of utilised hours."""
+def _d(cat: Catalog, key: str) -> Figure:
+    """A catalog default as a figure; a default filed as a vendor claim names its file and field."""
+    row = cat.default(key)
+    if row.kind is Kind.VENDOR_CLAIM:
+        raise VendorClaimError(
+            f"catalog default {key!r} is a vendor claim and cannot enter a cost",
+            file=row.origin,
+            field=f"default {key}.kind",
+            fix='replace it with a listed figure (kind = "list_price") or your own (kind = "assumption")',
+        )
+    return row.figure()
+
+
+def _owned_monthly(o: Owned, opt: Option, cat: Catalog, where: str) -> tuple[list[LineItem], Figure]:
+    """Owned/buy-and-host: one box's fixed monthly costs, and its energy price per hour of use."""
 
     def d(value: Decimal | None, key: str) -> Figure:
-        return _a(value, cat.default(key).unit, key, where) if value is not None else cat.default(key).figure()
+        return _a(value, cat.default(key).unit, key, where) if value is not None else _d(cat, key)
 
     hosted = opt.pricing == "buy_and_host"
     monthly: list[LineItem] = []
@@ -243,27 +290,230 @@ def _owned_items(o: Owned, opt: Option, hours: Figure, cat: Catalog, where: str)
         v = getattr(o, field)
         if v:
             monthly.append(LineItem(name=label, per="month", figure=_a(v, "USD/month", field, where)))
-    fixed = _sum([li.figure for li in monthly], "USD", "month")
+    energy = (power * d(o.pue, "pue") * d(o.electricity_per_kwh, "electricity_per_kwh")).with_label("energy per hour")
+    return monthly, energy
+
+
+def _pct(f: Figure) -> str:
+    return f"{f.value:.0%}"
+
+
+def _h(f: Figure) -> str:
+    return f"{f.value:,.0f}"
+
+
+def _totals(
+    monthly: Figure, maint: Figure, one_off: Figure, months: int, outstanding: Figure | None = None
+) -> tuple[Figure, Figure]:
+    """Cost over the scenario's months and over 36 months: monthly cost and maintenance, plus the one-off port.
+
+    A commitment whose term outlives the horizon adds what is still owed at its end (never dropped).
+    """
+    horizon = _a(months, "month", "months", "volumes")
+    m36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
+    total = monthly * horizon + maint * horizon + one_off
+    if outstanding is not None:
+        total = total + outstanding
+    return total.with_label(f"total over {months} months"), (monthly * m36 + maint * m36 + one_off).with_label(
+        "total over 36 months"
+    )
+
+
+TERM_MONTHS = {"reserved_1y": 12, "reserved_3y": 36}
+
+
+class _Priced:
+    """What one pricing rule hands back to price_option (plain holder, no logic)."""
+
+    def __init__(
+        self,
+        items: list[LineItem],
+        monthly_items: list[LineItem] | None = None,
+        coeff: dict[str, float] | None = None,
+        notes: list[str] | None = None,
+        paid_share: Figure | None = None,
+        outstanding: Figure | None = None,
+        accel: str | None = None,
+        count: int | None = None,
+    ) -> None:
+        self.items = items  # per run (usage-billed), or empty when the compute is billed by the month
+        self.monthly_items = monthly_items or []  # per month whatever the use (a term, a whole box)
+        self.coeff = coeff or {}
+        self.notes = notes or []
+        self.paid_share = paid_share
+        self.outstanding = outstanding
+        self.accel = accel
+        self.count = count
+
+
+def _support(base: Figure, ex: Extras, where: str, per: Literal["run", "month"]) -> list[LineItem]:
+    if not ex.support_percent:
+        return []
+    share = _a(ex.support_percent / 100, "", "support share of compute", where)
+    return [LineItem(name="support", per=per, figure=(base * share).with_label("support"))]
+
+
+def _usage(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+) -> _Priced:
+    """Billed per hour of use (on-demand, spot, rental, capacity block, a shared reservation)."""
+    price, accel, count = _price(opt, cat, where, sc.path or None)
+    idle = ex.idle_fraction
+    compute = (price * constant(opt.instances) * billed).with_label("compute")
+    name = f"compute: {opt.instances} x {opt.instance} {opt.pricing}" + (f", idle {idle:.0%} billed" if idle else "")
+    items = [LineItem(name=name, per="run", figure=compute)]
+    items += _support(compute, ex, where, "run")
+    coeff = {
+        "a": float(sum((li.figure.value for li in items), Decimal(0))) * (1 - float(idle)),
+        "b": 0.0,
+        "u0": 1 - float(idle),
+    }
+    out = _Priced(items, coeff=coeff, accel=accel, count=count)
+    if opt.pricing.startswith("reserved"):
+        # A reservation shared with other work (dedicated = false): seed 004's rate arithmetic. Say who pays
+        # for the rest of the term.
+        committed = opt.commitment_instances if opt.commitment_instances is not None else opt.instances
+        paid = (constant(committed) * _hours_per_month(cat)).with_label("reserved instance-hours a month")
+        used = (constant(opt.instances) * billed * executed).with_label("instance-hours this workload uses a month")
+        out.paid_share = (used / paid).with_label("share of paid capacity used")
+        other = paid.value - used.value
+        out.notes.append(
+            f"dedicated = false: this workload uses {_h(used)} of the reservation's {_h(paid)} instance-hours a "
+            f"month; the other {max(other, Decimal(0)):,.0f} are assumed to be other work and carry "
+            f"{max(other, Decimal(0)) / paid.value:.0%} of the term's cost"
+        )
+    return out
+
+
+def _reserved_term(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+) -> _Priced:
+    """A reservation bills every hour of its term for the committed instances; use above it is on-demand."""
+    price, accel, count = _price(opt, cat, where, sc.path or None)
+    committed = opt.commitment_instances if opt.commitment_instances is not None else opt.instances
+    hpm = _hours_per_month(cat)
+    paid = (_a(committed, "", "committed instances", where) * hpm).with_label("reserved instance-hours a month")
+    used = (constant(opt.instances) * billed * executed).with_label("instance-hours used a month")
+    commit = (price * paid).with_label(f"reservation: {committed} x {opt.instance} x every hour of the term")
+    items = [
+        LineItem(
+            name=f"reservation: {committed} x {opt.instance} {opt.pricing}, every hour", per="month", figure=commit
+        )
+    ]
+    compute = commit
+    notes: list[str] = []
+    if used.value > paid.value:
+        over = (used - paid).with_label("instance-hours above the commitment a month")
+        assert opt.instance is not None
+        try:
+            row = cat.find_price(opt.instance, Pricing.ON_DEMAND, opt.region, where=where, file=sc.path or None)
+        except ConfigError:
+            need = math.ceil(used.value / hpm.value)
+            raise ConfigError(
+                f"the workload uses {used.value:,.0f} instance-hours a month, above the {paid.value:,.0f} committed, "
+                f"and the catalog has no on-demand price for {opt.instance} to bill the rest",
+                file=sc.path or None,
+                field=f"{where}.commitment_instances",
+                fix=f"set commitment_instances = {need}, or add an on_demand price row for {opt.instance} "
+                "with --catalog FILE",
+            ) from None
+        extra = (_usable_price(row, where) * over).with_label("use above the commitment, on-demand")
+        items.append(LineItem(name=f"use above the commitment: {_h(over)} h on-demand", per="month", figure=extra))
+        compute = compute + extra
+        share: Figure = constant(1).with_label("share of paid capacity used")
+    else:
+        share = (used / paid).with_label("share of paid capacity used")
+        if used.value < paid.value:
+            notes.append(
+                f"the reservation commitment is paid for {_h(paid)} instance-hours a month; this workload uses "
+                f"{_h(used)} ({share.value:.0%}): the rest is billed whether used or not"
+            )
+    items += _support(compute, ex, where, "month")
+    outstanding = None
+    term = TERM_MONTHS.get(opt.pricing, 0)
+    if sc.volumes.months < term:
+        left = _a(term - sc.volumes.months, "month", "term months after the horizon", where)
+        outstanding = (commit * left).with_label("commitment still owed after the horizon")
+        notes.append(
+            f"the {term}-month term outlives the {sc.volumes.months}-month horizon: {outstanding.value:,.2f} is still "
+            "owed for its remaining months and is included in the horizon's total"
+        )
+    return _Priced([], items, notes=notes, paid_share=share, outstanding=outstanding, accel=accel, count=count)
+
+
+def _owned(opt: Option, sc: Scenario, cat: Catalog, where: str, hours: Figure, executed: Figure) -> _Priced:
+    """Owned or hosted boxes: shared (default, other work fills the rest) or dedicated (whole boxes)."""
+    o = opt.owned
+    assert o is not None
+    box_items, energy_h = _owned_monthly(o, opt, cat, where)
+    fixed = _sum([li.figure for li in box_items], "USD", "month")
+    hpm = _hours_per_month(cat)
     util = _a(o.utilisation, "", "utilisation", where)
-    energy = (power * d(o.pue, "pue") * d(o.electricity_per_kwh, "electricity_per_kwh") * hours).with_label("energy")
+    productive = (hpm * util).with_label("productive box-hours a month")
+    boxes_run = constant(opt.instances)
+    needed = (boxes_run * hours * executed).with_label("box-hours this workload needs a month")
+    inst = cat.instance(opt.instance) if opt.instance else None
+    accel, count = (inst.accelerator, inst.accelerator_count) if inst else (None, None)
+    if o.dedicated:
+        boxes = max(opt.instances, math.ceil(needed.value / productive.value))
+        nb = _a(boxes, "", "whole boxes", where)
+        items = [
+            LineItem(
+                name=f"{li.name} ({boxes} whole box{'es' if boxes > 1 else ''})",
+                per="month",
+                figure=(li.figure * nb).with_label(li.name),
+            )
+            for li in box_items
+        ]
+        items.append(
+            LineItem(
+                name="energy (kW x PUE x price x hours used)",
+                per="month",
+                figure=(energy_h * needed).with_label("energy"),
+            )
+        )
+        share = (needed / (hpm * nb)).with_label("share of paid capacity used")
+        notes = [
+            f"dedicated: {boxes} whole box{'es' if boxes > 1 else ''} for this workload ({_h(needed)} box-hours a "
+            f"month of {_h(productive * nb)} productive); idle box time is this workload's cost"
+        ]
+        return _Priced([], items, notes=notes, paid_share=share, accel=accel, count=count)
+    capacity = (productive * boxes_run).with_label("productive box-hours a month")
+    if needed.value > capacity.value:
+        boxes = math.ceil(needed.value / productive.value)
+        raise ConfigError(
+            f"the workload needs {needed.value:,.0f} box-hours a month but {opt.instances} box(es) give "
+            f"{capacity.value:,.0f} productive hours at utilisation {o.utilisation}: it cannot share them",
+            file=sc.path or None,
+            field=f"{where}.owned.dedicated",
+            fix=f"set dedicated = true in [options.owned] to bill {boxes} whole boxes, or lower the volume",
+        )
     items = [
         LineItem(
             name=f"{li.name} (allocated)",
             per="run",
-            figure=(li.figure * hours / (_hours_per_month(cat) * util)).with_label(li.name),
+            figure=(li.figure * boxes_run * hours / productive).with_label(li.name),
         )
-        for li in monthly
+        for li in box_items
     ]
-    items.append(LineItem(name="energy (kW x PUE x price)", per="run", figure=energy))
-    return items, fixed
-
-
-def _totals(monthly: Figure, maint: Figure, one_off: Figure, months: int) -> tuple[Figure, Figure]:
-    """Cost over the scenario's months and over 36 months: monthly cost and maintenance, plus the one-off port."""
-    horizon = _a(months, "month", "months", "volumes")
-    m36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
-    total = (monthly * horizon + maint * horizon + one_off).with_label(f"total over {months} months")
-    return total, (monthly * m36 + maint * m36 + one_off).with_label("total over 36 months")
+    items.append(
+        LineItem(
+            name="energy (kW x PUE x price)", per="run", figure=(energy_h * boxes_run * hours).with_label("energy")
+        )
+    )
+    other = capacity.value - needed.value
+    notes = [
+        f"this workload fills {_h(needed)} of {_h(capacity)} productive box-hours a month; the other "
+        f"{other:,.0f} are assumed to be other work and carry {other / capacity.value:.0%} of the box "
+        "(set dedicated = true in [options.owned] if nothing else runs on it)"
+    ]
+    coeff = {
+        "a": float(fixed.value) * opt.instances * float(hours.value) / float(hpm.value),
+        "b": float(items[-1].figure.value),
+        "u0": float(o.utilisation),
+    }
+    share = (needed / (hpm * boxes_run)).with_label("share of paid capacity used")
+    return _Priced(items, coeff=coeff, notes=notes, paid_share=share, accel=accel, count=count)
 
 
 def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionBill:
@@ -277,75 +527,62 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         * _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
     ).with_label("porting")
     notes: list[str] = []
-    accel: str | None = None
-    count: int | None = None
     if sc.workload == "serving":
         return _price_serving(opt, sc, cat, where, ex, maint, one_off)
     hours, accepted, more, result_path = training_hours(opt, sc, cat, where)
     notes += more
-    items: list[LineItem] = []
-    idle = ex.idle_fraction
-    billed = hours / (constant(1) - _a(idle, "", "idle fraction", where)) if idle else hours
-    coeff: dict[str, float] = {}
-    if opt.pricing in ("owned", "buy_and_host"):
-        assert opt.owned is not None
-        items, fixed = _owned_items(opt.owned, opt, hours, cat, where)
-        inst = cat.instance(opt.instance) if opt.instance else None
-        accel, count = (inst.accelerator, inst.accelerator_count) if inst else (None, None)
-        util = float(opt.owned.utilisation)
-        coeff["a"] = float(fixed.value) * float(hours.value) / float(_hours_per_month(cat).value)
-        coeff["b"] = float(items[-1].figure.value)
-        coeff["u0"] = util
-    else:
-        price, accel, count = _price(opt, cat, where, sc.path or None)
-        compute = (price * constant(opt.instances) * billed).with_label("compute")
-        name = f"compute: {opt.instances} x {opt.instance} {opt.pricing}" + (
-            f", idle {idle:.0%} billed" if idle else ""
-        )
-        items.append(LineItem(name=name, per="run", figure=compute))
-        if ex.support_percent:
-            items.append(
-                LineItem(
-                    name="support",
-                    per="run",
-                    figure=(compute * _a(ex.support_percent / 100, "", "support share of compute", where)).with_label(
-                        "support"
-                    ),
-                )
-            )
-        coeff["a"] = float(sum((li.figure.value for li in items), Decimal(0))) * (1 - float(idle))
-        coeff["b"] = 0.0
-        coeff["u0"] = 1 - float(idle)
-    monthly_extras = _extras_monthly(ex, cat, where)
-    for li in monthly_extras:
-        items.append(LineItem(name=f"{li.name} (per run)", per="run", figure=(li.figure / rpm).with_label(li.name)))
-    coeff["c"] = float(sum((li.figure.value for li in monthly_extras), Decimal(0)))
-    cost_per_run = _sum([li.figure for li in items], cur).with_label("cost per run")
     if accepted is None:
         accepted = _a(opt.accepted_share if opt.accepted_share is not None else 1, "", "share of runs accepted", where)
         if opt.accepted_share is None:
             accepted = accepted.model_copy(update={"note": "assumed: every run meets its quality target"})
-    if accepted.value == 0:
-        cpar = None
-        notes.append("no pilot run reached its quality target: no accepted run to price")
-        monthly = _zero(cur, "month")
+    # A rejected run is re-run: runs executed a month = accepted runs wanted / accepted share.
+    executed = (rpm / accepted).with_label("runs executed a month") if accepted.value else rpm
+    idle = ex.idle_fraction
+    billed = hours / (constant(1) - _a(idle, "", "idle fraction", where)) if idle else hours
+    if opt.pricing in ("owned", "buy_and_host"):
+        p = _owned(opt, sc, cat, where, hours, executed)
+    elif opt.pricing.startswith("reserved") and opt.dedicated is not False:
+        p = _reserved_term(opt, sc, cat, where, ex, billed, executed)
     else:
-        cpar = (cost_per_run / accepted).with_label("cost per accepted run")
-        monthly = (cpar * rpm).with_label("monthly cost")
-    if opt.commitment_instances and opt.pricing.startswith("reserved"):
-        price, _, _ = _price(opt, cat, where, sc.path or None)
-        commit = (price * constant(opt.commitment_instances) * _hours_per_month(cat)).with_label("reserved commitment")
-        if commit.value > monthly.value:
-            notes.append(f"the reserved commitment ({commit.value:.2f}/month) exceeds use: the commitment is billed")
-            monthly = commit
-    coeff.update(accepted=float(accepted.value), one_off=float(one_off.value), maint=float(maint.value))
-    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months)
+        p = _usage(opt, sc, cat, where, ex, billed, executed)
+    notes += p.notes
+    extras = _extras_monthly(ex, cat, where)
+    extras_month = _sum([li.figure for li in extras], cur, "month")
+    if p.monthly_items:
+        # Billed by the month whatever the use: the month's bill, shared by the runs executed in it.
+        month_items = p.monthly_items + extras
+        monthly = _sum([li.figure for li in month_items], cur, "month").with_label("monthly cost")
+        items = month_items
+        cost_per_run = (monthly / executed).with_label("cost per run")
+        cpar = (monthly / rpm).with_label("cost per accepted run") if accepted.value else None
+    else:
+        # Per-run costs scale with re-runs; monthly extras are bought once a month, never twice.
+        items = p.items + [
+            LineItem(name=f"{li.name} (per run)", per="run", figure=(li.figure / executed).with_label(li.name))
+            for li in extras
+        ]
+        cost_per_run = _sum([li.figure for li in items], cur).with_label("cost per run")
+        if accepted.value:
+            cpar = (cost_per_run / accepted).with_label("cost per accepted run")
+            monthly = (cpar * rpm).with_label("monthly cost")
+        else:
+            cpar = None
+            monthly = _zero(cur, "month")
+    if not accepted.value:
+        notes.append("no pilot run reached its quality target: no accepted run to price")
+    coeff = dict(p.coeff)
+    if coeff:
+        # sweep: cost_per_accepted_run(u, r) = (a/u + b + c/r) / accepted; extras are not divided by the
+        # accepted share, so c carries it back out.
+        coeff["c"] = float(extras_month.value) * float(accepted.value)
+        coeff.update(accepted=float(accepted.value), one_off=float(one_off.value), maint=float(maint.value))
+    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months, p.outstanding)
     return OptionBill(
         name=opt.name,
         pricing=opt.pricing,
         instance=opt.instance,
-        accelerator=accel,
-        accelerator_count=count,
+        accelerator=p.accel,
+        accelerator_count=p.count,
         workload="training",
         hours_per_run=hours,
         line_items=items,
@@ -357,6 +594,8 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         maintenance_per_month=maint,
         total_months=total,
         total_36_months=total36,
+        paid_capacity_share=p.paid_share,
+        outstanding_commitment=p.outstanding,
         result_file=result_path or None,
         measured=bool(result_path),
         sweep_coefficients=coeff,
@@ -367,7 +606,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
 def _price_serving(
     opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, maint: Figure, one_off: Figure
 ) -> OptionBill:
-    """Always-on instances sized for the volume; idle time is billed. Per 1,000 accepted requests and per 1M tokens."""
+    """Instances sized for the volume (or one at its capacity); idle time is billed once. Per accepted output."""
     cur = sc.currency
     notes: list[str] = []
     result_path = ""
@@ -402,41 +641,49 @@ def _price_serving(
                 field=f"{where}.peak_qps",
                 fix='add peak_qps = <requests/s> or result = "<.json>"',
             )
+        if opt.scaling_efficiency != 1:
+            _refuse_scaling(opt, sc, where, "an assumed peak_qps")
         peak = _a(opt.peak_qps, "1/s", "peak requests/s under the SLO", where) * constant(opt.instances)
         good = _a(opt.goodput_share if opt.goodput_share is not None else 1, "", "goodput share", where)
         tpr = _a(opt.tokens_per_request, "token", "tokens per request", where) if opt.tokens_per_request else None
+    if opt.accepted_share is not None:
+        good = (good * _a(opt.accepted_share, "", "share of responses accepted", where)).with_label("accepted share")
+    hpm = _hours_per_month(cat)
+    accel: str | None = None
+    count: int | None = None
     if opt.pricing in ("owned", "buy_and_host"):
         assert opt.owned is not None
-        hpm = _hours_per_month(cat)
-        items, fixed = _owned_items(opt.owned, opt, hpm, cat, where)
-        del fixed
-        inst_month = _sum([li.figure for li in items], cur, "month").with_label("owned system per month")
-        accel, count = None, None
+        box_items, energy_h = _owned_monthly(opt.owned, opt, cat, where)
+        # A serving box serves all month: its whole cost is the service's, and its idle time is counted once,
+        # through idle_fraction or the volume, never again through the utilisation.
+        unit_month = (_sum([li.figure for li in box_items], cur, "month") + energy_h * hpm) * constant(opt.instances)
+        unit_month = unit_month.with_label("owned system per month, always on")
+        notes.append("owned serving: the box is on all month; utilisation is not applied (idle is billed once)")
     else:
         price, accel, count = _price(opt, cat, where, sc.path or None)
-        inst_month = (price * constant(opt.instances) * _hours_per_month(cat)).with_label("instance-month, always on")
-    capacity = (peak * _hours_per_month(cat) * SECONDS_PER_HOUR).with_label("requests per month at peak")
-    if sc.volumes.requests_per_month:
+        unit_month = (price * constant(opt.instances) * hpm).with_label("instance-month, always on")
+    capacity = (peak * hpm * SECONDS_PER_HOUR).with_label("requests per month at peak")
+    share: Figure | None
+    idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
+    usable = (capacity * (constant(1) - idle)).with_label("usable requests per month") if idle is not None else capacity
+    if sc.volumes.requests_per_month is not None:
         demand = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
-        n = max(1, math.ceil(demand.value / capacity.value))
-        monthly_compute = (inst_month * constant(n)).with_label(f"{n} always-on instance(s)")
-        accepted_month = demand * good
-        if n * capacity.value > demand.value:
-            notes.append(f"idle share of provisioned capacity: {1 - demand.value / (n * capacity.value):.1%} (billed)")
-    else:
-        idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
-        busy = constant(1) - idle if idle is not None else constant(1)
-        monthly_compute = inst_month
-        accepted_month = (capacity * busy * good).with_label("accepted requests per month")
-    items = [LineItem(name="compute", per="month", figure=monthly_compute)]
-    if ex.support_percent:
-        items.append(
-            LineItem(
-                name="support",
-                per="month",
-                figure=monthly_compute * _a(ex.support_percent / 100, "", "support share", where),
-            )
+        n = max(1, math.ceil(demand.value / usable.value))
+        monthly_compute = (unit_month * constant(n)).with_label(f"{n} always-on instance(s)")
+        served = demand
+        share = (demand / (capacity * constant(n))).with_label("share of paid capacity used")
+        notes.append(
+            f"{n} always-on instance(s) for {demand.value:,.0f} requests a month; idle share of provisioned "
+            f"capacity {1 - share.value:.1%} (billed)"
         )
+    else:
+        n = 1
+        monthly_compute = unit_month
+        served = usable
+        share = (constant(1) - idle).with_label("share of paid capacity used") if idle is not None else None
+    accepted_month = (served * good).with_label("accepted requests per month")
+    items = [LineItem(name=f"compute: {n} x {opt.instance or opt.pricing}", per="month", figure=monthly_compute)]
+    items += _support(monthly_compute, ex, where, "month")
     items += _extras_monthly(ex, cat, where)
     monthly = _sum([li.figure for li in items], cur, "month").with_label("monthly cost")
     per_1k = (monthly / accepted_month * constant(1000)).with_label("cost per 1,000 accepted requests")
@@ -457,11 +704,14 @@ def _price_serving(
         accepted_share=good,
         cost_per_1k_accepted_requests=per_1k,
         cost_per_million_accepted_tokens=per_m_tok,
+        accepted_requests_per_month=accepted_month,
+        instances_needed=n,
         monthly_cost=monthly,
         one_off_cost=one_off,
         maintenance_per_month=maint,
         total_months=total,
         total_36_months=total36,
+        paid_capacity_share=share,
         result_file=result_path or None,
         measured=bool(result_path),
         notes=notes,
@@ -504,8 +754,16 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
             break_even_months=months,
             payback_curve=curve,
         )
-    saving_m = (base.monthly_cost - cand.monthly_cost).with_label("saving per month")
-    pct = saving_m.value / base.monthly_cost.value * 100 if base.monthly_cost.value else None
+    if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
+        # Spend per accepted output at the same served volume (the baseline's): an option with twice the
+        # capacity is not twice the cost of the same traffic.
+        assert base.accepted_requests_per_month is not None
+        per_1k = base.cost_per_1k_accepted_requests - cand.cost_per_1k_accepted_requests
+        saving_m = (per_1k * base.accepted_requests_per_month / constant(1000)).with_label("saving per month")
+        pct = per_1k.value / base.cost_per_1k_accepted_requests.value * 100
+    else:
+        saving_m = (base.monthly_cost - cand.monthly_cost).with_label("saving per month")
+        pct = saving_m.value / base.monthly_cost.value * 100 if base.monthly_cost.value else None
     net = saving_m.value - extra_maint
     months = one_off.value / net if net > 0 else None
     curve = [

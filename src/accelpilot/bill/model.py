@@ -42,6 +42,12 @@ class OptionBill(BaseModel):
     maintenance_per_month: Figure
     total_months: Figure  # over the scenario's months, one-off and maintenance included
     total_36_months: Figure
+    # Capacity paid for whether used or not (reserved, owned, leased, capacity blocks, always-on serving):
+    # the share this workload uses (derived), and a commitment still owed after the horizon.
+    paid_capacity_share: Figure | None = None
+    outstanding_commitment: Figure | None = None
+    accepted_requests_per_month: Figure | None = None  # serving
+    instances_needed: int | None = None  # serving: instances billed for the volume
     result_file: str | None = None
     measured: bool = False  # hours or rates come from a pilot result
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
@@ -121,6 +127,10 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                 "maintenance_per_month": _num(o.maintenance_per_month),
                 "total_months": _num(o.total_months),
                 "total_36_months": _num(o.total_36_months),
+                "paid_capacity_share": _num(o.paid_capacity_share, 4),
+                "outstanding_commitment": _num(o.outstanding_commitment),
+                "accepted_requests_per_month": _num(o.accepted_requests_per_month, 0),
+                "instances_needed": o.instances_needed,
                 "line_items": [
                     {
                         "name": li.name,

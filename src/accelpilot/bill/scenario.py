@@ -53,6 +53,14 @@ class _Strict(BaseModel):
             return _finite_nonneg(v, info.field_name)
         return v
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nan_or_negative_after(cls, v: Any, info: Any) -> Any:
+        """Again after parsing: a number written as a TOML string ("-5") must meet the same rules."""
+        if isinstance(v, (int, Decimal)) and not isinstance(v, bool):
+            return _finite_nonneg(v, info.field_name)
+        return v
+
 
 class Extras(_Strict):
     """Costs around the compute: storage, snapshots, egress (AWS tiers), support, idle time."""
@@ -86,11 +94,19 @@ class Owned(_Strict):
     staff_per_month: Decimal = Decimal(0)
     utilisation: Decimal = Field(default=Decimal("0.6"), gt=0, le=1)
     residual_value: Decimal = Decimal(0)  # only with a credible resale/redeployment path
+    # false (default): other work fills the box's productive hours this workload leaves, and carries their cost
+    # (shown as a figure); true: the whole box is this workload's, bought in whole boxes.
+    dedicated: bool = False
 
     @model_validator(mode="after")
     def _one_cost(self) -> Owned:
         if self.purchase is None and self.lease_per_month is None:
             raise ValueError("owned hardware needs purchase or lease_per_month")
+        if self.purchase is not None and self.residual_value > self.purchase:
+            raise ValueError(
+                f"residual_value ({self.residual_value}) is above purchase ({self.purchase}); "
+                "give a residual value no larger than the purchase price"
+            )
         return self
 
 
@@ -111,7 +127,12 @@ class Option(_Strict):
     porting_days: Decimal = Decimal(0)
     maintenance_per_month: Decimal = Decimal(0)  # keeping a second toolchain alive
     price_per_hour: Decimal | None = None  # override the catalog (shown as an assumption)
-    commitment_instances: int = Field(default=0, ge=0)  # reserved: instances signed for whatever the use
+    # reserved: instances signed for the whole term whatever the use (default: `instances`); use above it is
+    # billed at the on-demand rate.
+    commitment_instances: int | None = Field(default=None, ge=0)
+    # reserved: true (default) bills every hour of the term; false prices only this workload's hours at the
+    # reserved rate and shows the rest of the term as assumed to be other work (seed 004's rate arithmetic).
+    dedicated: bool | None = None
     extras: Extras | None = None
     owned: Owned | None = None
 
@@ -134,12 +155,18 @@ class Option(_Strict):
                 raise ValueError(f"{self.pricing} options need an [options.owned] table (purchase or lease)")
         elif not self.instance:
             raise ValueError("cloud and rental options need an instance from the catalog")
+        if self.dedicated is not None and not self.pricing.startswith("reserved"):
+            raise ValueError(
+                "dedicated applies to reserved options; for owned hardware put it in [options.owned]"
+                if self.owned is not None
+                else f"dedicated applies to reserved options, not {self.pricing}; remove it"
+            )
         return self
 
 
 class Volumes(_Strict):
     runs_per_month: Decimal = Field(default=Decimal(1), gt=0)
-    requests_per_month: Decimal | None = None  # serving
+    requests_per_month: Decimal | None = Field(default=None, gt=0)  # serving; leave out for capacity pricing
     months: int = Field(default=36, gt=0)
 
 
@@ -214,6 +241,12 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+FIXES = {
+    "requests_per_month": "give the monthly request volume, or leave requests_per_month out to price one "
+    "always-on instance at its capacity",
+}
+
+
 def parse_scenario(data: dict[str, Any], path: str = "") -> Scenario:
     try:
         flat = _flatten(data)
@@ -224,7 +257,7 @@ def parse_scenario(data: dict[str, Any], path: str = "") -> Scenario:
         loc = list(err["loc"])
         field = _field_name(loc, data)
         msg = str(err["msg"]).removeprefix("Value error, ")
-        fix = "remove it or check the spelling" if err["type"] == "extra_forbidden" else None
+        fix = "remove it or check the spelling" if err["type"] == "extra_forbidden" else FIXES.get(str(loc[-1]))
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
         raise ConfigError(msg, file=path or None, field=field, fix=fix) from None
