@@ -14,7 +14,7 @@ from accelpilot.bill.model import Bill, Comparison, LineItem, OptionBill
 from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
 from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.catalog.model import PriceRow, Pricing
-from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, VendorClaimError
+from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, UnknownNameError, VendorClaimError
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
@@ -407,7 +407,7 @@ def _reserved_term(
         assert opt.instance is not None
         try:
             row = cat.find_price(opt.instance, Pricing.ON_DEMAND, opt.region, where=where, file=sc.path or None)
-        except ConfigError:
+        except (ConfigError, UnknownNameError):
             need = math.ceil(used.value / hpm.value)
             raise ConfigError(
                 f"the workload uses {used.value:,.0f} instance-hours a month, above the {paid.value:,.0f} committed, "

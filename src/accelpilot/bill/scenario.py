@@ -295,5 +295,5 @@ def check_money_unit(currency: str, where: str) -> None:
             f"currency {currency!r} is not supported by the bundled catalog (USD)",
             file=where,
             field="currency",
-            fix="use USD or supply a catalog in your currency",
+            fix='set currency = "USD" and give your own money figures in USD, with the exchange rate in a comment',
         )

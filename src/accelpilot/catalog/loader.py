@@ -270,6 +270,14 @@ def _read_price_csv(path: Path) -> list[PriceRow]:
     rows: list[PriceRow] = []
     with path.open(newline="", encoding="utf-8-sig") as fh:
         for i, rec in enumerate(csv.DictReader(fh), start=2):
+            if rec.get(None):
+                # More cells than the header: a decimal comma (21,50) or an unquoted comma shifts every column.
+                raise InputFileError(
+                    f"line {i} has {len(header) + len(rec[None])} cells, the header {len(header)}",
+                    file=str(path),
+                    field=f"line {i}",
+                    fix='write decimals with a point (21.50) and quote any text holding a comma ("a, b")',
+                )
             clean = {
                 k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in rec.items() if k and v not in ("", None)
             }
