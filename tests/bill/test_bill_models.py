@@ -39,11 +39,12 @@ def test_extras_idle_and_support() -> None:
     b = bill_of(
         [{"name": "trn1", "instance": "trn1.32xlarge", "pricing": "on_demand", "hours_per_run": 10}],
         volumes={"runs_per_month": 2},
-        extras={"idle_fraction": 0.2, "support_percent": 10, "storage_gb_months": 1000, "data_transfer_out_gb": 100},
+        extras={"idle_fraction": 0.2, "support_percent": 10, "storage_gb_months": 1000, "data_transfer_out_gb": 600},
     )
     o = b.options[0]
     compute = Decimal("21.50") * 10 / Decimal("0.8")
-    expected = compute + compute / 10 + (1000 * Decimal("0.08")) / 2 + (100 * Decimal("0.09")) / 2
+    # AWS's free 100 GB a month comes off the egress before the tiers (issue 10)
+    expected = compute + compute / 10 + (1000 * Decimal("0.08")) / 2 + ((600 - 100) * Decimal("0.09")) / 2
     assert o.cost_per_run.value == expected
     names = [li.name for li in o.line_items]
     assert any("idle 20% billed" in n for n in names)

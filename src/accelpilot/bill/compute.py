@@ -228,14 +228,41 @@ def _extras_monthly(ex: Extras, cat: Catalog, where: str) -> list[LineItem]:
                 )
             )
     if ex.data_transfer_out_gb:
+        gb = _a(ex.data_transfer_out_gb, "GB/month", "data_transfer_out_gb", where)
+        free = _d(cat, "dto_free_gb_per_month")
+        if gb.value > free.value:
+            # AWS's free allowance comes off the top; the tiers apply beyond it.
+            out.append(LineItem(name="data transfer out", per="month", figure=dto_monthly(gb - free, cat)))
+        else:
+            out.append(
+                LineItem(
+                    name="data transfer out (within the free allowance)",
+                    per="month",
+                    figure=(gb * _zero("USD", "GB")).with_label("data transfer out"),
+                )
+            )
+    if ex.inter_region_transfer_gb:
+        gb = _a(ex.inter_region_transfer_gb, "GB/month", "inter_region_transfer_gb", where)
         out.append(
             LineItem(
-                name="data transfer out",
+                name="inter-region transfer",
                 per="month",
-                figure=dto_monthly(_a(ex.data_transfer_out_gb, "GB/month", "data_transfer_out_gb", where), cat),
+                figure=(gb * _d(cat, "inter_region_transfer_per_gb")).with_label("inter-region transfer"),
             )
         )
     return out
+
+
+def _tax(items: list[LineItem], ex: Extras, where: str, per: Literal["run", "month"], cur: str) -> list[LineItem]:
+    """tax_percent of everything billed (AWS list prices exclude taxes and duties)."""
+    if not ex.tax_percent:
+        return []
+    base = _sum([li.figure for li in items], cur, "" if per == "run" else "month")
+    share = _a(ex.tax_percent / 100, "", "tax share", where)
+    return [LineItem(name=f"tax ({ex.tax_percent}%)", per=per, figure=(base * share).with_label("tax"))]
+
+
+TAX_STATEMENT = "AWS list prices exclude taxes and duties (seed 002, AWS EC2 pricing terms, 2026-09-28)"
 
 
 def _d(cat: Catalog, key: str) -> Figure:
@@ -362,7 +389,9 @@ def _usage(
     compute = (price * constant(opt.instances) * billed).with_label("compute")
     name = f"compute: {opt.instances} x {opt.instance} {opt.pricing}" + (f", idle {idle:.0%} billed" if idle else "")
     items = [LineItem(name=name, per="run", figure=compute)]
-    items += _support(compute, ex, where, "run")
+    if opt.pricing == "spot":
+        items += _spot_items(opt, sc, where, price, billed)
+    items += _support(_sum([li.figure for li in items], "USD"), ex, where, "run")
     coeff = {
         "a": float(sum((li.figure.value for li in items), Decimal(0))) * (1 - float(idle)),
         "b": 0.0,
@@ -516,6 +545,207 @@ def _owned(opt: Option, sc: Scenario, cat: Catalog, where: str, hours: Figure, e
     return _Priced(items, coeff=coeff, notes=notes, paid_share=share, accel=accel, count=count)
 
 
+def _derived(value: Decimal, unit: str, label: str, *inputs: Figure, note: str = "") -> Figure:
+    """A derived figure from a rule Figure arithmetic cannot express (ceil, max), keeping its inputs."""
+    return Figure(
+        value=value,
+        unit=unit,
+        kind=Kind.DERIVED,
+        label=label,
+        inputs=inputs,
+        note=note,
+        source=f"{label} from " + ", ".join(f.label or f.unit for f in inputs),
+    )
+
+
+def _block_days(hours: Figure, cat: Catalog, where: str, sc: Scenario) -> tuple[int, Figure, Figure]:
+    """The shortest Capacity Block AWS sells for a run: whole days up to 14, whole weeks up to 182."""
+    day_rule = _d(cat, "capacity_block_day_steps_max_days")
+    week_rule = _d(cat, "capacity_block_week_steps_max_days")
+    days = math.ceil(hours.value / 24)
+    if days <= day_rule.value:
+        return days, day_rule, week_rule
+    weeks = math.ceil(Decimal(days) / 7)
+    if weeks * 7 <= week_rule.value:
+        return weeks * 7, day_rule, week_rule
+    raise ConfigError(
+        f"a {hours.value:,.1f} h run is longer than the longest Capacity Block ({week_rule.value} days)",
+        file=sc.path or None,
+        field=f"{where}.hours_per_run",
+        fix="split the run into checkpointed segments of at most 182 days each, or price it on_demand",
+    )
+
+
+def _capacity_block(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+) -> _Priced:
+    """Capacity Blocks: each run buys whole blocks of the durations AWS sells, paid whether used or not."""
+    price, accel, count = _price(opt, cat, where, sc.path or None)
+    most = _d(cat, "capacity_block_max_instances")
+    if opt.instances > most.value:
+        raise ConfigError(
+            f"{opt.instances} instances exceed the {most.value} a Capacity Block holds",
+            file=sc.path or None,
+            field=f"{where}.instances",
+            fix=f"use at most {most.value} instances per option (AWS allows 256 across blocks)",
+        )
+    days, day_rule, week_rule = _block_days(billed, cat, where, sc)
+    block_h = _derived(Decimal(days * 24), "h", f"{days}-day Capacity Block", billed, day_rule, week_rule)
+    compute = (price * constant(opt.instances) * block_h).with_label("capacity block")
+    items = [
+        LineItem(name=f"capacity block: {days} day(s) x {opt.instances} x {opt.instance}", per="run", figure=compute)
+    ]
+    items += _support(compute, ex, where, "run")
+    share = (billed / block_h).with_label("share of paid capacity used")
+    notes = [
+        f"a {billed.value:,.1f} h run buys a {days}-day Capacity Block ({days * 24} h, paid up front and whole); "
+        f"it uses {share.value:.0%} of it (blocks end at 11:30 UTC; a run that straddles that needs one more day)"
+    ]
+    return _Priced(items, notes=notes, paid_share=share, accel=accel, count=count)
+
+
+def _restart_cost(opt: Option, sc: Scenario, where: str) -> Figure:
+    """The measured cost of one interruption: steps lost x step time + restart time (run train --interrupt-at)."""
+    assert opt.spot is not None
+    src = opt.spot.restart_result or opt.result
+    if src is not None:
+        from accelpilot.pilot.result import read_result
+
+        path = sc.resolve(src)
+        res = read_result(path)
+        figs = res.figures
+        need = ("interrupt_steps_lost", "step_time_mean_s", "restart_s")
+        missing = [k for k in need if k not in figs]
+        if missing:
+            raise InputFileError(
+                f"result holds no {missing[0]} to price an interruption",
+                file=str(path),
+                field=f"figures.{missing[0]}",
+                fix="re-run the training pilot with --interrupt-at STEP, or give restart_s in [options.spot]",
+            )
+        lost = figs["interrupt_steps_lost"].model_copy(update={"unit": ""})
+        step = figs["step_time_mean_s"]
+        return (lost * step + figs["restart_s"]).with_label("measured cost of one interruption")
+    if opt.spot.restart_s is None:
+        raise ConfigError(
+            "spot needs the cost of one interruption",
+            file=sc.path or None,
+            field=f"{where}.spot.restart_s",
+            fix='add restart_result = "<training result run with --interrupt-at>" or restart_s = <seconds>',
+        )
+    return _a(opt.spot.restart_s, "s", "cost of one interruption (assumed)", where)
+
+
+def _spot_items(opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure) -> list[LineItem]:
+    assert opt.spot is not None
+    rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    lost = (rate * billed * _restart_cost(opt, sc, where) / SECONDS_PER_HOUR).with_label("re-work hours per run")
+    return [
+        LineItem(
+            name=f"spot interruptions: {lost.value:,.2f} h expected re-work",
+            per="run",
+            figure=(price * constant(opt.instances) * lost).with_label("spot re-work"),
+        )
+    ]
+
+
+def _serverless(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, peak: Figure, res: Any, result_path: str
+) -> tuple[Figure, Figure, list[str]]:
+    """Serverless GPU a month: worker lifetimes (cold start + busy + idle timeout) rounded up, plus always-on."""
+    sv = opt.serverless
+    assert sv is not None and opt.instance is not None
+    row = cat.find_price(opt.instance, Pricing.SERVERLESS, opt.region, where=where, file=sc.path or None)
+    _usable_price(row, where)
+    if row.price_per_second is None:
+        raise InputFileError(
+            f"serverless row {row.instance} has no price_per_second",
+            file=row.origin,
+            field=f"price {row.instance} serverless.price_per_second",
+            fix="give the provider's listed per-second price as price_per_second",
+        )
+    per_s = Figure(
+        value=row.price_per_second,
+        unit=f"{row.currency}/s",
+        kind=row.kind,
+        source=row.source,
+        as_of=row.as_of,
+        region=row.region,
+        label=f"{row.instance} price per worker-second",
+    )
+    inc_v = row.billing_increment_s or Decimal(1)
+    inc = Figure(
+        value=inc_v,
+        unit="s",
+        kind=row.kind,
+        source=row.source,
+        as_of=row.as_of,
+        label=f"{row.instance} billing increment",
+    )
+    if sc.volumes.requests_per_month is None:
+        raise ConfigError(
+            "serverless is billed by traffic: the scenario gives no requests_per_month",
+            file=sc.path or None,
+            field="volumes.requests_per_month",
+            fix="add requests_per_month = <requests> to [volumes]",
+        )
+    demand = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
+    if sv.cold_start_s is not None:
+        cold = _a(sv.cold_start_s, "s", "cold start (assumed)", where)
+    elif res is not None and any(k.startswith("bucket.") and k.endswith(".build_s") for k in res.figures):
+        builds = [f for k, f in res.figures.items() if k.startswith("bucket.") and k.endswith(".build_s")]
+        cold = builds[0]
+        for f in builds[1:]:
+            cold = cold + f
+        cold = cold.with_label("cold start: the serving pilot's measured bucket builds (model load not included)")
+    else:
+        raise ConfigError(
+            "no cold start for the serverless option",
+            file=sc.path or None,
+            field=f"{where}.serverless.cold_start_s",
+            fix='add cold_start_s = <seconds>, or result = "<serving result with bucket builds>"',
+        )
+    secs_month = (_hours_per_month(cat) * SECONDS_PER_HOUR).with_label("seconds a month")
+    workers = _a(sv.min_workers, "", "always-on workers", where)
+    on_cap = (peak * secs_month * workers).with_label("requests always-on workers serve a month")
+    over_v = max(Decimal(0), demand.value - on_cap.value)
+    over = _derived(over_v, "1/month", "requests left to scale-from-zero workers", demand, on_cap)
+    busy = (over / peak).with_label("busy worker-seconds a month") if over_v else None
+    k = _a(sv.scale_ups_per_month, "1/month", "scale-ups per month", where)
+    notes: list[str] = []
+    parts: list[Figure] = []
+    if sv.min_workers:
+        parts.append((per_s * workers * secs_month).with_label("always-on workers"))
+    if busy is not None:
+        if k.value == 0:
+            raise ConfigError(
+                "traffic above the always-on workers needs at least one scale-up a month",
+                file=sc.path or None,
+                field=f"{where}.serverless.scale_ups_per_month",
+                fix="give the number of bursts a month (scale-from-zero events), or raise min_workers",
+            )
+        timeout = _a(sv.idle_timeout_s, "s", "idle timeout (billed)", where)
+        life = (cold + busy / k + timeout).with_label("worker lifetime per scale-up")
+        rounded = _derived(
+            Decimal(math.ceil(life.value / inc.value)) * inc.value, "s", "worker lifetime rounded up", life, inc
+        )
+        billed_s = (rounded * k).with_label("billed worker-seconds a month")
+        parts.append((per_s * billed_s).with_label("scale-from-zero workers"))
+        notes.append(
+            f"serverless: {k.value:,.0f} scale-ups a month, each billed {rounded.value:,.0f} s (cold start "
+            f"{cold.value:,.1f} s + busy {busy.value / k.value:,.1f} s + idle timeout {timeout.value:,.0f} s, "
+            f"rounded up to {inc.value} s)"
+        )
+        paid = billed_s + secs_month * workers if sv.min_workers else billed_s
+    else:
+        paid = secs_month * workers
+    used = (demand / peak).with_label("busy worker-seconds a month")
+    monthly = _sum(parts, row.currency, "month").with_label("serverless compute")
+    share = (used / paid).with_label("share of paid capacity used")
+    del result_path
+    return monthly, share, notes
+
+
 def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionBill:
     where = f"options[{index + 1} {opt.name!r}]"
     ex = opt.extras if opt.extras is not None else sc.extras
@@ -543,6 +773,15 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         p = _owned(opt, sc, cat, where, hours, executed)
     elif opt.pricing.startswith("reserved") and opt.dedicated is not False:
         p = _reserved_term(opt, sc, cat, where, ex, billed, executed)
+    elif opt.pricing == "capacity_block":
+        p = _capacity_block(opt, sc, cat, where, ex, billed, executed)
+    elif opt.pricing == "serverless":
+        raise ConfigError(
+            "serverless GPU is priced for serving workloads here",
+            file=sc.path or None,
+            field=f"{where}.pricing",
+            fix='use on_demand, spot or rental for training, or set workload = "serving"',
+        )
     else:
         p = _usage(opt, sc, cat, where, ex, billed, executed)
     notes += p.notes
@@ -551,6 +790,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
     if p.monthly_items:
         # Billed by the month whatever the use: the month's bill, shared by the runs executed in it.
         month_items = p.monthly_items + extras
+        month_items += _tax(month_items, ex, where, "month", cur)
         monthly = _sum([li.figure for li in month_items], cur, "month").with_label("monthly cost")
         items = month_items
         cost_per_run = (monthly / executed).with_label("cost per run")
@@ -561,6 +801,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
             LineItem(name=f"{li.name} (per run)", per="run", figure=(li.figure / executed).with_label(li.name))
             for li in extras
         ]
+        items += _tax(items, ex, where, "run", cur)
         cost_per_run = _sum([li.figure for li in items], cur).with_label("cost per run")
         if accepted.value:
             cpar = (cost_per_run / accepted).with_label("cost per accepted run")
@@ -611,6 +852,7 @@ def _price_serving(
     notes: list[str] = []
     result_path = ""
     idle_measured: Figure | None = None
+    res: Any = None
     if opt.result is not None:
         res, result_path = _read_result(opt, sc)
         sv = res.serving
@@ -651,7 +893,10 @@ def _price_serving(
     hpm = _hours_per_month(cat)
     accel: str | None = None
     count: int | None = None
-    if opt.pricing in ("owned", "buy_and_host"):
+    unit_month: Figure | None = None
+    if opt.pricing == "serverless":
+        pass
+    elif opt.pricing in ("owned", "buy_and_host"):
         assert opt.owned is not None
         box_items, energy_h = _owned_monthly(opt.owned, opt, cat, where)
         # A serving box serves all month: its whole cost is the service's, and its idle time is counted once,
@@ -666,7 +911,12 @@ def _price_serving(
     share: Figure | None
     idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
     usable = (capacity * (constant(1) - idle)).with_label("usable requests per month") if idle is not None else capacity
-    if sc.volumes.requests_per_month is not None:
+    if unit_month is None:
+        monthly_compute, share, more = _serverless(opt, sc, cat, where, peak, res, result_path)
+        notes += more
+        n = 0
+        served = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
+    elif sc.volumes.requests_per_month is not None:
         demand = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
         n = max(1, math.ceil(demand.value / usable.value))
         monthly_compute = (unit_month * constant(n)).with_label(f"{n} always-on instance(s)")
@@ -682,9 +932,11 @@ def _price_serving(
         served = usable
         share = (constant(1) - idle).with_label("share of paid capacity used") if idle is not None else None
     accepted_month = (served * good).with_label("accepted requests per month")
-    items = [LineItem(name=f"compute: {n} x {opt.instance or opt.pricing}", per="month", figure=monthly_compute)]
+    what = f"{n} x {opt.instance or opt.pricing}" if n else f"serverless {opt.instance}"
+    items = [LineItem(name=f"compute: {what}", per="month", figure=monthly_compute)]
     items += _support(monthly_compute, ex, where, "month")
     items += _extras_monthly(ex, cat, where)
+    items += _tax(items, ex, where, "month", cur)
     monthly = _sum([li.figure for li in items], cur, "month").with_label("monthly cost")
     per_1k = (monthly / accepted_month * constant(1000)).with_label("cost per 1,000 accepted requests")
     per_m_tok = None
@@ -793,6 +1045,15 @@ def make_bill(sc: Scenario, cat: Catalog) -> Bill:
     options = [price_option(o, sc, cat, i) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc) for o in options if o.name != base.name]
+    taxed = sorted({str(o.extras.tax_percent if o.extras else sc.extras.tax_percent) for o in sc.options})
+    statements = [
+        TAX_STATEMENT
+        + (
+            f": tax_percent {', '.join(taxed)}% is added to the options' bills"
+            if taxed != ["0"]
+            else ": no tax is added here (set [extras] tax_percent to include it)"
+        )
+    ]
     return Bill(
         scenario=sc.name,
         scenario_path=sc.path,
@@ -805,4 +1066,5 @@ def make_bill(sc: Scenario, cat: Catalog) -> Bill:
         comparisons=comps,
         catalog_files=cat.files,
         vendor_claims=list(cat.claims),
+        statements=statements,
     )

@@ -83,6 +83,7 @@ class Bill(BaseModel):
     comparisons: list[Comparison]
     catalog_files: list[str] = Field(default_factory=list)
     vendor_claims: list[ClaimRow] = Field(default_factory=list)  # shown apart, never in the arithmetic
+    statements: list[str] = Field(default_factory=list)  # what every reader must know (taxes excluded, ...)
 
     def option(self, name: str) -> OptionBill:
         return next(o for o in self.options if o.name == name)
@@ -181,6 +182,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         "options": opts,
         "comparisons": comps,
         "catalog_files": bill.catalog_files,
+        "statements": bill.statements,
         "vendor_claims": [
             c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": False}
             for c in bill.vendor_claims

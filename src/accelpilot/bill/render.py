@@ -111,6 +111,8 @@ def render_bill(bill: Bill, console: Console) -> None:
     if bill.comparisons:
         console.print(comps)
     console.print(Panel(Group(*items), title="line items", expand=False))
+    for st in bill.statements:
+        console.print(f"[dim]{escape(st)}[/]")
     if bill.vendor_claims:
         claims = "\n".join(escape(f"• {c.text} ({c.source}, {c.as_of})") for c in bill.vendor_claims)
         console.print(Panel(claims, title="vendor claims: shown, never used in the arithmetic", expand=False))

@@ -25,6 +25,7 @@ PRICING_MODELS = (
     "rental",
     "owned",
     "buy_and_host",
+    "serverless",
 )
 
 
@@ -68,7 +69,9 @@ class Extras(_Strict):
     storage_gb_months: Decimal = Decimal(0)  # EBS gp3 GB kept per month
     object_storage_gb_months: Decimal = Decimal(0)  # S3 Standard GB kept per month
     snapshot_gb_months: Decimal = Decimal(0)
-    data_transfer_out_gb: Decimal = Decimal(0)  # per month, priced with AWS's tiers
+    data_transfer_out_gb: Decimal = Decimal(0)  # per month, priced with AWS's tiers after the free allowance
+    inter_region_transfer_gb: Decimal = Decimal(0)  # per month, between Regions (catalog default rate)
+    tax_percent: Decimal = Decimal(0)  # of everything billed: AWS list prices exclude taxes and duties
     support_percent: Decimal = Decimal(0)  # of compute
     idle_fraction: Decimal = Field(default=Decimal(0), lt=1)  # share of provisioned time doing no useful work
 
@@ -110,6 +113,23 @@ class Owned(_Strict):
         return self
 
 
+class Spot(_Strict):
+    """Spot: an interruption rate times the measured cost of one restart gives the expected re-work per run."""
+
+    interruptions_per_hour: Decimal  # assumed (no evidence file feeds it yet)
+    restart_result: str | None = None  # a training result with --interrupt-at figures; default: the option's result
+    restart_s: Decimal | None = None  # assumed cost of one interruption, when no result measured it
+
+
+class Serverless(_Strict):
+    """Serverless GPU: billed per second while a worker exists (cold start, busy, idle timeout)."""
+
+    scale_ups_per_month: Decimal  # scale-from-zero events (assumed; bursts of intermittent traffic)
+    idle_timeout_s: Decimal  # billed after each burst before the worker stops
+    cold_start_s: Decimal | None = None  # default: the serving result's measured bucket builds
+    min_workers: int = Field(default=0, ge=0)  # always-on workers, billed every second
+
+
 class Option(_Strict):
     name: str = Field(min_length=1)
     pricing: str
@@ -135,6 +155,8 @@ class Option(_Strict):
     dedicated: bool | None = None
     extras: Extras | None = None
     owned: Owned | None = None
+    spot: Spot | None = None
+    serverless: Serverless | None = None
 
     @field_validator("pricing")
     @classmethod
@@ -155,6 +177,12 @@ class Option(_Strict):
                 raise ValueError(f"{self.pricing} options need an [options.owned] table (purchase or lease)")
         elif not self.instance:
             raise ValueError("cloud and rental options need an instance from the catalog")
+        if self.pricing == "serverless" and self.serverless is None:
+            raise ValueError(
+                "serverless options need an [options.serverless] table (scale_ups_per_month, idle_timeout_s)"
+            )
+        if self.pricing == "spot" and self.spot is None:
+            raise ValueError("spot options need an [options.spot] table (interruptions_per_hour)")
         if self.dedicated is not None and not self.pricing.startswith("reserved"):
             raise ValueError(
                 "dedicated applies to reserved options; for owned hardware put it in [options.owned]"
