@@ -10,7 +10,8 @@ import math
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Literal
 
-from accelpilot.bill.model import Bill, Comparison, LineItem, OptionBill
+from accelpilot.bill.fleet import plan
+from accelpilot.bill.model import Bill, Comparison, FleetMode, LineItem, OptionBill
 from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
 from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.catalog.model import PriceRow, Pricing
@@ -651,7 +652,7 @@ def _spot_items(opt: Option, sc: Scenario, where: str, price: Figure, billed: Fi
 
 def _serverless(
     opt: Option, sc: Scenario, cat: Catalog, where: str, peak: Figure, res: Any, result_path: str
-) -> tuple[Figure, Figure, list[str]]:
+) -> tuple[Figure, Figure, list[str], dict[str, Any]]:
     """Serverless GPU a month: worker lifetimes (cold start + busy + idle timeout) rounded up, plus always-on."""
     sv = opt.serverless
     assert sv is not None and opt.instance is not None
@@ -743,7 +744,23 @@ def _serverless(
     monthly = _sum(parts, row.currency, "month").with_label("serverless compute")
     share = (used / paid).with_label("share of paid capacity used")
     del result_path
-    return monthly, share, notes
+    ex = opt.extras if opt.extras is not None else sc.extras
+    curve = {
+        "serverless": True,
+        "per_second": float(per_s.value),
+        "increment_s": float(inc.value),
+        "min_workers": sv.min_workers,
+        "scale_ups": float(sv.scale_ups_per_month),
+        "cold_start_s": float(cold.value),
+        "idle_timeout_s": float(sv.idle_timeout_s),
+        "capacity_rps": float(peak.value),
+        "hours_per_month": float(_hours_per_month(cat).value),
+        "overhead": float(_sum([li.figure for li in _extras_monthly(ex, cat, where)], "USD", "month").value),
+        "support": float(ex.support_percent / 100),
+        "tax": float(ex.tax_percent / 100),
+        "accepted": 1.0,
+    }
+    return monthly, share, notes, curve
 
 
 def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionBill:
@@ -911,11 +928,59 @@ def _price_serving(
     share: Figure | None
     idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
     usable = (capacity * (constant(1) - idle)).with_label("usable requests per month") if idle is not None else capacity
+    fleet: list[FleetMode] = []
+    curve: dict[str, Any] = {}
+    tr = sc.traffic
+    if tr is not None and ex.idle_fraction:
+        raise ConfigError(
+            "idle_fraction is derived from the traffic profile when [traffic] is given",
+            file=sc.path or None,
+            field=f"{where}.extras.idle_fraction" if opt.extras is not None else "extras.idle_fraction",
+            fix="remove idle_fraction, or remove [traffic] to assume it",
+        )
+    if tr is not None and sc.volumes.requests_per_month is None:
+        raise ConfigError(
+            "[traffic] shapes a monthly volume, and the scenario gives none",
+            file=sc.path or None,
+            field="volumes.requests_per_month",
+            fix="add requests_per_month = <requests> to [volumes]",
+        )
+    if opt.operation == "scheduled" and (tr is None or not tr.hourly_weights):
+        raise ConfigError(
+            "a scheduled fleet follows the hour-by-hour traffic, and the scenario gives no hourly_weights",
+            file=sc.path or None,
+            field=f"{where}.operation",
+            fix='add hourly_weights = [24 numbers] to [traffic], or use operation = "always_on"',
+        )
     if unit_month is None:
-        monthly_compute, share, more = _serverless(opt, sc, cat, where, peak, res, result_path)
+        monthly_compute, share, more, curve = _serverless(opt, sc, cat, where, peak, res, result_path)
         notes += more
         n = 0
         served = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
+    elif tr is not None:
+        demand = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
+        extras_month = _sum([li.figure for li in _extras_monthly(ex, cat, where)], cur, "month")
+        fleet, curve = plan(
+            demand,
+            peak,
+            tr,
+            (unit_month / hpm).with_label("instance-hour"),
+            good,
+            hpm,
+            extras_month,
+            ex.support_percent / 100,
+            ex.tax_percent / 100,
+        )
+        chosen = next(m for m in fleet if m.mode == opt.operation)
+        n = chosen.instances
+        monthly_compute = (unit_month / hpm * chosen.instance_hours).with_label(f"{chosen.mode} fleet")
+        served = demand
+        share = (constant(1) - chosen.idle_share).with_label("share of paid capacity used")
+        notes.append(
+            f"{opt.operation.replace('_', '-')} fleet sized from the peak rate: {n} instance(s) at peak, "
+            f"{chosen.instance_hours.value:,.0f} instance-hours a month, idle share {chosen.idle_share.value:.1%} "
+            "(derived from [traffic])"
+        )
     elif sc.volumes.requests_per_month is not None:
         demand = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
         n = max(1, math.ceil(demand.value / usable.value))
@@ -932,6 +997,8 @@ def _price_serving(
         served = usable
         share = (constant(1) - idle).with_label("share of paid capacity used") if idle is not None else None
     accepted_month = (served * good).with_label("accepted requests per month")
+    if curve:
+        curve["accepted"] = float(good.value)
     what = f"{n} x {opt.instance or opt.pricing}" if n else f"serverless {opt.instance}"
     items = [LineItem(name=f"compute: {what}", per="month", figure=monthly_compute)]
     items += _support(monthly_compute, ex, where, "month")
@@ -958,6 +1025,8 @@ def _price_serving(
         cost_per_million_accepted_tokens=per_m_tok,
         accepted_requests_per_month=accepted_month,
         instances_needed=n,
+        fleet=fleet,
+        fleet_curve=curve,
         monthly_cost=monthly,
         one_off_cost=one_off,
         maintenance_per_month=maint,

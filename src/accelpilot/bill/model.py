@@ -19,6 +19,19 @@ class LineItem(BaseModel):
     figure: Figure
 
 
+class FleetMode(BaseModel):
+    """One way of running a serving fleet for the scenario's traffic (issue 10, section 4)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: str  # always_on, scheduled
+    instances: int  # at peak (always on) or the most in any hour (scheduled)
+    instance_hours: Figure  # billed a month
+    idle_share: Figure  # derived from the traffic profile
+    monthly_cost: Figure
+    cost_per_1k_accepted_requests: Figure
+
+
 class OptionBill(BaseModel):
     """One way of buying compute for the workload, priced."""
 
@@ -48,6 +61,8 @@ class OptionBill(BaseModel):
     outstanding_commitment: Figure | None = None
     accepted_requests_per_month: Figure | None = None  # serving
     instances_needed: int | None = None  # serving: instances billed for the volume
+    fleet: list[FleetMode] = Field(default_factory=list)  # serving with [traffic]: each way of running it
+    fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
     result_file: str | None = None
     measured: bool = False  # hours or rates come from a pilot result
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
@@ -132,6 +147,17 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                 "outstanding_commitment": _num(o.outstanding_commitment),
                 "accepted_requests_per_month": _num(o.accepted_requests_per_month, 0),
                 "instances_needed": o.instances_needed,
+                "fleet": [
+                    {
+                        "mode": m.mode,
+                        "instances": m.instances,
+                        "instance_hours": _num(m.instance_hours, 1),
+                        "idle_share": _num(m.idle_share, 4),
+                        "monthly_cost": _num(m.monthly_cost),
+                        "cost_per_1k_accepted_requests": _num(m.cost_per_1k_accepted_requests, 4),
+                    }
+                    for m in o.fleet
+                ],
                 "line_items": [
                     {
                         "name": li.name,

@@ -155,6 +155,7 @@ class Option(_Strict):
     dedicated: bool | None = None
     extras: Extras | None = None
     owned: Owned | None = None
+    operation: Literal["always_on", "scheduled"] = "always_on"  # serving with [traffic]: which fleet is billed
     spot: Spot | None = None
     serverless: Serverless | None = None
 
@@ -198,6 +199,27 @@ class Volumes(_Strict):
     months: int = Field(default=36, gt=0)
 
 
+class Traffic(_Strict):
+    """How serving traffic is spread: a peak-to-mean ratio, or 24 hourly weights (one day, repeated)."""
+
+    peak_to_mean: Decimal | None = Field(default=None, ge=1)
+    hourly_weights: list[Decimal] | None = None
+    headroom: Decimal = Decimal("0.2")  # capacity kept above the peak rate
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> Traffic:
+        if self.hourly_weights is not None:
+            if len(self.hourly_weights) != 24:
+                raise ValueError(
+                    f"hourly_weights needs 24 numbers, one per hour of the day (got {len(self.hourly_weights)})"
+                )
+            if any(w < 0 for w in self.hourly_weights) or not any(self.hourly_weights):
+                raise ValueError("hourly_weights must be non-negative and not all zero")
+            if self.peak_to_mean is not None:
+                raise ValueError("give peak_to_mean or hourly_weights, not both")
+        return self
+
+
 class Engineering(_Strict):
     day_rate: Decimal = Decimal(0)
 
@@ -229,6 +251,7 @@ class Scenario(_Strict):
     volumes: Volumes = Volumes()
     engineering: Engineering = Engineering()
     extras: Extras = Extras()
+    traffic: Traffic | None = None  # serving: size fleets from the measured peak and this profile
     options: list[Option] = Field(min_length=1)
     gates: Gates = Gates()
     path: str = ""  # where it was read from (set by the loader)
