@@ -6,8 +6,8 @@ User strings are escaped for Markdown's table and inline syntax (and HTML inside
 
 from __future__ import annotations
 
-from accelpilot.decide.evidence import FigureRef, fmt_number
 from accelpilot.decide.gates import QUESTIONS
+from accelpilot.figures import FigureRef, fmt_number
 from accelpilot.report.fmt import Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Chart, Report
 
