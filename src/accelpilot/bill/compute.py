@@ -813,6 +813,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         items = month_items
         cost_per_run = (monthly / executed).with_label("cost per run")
         cpar = (monthly / rpm).with_label("cost per accepted run") if accepted.value else None
+        fixed = monthly  # paid whatever the runs (within the commitment or the boxes)
     else:
         # Per-run costs scale with re-runs; monthly extras are bought once a month, never twice.
         items = p.items + [
@@ -820,6 +821,8 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
             for li in extras
         ]
         items += _tax(items, ex, where, "run", cur)
+        tax = _a(ex.tax_percent / 100, "", "tax share", where) if ex.tax_percent else constant(0)
+        fixed = (extras_month * (constant(1) + tax)).with_label("monthly costs whatever the runs")
         cost_per_run = _sum([li.figure for li in items], cur).with_label("cost per run")
         if accepted.value:
             cpar = (cost_per_run / accepted).with_label("cost per accepted run")
@@ -858,6 +861,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
         result_file=result_path or None,
         measured=bool(result_path),
         sweep_coefficients=coeff,
+        fixed_per_month=fixed,
         notes=notes,
     )
 
@@ -1075,6 +1079,7 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
             break_even_runs=runs,
             break_even_months=months,
             payback_curve=curve,
+            **training_flips(base, cand, sc),
         )
     if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
         # Spend per accepted output at the same served volume (the baseline's): an option with twice the
@@ -1105,6 +1110,67 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
         break_even_months=months,
         payback_curve=curve,
     )
+
+
+def lifetime_months(sc: Scenario) -> int:
+    """The port must repay within the workload's lifetime ([gates]), else the scenario's horizon."""
+    return sc.gates.workload_lifetime_months or sc.volumes.months
+
+
+def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str, Figure | None]:
+    """How far the inputs may move before the decision flips (issue 10, section 5), each a derived figure.
+
+    Flip = the point where the candidate's monthly cost, its maintenance and its port spread over the lifetime
+    equal the baseline's monthly cost and maintenance. Monthly cost is split into what is paid whatever the runs
+    (``fixed_per_month``) and what scales with accepted runs (the rest), which is linear in hours per run and in
+    1 / utilisation for an owned box sharing its hours.
+    """
+    out: dict[str, Figure | None] = {"flip_hours_per_run": None, "flip_utilisation": None, "flip_runs_per_month": None}
+    if base.cost_per_accepted_run is None or cand.cost_per_accepted_run is None:
+        return out
+    if base.fixed_per_month is None or cand.fixed_per_month is None:
+        return out
+    rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
+    life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
+    port = (cand.one_off_cost / life).with_label("porting spread over the lifetime")
+    base_total = (base.monthly_cost + base.maintenance_per_month).with_label("baseline a month")
+    cand_over = (cand.maintenance_per_month + port).with_label("candidate's maintenance and port a month")
+    var_b = (base.cost_per_accepted_run - base.fixed_per_month / rpm).with_label("baseline per accepted run")
+    var_c = (cand.cost_per_accepted_run - cand.fixed_per_month / rpm).with_label("candidate per accepted run")
+    # budget the candidate's run-scaled costs may reach each month before the decision flips
+    room = (base_total - cand_over - cand.fixed_per_month).with_label("room for the candidate's runs a month")
+    if var_c.value > 0 and cand.hours_per_run is not None and room.value > 0:
+        out["flip_hours_per_run"] = (cand.hours_per_run * room / (var_c * rpm)).with_label(
+            f"{cand.name}: break-even hours per run"
+        )
+    if var_b.value > var_c.value:
+        gap = (cand.fixed_per_month + cand_over - base.fixed_per_month - base.maintenance_per_month).with_label(
+            "candidate's extra monthly fixed costs"
+        )
+        if gap.value > 0:
+            out["flip_runs_per_month"] = (gap / (var_b - var_c)).with_label("break-even accepted runs per month")
+    cand_side = (cand.monthly_cost + cand_over - base.maintenance_per_month).with_label("candidate a month")
+    for o, other_total in ((cand, base_total - cand_over), (base, cand_side)):
+        k = o.sweep_coefficients
+        if "u0" not in k or o.pricing not in ("owned", "buy_and_host"):
+            continue
+        # owned, shared: cost per accepted run = (a/u + b + c/r) / accepted (bill.sweep's form); solve for the
+        # u at which its monthly cost equals ``other_total``.
+        target = other_total.value / rpm.value * Decimal(repr(k["accepted"]))
+        denom = target - Decimal(repr(k["b"])) - Decimal(repr(k["c"])) / rpm.value
+        if denom > 0:
+            u = Decimal(repr(k["a"])) / denom
+            util = next(leaf for leaf in o.cost_per_accepted_run.leaves() if leaf.label == "utilisation")  # type: ignore[union-attr]
+            out["flip_utilisation"] = Figure(
+                value=u,
+                unit="",
+                kind=Kind.DERIVED,
+                label=f"{o.name}: break-even utilisation",
+                source="utilisation at which the owned box costs what the other option costs",
+                inputs=(util, other_total),
+            )
+        break
+    return out
 
 
 def make_bill(sc: Scenario, cat: Catalog) -> Bill:

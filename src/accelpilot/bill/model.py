@@ -76,6 +76,7 @@ class OptionBill(BaseModel):
     outstanding_commitment: Figure | None = None
     accepted_requests_per_month: Figure | None = None  # serving
     instances_needed: int | None = None  # serving: instances billed for the volume
+    fixed_per_month: Figure | None = None  # training: paid whatever the runs (term, boxes, extras)
     fleet: list[FleetMode] = Field(default_factory=list)  # serving with [traffic]: each way of running it
     fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
     result_file: str | None = None
@@ -103,6 +104,10 @@ class Comparison(BaseModel):
     break_even_runs: int | None = None  # None: never pays back
     break_even_months: Decimal | None = None
     payback_curve: list[tuple[int, Decimal, Decimal]] = Field(default_factory=list)  # run, baseline, candidate
+    # How far the inputs may move before the decision flips (derived; None where no such point exists).
+    flip_hours_per_run: Figure | None = None
+    flip_utilisation: Figure | None = None
+    flip_runs_per_month: Figure | None = None
 
 
 class Bill(BaseModel):
@@ -210,6 +215,9 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "one_off_cost": _num(c.one_off_cost),
             "break_even_runs": c.break_even_runs,
             "break_even_months": None if c.break_even_months is None else float(round(c.break_even_months, 2)),
+            "flip_hours_per_run": _num(c.flip_hours_per_run, 2),
+            "flip_utilisation": _num(c.flip_utilisation, 4),
+            "flip_runs_per_month": _num(c.flip_runs_per_month, 2),
         }
         for c in bill.comparisons
     ]

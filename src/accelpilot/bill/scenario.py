@@ -220,6 +220,13 @@ class Traffic(_Strict):
         return self
 
 
+class DecisionRule(_Strict):
+    """How large a saving must be to act on: within the margin, keep the working deployment (seed 004)."""
+
+    margin: Decimal = Field(default=Decimal("0.15"), lt=1)  # when both sides are measured
+    assumed_margin: Decimal = Field(default=Decimal("0.30"), lt=1)  # when either side's hours are assumed
+
+
 class Engineering(_Strict):
     day_rate: Decimal = Decimal(0)
 
@@ -251,7 +258,8 @@ class Scenario(_Strict):
     volumes: Volumes = Volumes()
     engineering: Engineering = Engineering()
     extras: Extras = Extras()
-    traffic: Traffic | None = None  # serving: size fleets from the measured peak and this profile
+    traffic: Traffic | None = None
+    decision: DecisionRule = DecisionRule()  # serving: size fleets from the measured peak and this profile
     options: list[Option] = Field(min_length=1)
     gates: Gates = Gates()
     path: str = ""  # where it was read from (set by the loader)
