@@ -1,6 +1,7 @@
 """Bill 1,000 generated options as JSON: this tree against the commit before the bill rework, same run.
 
-Target (issue 10): at least 5x faster than the base commit and under 150 MB peak (the child process's max
+Time is the child's CPU time from loading the catalog to the JSON text (wall time is printed too; on a shared
+machine it mostly measures the neighbours). Target (issue 10): at least 5x faster than the base commit and under 150 MB peak (the child process's max
 RSS: interpreter, imports, catalog, bill and JSON text together). Both trees are run in child processes on the
 same generated catalog and scenario, so neither warms the other's caches.
 Run: PYTHONPATH=src .venv/bin/python benchmarks/bill_scale.py [--options 1000] [--base 2d7676a]
@@ -27,13 +28,15 @@ from accelpilot.bill.model import bill_to_json
 from accelpilot.bill.scenario import load_scenario
 from accelpilot.catalog import load_catalog
 t1 = time.perf_counter()
+c1 = time.process_time()
 cat = load_catalog([sys.argv[2]])
 sc = load_scenario(sys.argv[1])
 t2 = time.perf_counter()
 text = json.dumps(bill_to_json(make_bill(sc, cat)))
 t3 = time.perf_counter()
+c3 = time.process_time()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-out = {"import_s": t1 - t0, "load_s": t2 - t1, "bill_s": t3 - t2, "total_s": t3 - t1,
+out = {"import_s": t1 - t0, "load_s": t2 - t1, "bill_s": t3 - t2, "total_s": t3 - t1, "cpu_s": c3 - c1,
        "rss_bytes": rss, "json_chars": len(text), "options": len(json.loads(text)["options"])}
 print(json.dumps(out))
 """
@@ -90,12 +93,12 @@ def main() -> None:
     mb = 1024 * 1024
     for label, r in (("base " + a.base, base), ("this tree", now)):
         print(
-            f"{label:>14}: {int(r['options'])} options billed as JSON in {r['total_s']:.2f} s "
+            f"{label:>14}: {int(r['options'])} options billed as JSON in {r['cpu_s']:.2f} s CPU, {r['total_s']:.2f} s wall "
             f"(load {r['load_s']:.2f} s, bill+json {r['bill_s']:.2f} s), max RSS {r['rss_bytes'] / mb:.0f} MB"
         )
-    ratio = base["total_s"] / now["total_s"]
+    ratio = base["cpu_s"] / now["cpu_s"]
     print(
-        f"ratio base / this tree: {ratio:.1f}x faster (target >= 5x: {'met' if ratio >= 5 else 'MISSED'}); "
+        f"ratio base / this tree (CPU time, robust to other work on the machine): {ratio:.1f}x faster (target >= 5x: {'met' if ratio >= 5 else 'MISSED'}); "
         f"peak RSS {now['rss_bytes'] / mb:.0f} MB (target < 150 MB: "
         f"{'met' if now['rss_bytes'] < 150 * mb else 'MISSED'})"
     )

@@ -103,6 +103,12 @@ def normalise_unit(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
+def _unit_product(a: str, b: str, sign: int) -> str:
+    """The normal spelling of ``a * b`` (sign 1) or ``a / b`` (sign -1): a bill repeats the same few products."""
+    return format_unit(_combine(parse_unit(a), parse_unit(b), sign))
+
+
+@functools.lru_cache(maxsize=4096)
 def currency_of(unit: str) -> str | None:
     """The currency of a money unit: the currency symbol with a positive exponent, if any."""
     syms = [s for s, p in parse_unit(unit).items() if s in CURRENCIES and p > 0]
@@ -207,7 +213,7 @@ class Figure(BaseModel):
         return list(seen.values())
 
     def with_label(self, label: str, note: str = "") -> Figure:
-        return self.model_copy(update={"label": label, "note": note or self.note})
+        return _trusted({**self.__dict__, "label": label, "note": note or self.note})
 
     # --- arithmetic: the one place numbers are combined -------------------------------------
 
@@ -227,26 +233,28 @@ class Figure(BaseModel):
             return Figure(value=Decimal(other), unit="", kind=Kind.DERIVED, label="constant")
         raise TypeError(f"cannot combine a Figure with {type(other).__name__}")
 
-    def _derive(self, other: Figure, value: Decimal, unit: Unit, op: str) -> Figure:
+    def _derive(self, other: Figure, value: Decimal, unit: Unit | str, op: str) -> Figure:
         self._usable(op)
         other._usable(op)
         inputs = tuple(f for f in (self, other) if f.label != "constant" or f.inputs)
         region = self.region if self.region == other.region else (self.region or other.region)
-        text = format_unit(unit)
+        text = unit if isinstance(unit, str) else format_unit(unit)
         currency_of(text)  # raises on mixed currencies, as validation would
         if not value.is_finite():
             raise ConfigError(f"{op} gave a non-finite number")
         # Both operands were validated and the unit is already normal: skip re-validation (the bill's hot path).
-        return Figure.model_construct(
-            value=value,
-            unit=text,
-            kind=Kind.DERIVED,
-            source=f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
-            as_of=None,
-            region=region,
-            label="",
-            inputs=inputs,
-            note="",
+        return _trusted(
+            {
+                "value": value,
+                "unit": text,
+                "kind": Kind.DERIVED,
+                "source": f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
+                "as_of": None,
+                "region": region,
+                "label": "",
+                "inputs": inputs,
+                "note": "",
+            }
         )
 
     def _check_same_unit(self, other: Figure, op: str) -> None:
@@ -275,7 +283,7 @@ class Figure(BaseModel):
 
     def __mul__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)
-        return self._derive(o, self.value * o.value, _combine(parse_unit(self.unit), parse_unit(o.unit), 1), "×")
+        return self._derive(o, self.value * o.value, _unit_product(self.unit, o.unit, 1), "×")
 
     def __rmul__(self, other: int | Decimal) -> Figure:
         return self * other
@@ -284,11 +292,28 @@ class Figure(BaseModel):
         o = self._lift(other)
         if o.value == 0:
             raise ConfigError(f"division by zero: {o.label or 'a figure'} is 0")
-        return self._derive(o, self.value / o.value, _combine(parse_unit(self.unit), parse_unit(o.unit), -1), "÷")
+        return self._derive(o, self.value / o.value, _unit_product(self.unit, o.unit, -1), "÷")
 
     def rounded(self, places: int = 2) -> Figure:
         self._usable("rounding")
         return self.model_copy(update={"value": money(self.value, places)})
+
+
+_ALL_FIELDS = frozenset(Figure.model_fields)
+
+
+def _trusted(fields: dict[str, Any]) -> Figure:
+    """A Figure from fields that are already valid (every field given): no validation, no copy machinery.
+
+    Billing 1,000 options makes tens of thousands of derived figures; pydantic's construct/copy paths were the
+    largest cost left (issue 10's benchmark). Only arithmetic and relabelling of valid figures come here.
+    """
+    f = object.__new__(Figure)
+    object.__setattr__(f, "__dict__", fields)
+    object.__setattr__(f, "__pydantic_fields_set__", set(_ALL_FIELDS))
+    object.__setattr__(f, "__pydantic_extra__", None)
+    object.__setattr__(f, "__pydantic_private__", None)
+    return f
 
 
 def measured(
@@ -311,7 +336,12 @@ def assumption(value: Any, unit: str, source: str = "assumption", label: str = "
 
 def constant(value: int | Decimal) -> Figure:
     """A pure number (count, conversion factor) that carries no provenance of its own."""
-    return Figure(value=Decimal(value), unit="", kind=Kind.DERIVED, label="constant")
+    return _constant(Decimal(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _constant(value: Decimal) -> Figure:
+    return Figure(value=value, unit="", kind=Kind.DERIVED, label="constant")
 
 
 # --- the one projection for JSON and display ---------------------------------------------------

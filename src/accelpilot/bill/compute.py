@@ -270,6 +270,8 @@ TAX_STATEMENT = "AWS list prices exclude taxes and duties (seed 002, AWS EC2 pri
 def _d(cat: Catalog, key: str) -> Figure:
     """A catalog default as a figure; a default filed as a vendor claim names its file and field."""
     row = cat.default(key)
+    if row.kind is not Kind.VENDOR_CLAIM:
+        return cat.default_figure(key)
     if row.kind is Kind.VENDOR_CLAIM:
         raise VendorClaimError(
             f"catalog default {key!r} is a vendor claim and cannot enter a cost",
@@ -764,7 +766,9 @@ def _serverless(
     return monthly, share, notes, curve
 
 
-def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionBill:
+def price_option(
+    opt: Option, sc: Scenario, cat: Catalog, index: int, shared: dict[str, Any] | None = None
+) -> OptionBill:
     where = f"options[{index + 1} {opt.name!r}]"
     ex = opt.extras if opt.extras is not None else sc.extras
     cur = sc.currency
@@ -803,7 +807,13 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int) -> OptionB
     else:
         p = _usage(opt, sc, cat, where, ex, billed, executed)
     notes += p.notes
-    extras = _extras_monthly(ex, cat, where)
+    if opt.extras is None and shared is not None:
+        # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])
+        if "extras" not in shared:
+            shared["extras"] = _extras_monthly(ex, cat, "extras")
+        extras = shared["extras"]
+    else:
+        extras = _extras_monthly(ex, cat, where)
     extras_month = _sum([li.figure for li in extras], cur, "month")
     if p.monthly_items:
         # Billed by the month whatever the use: the month's bill, shared by the runs executed in it.
@@ -1178,7 +1188,8 @@ def make_bill(sc: Scenario, cat: Catalog) -> Bill:
     from accelpilot.bill.scenario import check_money_unit
 
     check_money_unit(sc.currency, sc.path or "scenario")
-    options = [price_option(o, sc, cat, i) for i, o in enumerate(sc.options)]
+    shared: dict[str, Any] = {}
+    options = [price_option(o, sc, cat, i, shared) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc) for o in options if o.name != base.name]
     taxed = sorted({str(o.extras.tax_percent if o.extras else sc.extras.tax_percent) for o in sc.options})

@@ -142,6 +142,26 @@ def _fig(f: Figure | None) -> dict[str, Any] | None:
 
 def bill_to_json(bill: Bill) -> dict[str, Any]:
     """Scripts get plain numbers at the top and each figure's provenance beside it."""
+    # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
+    leaf_json: dict[int, dict[str, Any]] = {}
+
+    def leaf(lf: Figure) -> dict[str, Any]:
+        out = leaf_json.get(id(lf))
+        if out is None:
+            out = leaf_json[id(lf)] = fig_ref(lf).flat_json(with_leaves=False)
+        return out
+
+    def fig(f: Figure | None) -> dict[str, Any] | None:
+        """Equal to ``_fig(f)``, with leaf projections shared."""
+        if f is None:
+            return None
+        if not f.inputs:
+            return _fig(f)
+        return {
+            **fig_ref(f.model_copy(update={"inputs": ()})).flat_json(with_leaves=False),
+            "leaves": [leaf(lf) for lf in f.leaves()],
+        }
+
     opts = []
     for o in bill.options:
         opts.append(
@@ -187,12 +207,12 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [fig_ref(lf).flat_json(with_leaves=False) for lf in li.figure.leaves()],
+                        "leaves": [leaf(lf) for lf in li.figure.leaves()],
                     }
                     for li in o.line_items
                 ],
                 "figures": {
-                    k: _fig(getattr(o, k))
+                    k: fig(getattr(o, k))
                     for k in (
                         "hours_per_run",
                         "cost_per_run",
