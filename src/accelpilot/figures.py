@@ -299,7 +299,7 @@ class Figure(BaseModel):
         return self.model_copy(update={"value": money(self.value, places)})
 
 
-_ALL_FIELDS = frozenset(Figure.model_fields)
+_ALL_FIELDS = set(Figure.model_fields)  # shared: a frozen model never changes its fields-set
 
 
 def _trusted(fields: dict[str, Any]) -> Figure:
@@ -310,7 +310,7 @@ def _trusted(fields: dict[str, Any]) -> Figure:
     """
     f = object.__new__(Figure)
     object.__setattr__(f, "__dict__", fields)
-    object.__setattr__(f, "__pydantic_fields_set__", set(_ALL_FIELDS))
+    object.__setattr__(f, "__pydantic_fields_set__", _ALL_FIELDS)
     object.__setattr__(f, "__pydantic_extra__", None)
     object.__setattr__(f, "__pydantic_private__", None)
     return f
@@ -331,7 +331,23 @@ def measured(
 
 
 def assumption(value: Any, unit: str, source: str = "assumption", label: str = "", note: str = "") -> Figure:
-    return Figure(value=value, unit=unit, kind=Kind.ASSUMPTION, source=source, label=label, note=note)
+    # The same checks validation makes (finite number, normal unit, one currency), without its cost: a bill
+    # states thousands of assumptions.
+    text = normalise_unit(str(unit or ""))
+    currency_of(text)
+    return _trusted(
+        {
+            "value": to_decimal(value),
+            "unit": text,
+            "kind": Kind.ASSUMPTION,
+            "source": source,
+            "as_of": None,
+            "region": None,
+            "label": label,
+            "inputs": (),
+            "note": note,
+        }
+    )
 
 
 def constant(value: int | Decimal) -> Figure:

@@ -145,22 +145,30 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
     # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
     leaf_json: dict[int, dict[str, Any]] = {}
 
+    def head(f: Figure) -> dict[str, Any]:
+        """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
+        return {
+            "label": f.label,
+            "value": float(f.value),
+            "unit": f.unit,
+            "kind": f.kind.value,
+            "source": f.source,
+            "as_of": f.as_of.isoformat() if f.as_of else None,
+            "region": f.region,
+            "note": f.note,
+        }
+
     def leaf(lf: Figure) -> dict[str, Any]:
         out = leaf_json.get(id(lf))
         if out is None:
-            out = leaf_json[id(lf)] = fig_ref(lf).flat_json(with_leaves=False)
+            out = leaf_json[id(lf)] = head(lf)
         return out
 
     def fig(f: Figure | None) -> dict[str, Any] | None:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        if not f.inputs:
-            return _fig(f)
-        return {
-            **fig_ref(f.model_copy(update={"inputs": ()})).flat_json(with_leaves=False),
-            "leaves": [leaf(lf) for lf in f.leaves()],
-        }
+        return {**head(f), "leaves": [leaf(lf) for lf in f.leaves()] if f.inputs else []}
 
     opts = []
     for o in bill.options:
