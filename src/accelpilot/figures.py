@@ -258,7 +258,7 @@ class Figure(BaseModel):
         )
 
     def _check_same_unit(self, other: Figure, op: str) -> None:
-        if parse_unit(self.unit) != parse_unit(other.unit):
+        if self.unit != other.unit and parse_unit(self.unit) != parse_unit(other.unit):
             raise UnitMismatchError(
                 f"cannot {op} {self.unit or 'a number'} ({self.label or self.value}) and "
                 f"{other.unit or 'a number'} ({other.label or other.value})",
@@ -268,7 +268,7 @@ class Figure(BaseModel):
     def __add__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)
         self._check_same_unit(o, "add")
-        return self._derive(o, self.value + o.value, parse_unit(self.unit), "+")
+        return self._derive(o, self.value + o.value, self.unit, "+")
 
     def __radd__(self, other: int | Decimal) -> Figure:
         if other == 0:  # so sum() works
@@ -279,7 +279,7 @@ class Figure(BaseModel):
     def __sub__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)
         self._check_same_unit(o, "subtract")
-        return self._derive(o, self.value - o.value, parse_unit(self.unit), "-")
+        return self._derive(o, self.value - o.value, self.unit, "-")
 
     def __mul__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)

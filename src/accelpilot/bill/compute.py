@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from accelpilot.pilot.result import PilotResult
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
+M36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
 DTO_TIERS_GB = (Decimal(10240), Decimal(40960), Decimal(102400))  # 10 TB, next 40 TB, next 100 TB, then the rest
 
 
@@ -341,7 +342,7 @@ def _totals(
     A commitment whose term outlives the horizon adds what is still owed at its end (never dropped).
     """
     horizon = _a(months, "month", "months", "volumes")
-    m36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})
+    m36 = M36
     total = monthly * horizon + maint * horizon + one_off
     if outstanding is not None:
         total = total + outstanding
@@ -786,7 +787,7 @@ def price_option(
     if accepted is None:
         accepted = _a(opt.accepted_share if opt.accepted_share is not None else 1, "", "share of runs accepted", where)
         if opt.accepted_share is None:
-            accepted = accepted.model_copy(update={"note": "assumed: every run meets its quality target"})
+            accepted = accepted.with_label(accepted.label, note="assumed: every run meets its quality target")
     # A rejected run is re-run: runs executed a month = accepted runs wanted / accepted share.
     executed = (rpm / accepted).with_label("runs executed a month") if accepted.value else rpm
     idle = ex.idle_fraction

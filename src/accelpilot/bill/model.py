@@ -164,11 +164,26 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             out = leaf_json[id(lf)] = head(lf)
         return out
 
+    memo: dict[int, list[Figure]] = {}
+
+    def leaves(f: Figure) -> list[Figure]:
+        """``f.leaves()`` (depth first, first of equal leaves kept), memoised over the shared subtrees."""
+        if not f.inputs:
+            return [f]
+        got = memo.get(id(f))
+        if got is None:
+            seen: dict[tuple[Any, ...], Figure] = {}
+            for x in f.inputs:
+                for lf in leaves(x):
+                    seen.setdefault((lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note), lf)
+            got = memo[id(f)] = list(seen.values())
+        return got
+
     def fig(f: Figure | None) -> dict[str, Any] | None:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        return {**head(f), "leaves": [leaf(lf) for lf in f.leaves()] if f.inputs else []}
+        return {**head(f), "leaves": [leaf(lf) for lf in leaves(f)] if f.inputs else []}
 
     opts = []
     for o in bill.options:
@@ -215,7 +230,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [leaf(lf) for lf in li.figure.leaves()],
+                        "leaves": [leaf(lf) for lf in leaves(li.figure)],
                     }
                     for li in o.line_items
                 ],
