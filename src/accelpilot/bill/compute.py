@@ -82,10 +82,33 @@ def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) 
     rows = cat.rows_for_instance(opt.instance) if opt.instance else []
     count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
     measured_devices = int(res.config.get("world_size") or 1)
-    mult = constant(count * opt.instances) / constant(measured_devices)
+    devices = count * opt.instances
+    mult = constant(devices) / constant(measured_devices)
+    notes: list[str] = []
+    measured_eff = _measured_scaling(res, devices)
     if opt.scaling_efficiency != 1:
         mult = mult * _a(opt.scaling_efficiency, "", "scaling efficiency", where)
-    return mult, _platform_note(opt, cat, res, f"scaled by {count * opt.instances} devices")
+    elif devices > measured_devices and measured_eff is not None:
+        eff, note = measured_eff
+        mult = mult * eff
+        notes.append(note)
+    return mult, _platform_note(opt, cat, res, f"scaled by {devices} devices") + notes
+
+
+def _measured_scaling(res: PilotResult, devices: int) -> tuple[Figure, str] | None:
+    """The scaling efficiency a distributed training pilot measured at the world size nearest ``devices``."""
+    effs = {
+        int(k.removeprefix("scaling_efficiency_world")): f
+        for k, f in res.figures.items()
+        if k.startswith("scaling_efficiency_world") and k.removeprefix("scaling_efficiency_world").isdigit()
+    }
+    if not effs:
+        return None
+    world = min(effs, key=lambda n: (abs(n - devices), -n))
+    note = f"scaling efficiency {float(effs[world].value):.3g} measured at world size {world} (pilot)"
+    if devices > max(effs):
+        note += f"; priced at {devices} devices: extrapolated beyond the largest world size measured ({max(effs)})"
+    return effs[world], note
 
 
 def _platform_note(opt: Option, cat: Catalog, res: PilotResult, how: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from rich.table import Table
 
 from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
+from accelpilot.pilot.serve.base import DEFAULT_SLO_MS, ServeConfig
+from accelpilot.redact import redact_command
 
 if TYPE_CHECKING:
     from accelpilot.pilot.result import PilotResult
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
 
 def _command_line() -> str:
     if sys.argv[1:3] == ["run", "serve"]:
-        return shlex.join(["accelpilot", *sys.argv[1:]])
+        return redact_command(shlex.join(["accelpilot", *sys.argv[1:]]))
     return "accelpilot run serve"
 
 
@@ -98,40 +101,75 @@ def render_summary(result: PilotResult, path: str) -> None:
         console.print(f"[red]error:[/red] {e}")
 
 
+# One source for defaults: every option's default is read from ServeConfig, never written twice.
+_D: dict[str, Any] = {f.name: f.default for f in fields(ServeConfig)}
+
+
 @run_app.command("serve")
 def serve(
-    device: str = typer.Option("cpu", "--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps."),
-    workload: str = typer.Option("minilm", "--workload", help="minilm (built in) or a user's module:factory."),
+    device: str = typer.Option(_D["device"], "--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps."),
+    workload: str = typer.Option(_D["workload"], "--workload", help="minilm (built in) or a user's module:factory."),
     scenario: list[str] = typer.Option(
-        ["singlestream,server"], "--scenario", help="singlestream, server, offline (repeat or comma list)."
+        [",".join(_D["scenarios"])], "--scenario", help="singlestream, server, offline (repeat or comma list)."
     ),
-    target_qps: float | None = typer.Option(None, "--target-qps", help="Server rate (default: half the capacity)."),
-    slo_ms: float | None = typer.Option(None, "--slo-ms", help="Latency bound (default 130 ms in-process)."),
+    target_qps: float | None = typer.Option(
+        _D["target_qps"], "--target-qps", help="Server rate (default: half the capacity)."
+    ),
+    slo_ms: float | None = typer.Option(
+        _D["slo_ms"], "--slo-ms", help=f"Latency bound (default {DEFAULT_SLO_MS:g} ms in-process)."
+    ),
     find_peak: bool = typer.Option(
-        False, "--find-peak", help="Search the highest Server rate whose p99 meets the SLO."
+        _D["find_peak"], "--find-peak", help="Search the highest Server rate whose p99 meets the SLO."
     ),
-    buckets: str = typer.Option("32,64,128", "--buckets", help="Sequence-length buckets requests are padded to."),
-    max_batch: int = typer.Option(32, "--max-batch", help="Largest batch the dynamic batcher forms."),
-    max_wait_ms: float = typer.Option(2.0, "--max-wait-ms", help="Longest a request waits for its batch to fill."),
-    duration_s: float = typer.Option(6.0, "--duration-s", help="Minimum duration of each LoadGen scenario."),
-    precision: str | None = typer.Option(None, "--precision", help="fp32, fp16, bf16 (default fp16 on CUDA)."),
-    num_samples: int = typer.Option(512, "--num-samples", help="Distinct requests in the sample library."),
-    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible URL to drive instead."),
-    model_name: str | None = typer.Option(None, "--model-name", help="Model name sent to the endpoint."),
-    request_rate: float | None = typer.Option(None, "--request-rate", help="Endpoint: Poisson arrivals per second."),
-    concurrency: int | None = typer.Option(None, "--concurrency", help="Endpoint: closed-loop clients (default 1)."),
-    num_requests: int = typer.Option(100, "--num-requests", help="Endpoint: requests to send."),
-    max_tokens: int = typer.Option(32, "--max-tokens", help="Endpoint: output tokens per request."),
-    slo_ttft_ms: float | None = typer.Option(None, "--slo-ttft-ms", help="Endpoint: TTFT bound for goodput."),
-    slo_tpot_ms: float | None = typer.Option(None, "--slo-tpot-ms", help="Endpoint: TPOT bound for goodput."),
-    request_timeout_s: float = typer.Option(30.0, "--request-timeout-s", help="Endpoint: per-request timeout."),
-    seed: int = typer.Option(0, "--seed", help="Seed for requests and arrival schedules."),
+    buckets: str = typer.Option(
+        ",".join(str(b) for b in _D["buckets"]), "--buckets", help="Sequence-length buckets requests are padded to."
+    ),
+    max_batch: int = typer.Option(_D["max_batch"], "--max-batch", help="Largest batch the dynamic batcher forms."),
+    max_wait_ms: float = typer.Option(
+        _D["max_wait_ms"], "--max-wait-ms", help="Longest a request waits for its batch to fill."
+    ),
+    duration_s: float = typer.Option(
+        _D["duration_s"], "--duration-s", help="Minimum duration of each LoadGen scenario."
+    ),
+    precision: str | None = typer.Option(
+        _D["precision"], "--precision", help="fp32, fp16, bf16 (default fp16 on CUDA)."
+    ),
+    num_samples: int = typer.Option(
+        _D["num_samples"], "--num-samples", help="Distinct requests in the sample library."
+    ),
+    endpoint: str | None = typer.Option(_D["endpoint"], "--endpoint", help="OpenAI-compatible URL to drive instead."),
+    model_name: str | None = typer.Option(_D["model_name"], "--model-name", help="Model name sent to the endpoint."),
+    request_rate: float | None = typer.Option(
+        _D["request_rate"], "--request-rate", help="Endpoint: Poisson arrivals per second."
+    ),
+    concurrency: int | None = typer.Option(
+        _D["concurrency"], "--concurrency", help="Endpoint: closed-loop clients (default 1)."
+    ),
+    num_requests: int = typer.Option(_D["num_requests"], "--num-requests", help="Endpoint: requests to send."),
+    max_tokens: int = typer.Option(_D["max_tokens"], "--max-tokens", help="Endpoint: output tokens per request."),
+    slo_ttft_ms: float | None = typer.Option(
+        _D["slo_ttft_ms"], "--slo-ttft-ms", help="Endpoint: TTFT bound for goodput."
+    ),
+    slo_tpot_ms: float | None = typer.Option(
+        _D["slo_tpot_ms"], "--slo-tpot-ms", help="Endpoint: TPOT bound for goodput."
+    ),
+    request_timeout_s: float = typer.Option(
+        _D["request_timeout_s"], "--request-timeout-s", help="Endpoint: deadline for each whole request."
+    ),
+    api_key: str | None = typer.Option(
+        _D["api_key"],
+        "--api-key",
+        envvar="ACCELPILOT_API_KEY",
+        show_default=False,
+        help="Endpoint: bearer token for the server (or ACCELPILOT_API_KEY); recorded as ***.",
+    ),
+    seed: int = typer.Option(_D["seed"], "--seed", help="Seed for requests and arrival schedules."),
     out: str = typer.Option("pilot-results", "--out", help="Folder for the result file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout only."),
 ) -> None:
     """Serve a model (or drive an endpoint) under MLPerf/vLLM load patterns; write one serving result."""
     from accelpilot.pilot.result import write_result
-    from accelpilot.pilot.serve.base import ServeConfig, parse_buckets, parse_scenarios
+    from accelpilot.pilot.serve.base import parse_buckets, parse_scenarios
     from accelpilot.pilot.serve.runner import run_serve
 
     cfg = ServeConfig(
@@ -157,6 +195,7 @@ def serve(
         slo_ttft_ms=slo_ttft_ms,
         slo_tpot_ms=slo_tpot_ms,
         request_timeout_s=request_timeout_s,
+        api_key=api_key,
         command=_command_line(),
     ).validate()
 

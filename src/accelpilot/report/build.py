@@ -322,6 +322,7 @@ def build_report(
         )
         for c in bill.comparisons
     ]
+    used = bill.claims_in_arithmetic()
     claims = [
         ClaimView(
             id=c.id,
@@ -331,6 +332,7 @@ def build_report(
             unit=c.unit,
             as_of=c.as_of.isoformat(),
             source=c.source,
+            used_in_arithmetic=c.id in used,
         )
         for c in bill.vendor_claims
     ]

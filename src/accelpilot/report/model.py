@@ -142,7 +142,7 @@ class ClaimView(BaseModel):
     as_of: str
     source: str
     kind: str = "vendor_claim"
-    used_in_arithmetic: bool = False
+    used_in_arithmetic: bool = False  # derived by build_report from Bill.claims_in_arithmetic()
 
 
 class ScenarioInfo(BaseModel):

@@ -128,6 +128,7 @@ class ServeConfig:
     slo_ttft_ms: float | None = None
     slo_tpot_ms: float | None = None
     request_timeout_s: float = 30.0
+    api_key: str | None = field(default=None, repr=False)  # sent as a bearer token, never recorded
     command: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 

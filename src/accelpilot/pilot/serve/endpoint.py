@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse, urlunparse
+from urllib.parse import urlparse, urlsplit, urlunparse
 
+import httpx
 import numpy as np
+from httpx_sse import SSEError, aconnect_sse
 
 from accelpilot.figures import Figure, measured
 from accelpilot.pilot.result import PilotResult, Platform, ServingSummary, WorkloadInfo
 from accelpilot.pilot.serve.base import ServeConfig, sample_sentences
 from accelpilot.pilot.stats import Samples
+from accelpilot.redact import MASK, is_secret_name, redact_text, redact_url
 
 SOURCE = "accelpilot run serve --endpoint (streaming, client-side timestamps)"
 
@@ -87,37 +91,61 @@ def _chunk_text(api: str, obj: dict[str, Any]) -> str | None:
     return text if isinstance(text, str) else None
 
 
-async def _one(client: Any, url: str, api: str, model: str, prompt: str, max_tokens: int) -> RequestRecord:
-    import httpx
+def _auth_headers(cfg: ServeConfig) -> dict[str, str]:
+    """``Authorization: Bearer`` for servers started with an API key (vLLM ``--api-key``); never recorded."""
+    return {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
 
-    rec = RequestRecord(prompt_chars=len(prompt))
+
+def _completion_tokens(obj: dict[str, Any]) -> int | None:
+    """``usage.completion_tokens`` when the server sends it; anything but a non-negative count is a bad response."""
+    usage = obj.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    n = usage.get("completion_tokens")
+    if n is None:
+        return None
+    if isinstance(n, float) and math.isfinite(n) and n.is_integer():
+        n = int(n)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"usage.completion_tokens is not a token count: {str(n)[:40]!r}")
+    return n
+
+
+async def _stream(
+    client: httpx.AsyncClient, url: str, api: str, model: str, prompt: str, max_tokens: int, rec: RequestRecord
+) -> None:
+    """One streamed request, filling ``rec`` as it goes (so a deadline that cancels it keeps what was seen)."""
     t0 = time.perf_counter()
     last: float | None = None
     usage_tokens: int | None = None
     chunks = 0
+    events = 0
     done = False
     try:
-        async with client.stream("POST", url, json=_payload(api, model, prompt, max_tokens)) as resp:
+        async with aconnect_sse(client, "POST", url, json=_payload(api, model, prompt, max_tokens)) as source:
+            resp = source.response
             rec.status = resp.status_code
             if resp.status_code != 200:
                 body = (await resp.aread())[:200].decode("utf-8", "replace")
                 rec.error = f"HTTP {resp.status_code}: {body.strip()[:120]}"
-                return rec
-            async for line in resp.aiter_lines():
-                line = line.strip()
-                if not line or line.startswith(":"):
+                return
+            # httpx-sse parses the event-stream grammar (event:, id:, retry:, comments, multi-line data)
+            async for sse in source.aiter_sse():
+                if sse.event not in ("message", ""):
+                    continue  # named events carry no completion chunks
+                data = sse.data.strip()
+                if not data:
                     continue
-                if not line.startswith("data:"):
-                    raise ValueError(f"not a server-sent event: {line[:60]!r}")
-                data = line[5:].strip()
+                events += 1
                 if data == "[DONE]":
                     done = True
                     break
                 obj = json.loads(data)
                 if not isinstance(obj, dict):
                     raise ValueError("event data is not a JSON object")
-                if isinstance(obj.get("usage"), dict) and obj["usage"].get("completion_tokens") is not None:
-                    usage_tokens = int(obj["usage"]["completion_tokens"])
+                n = _completion_tokens(obj)
+                if n is not None:
+                    usage_tokens = n
                 text = _chunk_text(api, obj)
                 if text:
                     now = time.perf_counter()
@@ -129,41 +157,67 @@ async def _one(client: Any, url: str, api: str, model: str, prompt: str, max_tok
                     chunks += 1
     except httpx.TimeoutException as exc:
         rec.error = f"timeout ({exc.__class__.__name__})"
-        return rec
+        return
+    except SSEError as exc:  # a TransportError subclass: the answer is not an event stream
+        rec.error = f"bad response: {str(exc)[:120]}"
+        return
     except httpx.HTTPError as exc:
         rec.error = f"{exc.__class__.__name__}: {str(exc)[:120]}"
-        return rec
-    except (ValueError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        rec.error = f"bad response: {str(exc)[:120]}"
-        return rec
+        return
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError; RecursionError: a deeply nested event
+        rec.error = f"bad response: {exc.__class__.__name__}: {str(exc)[:120]}"
+        return
     rec.e2e_s = time.perf_counter() - t0
+    if events == 0:
+        rec.error = "bad response: no server-sent event with data"
+        return
     if chunks == 0:
         rec.error = "no tokens streamed"
-        return rec
+        return
     if not done:
         rec.error = "stream ended without [DONE]"
-        return rec
+        return
     rec.output_tokens = usage_tokens if usage_tokens is not None else chunks
     rec.ok = True
+
+
+async def _one(
+    client: httpx.AsyncClient, url: str, api: str, model: str, prompt: str, max_tokens: int, deadline_s: float
+) -> RequestRecord:
+    """One request under a whole-request deadline: httpx's timeouts bound each read, not a slow endless stream."""
+    rec = RequestRecord(prompt_chars=len(prompt))
+    try:
+        await asyncio.wait_for(_stream(client, url, api, model, prompt, max_tokens, rec), timeout=deadline_s)
+    except asyncio.TimeoutError:
+        rec.ok = False
+        rec.e2e_s = None
+        rec.error = f"timeout (deadline {deadline_s:g} s)"
     return rec
 
 
 async def _drive(
-    cfg: ServeConfig, url: str, api: str, model: str, prompts: list[str]
+    cfg: ServeConfig,
+    url: str,
+    api: str,
+    model: str,
+    prompts: list[str],
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> tuple[list[RequestRecord], float]:
-    import httpx
-
     limits = httpx.Limits(max_connections=max(100, cfg.concurrency or 0), max_keepalive_connections=100)
     timeout = httpx.Timeout(cfg.request_timeout_s, connect=min(10.0, cfg.request_timeout_s))
+    deadline = cfg.request_timeout_s
     records: list[RequestRecord | None] = [None] * len(prompts)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+    async with httpx.AsyncClient(
+        timeout=timeout, limits=limits, transport=transport, headers=_auth_headers(cfg)
+    ) as client:
         t0 = time.perf_counter()
         if cfg.request_rate is not None:
             rng = random.Random(cfg.seed)
             tasks = []
 
             async def fire(i: int) -> None:
-                records[i] = await _one(client, url, api, model, prompts[i], cfg.max_tokens)
+                records[i] = await _one(client, url, api, model, prompts[i], cfg.max_tokens, deadline)
 
             for i in range(len(prompts)):
                 tasks.append(asyncio.create_task(fire(i)))
@@ -178,24 +232,25 @@ async def _drive(
                 while nxt < len(prompts):
                     i = nxt
                     nxt += 1
-                    records[i] = await _one(client, url, api, model, prompts[i], cfg.max_tokens)
+                    records[i] = await _one(client, url, api, model, prompts[i], cfg.max_tokens, deadline)
 
             await asyncio.gather(*(worker() for _ in range(min(cfg.concurrency or 1, len(prompts)))))
         wall = time.perf_counter() - t0
     return [r if r is not None else RequestRecord(error="not sent") for r in records], wall
 
 
-async def _model_name(cfg: ServeConfig, url: str) -> str:
+async def _model_name(cfg: ServeConfig, url: str, transport: httpx.AsyncBaseTransport | None = None) -> str:
     """``--model-name``, else the first id of GET /v1/models, else ``default``."""
     if cfg.model_name:
         return cfg.model_name
-    import httpx
 
     p = urlparse(url)
     root = p.path.split("/v1")[0] if "/v1" in p.path else ""
     models = urlunparse(p._replace(path=root + "/v1/models", query=""))
     try:
-        async with httpx.AsyncClient(timeout=min(5.0, cfg.request_timeout_s)) as c:
+        async with httpx.AsyncClient(
+            timeout=min(5.0, cfg.request_timeout_s), transport=transport, headers=_auth_headers(cfg)
+        ) as c:
             r = await c.get(models)
             data = r.json().get("data") if r.status_code == 200 else None
             if isinstance(data, list) and data and isinstance(data[0], dict) and data[0].get("id"):
@@ -203,6 +258,24 @@ async def _model_name(cfg: ServeConfig, url: str) -> str:
     except Exception:
         pass
     return "default"
+
+
+def _secret_values(url: str, api_key: str | None) -> list[str]:
+    """The literal secrets of this run (userinfo, secret query values, the API key), longest first."""
+    p = urlsplit(url)
+    found = [p.username or "", p.password or "", api_key or ""]
+    for item in p.query.split("&"):
+        name, _, value = item.partition("=")
+        if is_secret_name(name):
+            found.append(value)
+    return sorted({v for v in found if len(v) >= 3}, key=len, reverse=True)
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    text = redact_text(text)
+    for v in secrets:
+        text = text.replace(v, MASK)
+    return text
 
 
 def meets(rec: RequestRecord, cfg: ServeConfig) -> bool:
@@ -218,18 +291,25 @@ def meets(rec: RequestRecord, cfg: ServeConfig) -> bool:
     return not (cfg.slo_ms is not None and (rec.e2e_s is None or rec.e2e_s * 1e3 > cfg.slo_ms))
 
 
-def run_endpoint(cfg: ServeConfig, log: Any = None) -> PilotResult:
+def run_endpoint(
+    cfg: ServeConfig, log: Any = None, *, transport: httpx.AsyncBaseTransport | None = None
+) -> PilotResult:
+    """Drive the endpoint; ``transport`` replaces the network (tests pass ``httpx.MockTransport``)."""
     import platform as _platform
 
     url, api = resolve_url(cfg.endpoint or "")
+    shown_url = redact_url(url)  # what is logged and recorded; the request itself uses the real URL
+    secrets = _secret_values(url, cfg.api_key)
     prompts = sample_sentences(cfg.num_requests, cfg.seed)
-    model = asyncio.run(_model_name(cfg, url))
+    model = asyncio.run(_model_name(cfg, url, transport))
     load = (
         f"Poisson {cfg.request_rate:g} req/s" if cfg.request_rate is not None else f"concurrency {cfg.concurrency or 1}"
     )
     if log:
-        log(f"{cfg.num_requests} streaming requests to {url} ({api}, model {model!r}), {load}")
-    records, wall = asyncio.run(_drive(cfg, url, api, model, prompts))
+        log(f"{cfg.num_requests} streaming requests to {shown_url} ({api}, model {model!r}), {load}")
+    records, wall = asyncio.run(_drive(cfg, url, api, model, prompts, transport))
+    for r in records:  # a server or httpx may echo the URL or the key into an error message
+        r.error = _scrub(r.error, secrets)
 
     ok = [r for r in records if r.ok]
     n_err = len(records) - len(ok)
@@ -283,7 +363,7 @@ def run_endpoint(cfg: ServeConfig, log: Any = None) -> PilotResult:
         platform=platform,
         workload=WorkloadInfo(name=model, factory="endpoint", config={"api": api, "max_tokens": cfg.max_tokens}),
         config={
-            "endpoint": url,
+            "endpoint": shown_url,
             "api": api,
             "model": model,
             "request_rate": cfg.request_rate,

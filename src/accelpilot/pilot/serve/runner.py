@@ -387,6 +387,7 @@ def _config_dict(cfg: ServeConfig) -> dict[str, Any]:
     d = asdict(cfg)
     d.pop("command", None)
     d.pop("extra", None)
+    d.pop("api_key", None)  # a credential is never recorded
     d["scenarios"] = list(cfg.scenarios)
     d["buckets"] = list(cfg.buckets)
     return d

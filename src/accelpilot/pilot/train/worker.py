@@ -1,6 +1,6 @@
 """A training worker that runs in its own process, so the pilot can SIGKILL it and restart it for real.
 
-``python -m accelpilot.pilot.train_worker CONFIG.json`` trains ``total_steps`` steps, checkpoints every
+``python -m accelpilot.pilot.train.worker CONFIG.json`` trains ``total_steps`` steps, checkpoints every
 ``checkpoint_every`` steps and appends one JSON line per event to ``log_path`` (flushed, so the parent can
 follow it). With ``pause_at`` it stops after logging that step and waits to be killed: that makes the kill
 land on a known step. With ``resume`` it restores the newest checkpoint and replays the data stream to it.
@@ -10,7 +10,9 @@ The same ``run_worker`` runs in-process for the uninterrupted reference curve.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -46,9 +48,9 @@ def run_worker(cfg: WorkerConfig, emit: Callable[[dict[str, Any]], None]) -> lis
     """Train, checkpoint, log every step's loss; returns the losses of the steps this process ran."""
     import torch
 
-    from accelpilot.pilot import checkpoint as ckpt
     from accelpilot.pilot import device as dev
-    from accelpilot.pilot.train_loop import Trainer
+    from accelpilot.pilot.train import checkpoint as ckpt
+    from accelpilot.pilot.train.loop import Trainer
     from accelpilot.pilot.workloads.base import load_factory
 
     if cfg.num_threads:
@@ -76,13 +78,29 @@ def run_worker(cfg: WorkerConfig, emit: Callable[[dict[str, Any]], None]) -> lis
         emit({"step": step, "loss": loss})
         if cfg.pause_at is not None and step == cfg.pause_at:
             emit({"event": "paused", "step": step})
-            while True:  # wait for SIGKILL
+            while True:  # wait for SIGKILL (the watchdog ends the wait if the parent is gone)
                 time.sleep(3600)
     emit({"event": "done", "step": cfg.total_steps})
     return losses
 
 
+def watch_parent(interval_s: float = 0.5) -> threading.Thread:
+    """Exit this process when its parent dies: a worker must never outlive the pilot that started it."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval_s)
+            if os.getppid() != parent:  # re-parented: the pilot is gone
+                os._exit(3)
+
+    t = threading.Thread(target=watch, name="accelpilot-parent-watchdog", daemon=True)
+    t.start()
+    return t
+
+
 def main(argv: list[str] | None = None) -> int:
+    watch_parent()
     args = sys.argv[1:] if argv is None else argv
     with open(args[0], encoding="utf-8") as fh:
         cfg = WorkerConfig(**json.load(fh))

@@ -90,3 +90,30 @@ def test_refused_endpoint_writes_result_counting_errors(capsys: pytest.CaptureFi
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     assert data["serving"]["errors"] == 2
+
+
+def test_option_defaults_come_from_the_config() -> None:
+    """Every `run serve` option that names a ServeConfig field shows that field's default (one source)."""
+    from dataclasses import fields
+
+    import typer.main
+
+    from accelpilot.cli.app import app
+    from accelpilot.pilot.serve.base import ServeConfig
+
+    defaults = {f.name: f.default for f in fields(ServeConfig)}
+    cmd = typer.main.get_command(app).commands["run"].commands["serve"]  # type: ignore[attr-defined]
+    checked = 0
+    for p in cmd.params:
+        name = {"scenario": "scenarios"}.get(p.name, p.name)
+        if name not in defaults:
+            continue
+        want = defaults[name]
+        got = p.default
+        if name == "scenarios":
+            got = tuple(got[0].split(","))
+        elif name == "buckets":
+            got = tuple(int(x) for x in got.split(","))
+        assert got == want, name
+        checked += 1
+    assert checked >= 20

@@ -19,6 +19,17 @@ from accelpilot.pilot.serve.runner import run_serve
 
 TOKENS = 6
 TOKEN_DELAY = 0.005
+# Valid SSE a strict `data:`-only parser rejects: retry/id/event fields, a comment, CRLF, a named non-token event.
+GRAMMAR = (
+    b"retry: 3000\n\n"
+    b": keep-alive comment\n"
+    b'id: 1\nevent: message\ndata: {"choices": [{"index": 0, "text": "a "}]}\n\n'
+    b'id: 2\ndata: {"choices": [{"index": 0, "text": "b "}]}\n\n'
+    b'event: ping\ndata: {"choices": [{"index": 0, "text": "not a token"}]}\n\n'
+    b'id: 3\ndata: {"choices": [{"index": 0, "text": "c"}]}\r\n\r\n'
+    b'data: {"choices": [], "usage": {"completion_tokens": 3}}\n\n'
+    b"data: [DONE]\n\n"
+)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -56,6 +67,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if mode == "garbage":
             self.wfile.write(b"<html>this is not an event stream</html>\n")
+            return
+        if mode == "grammar":
+            self.wfile.write(GRAMMAR)
+            self.wfile.flush()
             return
         chat = "messages" in req
         n = min(int(req.get("max_tokens", TOKENS)), TOKENS)
@@ -178,3 +193,56 @@ def test_refused_connection_is_counted() -> None:
     )
     assert res.serving is not None and res.serving.errors == 3
     assert res.serving.goodput_share == 0.0
+
+
+# --- the event-stream grammar, through httpx.MockTransport (no socket) ---
+
+import httpx  # noqa: E402
+
+from accelpilot.pilot.serve.endpoint import run_endpoint  # noqa: E402
+
+
+def _mock(body: bytes, content_type: str = "text/event-stream") -> httpx.MockTransport:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"data": [{"id": "mock-model"}]})
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=body)
+
+    return httpx.MockTransport(handler)
+
+
+def test_valid_event_id_retry_lines_are_accepted() -> None:
+    """`event:`, `id:`, `retry:` and comment lines are valid SSE; the old hand-written parser rejected them."""
+    stream = GRAMMAR
+    res = run_endpoint(
+        ServeConfig(endpoint="http://mock/v1/completions", num_requests=3, concurrency=1).validate(),
+        transport=_mock(stream),
+    )
+    assert res.serving is not None
+    assert res.details["first_errors"] == []
+    assert res.serving.errors == 0
+    assert res.serving.tokens_per_request == 3
+    assert len(res.samples["endpoint.itl_s"]) == 3 * 2  # three token events per request, the ping ignored
+    assert res.config["model"] == "mock-model"
+
+
+def test_event_stream_grammar_over_loopback() -> None:
+    """The same valid stream from a real socket."""
+    gen = _serve("grammar")
+    url = next(gen)
+    try:
+        res = run_serve(ServeConfig(endpoint=url, num_requests=2, concurrency=1))
+    finally:
+        gen.close()
+    assert res.serving is not None
+    assert res.details["first_errors"] == []
+    assert res.serving.tokens_per_request == 3
+
+
+def test_not_an_event_stream_is_a_bad_response() -> None:
+    res = run_endpoint(
+        ServeConfig(endpoint="http://mock/v1/completions", num_requests=2, concurrency=1).validate(),
+        transport=_mock(b'{"choices": []}', content_type="application/json"),
+    )
+    assert res.serving is not None and res.serving.errors == 2
+    assert all(e.startswith("bad response") for e in res.details["first_errors"])

@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from accelpilot.errors import ConfigError, InputFileError
-from accelpilot.pilot import checkpoint as ckpt
 from accelpilot.pilot.stats import olympic_mean
-from accelpilot.pilot.train import TrainConfig, compare_outputs, parse_shapes, reference_outputs
-from accelpilot.pilot.train_loop import Trainer, timed_steps
+from accelpilot.pilot.train import checkpoint as ckpt
+from accelpilot.pilot.train.config import TrainConfig, parse_shapes
+from accelpilot.pilot.train.loop import Trainer, timed_steps
+from accelpilot.pilot.train.parity import compare_outputs, reference_outputs
 from accelpilot.pilot.workloads.base import TrainingWorkload, load_factory
 from accelpilot.pilot.workloads.gpt import SIZES, GPTWorkload, phrase_stream
 

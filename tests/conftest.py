@@ -1,4 +1,4 @@
-"""Fixtures for report tests: a scenario with hostile names, pilot results with raw samples, a log."""
+"""Shared fixtures for report and procedure tests: a scenario with hostile names, pilot results, a log."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,7 +145,8 @@ def test_truncated_file_is_an_error_naming_file_and_byte(offer_path: Path, tmp_p
     cut = int(len(data) * fraction)
     p = tmp_path / "cut.json"
     p.write_bytes(data[:cut])
-    for kwargs in ({}, {"regions": ["eu-north-9"]}):  # also when no product would match
+    variants: list[dict[str, Any]] = [{}, {"regions": ["eu-north-9"]}]
+    for kwargs in variants:  # also when no product would match
         with pytest.raises(InputFileError) as info:
             import_aws_offer(p, **kwargs)
         msg = str(info.value)

@@ -6,8 +6,11 @@ from typing import Any
 
 import pytest
 
+from accelpilot.decide.gates import GateResult
+from accelpilot.decide.verdict import Decision
 
-def gate(decision, gid):
+
+def gate(decision: Decision, gid: str) -> GateResult:
     return next(g for g in decision.gates if g.id == gid)
 
 
@@ -113,7 +116,7 @@ def test_validated_needs_the_log(world: Any) -> None:
     g = gate(d, "validated_on_target")
     assert g.holds is None
     assert d.verdict == "not_enough_evidence"
-    assert "scan" in g.missing.fix
+    assert g.missing is not None and "scan" in g.missing.fix
 
 
 def test_validated_answer_no_fails(world: Any) -> None:

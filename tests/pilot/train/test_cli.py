@@ -70,6 +70,7 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], 
     data = json.loads(proc.stdout)  # stdout holds nothing but the result
     files = list(out.glob("cpu-gpt-tiny-*.json"))
     assert len(files) == 1
+    assert [p.name for p in out.iterdir()] == [files[0].name]  # no empty .checkpoints-* folder, no temp file
     return data, files[0]
 
 
@@ -103,7 +104,10 @@ def test_time_to_target_is_an_olympic_mean(full_run: tuple[dict[str, Any], Path]
     assert t.time_to_target_s == pytest.approx(olympic_mean(times))
     assert float(res.figures["time_to_target_s"].value) == pytest.approx(sorted(times)[1])
     for run in res.details["time_to_target"]["runs"]:
-        assert run["eval_curve"][-1][1] <= 4.6 < run["eval_curve"][0][1] or len(run["eval_curve"]) == 1
+        *before, (last_step, last_loss) = run["eval_curve"]
+        assert last_loss <= 4.6 and last_step == run["steps"]  # the run stops at the first eval on target
+        assert all(loss > 4.6 for _, loss in before)  # ... and not a step later
+        assert [s for s, _ in run["eval_curve"]] == list(range(5, last_step + 1, 5))  # every --eval-every steps
     assert res.config["target_loss"] == 4.6
 
 
@@ -229,7 +233,10 @@ def test_user_workload_plugs_in(tmp_path: Path) -> None:
     assert res.workload.factory.endswith("userwl.py:make")
     assert res.accepted is True and "time_to_target_s" in res.figures
     assert res.details["interrupt"]["bitwise_equal"] is True  # the worker process imports the user's file too
-    assert "6N" in res.figures["model_flops_per_s"].leaves()[-1].source or res.figures["model_flops_per_s"].inputs
+    # the user's workload gives no flops_per_token: the FLOPs per token are the 6N assumption, N = its parameters
+    (fpt,) = [f for f in res.figures["model_flops_per_s"].leaves() if f.unit == "FLOP/token"]
+    assert fpt.kind.value == "assumption" and fpt.source.startswith("6N")
+    assert float(fpt.value) == 6 * res.workload.params == 6 * (8 * 32 + 32 + 32 + 1)
 
 
 def test_compare_to_missing_file_fails_before_measuring(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -8,9 +8,8 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
 from accelpilot.catalog.importers import catalog_toml, import_aws_offer, import_rental_csv, write_catalog_toml
+from accelpilot.catalog.loader import load_file
 from accelpilot.catalog.model import PriceRow, Pricing
 
 if sys.version_info >= (3, 11):
@@ -64,10 +63,9 @@ def test_strings_are_escaped() -> None:
 
 
 def test_loader_and_prices_cli_read_the_written_file(offer_path: Path, tmp_path: Path) -> None:
-    loader = pytest.importorskip("accelpilot.catalog.loader")
     out = write_catalog_toml(import_aws_offer(offer_path, instance_prefixes=["trn1"]), tmp_path / "imported.toml")
-    tables = loader.load_file(out)
-    assert {(r.instance, r.pricing.value, r.region) for r in tables["price"]} == {
+    prices = [r for r in load_file(out)["price"] if isinstance(r, PriceRow)]
+    assert {(r.instance, r.pricing.value, r.region) for r in prices} == {
         ("trn1.32xlarge", "on_demand", "us-east-1"),
         ("trn1.32xlarge", "reserved_1y", "us-east-1"),
         ("trn1.32xlarge", "reserved_3y", "us-east-1"),
@@ -90,8 +88,6 @@ def test_loader_and_prices_cli_read_the_written_file(offer_path: Path, tmp_path:
 
 
 def test_loader_reads_offer_json_and_rental_csv_directly(offer_path: Path, rental_path: Path) -> None:
-    loader = pytest.importorskip("accelpilot.catalog.loader")
-    assert len(loader.load_file(offer_path)["price"]) == len(import_aws_offer(offer_path))
-    assert {r.instance for r in loader.load_file(rental_path)["price"]} == {
-        r.instance for r in import_rental_csv(rental_path)
-    }
+    assert len(load_file(offer_path)["price"]) == len(import_aws_offer(offer_path))
+    rentals = [r for r in load_file(rental_path)["price"] if isinstance(r, PriceRow)]
+    assert {r.instance for r in rentals} == {r.instance for r in import_rental_csv(rental_path)}
