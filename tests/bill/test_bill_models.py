@@ -151,7 +151,8 @@ def test_currency_mismatch_in_a_user_catalog(tmp_path: Path) -> None:
             "extras": {"storage_gb_months": 10},
         }
     )
-    with pytest.raises(UnitMismatchError, match=r"cannot add EUR \(compute\) and USD \(block storage"):
+    # refused at the row, naming its file and field (issue 10), before any sum could mix currencies
+    with pytest.raises(UnitMismatchError, match=r"eur.toml: price p5.48xlarge on_demand.currency: .* is in EUR"):
         make_bill(sc, cat)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal as D
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ TRN = {"name": "trn1", "instance": "trn1.32xlarge", "pricing": "on_demand", "hou
 
 def test_seed_004_flip_points() -> None:
     """p5 1,100.80 a run vs trn1 559.00; the 2,400 port spread over 36 months is 66.67 a month."""
-    b = make_bill(parse_scenario({"engineering": {"day_rate": 800}, "options": [P5, TRN]}), CAT)
+    b: Any = make_bill(parse_scenario({"engineering": {"day_rate": 800}, "options": [P5, TRN]}), CAT)
     c = b.comparisons[0]
     port = D(2400) / 36
     # hours at which trn1's run costs what p5's does, less the port's monthly share: 48.10 h
@@ -27,7 +28,7 @@ def test_seed_004_flip_points() -> None:
     # runs a month below which the saving (541.80 a run) no longer repays the port: 0.123
     assert c.flip_runs_per_month.value == pytest.approx(port / (D("1100.80") - D("559.00")))
     assert bill_to_json(b)["comparisons"][0]["flip_hours_per_run"] == 48.10
-    four = make_bill(
+    four: Any = make_bill(
         parse_scenario({"engineering": {"day_rate": 800}, "volumes": {"runs_per_month": 4}, "options": [P5, TRN]}),
         CAT,
     )
@@ -40,7 +41,7 @@ def test_seed_004_flip_points() -> None:
 def test_owned_box_break_even_utilisation() -> None:
     """Owned baseline, 30 h runs x 4 a month, against p5 on-demand 20 h (1,100.80 a run)."""
     owned = {"purchase": 360000, "life_months": 36, "utilisation": 0.6, "staff_per_month": 1000}
-    b = make_bill(
+    b: Any = make_bill(
         parse_scenario(
             {
                 "volumes": {"runs_per_month": 4},
@@ -61,6 +62,6 @@ def test_term_billed_candidate_has_no_hours_flip() -> None:
     """A 3-year reservation costs the same whatever the hours (within its term): no hours flip point."""
     ri = {**TRN, "name": "ri", "pricing": "reserved_3y"}
     sc = {"engineering": {"day_rate": 800}, "volumes": {"runs_per_month": 8}, "options": [P5, ri]}
-    b = make_bill(parse_scenario(sc), CAT)
+    b: Any = make_bill(parse_scenario(sc), CAT)
     # 8 x 1,100.80 = 8,806.40 a month leaves room above the 5,986.00 term, yet hours move nothing
     assert b.comparisons[0].flip_hours_per_run is None

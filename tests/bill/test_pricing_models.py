@@ -150,7 +150,7 @@ def test_spot_interruptions_times_the_measured_restart_cost(tmp_path: Path) -> N
             ]
         }
     )
-    o = make_bill(sc, _spot_catalog(tmp_path)).options[0]
+    o: Any = make_bill(sc, _spot_catalog(tmp_path)).options[0]
     rework = D("0.05") * 20 * (50 * D("2.0") + 30) / 3600
     assert o.cost_per_run.value == D("6.45") * 20 + D("6.45") * rework
     kinds = {leaf.kind.value for li in o.line_items for leaf in li.figure.leaves()}
