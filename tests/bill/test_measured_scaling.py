@@ -43,7 +43,8 @@ def _option(path: Path, **kw: Any) -> dict[str, Any]:
 def test_two_instances_priced_from_the_measured_efficiency(tmp_path: Path) -> None:
     path = _result(tmp_path)
     bill = make_bill(parse_scenario({"options": [_option(path, instances=2)]}), CAT)
-    o: Any = bill.options[0]
+    o = bill.options[0]
+    assert o.hours_per_run is not None
     # by hand: 7.2M tokens / (1000 token/s x 2 instances x 0.75) = 4800 s = 4/3 h
     assert o.hours_per_run.value == Decimal(7_200_000) / (Decimal(1000) * 2 * Decimal("0.75")) / 3600
     leaves = o.hours_per_run.leaves()
@@ -54,14 +55,18 @@ def test_two_instances_priced_from_the_measured_efficiency(tmp_path: Path) -> No
 
 def test_extrapolation_beyond_the_measured_world_is_said(tmp_path: Path) -> None:
     path = _result(tmp_path)
-    o: Any = make_bill(parse_scenario({"options": [_option(path, instances=4)]}), CAT).options[0]
+    o = make_bill(parse_scenario({"options": [_option(path, instances=4)]}), CAT).options[0]
+    assert o.hours_per_run is not None
     assert o.hours_per_run.value == Decimal(7_200_000) / (Decimal(1000) * 4 * Decimal("0.75")) / 3600
     assert any("extrapolated beyond the largest world size measured (2)" in n for n in o.notes)
 
 
 def test_one_instance_and_a_typed_efficiency_are_unchanged(tmp_path: Path) -> None:
     path = _result(tmp_path)
-    one: Any = make_bill(parse_scenario({"options": [_option(path)]}), CAT).options[0]
+    one = make_bill(parse_scenario({"options": [_option(path)]}), CAT).options[0]
+    assert one.hours_per_run is not None
     assert one.hours_per_run.value == Decimal(2)  # 7.2M / 1000 token/s = 7200 s
-    typed: Any = make_bill(parse_scenario({"options": [_option(path, instances=2, scaling_efficiency=0.5)]}), CAT)
-    assert typed.options[0].hours_per_run.value == Decimal(7_200_000) / (Decimal(1000) * 2 * Decimal("0.5")) / 3600
+    typed = make_bill(parse_scenario({"options": [_option(path, instances=2, scaling_efficiency=0.5)]}), CAT)
+    typed_hours = typed.options[0].hours_per_run
+    assert typed_hours is not None
+    assert typed_hours.value == Decimal(7_200_000) / (Decimal(1000) * 2 * Decimal("0.5")) / 3600

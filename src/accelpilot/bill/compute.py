@@ -78,6 +78,11 @@ def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) 
 
 def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) -> tuple[Figure, list[str]]:
     """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
+    if res.platform.device_type == "endpoint":
+        # an endpoint pilot measured a whole server (all its chips): one instance is one measured server
+        return constant(opt.instances), [
+            f"measured over HTTP at {res.platform.device}: one instance = the measured server, scaled by instances"
+        ]
     inst = cat.instance(opt.instance) if opt.instance else None
     rows = cat.rows_for_instance(opt.instance) if opt.instance else []
     count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
@@ -924,6 +929,10 @@ def _price_serving(
         good = _measured(
             sv.goodput_share if sv.goodput_share is not None else 1.0, "", "goodput share", result_path, res
         )
+        # output parity (run serve --compare-to): only answers that match the reference platform count as accepted
+        parity = (sv.model_extra or {}).get("parity_accepted_share")
+        if isinstance(parity, (int, float)) and not isinstance(parity, bool) and 0 <= parity <= 1:
+            good = good * _measured(parity, "", "accepted share of answers (output parity)", result_path, res)
         tpr = (
             _measured(sv.tokens_per_request, "token", "tokens per request", result_path, res)
             if sv.tokens_per_request

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 # Each module registers its commands on import.
-from accelpilot.cli import bill, pilot, prices, report, run_serve, run_train, scan, schema  # noqa: F401
+from accelpilot.cli import bill, collect, export, launch, pilot, prices, report, run_serve, run_train, scan, schema  # noqa: F401
 from accelpilot.cli.app import app
 from accelpilot.errors import UserError
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from accelpilot.cli.app import run_app
@@ -28,6 +29,31 @@ def _command_line() -> str:
 
 def _ms(v: object) -> str:
     return "-" if v is None else f"{float(v):,.2f}"  # type: ignore[arg-type]
+
+
+def _render_endpoint_extras(result: PilotResult) -> None:
+    """The sweep, its operating point and output parity (report/serving.py formats the same rows)."""
+    from accelpilot.report.serving import operating_point_text, parity_rows, sweep_rows
+
+    rows = sweep_rows(result)
+    if rows:
+        t = Table(title="sweep")
+        for col in ("load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"):
+            t.add_column(col, justify="left" if col == "load" else "right")
+        for row in rows:
+            t.add_row(*(escape(c) for c in row))
+        console.print(t)
+    op = operating_point_text(result)
+    if op:
+        console.print(escape(op))
+    par = parity_rows(result)
+    if par:
+        t = Table(title="output parity")
+        t.add_column("measure")
+        t.add_column("value", justify="right")
+        for a, b in par:
+            t.add_row(escape(a), escape(b))
+        console.print(t)
 
 
 def render_summary(result: PilotResult, path: str) -> None:
@@ -88,6 +114,7 @@ def render_summary(result: PilotResult, path: str) -> None:
             f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
             f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}"
         )
+        _render_endpoint_extras(result)
     if s is not None:
         peak = "-" if s.peak_qps_under_slo is None else f"{s.peak_qps_under_slo:,.2f} req/s"
         share = "-" if s.goodput_share is None else f"{s.goodput_share:.1%}"
@@ -139,11 +166,48 @@ def serve(
     ),
     endpoint: str | None = typer.Option(_D["endpoint"], "--endpoint", help="OpenAI-compatible URL to drive instead."),
     model_name: str | None = typer.Option(_D["model_name"], "--model-name", help="Model name sent to the endpoint."),
-    request_rate: float | None = typer.Option(
-        _D["request_rate"], "--request-rate", help="Endpoint: Poisson arrivals per second."
+    request_rate: str | None = typer.Option(
+        _D["request_rate"], "--request-rate", help="Endpoint: arrivals per second; a list (1,2,4) is a sweep."
     ),
-    concurrency: int | None = typer.Option(
-        _D["concurrency"], "--concurrency", help="Endpoint: closed-loop clients (default 1)."
+    concurrency: str | None = typer.Option(
+        _D["concurrency"], "--concurrency", help="Endpoint: closed-loop clients (default 1); 1,2,4,8 is a sweep."
+    ),
+    arrival: str = typer.Option(_D["arrival"], "--arrival", help="Endpoint: poisson or fixed (for --request-rate)."),
+    requests_file: str | None = typer.Option(
+        _D["requests_file"], "--requests", help="Endpoint: JSONL/CSV of prompts or chat messages, sampled by --seed."
+    ),
+    input_len: str | None = typer.Option(
+        _D["input_len"], "--input-len", help="Endpoint: synthetic prompt length: 128, 64-256 or a length,weight CSV."
+    ),
+    output_len: str | None = typer.Option(
+        _D["output_len"], "--output-len", help="Endpoint: asked output length: 128, 64-256 or a length,weight CSV."
+    ),
+    tokenizer: str | None = typer.Option(
+        _D["tokenizer"], "--tokenizer", help="Endpoint: tokenizer.json: lengths in tokens; counts without usage."
+    ),
+    output_control: str = typer.Option(
+        _D["output_control"], "--output-control", help="Endpoint: enforce max_tokens with ignore_eos, min_tokens, none."
+    ),
+    trace: str | None = typer.Option(
+        _D["trace"], "--trace", help="Endpoint: replay a JSONL/CSV trace of timestamp, input_len, output_len."
+    ),
+    min_goodput_share: float = typer.Option(
+        _D["min_goodput_share"], "--min-goodput-share", help="Operating point: least share of requests meeting SLOs."
+    ),
+    compare_to: str | None = typer.Option(
+        _D["compare_to"], "--compare-to", help="Endpoint: another serving result to compare answers with."
+    ),
+    parity_tokens: int = typer.Option(
+        _D["parity_tokens"], "--parity-tokens", help="Parity: first N tokens compared word by word."
+    ),
+    parity_threshold: float = typer.Option(
+        _D["parity_threshold"], "--parity-threshold", help="Parity: MiniLM cosine at which an answer is accepted."
+    ),
+    platform_note: str | None = typer.Option(
+        _D["platform_note"], "--platform", help='Endpoint: what serves it, e.g. "inf2.48xlarge, vLLM-neuron 0.x".'
+    ),
+    store_outputs: bool = typer.Option(
+        _D["store_outputs"], "--store-outputs/--no-store-outputs", help="Endpoint: keep answers (for --compare-to)."
     ),
     num_requests: int = typer.Option(_D["num_requests"], "--num-requests", help="Endpoint: requests to send."),
     max_tokens: int = typer.Option(_D["max_tokens"], "--max-tokens", help="Endpoint: output tokens per request."),
@@ -169,7 +233,7 @@ def serve(
 ) -> None:
     """Serve a model (or drive an endpoint) under MLPerf/vLLM load patterns; write one serving result."""
     from accelpilot.pilot.result import write_result
-    from accelpilot.pilot.serve.base import parse_buckets, parse_scenarios
+    from accelpilot.pilot.serve.base import parse_buckets, parse_points, parse_scenarios
     from accelpilot.pilot.serve.runner import run_serve
 
     cfg = ServeConfig(
@@ -188,8 +252,21 @@ def serve(
         seed=seed,
         endpoint=endpoint,
         model_name=model_name,
-        request_rate=request_rate,
-        concurrency=concurrency,
+        request_rate=parse_points(request_rate, "--request-rate", float),
+        concurrency=parse_points(concurrency, "--concurrency", int),
+        arrival=arrival,
+        requests_file=requests_file,
+        input_len=input_len,
+        output_len=output_len,
+        tokenizer=tokenizer,
+        output_control=output_control,
+        trace=trace,
+        min_goodput_share=min_goodput_share,
+        compare_to=compare_to,
+        parity_tokens=parity_tokens,
+        parity_threshold=parity_threshold,
+        platform_note=platform_note,
+        store_outputs=store_outputs,
         num_requests=num_requests,
         max_tokens=max_tokens,
         slo_ttft_ms=slo_ttft_ms,

@@ -271,6 +271,15 @@ def render_md(report: Report) -> str:
                     for s in p.samples
                 ],
             )
+        if p.sweep_rows:
+            md.table(
+                ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"],
+                [[esc(c) for c in row] for row in p.sweep_rows],
+            )
+        if p.operating_point:
+            md.add(esc(p.operating_point), "")
+        if p.parity_rows:
+            md.table(["output parity", "value"], [[esc(c) for c in row] for row in p.parity_rows])
     md.add("## Portability log", "")
     if r.portability is None:
         md.add("No portability log was given (`accelpilot scan PATH --json`, then `--scan-log`).", "")
@@ -293,6 +302,12 @@ def render_md(report: Report) -> str:
                 for f in lg.findings
             ],
         )
+        folded = [f for f in lg.findings if f.lines]
+        if folded:  # each porting item's lines, under its id
+            md.add("Lines under each item:", "")
+            for f in folded:
+                md.add(f"- {f.id}: " + "; ".join(esc(ln) for ln in f.lines))
+            md.add("")
     md.add("## Vendor claims, shown apart", "", "Displayed for context; never used in any figure above.", "")
     md.table(
         ["claim", "vendor", "headline figure", "source"],
