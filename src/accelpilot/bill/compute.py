@@ -808,6 +808,11 @@ def price_option(
         * _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
     ).with_label("porting")
     notes: list[str] = []
+    if opt.pricing == "measured_spend":
+        from accelpilot.bill.measured_spend import monthly_figure, price_measured_spend
+
+        totals = _totals(monthly_figure(opt, sc, where), maint, one_off, sc.volumes.months)
+        return price_measured_spend(opt, sc, cat, where, maint, one_off, totals)
     if sc.workload == "serving":
         return _price_serving(opt, sc, cat, where, ex, maint, one_off)
     hours, accepted, more, result_path = training_hours(opt, sc, cat, where)
@@ -1127,9 +1132,11 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
     if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
         # Spend per accepted output at the same served volume (the baseline's): an option with twice the
         # capacity is not twice the cost of the same traffic.
-        assert base.accepted_requests_per_month is not None
+        volume = base.accepted_requests_per_month or (
+            base.monthly_cost / base.cost_per_1k_accepted_requests * constant(1000)
+        ).with_label("accepted requests per month")  # a measured-spend baseline states only its cost per 1k
         per_1k = base.cost_per_1k_accepted_requests - cand.cost_per_1k_accepted_requests
-        saving_m = (per_1k * base.accepted_requests_per_month / constant(1000)).with_label("saving per month")
+        saving_m = (per_1k * volume / constant(1000)).with_label("saving per month")
         pct = per_1k.value / base.cost_per_1k_accepted_requests.value * 100
     else:
         saving_m = (base.monthly_cost - cand.monthly_cost).with_label("saving per month")

@@ -7,6 +7,7 @@ live in ``[gates]``. Validation happens once, here, with no side effects; errors
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from decimal import Decimal
 from pathlib import Path
@@ -26,6 +27,7 @@ PRICING_MODELS = (
     "owned",
     "buy_and_host",
     "serverless",
+    "measured_spend",  # the bill the team already pays, from a CUR export (accelpilot spend import --as-baseline)
 )
 
 
@@ -130,6 +132,28 @@ class Serverless(_Strict):
     min_workers: int = Field(default=0, ge=0)  # always-on workers, billed every second
 
 
+class MeasuredSpend(_Strict):
+    """What ``accelpilot spend import --as-baseline`` measured: the monthly cost comes from the CUR, not a price."""
+
+    monthly_cost: Decimal
+    currency: str = "USD"
+    period: str
+    months: int = Field(gt=0)
+    instance_types: list[str] = Field(default_factory=list)
+    instance_hours_per_month: Decimal | None = None
+    source: str
+    as_of: dt.date | None = None
+
+
+class EvidenceFiles(_Strict):
+    """``[evidence]``: AWS CLI JSON files (offerings, capacity blocks, quotas, spot scores) that answer the
+    capacity gate, and where the workload must run (regions default to each option's region)."""
+
+    files: list[str] = Field(default_factory=list)
+    regions: list[str] = Field(default_factory=list)
+    zones: list[str] = Field(default_factory=list)
+
+
 class Option(_Strict):
     name: str = Field(min_length=1)
     pricing: str
@@ -158,6 +182,7 @@ class Option(_Strict):
     operation: Literal["always_on", "scheduled"] = "always_on"  # serving with [traffic]: which fleet is billed
     spot: Spot | None = None
     serverless: Serverless | None = None
+    spend: MeasuredSpend | None = None  # pricing = "measured_spend"
 
     @field_validator("pricing")
     @classmethod
@@ -173,6 +198,8 @@ class Option(_Strict):
 
     @model_validator(mode="after")
     def _coherent(self) -> Option:
+        if (self.pricing == "measured_spend") != (self.spend is not None):
+            raise ValueError('pricing = "measured_spend" goes with an [options.spend] table, and only with it')
         if self.pricing in ("owned", "buy_and_host"):
             if self.owned is None:
                 raise ValueError(f"{self.pricing} options need an [options.owned] table (purchase or lease)")
@@ -262,6 +289,7 @@ class Scenario(_Strict):
     decision: DecisionRule = DecisionRule()  # serving: size fleets from the measured peak and this profile
     options: list[Option] = Field(min_length=1)
     gates: Gates = Gates()
+    evidence: EvidenceFiles = EvidenceFiles()
     path: str = ""  # where it was read from (set by the loader)
 
     @model_validator(mode="after")

@@ -145,6 +145,8 @@ class InstanceRow(BaseModel):
     as_of: dt.date
     source: str
     origin: str = "bundled"
+    vcpus: int | None = Field(default=None, gt=0)  # EC2 quotas count vCPUs: the capacity gate compares them
+    vcpus_source: str = ""
 
 
 class ClaimRow(BaseModel):
