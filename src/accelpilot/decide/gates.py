@@ -406,6 +406,25 @@ def gate_commercial(ctx: Context) -> GateResult:
             else f"break-even after {fmt_number(float(be), 1)} months, beyond the {lifetime}-month lifetime"
         )
         return res(False, price_text + f", but {why}: keep the working GPU deployment")
+    # Seed 004: "if the answer is close, it is a no". A saving inside the margin (wider on assumed hours) keeps
+    # the working deployment, and the flip points say how far the inputs may move (issue 10, section 5).
+    assumed = not (c.measured and base.measured)
+    margin = sc.decision.assumed_margin if assumed else sc.decision.margin
+    if comp.saving_percent is not None and comp.saving_percent < margin * 100:
+        flips = _flip_refs(comp)
+        close = Evidence(figures=[*figs, *(r for _, r in flips)], results=ev.results)
+        return _gate(
+            gid,
+            False,
+            price_text
+            + f" ({fmt_number(float(comp.saving_percent), 1)}% less), within the {margin:.0%} margin for "
+            + ("assumed" if assumed else "measured")
+            + " hours ([decision] margin): too close: keep the working deployment; it flips at "
+            + ("; ".join(t for t, _ in flips) or "no point within reach"),
+            close,
+            None,
+            caveats,
+        )
     be_text = (
         f"the port repays in {fmt_number(float(comp.break_even_months or 0), 1)} months (run {comp.break_even_runs})"
         if comp.break_even_runs
@@ -430,6 +449,19 @@ def gate_commercial(ctx: Context) -> GateResult:
             ),
         )
     return res(True, good + " (measured on the target)")
+
+
+def _flip_refs(comp: Comparison) -> list[tuple[str, FigureRef]]:
+    """The comparison's flip points as text and figure references (derived by the bill)."""
+    out = []
+    for f, fmt in (
+        (comp.flip_hours_per_run, "{} h per run"),
+        (comp.flip_utilisation, "utilisation {}"),
+        (comp.flip_runs_per_month, "{} accepted runs a month"),
+    ):
+        if f is not None:
+            out.append((fmt.format(fmt_number(float(f.value), 2)), fig_ref(f, f.label)))
+    return out
 
 
 def _extras_empty(sc: Scenario, name: str) -> bool:

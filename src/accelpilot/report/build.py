@@ -168,6 +168,31 @@ def sensitivity_charts(bill: Bill) -> list[Chart]:
     ]
 
 
+def serving_volume_chart(bill: Bill) -> Chart | None:
+    """Cost per 1,000 accepted requests against monthly volume, per option (issue 10, section 4): where the
+    curves cross, one way of buying stops winning (serverless against always-on, one fleet against another)."""
+    from accelpilot.bill.fleet import cost_per_1k_curve
+
+    opts = [o for o in bill.options if o.fleet_curve]
+    if bill.workload != "serving" or not opts:
+        return None
+    now = max(float(o.accepted_requests_per_month.value) for o in opts if o.accepted_requests_per_month)
+    v = np.geomspace(max(now / 100, 1000.0), now * 10, 49).tolist()
+    series = [Series(name=o.name, x=v, y=cost_per_1k_curve(o.fleet_curve, v)) for o in opts]
+    return Chart(
+        id="serving-volume",
+        title="Cost per 1,000 accepted requests against monthly volume",
+        type="line",
+        x_label="requests per month",
+        y_label=f"{bill.currency} per 1,000 accepted requests",
+        series=series,
+        note="derived: each option's fleet sized from its peak rate and [traffic] at each volume "
+        "(instances rounded up, headroom kept), extras and support included",
+        x_log=True,
+        markers=[(now, "scenario")],
+    )
+
+
 def _is_time_series(name: str) -> bool:
     return name.endswith("_s") or "latency" in name or name.endswith("_ms")
 
@@ -346,7 +371,8 @@ def build_report(
         for path, res in group:
             priced = [o.name for o in bill.options if o.result_file and Path(o.result_file) == Path(path)]
             pilots.append(pilot_view(path, res, priced, is_beside))
-    charts = [c for c in [payback_chart(bill), tco_chart(bill)] if c is not None] + sensitivity_charts(bill)
+    charts = [c for c in [payback_chart(bill), tco_chart(bill), serving_volume_chart(bill)] if c is not None]
+    charts += sensitivity_charts(bill)
     compared = serving.compared_goodput_chart([*(results or []), *(beside or [])])
     if compared is not None:
         charts.append(compared)
