@@ -16,7 +16,7 @@ import statistics
 import time
 from pathlib import Path
 
-from accelpilot.porting.scanner import scan_path, walk
+from accelpilot.porting.scan import scan_path, walk
 
 
 def main() -> None:

@@ -5,6 +5,9 @@ kind, source, as_of, region. Arithmetic between figures yields a ``derived`` fig
 keeps its inputs, so a report can always answer "where does this number come from?".
 Vendor claims can be stored and shown, but any arithmetic on one raises VendorClaimError.
 Money is Decimal so that a cent reproduces; sweeps use floats elsewhere.
+
+``FigureRef`` is the one projection of a Figure for JSON and display (bill JSON, gate evidence, report):
+the number as a float, its passport, and the leaves a derived figure rests on.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_serializer, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
 from accelpilot.errors import ConfigError, UnitMismatchError, VendorClaimError
 
@@ -180,17 +183,6 @@ class Figure(BaseModel):
         self._usable("float()")
         return float(self.value)
 
-    def describe(self) -> str:
-        """One line: value, unit, kind and source, for footnotes and hovers."""
-        bits = [f"{self.value} {self.unit}".strip(), self.kind.value]
-        if self.source:
-            bits.append(self.source)
-        if self.as_of:
-            bits.append(self.as_of.isoformat())
-        if self.region:
-            bits.append(self.region)
-        return " · ".join(bits)
-
     def leaves(self) -> list[Figure]:
         """The non-derived figures this one rests on, depth first, without duplicates."""
         if not self.inputs:
@@ -278,15 +270,6 @@ class Figure(BaseModel):
         self._usable("rounding")
         return self.model_copy(update={"value": money(self.value, places)})
 
-    def in_unit(self, unit: str) -> Figure:
-        """Assert this figure has ``unit`` (after normalising); returns self."""
-        if parse_unit(self.unit) != parse_unit(unit):
-            raise UnitMismatchError(
-                f"{self.label or 'figure'} is in {self.unit or 'no unit'}, expected {unit}",
-                fix=f"give it in {unit}",
-            )
-        return self
-
 
 def measured(
     value: Any, unit: str, source: str, label: str = "", as_of: dt.date | None = None, note: str = ""
@@ -309,3 +292,113 @@ def assumption(value: Any, unit: str, source: str = "assumption", label: str = "
 def constant(value: int | Decimal) -> Figure:
     """A pure number (count, conversion factor) that carries no provenance of its own."""
     return Figure(value=Decimal(value), unit="", kind=Kind.DERIVED, label="constant")
+
+
+# --- the one projection for JSON and display ---------------------------------------------------
+
+KIND_LABELS: dict[str, str] = {
+    "measured": "measured",
+    "list_price": "listed",
+    "derived": "derived",
+    "assumption": "assumed",
+    "vendor_claim": "vendor claim",
+}
+
+
+class FigureRef(BaseModel):
+    """A figure as reports, bills and gates show it: number, unit, provenance and what it was derived from.
+
+    Flat (leaves, not the whole derivation tree) because a reader asks "which inputs", not "in which order".
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str = ""
+    value: float
+    unit: str = ""
+    kind: str
+    source: str = ""
+    as_of: str | None = None
+    region: str | None = None
+    note: str = ""
+    leaves: list[FigureRef] = Field(default_factory=list)
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind)
+
+    def describe(self) -> str:
+        """One line for a hover or a footnote: kind, source, date, region, and the leaves of a derived figure."""
+        bits = [self.kind_label]
+        if self.source:
+            bits.append(self.source)
+        if self.as_of:
+            bits.append(self.as_of)
+        if self.region:
+            bits.append(self.region)
+        if self.note:
+            bits.append(self.note)
+        head = " · ".join(bits)
+        if self.leaves:
+            head += " — from: " + "; ".join(
+                f"{lf.label or 'input'} = {fmt_number(lf.value)}{_sep(lf.unit)}{unit_text(lf.unit)} ({lf.kind_label}"
+                + (f", {lf.source}" if lf.source else "")
+                + ")"
+                for lf in self.leaves
+            )
+        return head
+
+    def flat_json(self, with_leaves: bool = True) -> dict[str, Any]:
+        """JSON for scripts (the bill's ``--json``): leaves carry no ``leaves`` key of their own (always empty)."""
+        if not with_leaves:
+            return self.model_dump(mode="json", exclude={"leaves"})
+        return self.model_dump(mode="json", exclude={"leaves": {"__all__": {"leaves"}}})
+
+
+def fig_ref(f: Figure, label: str | None = None) -> FigureRef:
+    """Project a Figure (vendor claims included: projecting is display, not arithmetic)."""
+    leaves = [fig_ref(lf) for lf in f.leaves()] if f.inputs else []
+    return FigureRef(
+        label=label if label is not None else f.label,
+        value=float(f.value),
+        unit=f.unit,
+        kind=f.kind.value,
+        source=f.source,
+        as_of=f.as_of.isoformat() if f.as_of else None,
+        region=f.region,
+        note=f.note,
+        leaves=leaves,
+    )
+
+
+def plain_ref(value: float, unit: str, kind: str, source: str, label: str = "", note: str = "") -> FigureRef:
+    """A number that is not (yet) a Figure, with its provenance stated explicitly."""
+    return FigureRef(label=label, value=float(value), unit=unit, kind=kind, source=source, note=note)
+
+
+def _sep(unit: str) -> str:
+    return " " if unit and not unit.startswith("1/") else ""
+
+
+def unit_text(unit: str) -> str:
+    """``1/month`` reads as ``/month`` after a number."""
+    return unit[1:] if unit.startswith("1/") else unit
+
+
+def fmt_number(v: float | int | None, places: int | None = None) -> str:
+    """Thousands separators; cents for money-sized numbers, significant digits for small ones."""
+    if v is None:
+        return "—"
+    x = float(v)
+    if x != x:  # NaN
+        return "—"
+    if places is not None:
+        return f"{x:,.{places}f}"
+    ax = abs(x)
+    if ax == 0:
+        return "0"
+    if ax >= 100 or x == int(x):
+        return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+    if ax >= 1:
+        return f"{x:,.2f}"
+    return f"{x:.4g}"

@@ -16,6 +16,7 @@ from accelpilot.decide.portability import view_log
 from accelpilot.pilot.result import PilotResult, Platform, TrainingSummary, WorkloadInfo, write_result
 from accelpilot.porting.log import Finding, PortabilityLog
 from accelpilot.porting.rules import get_rule
+from accelpilot.procedure import priced_results
 
 ALL_GOOD_GATES: dict[str, Any] = {
     "aws_production_home": True,
@@ -92,11 +93,13 @@ class World:
     def scenario(self) -> Any:
         return parse_scenario(copy.deepcopy(self.data), str(self.tmp / "scenario.toml"))
 
-    def decide(self, log: Any = "clean", results: list[tuple[str, Any]] | None = None) -> Any:
+    def decide(self, log: Any = "clean", results: list[tuple[str, PilotResult]] | None = None) -> Any:
+        """Read what the procedure reads (the results the bill priced), then decide on data."""
         sc = self.scenario()
         bill = make_bill(sc, self.cat)
         lg = make_log() if log == "clean" else log
-        return decide(sc, bill, lg, results=results, catalog=self.cat)
+        given = list(results or [])
+        return decide(sc, bill, lg, results=given + priced_results(bill, given), catalog=self.cat)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accelpilot.report.build import make_report
+from accelpilot.procedure import make_report
 from accelpilot.report.write import write_report
 
 CHROMIUM = "/usr/bin/chromium"
@@ -86,7 +86,7 @@ def test_report_in_chromium(browser: Any, files: dict[str, Any], tmp_path: Path,
 
 
 def test_worked_example_in_chromium(browser: Any, tmp_path: Path) -> None:
-    from accelpilot.report.procedure import bundled_scenario
+    from accelpilot.procedure import bundled_scenario
 
     paths = write_report(make_report(bundled_scenario()), tmp_path / "rep")
     page = browser.new_page()

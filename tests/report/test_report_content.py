@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accelpilot.report.build import make_report
+from accelpilot.procedure import make_report
 from accelpilot.report.render_html import render_html
 from accelpilot.report.render_json import render_json
 from accelpilot.report.render_md import render_md
@@ -130,7 +130,7 @@ def test_write_is_all_or_nothing(report: Any, tmp_path: Path, monkeypatch: pytes
 
 
 def test_report_for_the_bundled_worked_example() -> None:
-    from accelpilot.report.procedure import bundled_scenario
+    from accelpilot.procedure import bundled_scenario
 
     rep = make_report(bundled_scenario())
     by = {o.name: o for o in rep.options}

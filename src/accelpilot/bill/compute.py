@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelpilot.bill.model import Bill, Comparison, LineItem, OptionBill
 from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
 from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.figures import Figure, Kind, assumption, constant
+
+if TYPE_CHECKING:
+    from accelpilot.pilot.result import PilotResult
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
 DTO_TIERS_GB = (Decimal(10240), Decimal(40960), Decimal(102400))  # 10 TB, next 40 TB, next 100 TB, then the rest
@@ -45,23 +48,21 @@ def _sum(items: list[Figure], currency: str, per: str = "") -> Figure:
 # --- measured inputs from pilot results ---------------------------------------------------------
 
 
-def _read_result(opt: Option, sc: Scenario) -> Any:
+def _read_result(opt: Option, sc: Scenario) -> tuple[PilotResult, str]:
     from accelpilot.pilot.result import read_result
 
     assert opt.result is not None
     path = sc.resolve(opt.result)
-    res = read_result(path)
-    if res.kind != sc.workload:
-        raise InputFileError(
-            f"option {opt.name!r} prices a {sc.workload} workload but this is a {res.kind} result",
-            file=str(path),
-            field="kind",
-            fix=f'point the option at a {sc.workload} pilot result, or set workload = "{res.kind}" in the scenario',
-        )
+    res = read_result(
+        path,
+        kind=sc.workload,
+        who=f"option {opt.name!r}",
+        kind_fix=f'point the option at a {sc.workload} pilot result, or set workload = "{{found}}" in the scenario',
+    )
     return res, str(path)
 
 
-def _measured(value: float, unit: str, label: str, path: str, res: Any) -> Figure:
+def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) -> Figure:
     return Figure(
         value=Decimal(repr(float(value))),
         unit=unit,
@@ -72,7 +73,7 @@ def _measured(value: float, unit: str, label: str, path: str, res: Any) -> Figur
     )
 
 
-def _device_multiplier(opt: Option, cat: Catalog, res: Any, where: str) -> tuple[Figure, list[str]]:
+def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) -> tuple[Figure, list[str]]:
     """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
     inst = cat.instance(opt.instance) if opt.instance else None
     rows = [r for r in cat.prices if opt.instance and r.instance.lower() == opt.instance.lower()]
@@ -84,7 +85,7 @@ def _device_multiplier(opt: Option, cat: Catalog, res: Any, where: str) -> tuple
     return mult, _platform_note(opt, cat, res, f"scaled by {count * opt.instances} devices")
 
 
-def _platform_note(opt: Option, cat: Catalog, res: Any, how: str) -> list[str]:
+def _platform_note(opt: Option, cat: Catalog, res: PilotResult, how: str) -> list[str]:
     """Say so when a result measured on one platform prices another."""
     accel = None
     if opt.instance:

@@ -8,7 +8,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.catalog.model import ClaimRow
-from accelpilot.figures import Figure, money
+from accelpilot.figures import Figure, fig_ref, money
+
+# The figure the seeds compare options by ("cost per accepted output"), one per workload kind.
+PER_OUTPUT: dict[str, tuple[str, str]] = {
+    "training": ("cost_per_accepted_run", "cost per accepted run"),
+    "serving": ("cost_per_1k_accepted_requests", "cost per 1,000 accepted requests"),
+}
+
+
+def per_output_field(workload: str) -> str:
+    """The OptionBill (and report OptionView) field holding the cost per accepted output."""
+    return PER_OUTPUT[workload][0]
+
+
+def per_output_name(workload: str) -> str:
+    return PER_OUTPUT[workload][1]
 
 
 class LineItem(BaseModel):
@@ -47,6 +62,12 @@ class OptionBill(BaseModel):
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
     sweep_coefficients: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def per_output(self) -> Figure | None:
+        """Cost per accepted run (training) or per 1,000 accepted requests (serving); None: nothing accepted."""
+        f: Figure | None = getattr(self, per_output_field(self.workload))
+        return f
 
 
 class Comparison(BaseModel):
@@ -89,12 +110,7 @@ def _num(f: Figure | None, places: int = 2) -> float | None:
 
 
 def _fig(f: Figure | None) -> dict[str, Any] | None:
-    return (
-        None
-        if f is None
-        else f.model_dump(mode="json", exclude={"inputs"})
-        | {"leaves": [leaf.model_dump(mode="json", exclude={"inputs"}) for leaf in f.leaves()] if f.inputs else []}
-    )
+    return None if f is None else fig_ref(f).flat_json()
 
 
 def bill_to_json(bill: Bill) -> dict[str, Any]:
@@ -129,7 +145,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [lf.model_dump(mode="json", exclude={"inputs"}) for lf in li.figure.leaves()],
+                        "leaves": [fig_ref(lf).flat_json(with_leaves=False) for lf in li.figure.leaves()],
                     }
                     for li in o.line_items
                 ],

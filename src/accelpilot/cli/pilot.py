@@ -32,7 +32,7 @@ def pilot(
     """The whole procedure on this machine: scan, train, serve, bill, gates, report."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from accelpilot.report.procedure import PilotPlan, run_procedure
+    from accelpilot.procedure import PilotPlan, run_procedure
     from accelpilot.report.terminal import print_summary
 
     plan = PilotPlan(
@@ -54,9 +54,9 @@ def pilot(
         task = prog.add_task("starting", total=None)
         outcome = run_procedure(plan, lambda m: prog.update(task, description=m))
     if as_json:
-        print_json(outcome.report.model_dump(mode="json"))  # type: ignore[attr-defined]
+        print_json(outcome.report.model_dump(mode="json"))
         return
-    print_summary(outcome.report, console, outcome.paths)  # type: ignore[arg-type]
+    print_summary(outcome.report, console, outcome.paths)
     phases = ", ".join(f"{k} {v:.1f} s" for k, v in outcome.phases.items())
     console.print(
         f"Done in {outcome.elapsed_s:.1f} s ({phases}). Rebuild without running: {outcome.reproduce}",

@@ -26,7 +26,7 @@ def report(
 ) -> None:
     """Verdict, bill, charts, pilots, portability log and vendor claims, from files you already have."""
     from accelpilot.pilot.result import read_result
-    from accelpilot.report.build import make_report
+    from accelpilot.procedure import make_report
     from accelpilot.report.terminal import print_summary
     from accelpilot.report.write import write_report
 

@@ -36,7 +36,7 @@ def scan(
     """Write the portability log: device-specific code paths, container differences, unsupported operators,
     data movement steps and operational integrations, each with file, line, why and effort."""
     from accelpilot.porting.render import render_markdown, render_table
-    from accelpilot.porting.scanner import scan_path
+    from accelpilot.porting.scan import scan_path
 
     if explain is not None:
         r = get_rule(explain)

@@ -18,15 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from accelpilot.bill.model import Bill, OptionBill
+from accelpilot.bill.compute import compare
+from accelpilot.bill.model import Bill, Comparison, OptionBill, per_output_name
 from accelpilot.bill.scenario import Scenario
-from accelpilot.decide.evidence import Evidence, FigureRef, fig_ref, fmt_number, plain_ref
-from accelpilot.decide.exit_test import ExitTest
+from accelpilot.decide.evidence import Evidence
+from accelpilot.decide.exit_cost import ExitTest
 from accelpilot.decide.portability import LogView, family_of, target_key
+from accelpilot.figures import Figure, FigureRef, fig_ref, fmt_number, plain_ref
 
 Group = Literal["trainium_all", "portable_any"]
 
@@ -75,6 +77,8 @@ class ResultInfo:
 
 @dataclass
 class Context:
+    """Everything the gates read, gathered once by ``decide``: no gate reads a file or prices anything itself."""
+
     scenario: Scenario
     bill: Bill
     log: LogView | None = None
@@ -99,9 +103,14 @@ class Context:
         base = self.bill.option(self.bill.baseline)
         if family_of(base.accelerator, base.instance) != self.target:
             return base
-        others = [o for o in self.bill.options if family_of(o.accelerator, o.instance) != self.target]
-        others = [o for o in others if per_output(o) is not None]
-        return min(others, key=lambda o: per_output(o).value) if others else None
+        # A Trainium baseline cannot be the yardstick for moving to Trainium: compare with the cheapest
+        # option off the target that has an accepted output at all.
+        priced = [
+            o
+            for o in self.bill.options
+            if family_of(o.accelerator, o.instance) != self.target and o.per_output is not None
+        ]
+        return min(priced, key=_output_cost) if priced else None
 
     def result_for(self, path: str | None) -> ResultInfo | None:
         if not path:
@@ -110,15 +119,6 @@ class Context:
 
     def exit_of(self, name: str) -> ExitTest | None:
         return next((e for e in self.exits if e.option == name), None)
-
-
-def per_output(o: OptionBill) -> Any:
-    """The figure the seeds compare: cost per accepted run (training) or per 1,000 accepted requests (serving)."""
-    return o.cost_per_accepted_run if o.workload == "training" else o.cost_per_1k_accepted_requests
-
-
-def per_output_name(workload: str) -> str:
-    return "cost per accepted run" if workload == "training" else "cost per 1,000 accepted requests"
 
 
 QUESTIONS: dict[str, tuple[Group, str]] = {
@@ -157,63 +157,77 @@ QUESTIONS: dict[str, tuple[Group, str]] = {
 }
 
 
-def _answer_gate(
-    ctx: Context, gid: str, extra_figs: list[FigureRef] | None = None, extra: str = "", ids: list[str] | None = None
+def _output_cost(o: OptionBill) -> Decimal:
+    """Sort key: the cost per accepted output; an option with nothing accepted sorts last."""
+    f = o.per_output
+    return f.value if f is not None else Decimal("Infinity")
+
+
+def _gate(
+    gid: str,
+    holds: bool | None,
+    reason: str,
+    evidence: Evidence | None = None,
+    missing: Missing | None = None,
+    caveats: list[str] | None = None,
 ) -> GateResult:
-    """A gate answered by the scenario alone; evidence figures, when given, are shown beside the answer."""
+    """The one constructor: group and question come from QUESTIONS, so a gate id cannot drift from its text."""
     group, question = QUESTIONS[gid]
-    ans = getattr(ctx.scenario.gates, gid)
-    ev = Evidence(scenario_field=f"gates.{gid}", scenario_answer=ans, figures=extra_figs or [], finding_ids=ids or [])
-    where = Path(ctx.scenario.path).name if ctx.scenario.path else "the scenario"
-    if ans is None:
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=None,
-            reason=f"not answered ([gates] {gid} in {where})" + (f"; {extra}" if extra else ""),
-            evidence=ev,
-            missing=Missing(
-                gate=gid, what=f"scenario answer gates.{gid}", fix=f"set {gid} = true or false under [gates]"
-            ),
-        )
-    said = "yes" if ans else "no"
     return GateResult(
         id=gid,
         group=group,
         question=question,
-        holds=bool(ans),
-        reason=f"the scenario answers {said} ([gates] {gid} = {str(ans).lower()})" + (f"; {extra}" if extra else ""),
-        evidence=ev,
+        holds=holds,
+        reason=reason,
+        evidence=evidence or Evidence(),
+        missing=missing,
+        caveats=caveats or [],
     )
 
 
+def _answer_gate(
+    ctx: Context, gid: str, extra_figs: list[FigureRef] | None = None, extra: str = "", ids: list[str] | None = None
+) -> GateResult:
+    """A gate answered by the scenario alone; evidence figures, when given, are shown beside the answer."""
+    ans = getattr(ctx.scenario.gates, gid)
+    ev = Evidence(scenario_field=f"gates.{gid}", scenario_answer=ans, figures=extra_figs or [], finding_ids=ids or [])
+    where = Path(ctx.scenario.path).name if ctx.scenario.path else "the scenario"
+    tail = f"; {extra}" if extra else ""
+    if ans is None:
+        return _gate(
+            gid,
+            None,
+            f"not answered ([gates] {gid} in {where}){tail}",
+            ev,
+            Missing(gate=gid, what=f"scenario answer gates.{gid}", fix=f"set {gid} = true or false under [gates]"),
+        )
+    said = "yes" if ans else "no"
+    return _gate(gid, bool(ans), f"the scenario answers {said} ([gates] {gid} = {str(ans).lower()}){tail}", ev)
+
+
 def gate_validated(ctx: Context) -> GateResult:
+    """Validated on the target: a blocking finding in the log outweighs any answer; a passing pilot on the target
+    or a "yes" answer passes only once a log that covers the target shows nothing blocking."""
     gid = "validated_on_target"
-    group, question = QUESTIONS[gid]
     t = ctx.target
     ans = ctx.scenario.gates.validated_on_target
     on_target = [r for r in ctx.results if r.family == t]
     passed = [r for r in on_target if r.accepted]
     failed = [r for r in on_target if r.accepted is False]
     log = ctx.log
-    ev_results = [r.path for r in on_target]
 
     def res(
         holds: bool | None, reason: str, ids: list[str] | None = None, missing: Missing | None = None
     ) -> GateResult:
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=holds,
-            reason=reason,
-            evidence=Evidence(
-                scenario_field=f"gates.{gid}", scenario_answer=ans, finding_ids=ids or [], results=ev_results
-            ),
-            missing=missing,
+        ev = Evidence(
+            scenario_field=f"gates.{gid}",
+            scenario_answer=ans,
+            finding_ids=ids or [],
+            results=[r.path for r in on_target],
         )
+        return _gate(gid, holds, reason, ev, missing)
 
+    # Code that cannot run on the target is a fact; an answer of "yes" cannot override it.
     if log is not None and log.covers(t):
         blocking = log.blocking_for(t)
         if blocking:
@@ -226,6 +240,7 @@ def gate_validated(ctx: Context) -> GateResult:
             )
     if ans is False:
         return res(False, f"the scenario answers no ([gates] {gid} = false)")
+    # One pilot that reached its target is enough: failures then are runs, not the platform.
     if failed and not passed:
         return res(False, f"the pilot on {t} did not reach its quality target ({', '.join(r.path for r in failed)})")
     if ans is None and not passed:
@@ -246,6 +261,7 @@ def gate_validated(ctx: Context) -> GateResult:
         if passed
         else f"the scenario answers yes ([gates] {gid} = true)"
     )
+    # A pass needs the absence of blocking code shown, not assumed: without a log covering the target, unknown.
     if log is None:
         return res(
             None,
@@ -269,53 +285,31 @@ def gate_validated(ctx: Context) -> GateResult:
     )
 
 
-def gate_commercial(ctx: Context) -> GateResult:
-    gid = "commercial"
-    group, question = QUESTIONS[gid]
-    from accelpilot.bill.compute import compare
+class Candidate(NamedTuple):
+    """One target option weighed against the GPU baseline by the commercial gate."""
 
-    sc, t = ctx.scenario, ctx.target
-    metric_name = per_output_name(sc.workload)
-    cands = ctx.target_options()
-    base = ctx.gpu_baseline()
-    if not cands:
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=None,
-            reason=f"the scenario prices no option on {t}",
-            missing=Missing(gate=gid, what=f"an option on {t}", fix=f"add an [[options]] entry with a {t} instance"),
-        )
-    if base is None or per_output(base) is None:
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=None,
-            reason="the scenario prices no GPU baseline with an accepted output",
-            missing=Missing(gate=gid, what="a GPU baseline option", fix="add the working GPU deployment as an option"),
-        )
-    lifetime, answered = ctx.lifetime_months
-    caveats: list[str] = []
-    if not answered:
-        caveats.append(
-            f"the workload's lifetime is not answered ([gates] workload_lifetime_months): "
-            f"the scenario's {lifetime}-month horizon stands in"
-        )
-    base_metric = per_output(base)
-    rows = []
-    for c in cands:
-        m = per_output(c)
-        comp = compare(base, c, sc)
-        cheaper = m is not None and m.value < base_metric.value
-        be = comp.break_even_months
-        repays = cheaper and be is not None and be <= lifetime
-        rows.append((c, m, comp, cheaper, repays))
-    passing = [r for r in rows if r[4]]
-    pool = passing or [r for r in rows if r[1] is not None] or rows
-    c, m, comp, cheaper, repays = min(pool, key=lambda r: r[1].value if r[1] is not None else Decimal("Infinity"))
-    figs: list[FigureRef] = [fig_ref(base_metric, f"{base.name}: {metric_name}")]
+    option: OptionBill
+    metric: Figure | None  # its cost per accepted output; None when nothing was accepted
+    comparison: Comparison
+    cheaper: bool
+    repays: bool  # cheaper, and the port pays back within the workload's lifetime
+
+
+def _candidate(c: OptionBill, base: OptionBill, base_metric: Figure, sc: Scenario, lifetime: int) -> Candidate:
+    m = c.per_output
+    comp = compare(base, c, sc)
+    cheaper = m is not None and m.value < base_metric.value
+    be = comp.break_even_months
+    return Candidate(c, m, comp, cheaper, cheaper and be is not None and be <= lifetime)
+
+
+def _commercial_figures(
+    ctx: Context, best: Candidate, base: OptionBill, base_metric: Figure, lifetime: int, answered: bool
+) -> list[FigureRef]:
+    """The numbers the commercial reason rests on, in the order a reader checks them."""
+    c, m, comp = best.option, best.metric, best.comparison
+    metric_name = per_output_name(ctx.scenario.workload)
+    figs = [fig_ref(base_metric, f"{base.name}: {metric_name}")]
     if m is not None:
         figs.append(fig_ref(m, f"{c.name}: {metric_name}"))
     if comp.saving_per_month is not None:
@@ -342,55 +336,74 @@ def gate_commercial(ctx: Context) -> GateResult:
             label="workload lifetime",
         )
     )
-    exts = [c, base]
-    if all(_extras_empty(sc, o.name) for o in exts):
+    return figs
+
+
+def gate_commercial(ctx: Context) -> GateResult:
+    """Seed 002's payback rule: cheaper per accepted output than the GPU baseline AND the port (plus maintenance)
+    repaid within the workload's lifetime; a saving only counts as qualified when measured on the target."""
+    gid = "commercial"
+    sc, t = ctx.scenario, ctx.target
+    metric_name = per_output_name(sc.workload)
+    cands = ctx.target_options()
+    base = ctx.gpu_baseline()
+    if not cands:
+        return _gate(
+            gid,
+            None,
+            f"the scenario prices no option on {t}",
+            missing=Missing(gate=gid, what=f"an option on {t}", fix=f"add an [[options]] entry with a {t} instance"),
+        )
+    base_metric = base.per_output if base is not None else None
+    if base is None or base_metric is None:
+        return _gate(
+            gid,
+            None,
+            "the scenario prices no GPU baseline with an accepted output",
+            missing=Missing(gate=gid, what="a GPU baseline option", fix="add the working GPU deployment as an option"),
+        )
+    lifetime, answered = ctx.lifetime_months
+    caveats: list[str] = []
+    if not answered:
+        caveats.append(
+            f"the workload's lifetime is not answered ([gates] workload_lifetime_months): "
+            f"the scenario's {lifetime}-month horizon stands in"
+        )
+    rows = [_candidate(c, base, base_metric, sc, lifetime) for c in cands]
+    # Judge the best case: the cheapest option that repays if any does, else the cheapest priced one, so a
+    # failing reason names the strongest candidate rather than an arbitrary one.
+    pool = [r for r in rows if r.repays] or [r for r in rows if r.metric is not None] or rows
+    best = min(pool, key=lambda r: r.metric.value if r.metric is not None else Decimal("Infinity"))
+    c, m, comp = best.option, best.metric, best.comparison
+    figs = _commercial_figures(ctx, best, base, base_metric, lifetime, answered)
+    # Transfer, storage, support and idle time can erase a thin margin; say so when the bill has none of them.
+    if all(_extras_empty(sc, o.name) for o in (c, base)):
         caveats.append(
             "the bill includes no data transfer, storage, support or idle time: add them under [extras] "
             "before trusting the margin"
         )
-    results = [r for r in (c.result_file, base.result_file) if r]
-    ev = Evidence(figures=figs, results=results)
+    ev = Evidence(figures=figs, results=[r for r in (c.result_file, base.result_file) if r])
     cur = sc.currency
+
+    def res(holds: bool | None, reason: str, missing: Missing | None = None) -> GateResult:
+        return _gate(gid, holds, reason, ev, missing, caveats)
+
     if m is None:
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=False,
-            reason=f"{c.name} has no accepted output to price (no pilot run reached its target)",
-            evidence=ev,
-            caveats=caveats,
-        )
+        return res(False, f"{c.name} has no accepted output to price (no pilot run reached its target)")
     price_text = (
         f"{c.name} costs {fmt_number(float(m.value), 2)} {cur} {metric_name} against "
         f"{fmt_number(float(base_metric.value), 2)} {cur} on {base.name}"
     )
-    if not cheaper:
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=False,
-            reason=price_text + ": not cheaper than the GPU baseline",
-            evidence=ev,
-            caveats=caveats,
-        )
-    if not repays:
+    if not best.cheaper:
+        return res(False, price_text + ": not cheaper than the GPU baseline")
+    if not best.repays:
         be = comp.break_even_months
         why = (
             "the saving never covers the added maintenance"
             if be is None
             else f"break-even after {fmt_number(float(be), 1)} months, beyond the {lifetime}-month lifetime"
         )
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=False,
-            reason=price_text + f", but {why}: keep the working GPU deployment",
-            evidence=ev,
-            caveats=caveats,
-        )
+        return res(False, price_text + f", but {why}: keep the working GPU deployment")
     be_text = (
         f"the port repays in {fmt_number(float(comp.break_even_months or 0), 1)} months (run {comp.break_even_runs})"
         if comp.break_even_runs
@@ -399,35 +412,22 @@ def gate_commercial(ctx: Context) -> GateResult:
     good = (
         price_text + f" ({fmt_number(float(comp.saving_percent or 0), 1)}% less); {be_text}, within {lifetime} months"
     )
+    # Assumed hours, or hours measured on another platform, price a hope: unknown until a pilot on the target.
     info = ctx.result_for(c.result_file)
     if not c.measured or info is None or info.family != t:
         measured_on = f"measured on {info.family} ({info.device})" if info is not None else "assumed"
-        return GateResult(
-            id=gid,
-            group=group,
-            question=question,
-            holds=None,
-            reason=good
-            + f"; but the hours of {c.name} are {measured_on}, not measured on {t}: the saving is not yet a "
+        return res(
+            None,
+            good + f"; but the hours of {c.name} are {measured_on}, not measured on {t}: the saving is not yet a "
             "pilot result",
-            evidence=ev,
-            missing=Missing(
+            Missing(
                 gate=gid,
                 what=f"a pilot result measured on {t} for option {c.name!r}",
                 fix=f'run `accelpilot run train` on the {c.instance} instance and set result = "<file>.json" '
                 f"in that option",
             ),
-            caveats=caveats,
         )
-    return GateResult(
-        id=gid,
-        group=group,
-        question=question,
-        holds=True,
-        reason=good + " (measured on the target)",
-        evidence=ev,
-        caveats=caveats,
-    )
+    return res(True, good + " (measured on the target)")
 
 
 def _extras_empty(sc: Scenario, name: str) -> bool:
@@ -437,6 +437,10 @@ def _extras_empty(sc: Scenario, name: str) -> bool:
 
 
 def _exit_figs(ctx: Context) -> tuple[list[FigureRef], list[str], str]:
+    """The exit cost of leaving the target: what moving sites or running a second cloud would cost after a port.
+
+    Shown beside the scenario's answer, never deciding it: whether the workload must move is the owner's call.
+    """
     opts = ctx.target_options()
     if not opts:
         return [], [], ""
@@ -451,6 +455,8 @@ def _exit_figs(ctx: Context) -> tuple[list[FigureRef], list[str], str]:
 
 
 def portable_gates(ctx: Context) -> list[GateResult]:
+    """The seed's "prefer portable GPU when ANY holds" group. Each is the scenario's answer; the log and the bill
+    add the evidence a reader needs to challenge the answer (exit cost, owned options, CUDA code paths)."""
     exit_figs, exit_ids, exit_text = _exit_figs(ctx)
     out = [
         _answer_gate(ctx, "must_move_between_sites", exit_figs, exit_text, exit_ids),
@@ -464,6 +470,7 @@ def portable_gates(ctx: Context) -> list[GateResult]:
         )
     )
     out.append(_answer_gate(ctx, "second_cloud_or_dr", exit_figs, exit_text, exit_ids))
+    # "A second toolchain's cost is material": the target's maintenance per month is that cost, as priced.
     figs: list[FigureRef] = []
     text = ""
     cands = ctx.target_options()

@@ -7,13 +7,12 @@ older or newer scanner still decides), and each gets a stable id the report and 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from accelpilot.errors import InputFileError
+from accelpilot.porting.log import load_log
 
 NEURON_FAMILY = frozenset({"trainium", "inferentia"})
 _TARGET_WORDS = {
@@ -135,22 +134,7 @@ def view_log(log: Any, path: str | None = None) -> LogView:
 
 def read_log(path: Path | str) -> LogView:
     """Load a log file written by `accelpilot scan --json`; one clear line when it is not one."""
-    p = Path(path)
-    try:
-        from accelpilot.porting.log import load_log
-    except ImportError:  # pragma: no cover - fallback while porting/ is absent
-        load_log = None  # type: ignore[assignment]
-    if load_log is not None:
-        return view_log(load_log(p), str(p))
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputFileError("no such file", file=str(p), fix="write one with `accelpilot scan --json`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFileError(f"not a readable JSON log: {exc}", file=str(p)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("findings", []), list):
-        raise InputFileError("not a portability log", file=str(p), fix="use a file written by `accelpilot scan`")
-    return view_log(data, str(p))
+    return view_log(load_log(path), str(path))
 
 
 def target_key(target_platform: str) -> str:

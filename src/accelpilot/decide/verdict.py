@@ -12,17 +12,18 @@ Rules, in order:
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.bill.model import Bill
 from accelpilot.bill.scenario import Scenario
+from accelpilot.catalog.loader import Catalog
 from accelpilot.decide.evidence import Evidence
-from accelpilot.decide.exit_test import ExitTest, exit_tests
+from accelpilot.decide.exit_cost import ExitTest, exit_costs
 from accelpilot.decide.gates import Context, GateResult, Missing, ResultInfo, evaluate
 from accelpilot.decide.portability import LogView, family_of, target_key
+from accelpilot.pilot.result import PilotResult
 
 VerdictName = Literal["qualify_trainium", "prefer_portable_gpu", "not_enough_evidence"]
 
@@ -59,7 +60,7 @@ class Decision(BaseModel):
     lifetime_answered: bool
 
 
-def result_info(result: Any, path: str) -> ResultInfo:
+def result_info(result: PilotResult, path: str) -> ResultInfo:
     p = result.platform
     return ResultInfo(
         path=path,
@@ -78,17 +79,13 @@ def decide(
     scenario: Scenario,
     bill: Bill,
     log: LogView | None = None,
-    results: list[tuple[str, Any]] | None = None,
-    catalog: Any | None = None,
+    results: list[tuple[str, PilotResult]] | None = None,
+    catalog: Catalog | None = None,
 ) -> Decision:
-    """Apply the gates. ``results``: (path, PilotResult) pairs, including those the scenario's options name."""
+    """Apply the gates to data already read. ``results``: (path, PilotResult) pairs, including those the
+    scenario's options name (``procedure.make_report`` gathers them); decide/ reads no file."""
     infos = [result_info(r, p) for p, r in (results or [])]
-    for o in bill.options:  # results the bill priced are evidence too
-        if o.result_file and not any(i.path == o.result_file for i in infos):
-            from accelpilot.pilot.result import read_result
-
-            infos.append(result_info(read_result(Path(o.result_file)), o.result_file))
-    exits = exit_tests(bill, scenario, log, catalog)
+    exits = exit_costs(bill, scenario, log, catalog)
     ctx = Context(scenario=scenario, bill=bill, log=log, results=infos, exits=exits)
     gates = evaluate(ctx)
     tr = [g for g in gates if g.group == "trainium_all"]

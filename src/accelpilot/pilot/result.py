@@ -8,16 +8,16 @@ on a laptop without it.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.errors import InputFileError
 from accelpilot.figures import Figure
+from accelpilot.jsonfile import read_model
 
 SCHEMA_VERSION = 1
 
@@ -141,41 +141,36 @@ def write_result(result: PilotResult, path: Path | str) -> Path:
     return path
 
 
-def read_result(path: Path | str) -> PilotResult:
-    """Read and validate a result file; every failure is one line naming the file and the fix."""
-    path = Path(path)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError("no such result file", file=str(path), fix="check the path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read result file ({exc.__class__.__name__})", file=str(path)) from None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+def read_result(path: Path | str, kind: str | None = None, who: str = "", kind_fix: str = "") -> PilotResult:
+    """Read and validate a result file; every failure is one line naming the file and the fix.
+
+    With ``kind``, a result of another kind is refused too: ``who`` ("option 'trn'") says what expected it and
+    ``kind_fix`` how to mend it (``{found}`` stands for the kind found). The one reader of result files: the
+    bill, the procedure and the CLI all come through here.
+    """
+
+    def newer_schema(data: dict[str, Any]) -> None:
+        version = data.get("schema_version")
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise InputFileError(
+                f"written by a newer accelpilot (schema {version}, this one reads {SCHEMA_VERSION})",
+                file=str(path),
+                field="schema_version",
+                fix="upgrade accelpilot",
+            )
+
+    res = read_model(
+        path,
+        PilotResult,
+        "result file",
+        fix="re-run the pilot; result files are written atomically and never edited by hand",
+        check=newer_schema,
+    )
+    if kind is not None and res.kind != kind:
         raise InputFileError(
-            f"not valid JSON (line {exc.lineno}: {exc.msg})",
+            f"{who or 'this'} prices a {kind} workload but this is a {res.kind} result",
             file=str(path),
-            fix="re-run the pilot; result files are written atomically",
-        ) from None
-    if not isinstance(data, dict):
-        raise InputFileError("not a pilot result (expected a JSON object)", file=str(path))
-    version = data.get("schema_version")
-    if isinstance(version, int) and version > SCHEMA_VERSION:
-        raise InputFileError(
-            f"written by a newer accelpilot (schema {version}, this one reads {SCHEMA_VERSION})",
-            file=str(path),
-            field="schema_version",
-            fix="upgrade accelpilot",
+            field="kind",
+            fix=(kind_fix or f"pass a {kind} pilot result").replace("{found}", res.kind),
         )
-    try:
-        return PilotResult.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputFileError(
-            f"{err['msg']}",
-            file=str(path),
-            field=loc,
-            fix="this is not a pilot result file, or it was edited by hand",
-        ) from None
+    return res

@@ -8,15 +8,13 @@ rule + file + the normalised source line (not the line number), so edits above a
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from accelpilot.errors import InputFileError
+from accelpilot.jsonfile import read_model
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK, Rule
 
 SCHEMA_VERSION = 1
@@ -192,21 +190,4 @@ def _key(f: Finding) -> tuple[str, str, str]:
 
 def load_log(path: str | Path) -> PortabilityLog:
     """Read a log written by ``accelpilot scan --format json`` (e.g. a ``--baseline``)."""
-    p = Path(path)
-    try:
-        data: Any = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputFileError("no such file", file=str(p), fix="write one with `accelpilot scan --json --out`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFileError(f"not a readable JSON log: {exc}", file=str(p)) from None
-    try:
-        return PortabilityLog.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise InputFileError(
-            f"not a portability log: {first['msg']}",
-            file=str(p),
-            field=loc or None,
-            fix="use a file written by `accelpilot scan --format json`",
-        ) from None
+    return read_model(path, PortabilityLog, "portability log", fix="write one with `accelpilot scan --json --out`")

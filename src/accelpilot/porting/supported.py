@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from accelpilot.errors import InputFileError
+from accelpilot.jsonfile import read_text
 
 _OVERLOAD = re.compile(r"^(?:aten|prims)[.:]+")
 
@@ -127,12 +128,7 @@ def parse_supported_ops(data: Any, source: str = "<data>") -> SupportedOps:
 def load_supported_ops(path: str | Path) -> SupportedOps:
     """Read a supported-ops file in any accepted format."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError("no such file", file=str(p), field="--supported-ops") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read: {exc}", file=str(p), field="--supported-ops") from None
+    text = read_text(p, "file", field="--supported-ops")
     stripped = text.lstrip()
     if stripped.startswith(("[", "{")):
         try:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from accelpilot.decide.evidence import KIND_LABELS, FigureRef, fmt_number, unit_text
-from accelpilot.figures import CURRENCIES, parse_unit
+from accelpilot.figures import CURRENCIES, KIND_LABELS, FigureRef, fmt_number, parse_unit, unit_text
 
 KIND_LETTER = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from accelpilot.decide.evidence import fmt_number
 from accelpilot.decide.gates import QUESTIONS
+from accelpilot.figures import fmt_number
 from accelpilot.report.charts import chart_data_uri
 from accelpilot.report.fmt import KIND_LETTER, Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Report

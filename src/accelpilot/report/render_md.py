@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from accelpilot.decide.evidence import FigureRef, fmt_number
 from accelpilot.decide.gates import QUESTIONS
+from accelpilot.figures import FigureRef, fmt_number
 from accelpilot.report.fmt import Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Chart, Report
 

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from accelpilot.report.fmt import fmt_with_unit, kind_label
-from accelpilot.report.model import Report, headline_figure
+from accelpilot.report.model import Report
 
 STYLE = {"qualify_trainium": "green", "prefer_portable_gpu": "blue", "not_enough_evidence": "yellow"}
 
@@ -29,7 +29,7 @@ def print_summary(report: Report, console: Console, paths: dict[str, Path] | Non
     t.add_column("provenance")
     t.add_column("36 months", justify="right")
     for o in report.options:
-        f = headline_figure(o)
+        f = report.per_output(o)
         t.add_row(
             escape(o.name) + (" (baseline)" if o.is_baseline else ""),
             escape(fmt_with_unit(f)) if f else "—",

@@ -1,8 +1,15 @@
-"""`accelpilot pilot`: the whole procedure on one machine, scan -> train -> serve -> bill -> gates -> report.
+"""The whole chain, scan -> pilot -> bill -> decide -> report, and the one place that reads its input files.
 
-The pilots run as child processes (``python -m accelpilot run train|serve``) so a crash or an out-of-memory in
-a user's workload cannot take the report down with it, and each writes its result file atomically. Inputs the
-report rests on are kept under ``OUT/inputs/`` so ``accelpilot report`` can rebuild it without running anything.
+``make_report`` (``accelpilot report``) reads and checks the scenario, catalog, log and pilot results, then hands
+plain data to bill/, decide/ and report/build.py; nothing below it reads a result file except the bill, which
+prices the results its scenario names through the same ``pilot.result.read_result``. All validation happens
+before anything is written: a newer result schema, a result of the wrong kind for the scenario, or an option
+with neither a result nor assumed hours each stops with one line naming the file and the fix.
+
+``run_procedure`` (``accelpilot pilot``) runs the whole procedure on one machine. The pilots run as child
+processes (``python -m accelpilot run train|serve``) so a crash or an out-of-memory in a user's workload cannot
+take the report down with it, and each writes its result file atomically. Inputs the report rests on are kept
+under ``OUT/inputs/`` so ``accelpilot report`` can rebuild it without running anything.
 """
 
 from __future__ import annotations
@@ -14,13 +21,78 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from accelpilot.bill.compute import make_bill
+from accelpilot.bill.model import Bill
+from accelpilot.bill.scenario import Scenario, load_scenario
+from accelpilot.catalog import load_catalog
+from accelpilot.decide import decide
+from accelpilot.decide.portability import LogView, read_log, view_log
 from accelpilot.errors import InputFileError, UserError
+from accelpilot.pilot.result import PilotResult, read_result
+from accelpilot.report.build import build_report
+from accelpilot.report.model import Report
 
 # Small, fast settings for the CPU: the procedure must finish in about two minutes on two cores.
 # The quality target is loose (eval loss 3.6 on the tiny GPT, about 70 steps) so three time-to-target runs fit.
 CPU_TRAIN_ARGS = ("--steps", "6", "--warmup", "2", "--runs", "3", "--target-loss", "3.6", "--eval-every", "5")
 CPU_SERVE_ARGS = ("--duration-s", "2", "--num-samples", "64", "--buckets", "32,64")
 CHILD_TIMEOUT_S = 1800  # a hung pilot must not hang the procedure
+
+
+# --- reading the inputs: the procedure reads files, the layers below receive data ---------------------------
+
+
+def read_checked_result(path: Path | str, sc: Scenario) -> PilotResult:
+    """A result passed to measure the scenario's workload: it must be of the scenario's kind."""
+    return read_result(
+        path,
+        kind=sc.workload,
+        who=f"scenario {sc.path or sc.name!r}",
+        kind_fix=f'pass a {sc.workload} pilot result, or set workload = "{{found}}" in the scenario',
+    )
+
+
+def _same(a: str | Path, b: str | Path) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return str(a) == str(b)
+
+
+def priced_results(bill: Bill, have: Sequence[tuple[str, PilotResult]]) -> list[tuple[str, PilotResult]]:
+    """The result files the bill priced that are not among ``have``: they are evidence for the gates too."""
+    out: list[tuple[str, PilotResult]] = []
+    for o in bill.options:
+        if o.result_file and not any(_same(o.result_file, p) for p, _ in [*have, *out]):
+            out.append((o.result_file, read_result(o.result_file)))
+    return out
+
+
+def make_report(
+    scenario: Path | str | Scenario,
+    results: Sequence[Path | str] = (),
+    scan_log: Path | str | LogView | None = None,
+    catalog: Sequence[Path | str] = (),
+    beside: Sequence[tuple[str, PilotResult]] = (),
+    loaded_results: Sequence[tuple[str, PilotResult]] = (),
+    notes: Sequence[str] = (),
+) -> Report:
+    """Scenario + results + log + catalog -> Report. ``beside``: other measurements shown but not checked."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    cat = load_catalog(list(catalog))
+    checked: list[tuple[str, PilotResult]] = list(loaded_results)
+    for p in results:
+        checked.append((str(p), read_checked_result(p, sc)))
+    log: LogView | None
+    log = scan_log if scan_log is None or isinstance(scan_log, LogView) else read_log(scan_log)
+    bill = make_bill(sc, cat)
+    checked += priced_results(bill, checked)  # the results the scenario names are shown too
+    shown_beside = [(p, r) for p, r in beside if not any(_same(p, q) for q, _ in checked)]
+    decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat)
+    return build_report(sc, bill, decision, log, results=checked, beside=shown_beside, notes=list(notes))
+
+
+# --- `accelpilot pilot`: run the pilots, then the same chain -----------------------------------------------
 
 
 class PilotRunError(UserError):
@@ -62,7 +134,7 @@ class PilotPlan:
 @dataclass
 class PilotOutcome:
     paths: dict[str, Path]
-    report: object
+    report: Report
     elapsed_s: float
     phases: dict[str, float]
     result_files: list[Path]
@@ -102,10 +174,6 @@ def _run_child(kind: str, args: list[str], results_dir: Path, log_file: Path) ->
 
 def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: None) -> PilotOutcome:
     """Scan, run the pilots, price against the scenario, decide and write the report directory."""
-    from accelpilot.bill.scenario import load_scenario
-    from accelpilot.decide.portability import view_log
-    from accelpilot.pilot.result import read_result
-    from accelpilot.report.build import make_report, read_checked_result
     from accelpilot.report.write import write_report
 
     t0 = time.perf_counter()
@@ -128,7 +196,7 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
     if not plan.skip_scan:
         progress(f"scanning {repo}")
         t = time.perf_counter()
-        from accelpilot.porting.scanner import scan_path
+        from accelpilot.porting.scan import scan_path
 
         raw = scan_path(repo)
         scan_path_out = inputs / "portability-log.json"
@@ -211,7 +279,3 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
         scan_log=scan_path_out,
         reproduce=reproduce,
     )
-
-
-def ensure_sequence(paths: Sequence[Path] | None) -> list[Path]:
-    return list(paths or [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelpilot.decide.exit_test import EFFORT_DAYS, REVALIDATION_DAYS
+from accelpilot.decide.exit_cost import EFFORT_DAYS, REVALIDATION_DAYS
 
 
 def exits(d: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The exit test (seed 000): how long, and at what cost, would it take to run the workload elsewhere?
+"""The exit cost of each option, seed 000's "exit test": how long, and at what cost, to run the workload elsewhere?
 
 For each option the destination is the other side of the decision: leaving a Neuron option means running on
 GPUs again; leaving a GPU option (cloud, rental, owned) means another GPU site or cloud. The engineering time
@@ -25,11 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.bill.model import Bill, OptionBill
 from accelpilot.bill.scenario import Scenario
-from accelpilot.decide.evidence import FigureRef, fig_ref
 from accelpilot.decide.portability import NEURON_FAMILY, FindingView, LogView, family_of
-from accelpilot.figures import Figure, Kind, assumption
+from accelpilot.figures import Figure, FigureRef, Kind, assumption, fig_ref
 
-ASSUMPTION_SOURCE = "accelpilot exit-test assumption (decide/exit_test.py)"
+ASSUMPTION_SOURCE = "accelpilot exit-test assumption (decide/exit_cost.py)"
 EFFORT_DAYS: dict[str, Decimal] = {"hours": Decimal("0.5"), "days": Decimal(3), "weeks": Decimal(10)}
 REVALIDATION_DAYS = Decimal(2)
 DAYS_PER_WEEK = Decimal(5)
@@ -73,7 +72,7 @@ def _stored_gb(sc: Scenario, opt_name: str) -> Decimal:
     return ex.object_storage_gb_months + ex.storage_gb_months + ex.snapshot_gb_months
 
 
-def exit_test(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Any | None = None) -> ExitTest:
+def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Any | None = None) -> ExitTest:
     """The exit test for one priced option."""
     family = family_of(ob.accelerator, ob.instance)
     notes: list[str] = []
@@ -160,5 +159,5 @@ def exit_test(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Any | 
     )
 
 
-def exit_tests(bill: Bill, sc: Scenario, log: LogView | None, catalog: Any | None = None) -> list[ExitTest]:
-    return [exit_test(o, sc, log, catalog) for o in bill.options]
+def exit_costs(bill: Bill, sc: Scenario, log: LogView | None, catalog: Any | None = None) -> list[ExitTest]:
+    return [exit_cost(o, sc, log, catalog) for o in bill.options]

@@ -1,18 +1,17 @@
-"""The static scanner over fixture repositories: exact findings per rule, pruning, suppression, safety."""
+"""Scanning a whole tree: exact findings per rule over the fixture repository, parallel runs, bad input and safety."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-from accelpilot.errors import InputFileError, UnknownNameError
-from accelpilot.porting.rules import RECORD_CATEGORY, RULES, get_rule, resolve_targets
-from accelpilot.porting.scanner import classify, scan_path, scan_python
+from accelpilot.errors import InputFileError
+from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan import scan_path
 
-REPO = Path(__file__).parent / "fixtures" / "repo"
+REPO = Path(__file__).parent.parent / "fixtures" / "repo"
 
 # Every finding the fixture repository must produce: (line, rule) per file; line 0 = whole file.
 EXPECTED: dict[str, list[tuple[int, str]]] = {
@@ -157,141 +156,11 @@ def test_every_static_rule_is_covered_by_the_fixtures() -> None:
 
 
 def test_parallel_scan_equals_serial(monkeypatch: pytest.MonkeyPatch) -> None:
-    import accelpilot.porting.scanner as sc
+    import accelpilot.porting.scan.run as sc
 
     monkeypatch.setattr(sc, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(sc, "CHUNK", 2)
     assert _found(scan_path(REPO, jobs=2)) == _found(scan_path(REPO, jobs=1))
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in REPO.glob("*.py")))
-def test_pruned_scan_equals_full_parse(name: str) -> None:
-    src = (REPO / name).read_bytes()
-    pruned = sorted((r, ln) for r, ln, _, _ in scan_python(src))
-    full = sorted((r, ln) for r, ln, _, _ in scan_python(src, prune=False))
-    assert pruned == full
-
-
-def test_docstrings_and_comments_are_not_code() -> None:
-    src = '"""torch.cuda.synchronize() and "cuda" in a docstring."""\n# x.cuda()\ndef f():\n    """s3://b/k"""\n'
-    assert scan_python(src) == []
-    assert scan_python(src, prune=False) == []
-
-
-def test_numpy_unique_and_non_forward_item_are_not_hazards() -> None:
-    src = "import numpy as np\nimport torch\n\ndef prep(a):\n    return np.unique(a), a.sum().item()\n"
-    assert scan_python(src) == []
-
-
-def test_block_boundary_fallback_on_column0_string() -> None:
-    # A column-0 line inside a triple-quoted string splits blocks wrongly; the scanner falls back to a full parse.
-    src = 'import torch\nX = """\nclass Fake:\n"""\ndef f(x):\n    return x.cuda()\n'
-    assert [(r, ln) for r, ln, _, _ in scan_python(src)] == [("cuda-call", 6)]
-
-
-def test_text_comment_lines_are_skipped_but_sbatch_directives_are_read(tmp_path: Path) -> None:
-    (tmp_path / "run.sh").write_text("# nvidia-smi\n#SBATCH --gpus=4\necho ok # not a comment line: nvidia-smi\n")
-    log = scan_path(tmp_path)
-    assert sorted((f.line, f.rule) for f in log.findings) == [(2, "slurm-gpu-gres"), (3, "nvidia-smi")]
-
-
-def test_rocm_image_and_classify() -> None:
-    assert classify("Dockerfile") == "dockerfile"
-    assert classify("Dockerfile.gpu") == "dockerfile"
-    assert classify("requirements-dev.txt") == "requirements"
-    assert classify("notes.txt") is None
-    assert classify("k.cuh") == "cuda"
-
-
-def test_rocm_base_image(tmp_path: Path) -> None:
-    (tmp_path / "Dockerfile").write_text("FROM rocm/pytorch:latest\n")
-    assert [(f.line, f.rule) for f in scan_path(tmp_path).findings] == [(1, "rocm-base-image")]
-
-
-def test_rule_registry() -> None:
-    for r in RULES.values():
-        assert r.category in RECORD_CATEGORY and r.dimension in ("source", "model", "operational", "commercial")
-        assert r.severity in ("info", "warning", "blocking") and r.effort in ("hours", "days", "weeks")
-        assert r.targets and r.why
-    with pytest.raises(UnknownNameError, match="did you mean 'cuda-call'"):
-        get_rule("cuda-cal")
-    assert resolve_targets(["neuron"]) == frozenset({"trainium", "inferentia"})
-    with pytest.raises(UnknownNameError):
-        resolve_targets(["tpu"])
-
-
-def test_target_filter() -> None:
-    gpu = scan_path(REPO, jobs=1, targets=resolve_targets(["gpu"]))
-    assert gpu.findings and all("gpu" in f.targets for f in gpu.findings)
-    rules = {f.rule for f in gpu.findings}
-    assert "neuron-api" in rules and "nki-kernel" in rules and "cuda-call" not in rules
-    trn = scan_path(REPO, jobs=1, targets=resolve_targets(["trainium"]))
-    assert "cuda-call" in {f.rule for f in trn.findings} and "neuron-api" not in {f.rule for f in trn.findings}
-
-
-def test_json_shape() -> None:
-    data = json.loads(scan_path(REPO, jobs=1).to_json())
-    assert {"findings", "summary", "skipped", "files_scanned"} <= set(data)
-    f = data["findings"][0]
-    assert {
-        "rule",
-        "category",
-        "record_category",
-        "dimension",
-        "severity",
-        "file",
-        "line",
-        "message",
-        "why",
-        "effort",
-        "targets",
-        "fingerprint",
-    } <= set(f)
-    s = data["summary"]
-    assert sum(s["by_category"].values()) == s["total"] == len(data["findings"])
-    assert sum(s["by_dimension"].values()) == s["total"]
-    assert list(s["by_record_category"]) == [
-        "device-specific code path",
-        "container difference",
-        "unsupported operator",
-        "data movement step",
-        "operational integration",
-    ]
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Baseline and suppression
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def test_baseline_ignores_line_shifts_and_shows_new(tmp_path: Path) -> None:
-    repo = tmp_path / "r"
-    repo.mkdir()
-    (repo / "a.py").write_text("import torch\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n")
-    base = scan_path(repo)
-    assert len(base.findings) == 2
-    # edits above move the lines; one new finding appears; a duplicate of a known line is new too (multiset)
-    (repo / "a.py").write_text(
-        "import torch\n# a new comment\n\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
-        "y = torch.ones(2).to('cuda')\ntorch.cuda.synchronize()\n"
-    )
-    now = scan_path(repo).new_since(base, "base.json")
-    assert [(f.line, f.rule) for f in now.findings] == [(7, "cuda-device-literal"), (8, "torch-cuda-api")]
-    assert now.baseline_known == 2 and now.summary.total == 2
-
-
-def test_suppression_in_text_files(tmp_path: Path) -> None:
-    (tmp_path / "Dockerfile").write_text(
-        "# accelpilot: ignore[cuda-base-image]\nFROM nvidia/cuda:12.1.0-base\nRUN nvidia-smi  # accelpilot: ignore[dcgm]\n"
-    )
-    log = scan_path(tmp_path)
-    assert [(f.line, f.rule) for f in log.findings] == [(3, "nvidia-smi")]
-    assert log.suppressed == 1
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Bad input and safety
-# ---------------------------------------------------------------------------------------------------------------
 
 
 def test_scanned_code_is_never_imported_or_run(tmp_path: Path) -> None:
@@ -353,10 +222,3 @@ def test_permission_denied_is_skipped(tmp_path: Path) -> None:
 def test_missing_path_is_a_user_error() -> None:
     with pytest.raises(InputFileError, match="no such file"):
         scan_path("/definitely/not/here")
-
-
-def test_excluded_directories_are_recorded(tmp_path: Path) -> None:
-    (tmp_path / ".venv").mkdir()
-    (tmp_path / ".venv" / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
-    log = scan_path(tmp_path)
-    assert log.findings == [] and [(s.path, s.reason) for s in log.skipped] == [(".venv", "excluded directory")]

@@ -1,0 +1,121 @@
+"""The pattern tables: which names, strings and imports mean which rule.
+
+Its own module because both the pruning pass (``prune.py``, which must find every line a detector could report)
+and the Python visitor (``visitor.py``, which decides) read these tables; neither imports the other.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (rule id, line, message, snippet); plain tuples so worker processes return them cheaply.
+RawFinding = tuple[str, int | None, str, str]
+
+# Patterns shared by text files and Python string constants.
+STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("object-store-uri", re.compile(r"\b(?:s3|gs|az|abfss|wasbs)://[\w.\-{}$/]*"), "object-store location {m}"),
+    ("slurm-gpu-gres", re.compile(r"--gres[= ]gpu\S*|--gpus(?:-per-\w+)?[= ]\S+"), "Slurm GPU request {m}"),
+    ("k8s-gpu-resource", re.compile(r"nvidia\.com/gpu"), "Kubernetes resource {m}"),
+    ("k8s-neuron-resource", re.compile(r"aws\.amazon\.com/neuron\w*"), "Kubernetes resource {m}"),
+    ("nvidia-smi", re.compile(r"\bnvidia-smi\b"), "calls {m}"),
+    ("dcgm", re.compile(r"\bdcgm\w*|\bDCGM\w*", re.I), "NVIDIA DCGM ({m})"),
+    ("neuron-tools", re.compile(r"\bneuron-(?:ls|top|monitor)\b"), "calls {m}"),
+    ("cuda-visible-devices", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "device selection via {m}"),
+    ("nccl-backend", re.compile(r"\bNCCL_[A-Z_]+\b"), "NCCL setting {m}"),
+    ("cloudwatch", re.compile(r"\bcloudwatch\b", re.I), "CloudWatch integration ({m})"),
+    (
+        "local-nvme-path",
+        re.compile(
+            r"(?:/mnt/nvme\w*|/nvme\d\w*|/local_nvme\w*|/opt/dlami/nvme|/scratch\b|/raid\b"
+            r"|/local_disk\w*)"
+        ),
+        "local path {m}",
+    ),
+)
+STRING_TRIGGER = re.compile(
+    r"://|gres|--gpus|nvidia|neuron|dcgm|DCGM|CUDA_VISIBLE|NCCL_|cloudwatch|CloudWatch|nvme|/scratch|/raid|/local_disk"
+)
+
+
+# import name (longest dotted prefix wins) -> rule
+LIBRARIES: dict[str, str] = {
+    "flash_attn": "flash-attn",
+    "flash_attn_interface": "flash-attn",
+    "xformers": "xformers",
+    "apex": "apex",
+    "bitsandbytes": "bitsandbytes",
+    "deepspeed": "deepspeed",
+    "cupy": "cupy",
+    "cupyx": "cupy",
+    "numba.cuda": "numba-cuda",
+    "triton": "triton-kernel",
+    "pycuda": "cuda-only-library",
+    "tensorrt": "cuda-only-library",
+    "torch_tensorrt": "cuda-only-library",
+    "transformer_engine": "cuda-only-library",
+    "nvidia.dali": "cuda-only-library",
+    "cuda": "cuda-only-library",
+    "torch_neuronx": "neuron-api",
+    "torch_neuron": "neuron-api",
+    "neuronx_distributed": "neuron-api",
+    "libneuronxla": "neuron-api",
+    "transformers_neuronx": "neuron-api",
+    "optimum.neuron": "neuron-api",
+    "neuronxcc": "neuron-api",
+    "neuronxcc.nki": "nki-kernel",
+    "nki": "nki-kernel",
+    "torch_xla": "xla-api",
+    "boto3": "cloud-storage-sdk",
+    "botocore": "cloud-storage-sdk",
+    "google.cloud.storage": "cloud-storage-sdk",
+    "gcsfs": "cloud-storage-sdk",
+    "s3fs": "cloud-storage-sdk",
+    "azure.storage": "cloud-storage-sdk",
+    "sagemaker": "sagemaker",
+    "pynvml": "nvidia-smi",
+    "pydcgm": "dcgm",
+    "dcgm_structs": "dcgm",
+    "dcgm_fields": "dcgm",
+}
+# Exact string constants (dynamic imports, device names, attention backends).
+EXACT_STRINGS: dict[str, str] = {
+    **{name: rule for name, rule in LIBRARIES.items() if "." not in name and name not in ("cuda", "nki", "apex")},
+    "nccl": "nccl-backend",
+    "flash_attention_2": "flash-attn",
+    "flash_attention_3": "flash-attn",
+    "reduce-overhead": "cuda-graphs",
+    "max-autotune": "cuda-graphs",
+}
+QUOTED_WORDS = frozenset(k.encode() for k in EXACT_STRINGS)
+DEVICE = re.compile(r"^(cuda|neuron|xla|mps)(?::\d+)?$")
+DEVICE_RULE = {"cuda": "cuda-device-literal", "neuron": "neuron-api", "xla": "xla-api", "mps": "mps-device"}
+NON_TORCH_MODULES = ("numpy", "pandas", "jax", "tensorflow", "scipy", "cupy")
+DEFAULT_ALIASES = {"np": "numpy", "pd": "pandas", "jnp": "jax.numpy", "tf": "tensorflow"}
+DATA_DEPENDENT_METHODS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount"})
+HOST_SYNC_METHODS = frozenset({"item", "tolist", "numpy"})
+TENSOR_VALUE_METHODS = frozenset({"any", "all", "item", "sum", "max", "min", "mean", "norm", "equal", "allclose"})
+HUB_CALLS = frozenset(
+    {"from_pretrained", "hf_hub_download", "snapshot_download", "load_state_dict_from_url", "download_url_to_file"}
+)
+CUDA_GRAPH_NAMES = (
+    "torch.cuda.graph",
+    "torch.cuda.CUDAGraph",
+    "torch.cuda.make_graphed_callables",
+    "torch.cuda.graphs",
+)
+
+
+IMPORT_ROOTS = frozenset({k.split(".")[0].encode() for k in LIBRARIES} | {b"torch", b"google", b"azure"})
+
+
+def import_root(module: bytes) -> bool:
+    return module.split(b".", 1)[0] in IMPORT_ROOTS
+
+
+def lib_rule(dotted: str) -> str | None:
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        rule = LIBRARIES.get(".".join(parts[:i]))
+        if rule:
+            return rule
+    return None

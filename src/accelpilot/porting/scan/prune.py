@@ -1,0 +1,258 @@
+"""Pruning: find the lines where some Python detector could fire, and the smallest blocks that hold them.
+
+Speed comes from not parsing what cannot match: the trigger pass finds the lines where some rule's token appears;
+only the top-level blocks (``def``/``class``/statement) holding such a line are parsed, and the visitor skips every
+subtree whose line span holds no trigger. Every detector's evidence contains one of the trigger tokens, which is
+what makes the pruning exact; ``tests/porting/scan/test_prune.py`` checks pruned and full scans agree.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Callable
+
+from accelpilot.porting.scan.patterns import QUOTED_WORDS, import_root
+
+
+def _not_code(data: bytes, i: int) -> bool:
+    """The position is on a comment line or a doctest line (``>>>``/``...``), which never holds code paths."""
+    ls = data.rfind(b"\n", 0, i) + 1
+    head = data[ls:i].lstrip()
+    return head.startswith((b"#", b">>>", b"... "))
+
+
+def _in_forward(data: bytes, i: int) -> bool:
+    """Lexically: the nearest ``def``/``class`` header indented less than this line is ``def forward``."""
+    ls = data.rfind(b"\n", 0, i) + 1
+    line = data[ls:i]
+    ci = len(line) - len(line.lstrip(b" \t"))
+    k = i
+    while k > 0:
+        k = max(data.rfind(b"def ", 0, k), data.rfind(b"class ", 0, k))
+        if k < 0:
+            return False
+        hs = data.rfind(b"\n", 0, k) + 1
+        head = data[hs:k]
+        pad = head.lstrip(b" \t")
+        if pad in (b"", b"async ") and len(head) - len(pad) < ci:
+            return data.startswith(b"def forward", k) and not data[k + 11 : k + 12].isalnum()
+    return False
+
+
+def _one_argument(data: bytes, j: int) -> bool:
+    """``torch.where(`` at ``j`` (just past "where"): True unless a top-level comma shows two or more arguments."""
+    depth = 0
+    for k in range(j, min(len(data), j + 400)):
+        c = data[k]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return True
+        elif c == 44 and depth == 1:  # ","
+            return False
+    return True
+
+
+def _inside_brackets(data: bytes, i: int) -> bool:
+    ls = data.rfind(b"\n", 0, i) + 1
+    head = data[ls:i]
+    return head.count(b"[") > head.count(b"]")
+
+
+def _on_condition_line(data: bytes, i: int) -> bool:
+    """The token sits on a line with an if/elif/while/assert (a branch on a tensor value)."""
+    ls = data.rfind(b"\n", 0, i) + 1
+    head = data[ls:i]
+    return b"if " in head or b"while " in head or b"assert " in head
+
+
+# Each detector's evidence contains one of these tokens (or a match of PY_REGEXES below); a token with a check
+# counts only where the check holds. Few passes matter more than few hits: each pass reads every byte.
+_Check = Callable[[bytes, int, int], bool] | None
+_SCHEMES = (b"s3", b"gs", b"az", b"abfss", b"wasbs")
+
+
+def _uri(data: bytes, i: int, n: int) -> bool:
+    return data[max(0, i - 5) : i].endswith(_SCHEMES)
+
+
+PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
+    *(
+        (t, None)
+        for t in (
+            b"cuda",
+            b"CUDA",
+            b"NCCL",
+            b"nvidia",
+            b"neuron",
+            b"dcgm",
+            b"DCGM",
+            b"load_inline",
+            b"download",
+            b"from_url",
+            b"--g",
+            b"nvme",
+            b"/scratch",
+            b"/raid",
+            b"/local_disk",
+            b"loudwatch",
+            b"loudWatch",
+            b"mask]",
+        )
+    ),
+    (b"://", _uri),
+)
+_CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
+_FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS
+_DOT = re.compile(
+    rb"\.(item|tolist|numpy|long(?=\()|double|float64|any|all|sum|max|min|mean|norm|equal|allclose|nonzero|unique"
+    rb"|unique_consecutive|masked_select|argwhere|bincount|where|complex\w*|cfloat|cdouble|chalf|polar"
+    rb"|view_as_complex|backends|hub|from_pretrained|jit|autotune|mps|neuron|cuda)\b|\.bool\(\)"
+)
+# "[" then a comparison later on the line, or "[name_mask," / "[name_mask]": boolean-mask indexing candidates.
+_BRACKET_COMPARE = re.compile(rb"\[(?:(?:[^\[\]\n]|\[[^\[\]\n]*\])*?(?:[<>]|[=!]=)|[\w.\s]*mask\w*\s*[\],])")
+_IMPORT_LINE = re.compile(rb"[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))")
+# Short quoted words, then a set lookup: far faster than one regex alternation of every name.
+_QUOTED = re.compile(rb"[\"']([a-z_][\w:.-]{1,30})[\"']")
+_DEVICE_BYTES = re.compile(rb"(?:cuda|neuron|xla|mps)(?::\d+)?$")
+
+
+def trigger_lines(data: bytes) -> list[int]:
+    """Sorted line numbers holding a trigger (``bytes.find`` per token and a few literal-first regexes)."""
+    positions: list[int] = []
+    find = data.find
+    for tok, check in PY_TOKENS:
+        n = len(tok)
+        i = find(tok)
+        while i != -1:
+            if (check is None or check(data, i, n)) and not _not_code(data, i):
+                positions.append(i)
+            i = find(tok, i + n)
+    for m in _DOT.finditer(data):
+        i = m.start()
+        word = m.group(1)
+        if word in _FORWARD_ONLY:
+            if word in _CONDITION_METHODS and not _on_condition_line(data, i):
+                continue
+            if not _in_forward(data, i):
+                continue
+        elif word == b"where" and not _one_argument(data, m.end()):
+            continue
+        elif word is None and not _inside_brackets(data, i):
+            continue  # ".bool()" counts only inside an index
+        if not _not_code(data, i):
+            positions.append(i)
+    for m in _BRACKET_COMPARE.finditer(data):
+        if b" for " in m.group(0):
+            continue  # a comprehension's filter, not an index
+        if not _not_code(data, m.end() - 1):
+            positions.append(m.end() - 1)
+    quoted = set(_QUOTED.findall(data))
+    if not (quoted & QUOTED_WORDS or any(_DEVICE_BYTES.match(w) for w in quoted if w[:1] in b"cnxm")):
+        quoted.clear()
+    for m in _QUOTED.finditer(data) if quoted else ():
+        w = m.group(1)
+        if (w in QUOTED_WORDS or _DEVICE_BYTES.match(w)) and not _not_code(data, m.end() - 1):
+            positions.append(m.end() - 1)
+    i = find(b"import ")
+    while i != -1:
+        ls = data.rfind(b"\n", 0, i) + 1
+        im = _IMPORT_LINE.match(data, ls)
+        if im and import_root(im.group(1) or im.group(2)):
+            positions.append(ls)
+        i = find(b"import ", i + 7)
+    if not positions:
+        return []
+    positions.sort()
+    lines: list[int] = []
+    pos = 0
+    lineno = 1
+    count = data.count
+    for p in positions:
+        lineno += count(b"\n", pos, p)
+        pos = p
+        if not lines or lines[-1] != lineno:
+            lines.append(lineno)
+    return lines
+
+
+_CONTINUATION = (b"else", b"elif", b"except", b"finally", b"case")
+# A newline-first pattern searches much faster than "^" with re.M (the engine skips to each "\n").
+_COL0 = re.compile(rb"\n[^ \t\r\n#)\]}]")
+_COL4 = re.compile(rb"\n    [^ \t\r\n#)\]}]")
+_WORD = re.compile(rb"\w+")
+_CLASS_WRAPPER = b"class _:\n"
+
+# A unit is (first line, start offset, end offset, is_class_member): the smallest block parsed on its own.
+Unit = tuple[int, int, int, bool]
+
+
+def _blocks(data: bytes, rx: re.Pattern[bytes], start: int, end: int, indent: int, line0: int) -> list[Unit]:
+    """Statements at one indentation between two offsets; decorators stay with their def/class."""
+    starts: list[tuple[int, int]] = []
+    pos = start
+    lineno = line0
+    pending_decorator = False
+    count = data.count
+    first = [] if start > 0 or data[:1] in (b"", b" ", b"\t", b"\r", b"\n", b"#", b")", b"]", b"}") else [None]
+    for m in (*first, *rx.finditer(data, max(0, start - 1), end)):
+        off = m.start() + 1 if m is not None else 0
+        lineno += count(b"\n", pos, off)
+        pos = off
+        head = off + indent
+        if data.startswith(_CONTINUATION, head):
+            word = _WORD.match(data, head)
+            if word and word.group(0) in _CONTINUATION:
+                continue
+        if pending_decorator:
+            if data.startswith((b"def ", b"class ", b"async "), head):
+                pending_decorator = False
+            continue
+        if data[head] == 64:  # "@"
+            pending_decorator = True
+        starts.append((lineno, off))
+    member = indent > 0
+    return [(ln, off, starts[i + 1][1] if i + 1 < len(starts) else end, member) for i, (ln, off) in enumerate(starts)]
+
+
+def units(data: bytes, hits: list[int]) -> list[Unit]:
+    """The units holding a trigger line: top-level blocks, or single members (methods) of a top-level class."""
+    tops = _blocks(data, _COL0, 0, len(data), 0, 1)
+    top_lines = [u[0] for u in tops]
+    chosen: dict[int, Unit] = {}
+    split: dict[int, tuple[list[Unit], list[int]]] = {}
+    for h in hits:
+        i = bisect.bisect_right(top_lines, h) - 1
+        if i < 0:
+            continue
+        ln, start, end, _ = tops[i]
+        head = start
+        while data.startswith(b"@", head):  # skip decorators to see whether this is a class
+            nl = data.find(b"\n", head)
+            head = nl + 1 if nl != -1 else end
+        if not data.startswith(b"class ", head) or end - start < 2000:
+            chosen[start] = tops[i]
+            continue
+        if i not in split:
+            body = data.find(b"\n", head) + 1
+            members = _blocks(data, _COL4, body, end, 4, ln + data.count(b"\n", start, body))
+            first = members[0][1] if members else end
+            header = (ln, start, first, False)  # "class X(...):" plus docstring and class attributes
+            units = [header, *members]
+            split[i] = (units, [u[0] for u in units])
+        units, lines = split[i]
+        j = bisect.bisect_right(lines, h) - 1
+        if j >= 0:
+            chosen[units[j][1]] = units[j]
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def parse_unit(data: bytes, unit: Unit) -> ast.Module:
+    ln, start, end, member = unit
+    if member:  # keep the indentation valid: a dummy class around one method, at the same line numbers
+        return ast.parse(b"\n" * (ln - 2) + _CLASS_WRAPPER + data[start:end])
+    return ast.parse(b"\n" * (ln - 1) + data[start:end])

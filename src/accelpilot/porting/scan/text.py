@@ -1,0 +1,102 @@
+"""Line rules for files that are not Python: Dockerfiles, shell and Slurm scripts, YAML/JSON job specs,
+requirements and packaging files."""
+
+from __future__ import annotations
+
+import re
+
+from accelpilot.porting.scan.patterns import STRING_RULES, RawFinding
+from accelpilot.porting.scan.suppress import SUPPRESS
+
+# Text-only rules (job specs, Dockerfiles, shell, requirements).
+_PACKAGES: tuple[tuple[str, str], ...] = (
+    (r"flash[-_]attn", "flash-attn"),
+    (r"xformers", "xformers"),
+    (r"bitsandbytes", "bitsandbytes"),
+    (r"deepspeed", "deepspeed"),
+    (r"cupy(?:-cuda\w*)?", "cupy"),
+    (r"apex", "apex"),
+    (r"triton", "triton-kernel"),
+    (r"tensorrt|torch[-_]tensorrt|transformer[-_]engine|pycuda|nvidia-dali\S*|cuda-python", "cuda-only-library"),
+    (r"numba-cuda", "numba-cuda"),
+    (r"sagemaker", "sagemaker"),
+)
+TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    *STRING_RULES,
+    (
+        "cuda-version-pin",
+        re.compile(
+            r"\+cu\d{2,3}\b|download\.pytorch\.org/whl/cu\d+|\bnvidia-[\w-]+-cu1\d\b"
+            r"|\bcudatoolkit\S*|\bcuda-toolkit\S*|\bCUDA_VERSION\b\S*|\bTORCH_CUDA_ARCH_LIST\b"
+            r"|\bcuda-version\S*|\bpytorch-cuda\S*"
+        ),
+        "CUDA pin {m}",
+    ),
+    (
+        "neuron-package-pin",
+        re.compile(
+            r"\b(?:neuronx-cc|torch-neuronx|torch-neuron|neuronx-distributed|aws-neuronx"
+            r"[\w-]*|transformers-neuronx|libneuronxla)\b[\w.*=<>!~+-]*|pip\.repos\.neuron\.amazonaws"
+            r"\.com"
+        ),
+        "Neuron package {m}",
+    ),
+    ("nccl-backend", re.compile(r"backend\W{1,4}nccl\b"), "NCCL backend {m}"),
+    ("sagemaker", re.compile(r"\bml\.(?:p\d\w*|g\d\w*|trn\d\w*|inf\d\w*)\.\w+"), "SageMaker instance type {m}"),
+    (
+        "hub-download",
+        re.compile(r"\bhf_hub_download\b|\bsnapshot_download\b|huggingface-cli download|hf download"),
+        "downloads weights at run time ({m})",
+    ),
+    *((rule, re.compile(rf"(?<![\w./-])(?:{pat})(?![\w/])"), "package {m}") for pat, rule in _PACKAGES),
+)
+_IMAGE = re.compile(r"""["']?image["']?\s*:\s*["']?([\w./:@-]+)""")
+_FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.I)
+
+
+def _image_rule(image: str) -> str | None:
+    low = image.lower()
+    if "neuron" in low:
+        return "neuron-base-image"
+    if "rocm" in low:
+        return "rocm-base-image"
+    if low.startswith(("nvidia/cuda", "nvcr.io/", "nvidia/")) or "cuda" in low or "cudnn" in low:
+        return "cuda-base-image"
+    return None
+
+
+def scan_text(text: str, kind: str) -> list[RawFinding]:
+    """Line rules over a non-Python file; ``#`` comment lines are skipped except Slurm/PBS directives."""
+    found: list[RawFinding] = []
+    seen: set[tuple[str, int]] = set()
+    hash_comments = kind in ("dockerfile", "shell", "yaml", "requirements", "packaging")
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if "accelpilot:" in line:
+            line = SUPPRESS.sub("", line)  # a suppression comment's own rule ids are not findings
+        stripped = line.lstrip()
+        if not stripped:
+            continue
+        if hash_comments and stripped.startswith("#") and not stripped.startswith(("#SBATCH", "#PBS", "#$")):
+            continue
+        if kind in ("yaml", "json"):
+            for m3 in _IMAGE.finditer(line):
+                rule = _image_rule(m3.group(1))
+                if rule and (rule, lineno) not in seen:
+                    found.append((rule, lineno, f"container image {m3.group(1)}", line))
+                    seen.add((rule, lineno))
+        if kind == "dockerfile":
+            m = _FROM.match(line)
+            if m:
+                rule = _image_rule(m.group(1))
+                if rule:
+                    found.append((rule, lineno, f"base image {m.group(1)}", line))
+                    seen.add((rule, lineno))
+                continue
+        for rule, pat, template in TEXT_RULES:
+            if (rule, lineno) in seen:
+                continue
+            m2 = pat.search(line)
+            if m2:
+                seen.add((rule, lineno))
+                found.append((rule, lineno, template.format(m=m2.group(0)), line))
+    return found

@@ -1,0 +1,20 @@
+"""Line rules of non-Python files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+REPO = Path(__file__).parent.parent / "fixtures" / "repo"
+
+
+def test_text_comment_lines_are_skipped_but_sbatch_directives_are_read(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("# nvidia-smi\n#SBATCH --gpus=4\necho ok # not a comment line: nvidia-smi\n")
+    log = scan_path(tmp_path)
+    assert sorted((f.line, f.rule) for f in log.findings) == [(2, "slurm-gpu-gres"), (3, "nvidia-smi")]
+
+
+def test_rocm_base_image(tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text("FROM rocm/pytorch:latest\n")
+    assert [(f.line, f.rule) for f in scan_path(tmp_path).findings] == [(1, "rocm-base-image")]
