@@ -280,6 +280,8 @@ def render_md(report: Report) -> str:
         dev = p.platform.get("device_name") or p.platform.get("device")
         md.add(f"### {p.kind.capitalize()} pilot on {esc(dev)}: workload {esc(p.workload)}", "")
         status = {True: "reached its target", False: "did not reach its target", None: "no quality target"}[p.accepted]
+        if p.errors:
+            status = "failed (errors below)"
         use = (
             ("prices: " + ", ".join(esc(x) for x in p.priced_by))
             if p.priced_by
@@ -288,6 +290,9 @@ def render_md(report: Report) -> str:
         md.add(f"{esc(p.path, code=True)} · {p.created} · {status} · {use}", "")
         if p.command:
             md.add(f"Reproduce: {esc(p.command, code=True)}", "")
+        if p.errors:
+            md.add(f"**This pilot recorded {len(p.errors)} error(s); no run of it is priced as accepted:**", "")
+            md.add(*(f"- {esc(e)}" for e in p.errors), "")
         md.table(["figure", "key", "value"], [[esc(f.figure.label), esc(f.key), md.num(f.figure)] for f in p.figures])
         if p.samples:
             md.table(
