@@ -195,11 +195,10 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
             + f"no new report was written: the report in {plan.out}, if any, is the previous one"
         ) from None
     except OSError as exc:
-        if exc.filename is None:
-            raise
+        # Inputs are read (and their errors named) before anything runs; an OSError now is a write under --out.
         raise InputFileError(
             f"cannot write ({exc.strerror or exc.__class__.__name__})",
-            file=str(exc.filename),
+            file=str(exc.filename or plan.out),
             field="--out",
             fix="free space or name a writable folder",
         ) from None
