@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"accelpilot: error: {exc}\n")
         return exc.exit_code
     except Interrupted as exc:
-        sys.stderr.write(f"accelpilot: interrupted: {exc}\n")
+        sys.stderr.write(f"accelpilot: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("accelpilot: interrupted\n")
