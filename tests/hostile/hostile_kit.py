@@ -9,12 +9,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+import accelpilot
 from accelpilot.figures import measured
 from accelpilot.pilot.result import PilotResult, Platform, ServingSummary, TrainingSummary, WorkloadInfo
 from accelpilot.porting.log import Finding, PortabilityLog
 from accelpilot.porting.rules import get_rule
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(accelpilot.__file__).resolve().parents[1])  # children run the code this test process imported
 
 SCENARIO = """
 [scenario]

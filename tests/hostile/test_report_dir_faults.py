@@ -3,6 +3,7 @@ read-only folder, a full disk. Readers see the old set or the new set, never a m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -187,3 +188,39 @@ def test_disk_full_during_pilot_scan_log_is_one_line(
     line = one_error_line(err)
     assert "No space left on device" in line and "--out" in line
     assert not list((small / "rep" / "inputs").glob("*.tmp"))  # no partial log left behind
+
+
+@pytest.mark.parametrize("die_at", [1, 2, 3])
+def test_a_kill_at_any_rename_leaves_one_whole_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, die_at: int
+) -> None:
+    """Deterministic twin of the SIGKILL test: the process 'dies' (SystemExit) at the n-th rename of the write.
+
+    Renaming the three files one by one (before issue 11) left a new report.html beside the old .md and .json.
+    """
+    import accelpilot.report.write as w
+
+    base = make_report(bundled_scenario())
+    out = tmp_path / "rep"
+    write_report(base, out)
+    calls = 0
+
+    def dying(real: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kw: object) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == die_at:
+                raise SystemExit("killed")
+            return real(*args, **kw)
+
+        return call
+
+    monkeypatch.setattr(os, "replace", dying(os.replace))
+    monkeypatch.setattr(os, "rename", dying(os.rename))
+    if hasattr(w, "_exchange"):
+        monkeypatch.setattr(w, "_exchange", dying(w._exchange))
+    with contextlib.suppress(SystemExit):  # fewer renames than die_at: the write simply completes
+        write_report(base.model_copy(update={"title": "set-a-0"}), out)
+    monkeypatch.undo()
+    assert sorted(os.listdir(out)) == sorted(FILES)
+    assert len(_titles(out)) == 1, _titles(out)
