@@ -2,40 +2,48 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Two stamps: the main job needs only the package and its pilot extra; development adds the tools and chromium.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: setup browser run test lint bench clean
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, pinned, so nothing later pulls a multi-GB CUDA build (DEVELOPERS.md).
 	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[pilot]'
+	touch $@
+
+$(DEV_STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install -q -e '.[pilot,dev]'
-	touch $(STAMP)
+	touch $@
 
-setup: $(STAMP)
+# Development setup: tools, and Debian's chromium for the report's browser tests.
+setup: $(DEV_STAMP) browser
 
-# Debian's chromium for the report's browser tests (skipped with a reason where it cannot be installed).
+# Chromium is skipped, with a reason, where it cannot be installed; the browser tests then skip too.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	  echo "chromium not installed: browser tests will be skipped"; }
 
-run: setup
+run: $(RUN_STAMP)
 	$(BIN)/accelpilot pilot --out report
 
-lint: setup
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
-test: setup browser
+test: setup
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
-bench: setup
+bench: $(DEV_STAMP)
 	for b in benchmarks/*.py; do case $$b in */gpu_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

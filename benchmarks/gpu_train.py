@@ -27,7 +27,9 @@ if os.environ.get("ACCELPILOT_WARM_CACHE") != "1":
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_cache, "inductor")
     os.environ["TRITON_CACHE_DIR"] = os.path.join(_cache, "triton")
 
-from accelpilot.pilot.train import Reporter, TrainConfig, TrainingPilot
+from accelpilot.pilot.train.config import TrainConfig
+from accelpilot.pilot.train.pilot import TrainingPilot
+from accelpilot.pilot.train.record import Reporter
 
 REFERENCE_TOKENS_PER_S_H200 = 486_000.0  # gpu_reference.py compiled loop, H200, 2026-11-30 (orientation only)
 

@@ -17,7 +17,7 @@ import time
 import torch
 
 from accelpilot.pilot import device as dev
-from accelpilot.pilot.train_loop import Trainer, build_model, fused_optimizer_supported, timed_steps
+from accelpilot.pilot.train.loop import Trainer, build_model, fused_optimizer_supported, timed_steps
 from accelpilot.pilot.workloads.gpt import GPTWorkload
 
 

@@ -243,22 +243,20 @@ def _run_procedure(plan: PilotPlan, progress: Callable[[str], None]) -> PilotOut
 
     local: list[Path] = []
     cpu = plan.device.split(":")[0] == "cpu"
-    if not plan.skip_train:
-        progress(f"training pilot on {plan.device}")
+    pilots = (
+        ("train", "training", plan.skip_train, CPU_TRAIN_ARGS, plan.workload),
+        ("serve", "serving", plan.skip_serve, CPU_SERVE_ARGS, plan.serve_workload),
+    )
+    for kind, noun, skip, cpu_args, workload in pilots:
+        if skip:
+            continue
+        progress(f"{noun} pilot on {plan.device}")
         t = time.perf_counter()
-        args = ["--device", plan.device, *(CPU_TRAIN_ARGS if cpu else ())]
-        if plan.workload:
-            args += ["--workload", plan.workload]
-        local.append(_run_child("train", args, results_dir, inputs / "train.log"))
-        phases["train"] = time.perf_counter() - t
-    if not plan.skip_serve:
-        progress(f"serving pilot on {plan.device}")
-        t = time.perf_counter()
-        args = ["--device", plan.device, *(CPU_SERVE_ARGS if cpu else ())]
-        if plan.serve_workload:
-            args += ["--workload", plan.serve_workload]
-        local.append(_run_child("serve", args, results_dir, inputs / "serve.log"))
-        phases["serve"] = time.perf_counter() - t
+        args = ["--device", plan.device, *(cpu_args if cpu else ())]
+        if workload:
+            args += ["--workload", workload]
+        local.append(_run_child(kind, args, results_dir, inputs / f"{kind}.log"))
+        phases[kind] = time.perf_counter() - t
 
     progress("pricing, gates and report")
     t = time.perf_counter()

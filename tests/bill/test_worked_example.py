@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import operator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from accelpilot.bill.compute import make_bill
+from accelpilot.bill.model import LineItem, bill_to_json
 from accelpilot.bill.scenario import load_scenario, parse_scenario
 from accelpilot.catalog import load_catalog
 from accelpilot.cli import main
+from accelpilot.errors import VendorClaimError
+from accelpilot.figures import Figure, Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "src/accelpilot/bill/examples/worked-example.toml"
@@ -36,7 +40,35 @@ def test_worked_example_to_the_cent(capsys: pytest.CaptureFixture[str]) -> None:
     for o in out["options"]:
         assert {"name", "cost_per_run", "line_items", "total_36_months"} <= set(o)
         assert o["line_items"][0]["leaves"], "line items keep their inputs"
-    assert all(c["used_in_arithmetic"] is False for c in out["vendor_claims"])
+    assert out["vendor_claims"] and all(c["used_in_arithmetic"] is False for c in out["vendor_claims"])
+
+
+def test_arithmetic_on_every_bundled_claim_raises() -> None:
+    """What keeps claims out of the bill: each claim the bill shows refuses arithmetic with the bill's own numbers."""
+    bill = make_bill(load_scenario(BUNDLED), load_catalog())
+    cost = bill.option("p5.48xlarge on-demand").cost_per_run
+    assert cost is not None and bill.vendor_claims
+    for row in bill.vendor_claims:
+        claim = row.figure()
+        for op, a, b in ((operator.mul, cost, claim), (operator.mul, claim, cost), (operator.truediv, cost, claim)):
+            with pytest.raises(VendorClaimError, match="vendor claim"):
+                op(a, b)
+        with pytest.raises(VendorClaimError, match="vendor claim"):
+            _ = claim + claim
+
+
+def test_used_in_arithmetic_is_read_from_the_figures() -> None:
+    """A claim smuggled past Figure's arithmetic (built by hand as an input) is reported as used, by id."""
+    bill = make_bill(load_scenario(BUNDLED), load_catalog())
+    row = bill.vendor_claims[0]
+    smuggled = Figure(value=1, unit="USD", kind=Kind.DERIVED, label="smuggled", inputs=(row.figure(),))
+    o = bill.options[0]
+    bad = o.model_copy(update={"line_items": [*o.line_items, LineItem(name="x", per="run", figure=smuggled)]})
+    tampered = bill.model_copy(update={"options": [bad, *bill.options[1:]]})
+    assert bill.claims_in_arithmetic() == set()
+    assert tampered.claims_in_arithmetic() == {row.id}
+    flags = {c["id"]: c["used_in_arithmetic"] for c in bill_to_json(tampered)["vendor_claims"]}
+    assert flags[row.id] is True and not any(v for k, v in flags.items() if k != row.id)
 
 
 def test_exact_decimals_in_the_model() -> None:

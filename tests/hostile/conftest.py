@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests.hostile.hostile_kit
 
-from hostile_kit import SCENARIO, child_env, dump, scan_log, serving_result, training_result
+from tests.hostile.hostile_kit import SCENARIO, child_env, dump, scan_log, serving_result, training_result
 
 from accelpilot.cli import main
 

@@ -1,6 +1,6 @@
 """Helpers for the hostile-input and fault suite (issue 11): valid files to break one field at a time, and the
 check that stderr is one accelpilot line without a traceback. Imported by the tests (conftest puts this folder on
-sys.path)."""
+sys.path: the repository root)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from hostile_kit import one_error_line
+from tests.hostile.hostile_kit import one_error_line
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hostile_kit import one_error_line
+from tests.hostile.hostile_kit import one_error_line
 
 import accelpilot.catalog.loader as loader
 from accelpilot.catalog.loader import load_catalog

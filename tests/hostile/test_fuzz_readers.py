@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from hostile_kit import SCENARIO, dump, scan_log, training_result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.hostile.hostile_kit import SCENARIO, dump, scan_log, training_result
 
 from accelpilot.bill.compute import make_bill
 from accelpilot.bill.scenario import load_scenario
@@ -26,7 +26,7 @@ from accelpilot.pilot.result import PilotResult, read_result
 from accelpilot.porting.log import PortabilityLog, load_log
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-OFFER = Path(__file__).resolve().parents[1] / "catalog_importers" / "fixtures" / "amazonec2-offer-sample.json"
+OFFER = Path(__file__).resolve().parents[1] / "catalog" / "importers" / "fixtures" / "amazonec2-offer-sample.json"
 CATALOG = load_catalog()
 
 scalars = (

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_kit import dump, training_result
 from markdown_it import MarkdownIt
+from tests.hostile.hostile_kit import dump, training_result
 
 from accelpilot.report.render_md import esc
 
@@ -131,7 +131,12 @@ def test_hostile_names_stay_text_in_chromium(good: dict[str, Path], tmp_path: Pa
         try:
             page = browser.new_page()
             dialogs: list[str] = []
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+            def on_dialog(d: Any) -> None:
+                dialogs.append(d.message)
+                d.dismiss()
+
+            page.on("dialog", on_dialog)
             page.goto(paths["report.html"].resolve().as_uri())
             page.wait_for_load_state("load")
             body = page.inner_text("body")

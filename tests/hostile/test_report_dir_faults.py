@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hostile_kit import child_env, one_error_line
+from tests.hostile.hostile_kit import child_env, one_error_line
 
 from accelpilot.procedure import bundled_scenario, make_report
 from accelpilot.report.write import FILES, write_report

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_kit import dump, one_error_line, scan_log, serving_result, training_result
+from tests.hostile.hostile_kit import dump, one_error_line, scan_log, serving_result, training_result
 
 Cli = Callable[..., tuple[int, str, str]]
 
 
-def _report(cli: Cli, good: dict[str, Path], *extra: str) -> tuple[int, str, str]:
+def _report(cli: Cli, good: dict[str, Path], *extra: str | Path) -> tuple[int, str, str]:
     return cli("report", "--scenario", good["scenario"], "--out", good["dir"].parent / "rep", *extra)
 
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile_kit import child_env, one_error_line
+from tests.hostile.hostile_kit import child_env, one_error_line
 
 from accelpilot.pilot.result import read_result
 
@@ -90,7 +90,7 @@ WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[2])
-    from hostile_kit import training_result
+    from tests.hostile.hostile_kit import training_result
     from accelpilot.pilot.result import write_result
     r = training_result()
     r = r.model_copy(update={"details": {"pad": "x" * 2_000_000}})  # big enough that a kill lands mid-write
@@ -108,7 +108,7 @@ def test_sigkill_while_writing_a_result_leaves_it_whole(tmp_path: Path) -> None:
     """Already held before issue 11 (temp file, fsync, rename): kept as a guarantee."""
     for delay in (0.0, 0.05, 0.2, 0.5):
         p = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), str(Path(__file__).parent)],
+            [sys.executable, "-c", WRITER, str(tmp_path), str(Path(__file__).resolve().parents[2])],
             stdout=subprocess.PIPE,
             text=True,
             env=child_env(),

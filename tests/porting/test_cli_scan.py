@@ -129,3 +129,73 @@ def test_scan_installed_transformers(capsys: pytest.CaptureFixture[str]) -> None
     assert any("bitsandbytes" in p for p in by_rule["bitsandbytes"])
     assert len(by_rule["torch-cuda-api"]) > 20 and len(by_rule["cuda-device-literal"]) > 20
     assert not [s for s in data["skipped"] if s["reason"].startswith("internal")]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hostile input (issue 11)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _hostile_names(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "evil_\x1b[2J\x1b]0;owned\x07[bold]x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (repo / "Dockerfile").write_text("FROM nvidia/cuda:12\x1b[31mred\n")  # a message quoting file content
+    return repo
+
+
+@pytest.mark.parametrize("fmt", ["table", "md"])
+def test_control_characters_in_names_never_reach_the_terminal(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _hostile_names(tmp_path)
+    assert main(["scan", str(repo), "--jobs", "1", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "evil_\\x1b[2J\\x1b]0;owned\\x07[bold]x.py:2" in out  # shown escaped, markup shown as text
+    assert "nvidia/cuda:12\\x1b[31mred" in out
+
+
+def test_table_written_to_out_is_escaped_too(tmp_path: Path) -> None:
+    repo = _hostile_names(tmp_path)
+    out = tmp_path / "log.txt"
+    assert main(["scan", str(repo), "--jobs", "1", "--format", "table", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "\x1b" not in text and "evil_\\x1b[2J" in text
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "0", "inf"])
+def test_max_file_mb_must_be_positive(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scan", str(REPO), "--jobs", "1", f"--max-file-mb={value}"]) == 2
+    err = capsys.readouterr().err
+    assert "--max-file-mb" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_out_naming_a_folder_or_a_missing_parent_is_refused_before_scanning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import accelpilot.porting.scan as scan_pkg
+
+    def boom(*a: object, **k: object) -> None:
+        raise AssertionError("the scan ran before --out was checked")
+
+    monkeypatch.setattr(scan_pkg, "scan_path", boom)
+    for bad, words in ((tmp_path, "is a folder"), (tmp_path / "missing" / "log.json", "does not exist")):
+        assert main(["scan", str(REPO), "--out", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "--out" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from accelpilot.cli import scan as cli_scan
+
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli_scan.os, "replace", full_disk)
+    out = tmp_path / "log.json"
+    assert main(["scan", str(REPO), "--jobs", "1", "--out", str(out)]) == 2
+    assert os.listdir(tmp_path) == []

@@ -51,7 +51,9 @@ def test_small_model_exports_with_hazards(capsys: pytest.CaptureFixture[str]) ->
     assert {"float32", "float64"} <= set(inv.dtypes)
     src = MODELS / "small_model.py"
     got = sorted((f.rule, f.line) for f in inv.findings)
-    assert got == [("data-dependent-op", _line_of(src, "h.nonzero()")), ("float64-dtype", _line_of(src, "x.double()"))]
+    nz = _line_of(src, "h.nonzero()")
+    # graph breaks are looked for although export succeeded: dynamo breaks on the data-dependent nonzero
+    assert got == [("data-dependent-op", nz), ("float64-dtype", _line_of(src, "x.double()")), ("graph-break", nz)]
     assert all(f.file and f.file.endswith("small_model.py") for f in inv.findings)
     # the call site is the user's line, not torch's own linear.py
     assert {o.op: o.call_site for o in inv.ops}["aten::linear"].endswith(
@@ -141,3 +143,63 @@ def test_reference_gpt_against_both_formats(fixture: str) -> None:
         assert ops["aten::scaled_dot_product_attention"].supported is False and ops["aten::gelu"].supported is True
     log = PortabilityLog().with_inventory(inv)
     assert log.summary.by_record_category["unsupported operator"] == len(inv.findings)
+
+
+def test_no_grad_and_autocast_regions_are_captured() -> None:
+    inv = inventory("small_model:no_grad_model")
+    counts = {o.op: o.count for o in inv.ops}
+    assert inv.method == "torch.export"
+    assert counts["aten::linear"] == 2 and counts["aten::relu"] == 1  # inside no_grad and autocast sub-graphs
+    assert "bfloat16" in inv.dtypes
+
+
+def test_no_operators_is_never_a_success() -> None:
+    inv = inventory("small_model:identity")
+    assert inv.method == "failed" and inv.ops == []
+    assert inv.export_error is not None and "captured no ATen operator" in inv.export_error
+    assert [f.rule for f in inv.findings] == ["export-failure"]
+
+
+def test_cache_outputs_are_captured_with_caching_off() -> None:
+    inv = inventory("small_model:cached")
+    assert inv.method == "torch.export" and inv.export_error is None
+    assert inv.notes == ["captured with config.use_cache=False (cache objects are outputs, not operators)"]
+    assert {o.op for o in inv.ops} >= {"aten::linear", "aten::relu"}
+
+
+def test_graph_breaks_are_looked_for_even_when_export_succeeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import accelpilot.porting.ops as ops
+    from accelpilot.porting.log import GraphBreak
+
+    calls: list[int] = []
+
+    def fake_explain(model: object, inputs: object) -> tuple[int, list[GraphBreak]]:
+        calls.append(1)
+        return 2, [GraphBreak(reason="print() call", location="small_model.py:17")]
+
+    monkeypatch.setattr(ops, "_explain", fake_explain)
+    inv = inventory("small_model:tiny")
+    assert inv.method == "torch.export" and calls == [1]
+    assert [(f.rule, f.file, f.line) for f in inv.findings if f.rule == "graph-break"] == [
+        ("graph-break", "small_model.py", 17)
+    ]
+
+
+def test_the_same_line_found_statically_and_by_capture_is_one_finding() -> None:
+    from accelpilot.porting.log import Finding, OpInventory
+    from accelpilot.porting.rules import get_rule
+
+    rule = get_rule("data-dependent-op")
+    static = Finding.from_rule(rule, file="pkg/model.py", line=12, message="nonzero()", snippet="h.nonzero()")
+    captured = Finding.from_rule(
+        rule, file="src/pkg/model.py", line=12, message="aten::nonzero", snippet="aten::nonzero", source="model"
+    )
+    other = Finding.from_rule(rule, file="src/pkg/model.py", line=30, message="aten::unique", source="model")
+    log = PortabilityLog(findings=[static]).with_inventory(
+        OpInventory(model="m", method="torch.export", findings=[captured, other])
+    )
+    assert [(f.file, f.line, f.source) for f in log.findings] == [
+        ("pkg/model.py", 12, "static"),
+        ("src/pkg/model.py", 30, "model"),
+    ]
+    assert log.findings[0].message == "nonzero() (confirmed by the op inventory)"

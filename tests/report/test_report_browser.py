@@ -51,7 +51,12 @@ def test_report_in_chromium(browser: Any, files: dict[str, Any], tmp_path: Path,
     requests: list[str] = []
     page.on("console", lambda m: console.append((m.type, m.text)))
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d: Any) -> None:
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     page.on("request", lambda r: requests.append(r.url))
     page.goto(paths["report.html"].resolve().as_uri())
     page.wait_for_load_state("load")

@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from accelpilot.catalog import load_catalog
+from accelpilot.errors import VendorClaimError
+from accelpilot.figures import assumption
 from accelpilot.procedure import make_report
 from accelpilot.report.render_html import render_html
 from accelpilot.report.render_json import render_json
@@ -41,6 +44,13 @@ def test_model_sections(report: Any, files: dict[str, Any]) -> None:
 
 def test_vendor_claims_apart_and_never_in_arithmetic(report: Any) -> None:
     assert report.vendor_claims and all(not c.used_in_arithmetic for c in report.vendor_claims)
+    # Each claim the report shows refuses arithmetic: that, not a flag, is what keeps it out of the numbers.
+    cat = load_catalog()
+    for c in report.vendor_claims:
+        row = cat.claim(c.id)
+        assert row is not None
+        with pytest.raises(VendorClaimError):
+            _ = assumption(10, "h") * row.figure()
     kinds = set()
     for o in report.options:
         for li in o.line_items:
@@ -133,10 +143,11 @@ def test_report_for_the_bundled_worked_example() -> None:
     from accelpilot.procedure import bundled_scenario
 
     rep = make_report(bundled_scenario())
-    by = {o.name: o for o in rep.options}
-    assert by["p5.48xlarge on-demand"].cost_per_accepted_run.value == pytest.approx(1100.80)
-    assert by["trn1.32xlarge on-demand"].cost_per_accepted_run.value == pytest.approx(559.00)
-    assert by["trn1.32xlarge reserved 3 years"].cost_per_accepted_run.value == pytest.approx(213.20)
+    by = {o.name: o.cost_per_accepted_run for o in rep.options}
+    assert all(f is not None for f in by.values())
+    assert by["p5.48xlarge on-demand"].value == pytest.approx(1100.80)  # type: ignore[union-attr]
+    assert by["trn1.32xlarge on-demand"].value == pytest.approx(559.00)  # type: ignore[union-attr]
+    assert by["trn1.32xlarge reserved 3 years"].value == pytest.approx(213.20)  # type: ignore[union-attr]
     comp = next(c for c in rep.comparisons if c.candidate == "trn1.32xlarge on-demand")
     assert comp.break_even_runs == 5
     assert rep.decision.verdict == "not_enough_evidence"  # the worked example's hours are assumptions

@@ -75,14 +75,42 @@ def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) 
 
 def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) -> tuple[Figure, list[str]]:
     """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
+    if res.platform.device_type == "endpoint":
+        # an endpoint pilot measured a whole server (all its chips): one instance is one measured server
+        return constant(opt.instances), [
+            f"measured over HTTP at {res.platform.device}: one instance = the measured server, scaled by instances"
+        ]
     inst = cat.instance(opt.instance) if opt.instance else None
     rows = [r for r in cat.prices if opt.instance and r.instance.lower() == opt.instance.lower()]
     count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
     measured_devices = int(res.config.get("world_size") or 1)
-    mult = constant(count * opt.instances) / constant(measured_devices)
+    devices = count * opt.instances
+    mult = constant(devices) / constant(measured_devices)
+    notes: list[str] = []
+    measured_eff = _measured_scaling(res, devices)
     if opt.scaling_efficiency != 1:
         mult = mult * _a(opt.scaling_efficiency, "", "scaling efficiency", where)
-    return mult, _platform_note(opt, cat, res, f"scaled by {count * opt.instances} devices")
+    elif devices > measured_devices and measured_eff is not None:
+        eff, note = measured_eff
+        mult = mult * eff
+        notes.append(note)
+    return mult, _platform_note(opt, cat, res, f"scaled by {devices} devices") + notes
+
+
+def _measured_scaling(res: PilotResult, devices: int) -> tuple[Figure, str] | None:
+    """The scaling efficiency a distributed training pilot measured at the world size nearest ``devices``."""
+    effs = {
+        int(k.removeprefix("scaling_efficiency_world")): f
+        for k, f in res.figures.items()
+        if k.startswith("scaling_efficiency_world") and k.removeprefix("scaling_efficiency_world").isdigit()
+    }
+    if not effs:
+        return None
+    world = min(effs, key=lambda n: (abs(n - devices), -n))
+    note = f"scaling efficiency {float(effs[world].value):.3g} measured at world size {world} (pilot)"
+    if devices > max(effs):
+        note += f"; priced at {devices} devices: extrapolated beyond the largest world size measured ({max(effs)})"
+    return effs[world], note
 
 
 def _platform_note(opt: Option, cat: Catalog, res: PilotResult, how: str) -> list[str]:
@@ -402,6 +430,10 @@ def _price_serving(
         good = _measured(
             sv.goodput_share if sv.goodput_share is not None else 1.0, "", "goodput share", result_path, res
         )
+        # output parity (run serve --compare-to): only answers that match the reference platform count as accepted
+        parity = (sv.model_extra or {}).get("parity_accepted_share")
+        if isinstance(parity, (int, float)) and not isinstance(parity, bool) and 0 <= parity <= 1:
+            good = good * _measured(parity, "", "accepted share of answers (output parity)", result_path, res)
         tpr = (
             _measured(sv.tokens_per_request, "token", "tokens per request", result_path, res)
             if sv.tokens_per_request

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.catalog.model import ClaimRow
-from accelpilot.figures import Figure, fig_ref, money
+from accelpilot.figures import Figure, Kind, fig_ref, money
 
 # The figure the seeds compare options by ("cost per accepted output"), one per workload kind.
 PER_OUTPUT: dict[str, tuple[str, str]] = {
@@ -102,6 +102,21 @@ class Bill(BaseModel):
     def option(self, name: str) -> OptionBill:
         return next(o for o in self.options if o.name == name)
 
+    def figures(self) -> list[Figure]:
+        """Every figure the bill holds: option fields, line items, comparisons."""
+        out: list[Figure] = []
+        for m in [*self.options, *(li for o in self.options for li in o.line_items), *self.comparisons]:
+            out += [v for _, v in m if isinstance(v, Figure)]
+        return out
+
+    def claims_in_arithmetic(self) -> set[str]:
+        """Ids of vendor claims found among the inputs of any figure in the bill.
+
+        Figure arithmetic refuses claims, so this is empty unless a figure was built around that refusal; the
+        bill's and report's ``used_in_arithmetic`` are read from here, not written as a constant.
+        """
+        return {lf.label for f in self.figures() for lf in f.leaves() if lf.kind is Kind.VENDOR_CLAIM}
+
 
 def _num(f: Figure | None, places: int = 2) -> float | None:
     if f is None:
@@ -176,6 +191,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         }
         for c in bill.comparisons
     ]
+    used = bill.claims_in_arithmetic()
     return {
         "scenario": bill.scenario,
         "scenario_path": bill.scenario_path,
@@ -188,7 +204,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         "comparisons": comps,
         "catalog_files": bill.catalog_files,
         "vendor_claims": [
-            c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": False}
+            c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": c.id in used}
             for c in bill.vendor_claims
         ],
     }

@@ -16,6 +16,7 @@ import platform as _platform
 import shutil
 import socket
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,7 @@ _ACCELERATOR_NAMES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceOps:
     """How one device type synchronises, reports memory and names itself."""
 
@@ -56,6 +57,7 @@ class DeviceOps:
     reset_peak_memory: Callable[[torch.device], None]
     name: Callable[[torch.device], str]
     autocast_type: str  # device_type argument of torch.autocast
+    process_group: str  # torch.distributed backend for this device type (what torchrun's workers init)
 
 
 def _noop(_: torch.device) -> None:
@@ -101,35 +103,103 @@ def _cpu_name(_: torch.device) -> str:
     return cpu_model()
 
 
+def _always() -> bool:
+    return True
+
+
+def _one() -> int:
+    return 1
+
+
+def _cuda_sync(d: torch.device) -> None:
+    torch.cuda.synchronize(d)
+
+
+def _cuda_peak(d: torch.device) -> int | None:
+    return int(torch.cuda.max_memory_allocated(d))
+
+
+def _cuda_reset_peak(d: torch.device) -> None:
+    torch.cuda.reset_peak_memory_stats(d)
+
+
+def _cuda_name(d: torch.device) -> str:
+    return str(torch.cuda.get_device_name(d))
+
+
+def _neuron_count() -> int:
+    return int(getattr(_backend_module("neuron"), "device_count", _one)())
+
+
+def _mps_available() -> bool:
+    return bool(torch.backends.mps.is_available())
+
+
+def _mps_sync(_: torch.device) -> None:
+    torch.mps.synchronize()
+
+
+def _mps_allocated(_: torch.device) -> int | None:
+    return int(torch.mps.driver_allocated_memory())
+
+
+def _named(name: str) -> Callable[[torch.device], str]:
+    def get(_: torch.device) -> str:
+        return name
+
+    return get
+
+
 DEVICE_OPS: dict[str, DeviceOps] = {
-    "cpu": DeviceOps(lambda: True, lambda: 1, _noop, _none, _noop, _cpu_name, "cpu"),
+    "cpu": DeviceOps(
+        is_available=_always,
+        count=_one,
+        synchronize=_noop,  # CPU ops run synchronously
+        max_memory_allocated=_none,  # no allocator counter: the result reports host RSS instead
+        reset_peak_memory=_noop,
+        name=_cpu_name,
+        autocast_type="cpu",
+        process_group="gloo",
+    ),
     "cuda": DeviceOps(
-        torch.cuda.is_available,
-        torch.cuda.device_count,
-        lambda d: torch.cuda.synchronize(d),
-        lambda d: int(torch.cuda.max_memory_allocated(d)),
-        lambda d: torch.cuda.reset_peak_memory_stats(d),
-        lambda d: torch.cuda.get_device_name(d),
-        "cuda",
+        is_available=torch.cuda.is_available,
+        count=torch.cuda.device_count,
+        synchronize=_cuda_sync,
+        max_memory_allocated=_cuda_peak,
+        reset_peak_memory=_cuda_reset_peak,
+        name=_cuda_name,
+        autocast_type="cuda",
+        process_group="nccl",
     ),
     "neuron": DeviceOps(
-        _neuron_available,
-        lambda: int(getattr(_backend_module("neuron"), "device_count", lambda: 1)()),
-        _neuron_sync,
-        _none,
-        _noop,
-        lambda d: "AWS Neuron device",
-        "neuron",
+        is_available=_neuron_available,
+        count=_neuron_count,
+        synchronize=_neuron_sync,
+        max_memory_allocated=_none,
+        reset_peak_memory=_noop,
+        name=_named("AWS Neuron device"),
+        autocast_type="neuron",
+        process_group="neuron",
     ),
-    "xla": DeviceOps(_xla_available, lambda: 1, _xla_sync, _none, _noop, lambda d: "XLA device", "xla"),
+    "xla": DeviceOps(
+        is_available=_xla_available,
+        count=_one,
+        synchronize=_xla_sync,  # mark_step + wait: XLA is lazy, nothing runs until the graph is cut
+        max_memory_allocated=_none,
+        reset_peak_memory=_noop,
+        name=_named("XLA device"),
+        autocast_type="xla",
+        process_group="xla",
+    ),
     "mps": DeviceOps(
-        lambda: bool(torch.backends.mps.is_available()),
-        lambda: 1,
-        lambda d: torch.mps.synchronize(),
-        lambda d: int(torch.mps.driver_allocated_memory()),
-        _noop,
-        lambda d: "Apple MPS",
-        "mps",
+        is_available=_mps_available,
+        count=_one,
+        synchronize=_mps_sync,
+        max_memory_allocated=_mps_allocated,
+        reset_peak_memory=_noop,
+        name=_named("Apple MPS"),
+        autocast_type="mps",
+        process_group="gloo",
     ),
 }
 
@@ -174,6 +244,11 @@ def resolve_device(spec: str) -> torch.device:
 
         return torch.device(xm.xla_device())
     return torch.device(spec)
+
+
+def process_group_backend(device_type: str) -> str:
+    """The torch.distributed backend for a device type: gloo on CPU, nccl on CUDA, neuron, xla."""
+    return DEVICE_OPS[device_type].process_group
 
 
 def ops_for(device: torch.device) -> DeviceOps:
@@ -230,17 +305,22 @@ def compile_model(model: Any, backend: str, **kwargs: Any) -> Any:
     return torch.compile(model, backend=backend, **kwargs)
 
 
-@contextlib.contextmanager
-def timed_region(device: torch.device) -> Iterator[list[float]]:
-    """Synchronise, time a block with perf_counter, synchronise again; yields a one-slot list for seconds."""
-    import time
+@dataclass(slots=True)
+class Timing:
+    """Seconds of a timed region; set when the region ends."""
 
-    slot: list[float] = [0.0]
+    seconds: float = 0.0
+
+
+@contextlib.contextmanager
+def timed_region(device: torch.device) -> Iterator[Timing]:
+    """Synchronise, time a block with perf_counter, synchronise again: queued device work counts."""
+    timing = Timing()
     synchronize(device)
     t0 = time.perf_counter()
-    yield slot
+    yield timing
     synchronize(device)
-    slot[0] = time.perf_counter() - t0
+    timing.seconds = time.perf_counter() - t0
 
 
 # --- fingerprint --------------------------------------------------------------------------------

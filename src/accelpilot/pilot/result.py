@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accelpilot.errors import InputFileError
 from accelpilot.figures import Figure
 from accelpilot.jsonfile import check_header, read_model
+from accelpilot.redact import redact_command
 
 SCHEMA_VERSION = 1
+MAX_NAME = 120  # characters of a result file name, well under the 255 bytes file systems allow
 
 
 class Platform(BaseModel):
@@ -119,10 +122,23 @@ class PilotResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)  # structured extras (profiler tables, LoadGen summary)
     errors: list[str] = Field(default_factory=list)  # runtime failures counted, not raised
 
-    def default_filename(self) -> str:
+    @field_validator("command")
+    @classmethod
+    def _no_secrets(cls, v: str) -> str:
+        """Every recorded command (training and serving, written or read) loses its credentials here."""
+        return redact_command(v)
+
+    def default_filename(self, unique: str = "") -> str:
+        """``{platform}-{workload}-{UTC stamp}[-{unique}].json``, at most ``MAX_NAME`` characters.
+
+        Names are bounded (a 300-character model id must not exceed the file system's 255 bytes) and
+        ``unique`` tells apart two runs that end in the same second (see ``write_new_result``).
+        """
         stamp = self.created.strftime("%Y%m%dT%H%M%SZ")
         wl = "".join(c if c.isalnum() else "-" for c in self.workload.name.lower())
-        return f"{self.platform.slug()}-{wl}-{stamp}.json"
+        tail = f"-{stamp}" + (f"-{unique}" if unique else "") + ".json"
+        head = f"{self.platform.slug()[:40]}-{wl}"[: MAX_NAME - len(tail)].rstrip("-")
+        return head + tail
 
 
 def result_json_schema() -> dict[str, Any]:
@@ -151,6 +167,43 @@ def write_result(result: PilotResult, path: Path | str) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return path
+
+
+def write_new_result(result: PilotResult, folder: Path | str) -> Path:
+    """Write under a fresh name in ``folder``; never replaces a file, even one another run wrote just now.
+
+    The temp file is hard-linked to its final name (``link`` fails when the name exists, unlike ``rename``), so
+    two runs ending in the same second both keep their results.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = result.model_dump_json(indent=2)
+    fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        for attempt in range(100):
+            unique = "" if attempt == 0 else secrets.token_hex(3)
+            path = folder / result.default_filename(unique)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                continue
+            break
+        else:  # pragma: no cover - 100 collisions of 24 random bits
+            raise FileExistsError(f"no free result name in {folder}")
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return path
 
 

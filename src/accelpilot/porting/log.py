@@ -16,10 +16,50 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelpilot.jsonfile import check_header, read_model
-from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK, Rule
+from accelpilot.porting.rules import DIMENSIONS, EFFORT_RANK, RECORD_CATEGORIES, RULES, SEVERITY_RANK, Rule
 
 SCHEMA_VERSION = 1
 _WS = re.compile(r"\s+")
+
+# How a line is reached, when that means it is not porting work: never blocking, counted apart from the items.
+NOT_PORTING: dict[str, str] = {
+    "probe": "availability or version probe: it only asks whether something is installed",
+    "skip-guard": "test skip guard",
+    "benchmark-tool": "benchmark helper (triton.testing), not a code path of the model",
+    "test-only": "test-only: code only reached from tests",
+    "host-side": "host-side code (tokeniser, processor, data loading, trainer): not part of the compiled model graph",
+}
+# Porting work off the model's main path: at most a warning, with the reason.
+REACH_WARNING: dict[str, str] = {
+    "optional": "optional path behind an availability check or an ImportError fallback",
+    "benchmark": "in a benchmark script, not on the model's forward/backward path",
+    "example": "in an example script, not on the model's forward/backward path",
+}
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
+_BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
+_EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
+
+
+_HOST_PATH = re.compile(
+    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*feature_extraction\w*|processing_\w+|\w*_processor\w*"
+    r"|audio_utils|image_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*|pipelines?)(\.py$|/)"
+)
+
+
+def host_side(rel: str) -> bool:
+    """Files that run on the host around the model (their compile hazards are not hazards of the model graph)."""
+    return _HOST_PATH.search(rel) is not None
+
+
+def context_of_path(rel: str) -> str | None:
+    """Reach told by where a file lives: tests, benchmark scripts, examples (else None: the project's code)."""
+    if _TEST_PATH.search(rel):
+        return "test-only"
+    if _BENCH_PATH.search(rel):
+        return "benchmark"
+    if _EXAMPLE_PATH.search(rel):
+        return "example"
+    return None
 
 
 def normalise_snippet(text: str) -> str:
@@ -45,38 +85,220 @@ class Finding(BaseModel):
     targets: list[str]
     file: str | None = None
     line: int | None = None
+    cell: int | None = None  # notebooks: the code cell (numbered from 1 among all cells); ``line`` is within it
     message: str
     why: str
     snippet: str = ""
     source: str = "static"  # "static" (scanner) or "model" (op inventory)
     fingerprint: str = ""
+    subject: str | None = None  # what the porting item is about: kernel, package, image, setting
+    context: str | None = None  # how the line is reached (NOT_PORTING or REACH_WARNING keys), None = main path
+    porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
+    reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
 
     @classmethod
     def from_rule(
-        cls, rule: Rule, *, file: str | None, line: int | None, message: str, snippet: str = "", source: str = "static"
+        cls,
+        rule: Rule,
+        *,
+        file: str | None,
+        line: int | None,
+        message: str,
+        snippet: str = "",
+        source: str = "static",
+        cell: int | None = None,
+        subject: str | None = None,
+        context: str | None = None,
     ) -> Finding:
         snip = normalise_snippet(snippet)
+        severity: str = rule.severity
+        reason = NOT_PORTING.get(context or "")
+        porting = reason is None
+        if not porting:
+            severity = "info"
+        elif context in REACH_WARNING and severity == "blocking":
+            severity, reason = "warning", REACH_WARNING[context]
         return cls(
             rule=rule.id,
             category=rule.category,
             record_category=rule.record_category,
             dimension=rule.dimension,
-            severity=rule.severity,
+            severity=severity,
             effort=rule.effort,
             targets=sorted(rule.targets),
             file=file,
             line=line,
+            cell=cell,
             message=message,
             why=rule.why,
             snippet=snip,
             source=source,
             fingerprint=fingerprint(rule.id, file, snip),
+            subject=subject,
+            context=context,
+            porting=porting,
+            reason=reason,
         )
 
 
 class Skipped(BaseModel):
     path: str
     reason: str
+
+
+class ItemLine(BaseModel):
+    """One line of evidence under an item."""
+
+    file: str | None = None
+    line: int | None = None
+    cell: int | None = None
+    rule: str
+    message: str
+    severity: str
+    reason: str | None = None
+
+
+class Item(BaseModel):
+    """One piece of porting work a team would sign off: a kernel, a dependency, an image, a setting across copies,
+    or a rule's lines in one file. Effort, the exit test and the blocking gate count these, not lines."""
+
+    id: str
+    key: str
+    rule: str
+    category: str
+    record_category: str
+    dimension: str
+    severity: str
+    effort: str
+    targets: list[str]
+    title: str
+    file: str | None = None  # the first line's location, for readers that cite one place
+    line: int | None = None
+    message: str
+    why: str
+    reason: str | None = None
+    files: int = 0
+    lines: list[ItemLine] = Field(default_factory=list)
+
+
+def _subject_key(text: str) -> str:
+    """``flash-attn>=2.5`` and ``flash_attn`` name the same package."""
+    return re.split(r"[=<>!~\[;@ ]", text.strip(), maxsplit=1)[0].lower().replace("-", "_")
+
+
+# Rules that stand for several packages (the subject tells which); the others are one package each.
+_NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk", "cuda-kernel-library"})
+
+
+def item_key(f: Finding) -> tuple[str, str]:
+    """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
+    rule = RULES.get(f.rule)
+    scope = rule.item if rule is not None else "file"
+    sub = f.subject
+    if scope == "kernel":
+        if f.rule == "cuda-source-file":
+            folder = (f.file or "").rpartition("/")[0] or "."
+            return f"kernel|{f.rule}|{folder}", f"CUDA sources in {folder}/"
+        if f.message.startswith(("import ", "from ", "package ", "string ")):  # the kernel language, not a kernel
+            return f"package|{f.rule}|{_subject_key(sub or f.rule)}", f"{_subject_key(sub or f.rule)} dependency"
+        if sub:
+            return f"kernel|{f.rule}|{f.file}|{sub}", f"kernel {sub} ({f.file})"
+        return f"kernel|{f.rule}|{f.file}", f"kernels in {f.file}"
+    if scope == "package":
+        name = _subject_key(sub) if sub and f.rule in _NAMED_PACKAGES else f.rule
+        return f"package|{f.rule}|{name}", f"{name} dependency"
+    if scope == "image":
+        name = (sub or f.message).strip().strip("\"'").lower()
+        return f"image|{name}", f"image {name}"
+    if scope == "setting":
+        name = normalise_snippet(sub or f.message)
+        return f"setting|{f.rule}|{name}", name
+    if scope == "repo":
+        return f"repo|{f.rule}", "whole repository"
+    if scope == "op":
+        name = sub or f.snippet or f.message
+        return f"op|{f.rule}|{name}", name
+    return f"file|{f.rule}|{f.file}", f.file or "model"
+
+
+def build_items(findings: list[Finding]) -> list[Item]:
+    """Group porting findings into items (not-porting findings stay lines only, counted apart)."""
+    groups: dict[str, tuple[str, list[Finding]]] = {}
+    for f in findings:
+        if not f.porting:
+            continue
+        key, label = item_key(f)
+        groups.setdefault(key, (label, []))[1].append(f)
+    # In a file that defines kernels, its module-level kernel lines and its imports of the kernel language belong
+    # to its first kernel; elsewhere such imports make one dependency item for the whole repository.
+    first_kernel: dict[tuple[str, str], str] = {}
+    for k in sorted(groups):
+        parts = k.split("|")
+        if parts[0] == "kernel" and len(parts) == 4:
+            first_kernel.setdefault((parts[1], parts[2]), k)
+    for k in [k for k in groups if k.startswith(("kernel|", "package|"))]:
+        kept: list[Finding] = []
+        for f in groups[k][1]:
+            target = first_kernel.get((f.rule, f.file or ""))
+            if target is not None and target != k and k.count("|") != 3:
+                groups[target][1].append(f)
+            else:
+                kept.append(f)
+        if kept:
+            groups[k] = (groups[k][0], kept)
+        else:
+            del groups[k]
+    items: list[Item] = []
+    for key, (label, fs) in groups.items():
+        fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))
+        top = max(fs, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+        first = fs[0]
+        rule = RULES.get(first.rule)
+        effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
+        severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
+        if key.startswith("package|") and rule is not None and rule.item == "kernel":
+            # Depending on a kernel language is not writing a kernel: each kernel is its own item.
+            effort = "days"
+            if severity == "blocking":
+                severity, reason = "warning", "imports the kernel language; each kernel it defines is its own item"
+        files = sorted({f.file or "" for f in fs})
+        where = f"{len(fs)} line{'s' if len(fs) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
+        items.append(
+            Item(
+                id="",
+                key=key,
+                rule=first.rule,
+                category=first.category,
+                record_category=first.record_category,
+                dimension=first.dimension,
+                severity=severity,
+                effort=effort,
+                targets=first.targets,
+                title=f"{rule.title if rule else first.rule}: {label}",
+                file=first.file,
+                line=first.line,
+                message=where,
+                why=first.why,
+                reason=reason,
+                files=len(files),
+                lines=[
+                    ItemLine(
+                        file=f.file,
+                        line=f.line,
+                        cell=f.cell,
+                        rule=f.rule,
+                        message=f.message,
+                        severity=f.severity,
+                        reason=f.reason,
+                    )
+                    for f in fs
+                ],
+            )
+        )
+    items.sort(key=lambda i: (-SEVERITY_RANK.get(i.severity, 0), i.record_category, i.key))
+    for n, item in enumerate(items, start=1):
+        item.id = f"I{n}"
+    return items
 
 
 class Summary(BaseModel):
@@ -86,12 +308,24 @@ class Summary(BaseModel):
     by_dimension: dict[str, int] = Field(default_factory=dict)
     by_severity: dict[str, int] = Field(default_factory=dict)
     by_rule: dict[str, int] = Field(default_factory=dict)
+    # Porting items (what effort, the exit test and the blocking gate count) and the lines that are not porting work.
+    items: int = 0
+    items_by_severity: dict[str, int] = Field(default_factory=dict)
+    items_by_effort: dict[str, int] = Field(default_factory=dict)
+    items_by_record_category: dict[str, int] = Field(default_factory=dict)
+    not_porting: dict[str, int] = Field(default_factory=dict)
 
     @classmethod
-    def of(cls, findings: list[Finding]) -> Summary:
+    def of(cls, findings: list[Finding], items: list[Item] | None = None) -> Summary:
         rec = Counter(f.record_category for f in findings)
         dim = Counter(f.dimension for f in findings)
+        its = items or []
         return cls(
+            items=len(its),
+            items_by_severity={k: sum(i.severity == k for i in its) for k in SEVERITY_RANK},
+            items_by_effort={k: sum(i.effort == k for i in its) for k in EFFORT_RANK},
+            items_by_record_category={k: sum(i.record_category == k for i in its) for k in RECORD_CATEGORIES},
+            not_porting=dict(sorted(Counter(f.context or "" for f in findings if not f.porting).items())),
             total=len(findings),
             by_category=dict(sorted(Counter(f.category for f in findings).items())),
             by_record_category={k: rec.get(k, 0) for k in RECORD_CATEGORIES},
@@ -127,6 +361,7 @@ class OpInventory(BaseModel):
     supported_ops_file: str | None = None
     support_percentage: float | None = None  # of distinct ops, or the analyze dict's figure
     unsupported_ops: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # how the capture was made when that matters (cache off)
     findings: list[Finding] = Field(default_factory=list)
 
 
@@ -142,6 +377,7 @@ class PortabilityLog(BaseModel):
     skipped: list[Skipped] = Field(default_factory=list)
     suppressed: int = 0
     summary: Summary = Field(default_factory=Summary)
+    items: list[Item] = Field(default_factory=list)
     inventory: OpInventory | None = None
     baseline: str | None = None  # when set, findings are only those new against this baseline
     baseline_known: int = 0  # findings hidden because the baseline already had them
@@ -149,14 +385,23 @@ class PortabilityLog(BaseModel):
 
     def refresh(self) -> PortabilityLog:
         """Sort findings and recompute the summary; call after changing ``findings``."""
-        self.findings.sort(key=lambda f: (f.record_category, f.file or "", f.line or 0, f.rule))
-        self.summary = Summary.of(self.findings)
+        self.findings.sort(key=lambda f: (f.record_category, f.file or "", f.cell or 0, f.line or 0, f.rule))
+        self.items = build_items(self.findings)
+        self.summary = Summary.of(self.findings, self.items)
         return self
 
     def with_inventory(self, inv: OpInventory) -> PortabilityLog:
         """Merge an op inventory and its findings into this log."""
         self.inventory = inv
-        self.findings.extend(inv.findings)
+        # The same line found statically and by capture is one finding: keep the static one, say it was confirmed.
+        static = {(f.rule, f.line): f for f in self.findings if f.source == "static" and f.file}
+        for f in inv.findings:
+            twin = static.get((f.rule, f.line)) if f.file else None
+            if twin is not None and twin.file and f.file and (f.file.endswith(twin.file) or twin.file.endswith(f.file)):
+                if "confirmed by" not in twin.message:
+                    twin.message += " (confirmed by the op inventory)"
+                continue
+            self.findings.append(f)
         return self.refresh()
 
     def only_targets(self, targets: frozenset[str] | None) -> PortabilityLog:

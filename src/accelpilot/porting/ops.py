@@ -160,7 +160,10 @@ def _capture_export(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> None:
     from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
     ep = torch.export.export(model, inputs, strict=False)
-    for node in ep.graph.nodes:
+    # ``no_grad``/``autocast`` regions become higher-order ops around sub-graphs: walk every graph, not only the
+    # top one, or such a model would report no operators at all.
+    nodes = [n for gm in ep.graph_module.modules() if isinstance(gm, torch.fx.GraphModule) for n in gm.graph.nodes]
+    for node in nodes:
         if node.op == "placeholder":
             for d in _dtype_names(node.meta.get("val")):
                 cap.dtypes.add(d)
@@ -239,12 +242,23 @@ def _quiet_torch() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
+def _graph_break_findings(inv: OpInventory) -> list[Finding]:
+    out = []
+    for br in inv.graph_breaks:
+        file, line = br.location.rsplit(":", 1) if br.location else (None, None)
+        out.append(_finding("graph-break", (file, int(line) if line else None), f"graph break: {br.reason}", br.reason))
+    return out
+
+
 def _capture_all(model: Any, inputs: tuple[Any, ...], inv: OpInventory) -> tuple[_Capture, list[Finding]]:
-    """torch.export first; on failure dynamo explain (graph breaks) plus a dispatch trace (operators)."""
+    """torch.export first; on failure a dispatch trace (operators). Graph breaks are always looked for (dynamo
+    explain): a model that exports can still break graphs under ``torch.compile`` on the target."""
     cap = _Capture()
     findings: list[Finding] = []
     try:
         _capture_export(model, inputs, cap)
+        inv.graph_count, inv.graph_breaks = _explain(model, inputs)
+        findings.extend(_graph_break_findings(inv))
         return cap, findings
     except Exception as exc:
         msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
@@ -253,11 +267,7 @@ def _capture_all(model: Any, inputs: tuple[Any, ...], inv: OpInventory) -> tuple
         site = (_rel(m.group(1)), int(m.group(2))) if m else (None, None)
     findings.append(_finding("export-failure", site, f"torch.export failed: {inv.export_error}", "export"))
     inv.graph_count, inv.graph_breaks = _explain(model, inputs)
-    for br in inv.graph_breaks:
-        file, line = br.location.rsplit(":", 1) if br.location else (None, None)
-        findings.append(
-            _finding("graph-break", (file, int(line) if line else None), f"graph break: {br.reason}", br.reason)
-        )
+    findings.extend(_graph_break_findings(inv))
     cap = _Capture()
     try:
         _capture_dispatch(model, inputs, cap)
@@ -289,11 +299,25 @@ def inventory(
     model = workload.build_model()
     if hasattr(model, "eval"):
         model.eval()
+    notes: list[str] = []
+    config = getattr(model, "config", None)
+    if config is not None and getattr(config, "use_cache", None):
+        # A cache object (transformers' DynamicCache) as an output is not an operator and does not export:
+        # capture the forward with caching off, and say so.
+        config.use_cache = False
+        notes.append("captured with config.use_cache=False (cache objects are outputs, not operators)")
     inputs = workload.example_inputs()
     inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
     inv = OpInventory(model=name, method="torch.export")
     with _quiet_torch():
         cap, findings = _capture_all(model, inputs, inv)
+    inv.notes = notes
+    if not cap.counts and inv.method != "failed":
+        # Never "0 operators" as a success: an empty inventory means the capture missed the model.
+        why = f"{inv.method} captured no ATen operator"
+        inv.method = "failed"
+        inv.export_error = f"{inv.export_error}; {why}" if inv.export_error else why
+        findings.append(_finding("export-failure", (None, None), f"op inventory incomplete: {why}", "no operators"))
     unsupported: list[str] = []
     for op, n in sorted(cap.counts.items()):
         ok = supported_ops.is_supported(op) if supported_ops is not None else None

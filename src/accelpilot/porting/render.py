@@ -3,14 +3,34 @@ categories and four portability dimensions. (JSON is ``PortabilityLog.to_json``.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from accelpilot.porting.log import Finding, PortabilityLog
+from accelpilot.porting.log import Finding, Item, ItemLine, PortabilityLog
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
 
+# C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a terminal shows.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain(text: str) -> str:
+    """Text from scanned files (names, messages) with control characters shown as escapes: a file named
+    ``\\x1b[2J.py`` must print as that, never clear the reader's screen."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text
+    )
+
+
+def _cell(text: str) -> str:
+    """For rich tables: escaped controls and escaped markup (a file named ``[bold]x.py`` is not markup)."""
+    return escape(plain(text))
+
+
+_LINES_SHOWN = 3  # lines folded under an item in the terminal (Markdown and JSON list them all)
 _SEV_STYLE = {"blocking": "bold red", "warning": "yellow", "info": "cyan"}
 
 
@@ -26,13 +46,31 @@ def _grouped(log: PortabilityLog) -> dict[str, list[Finding]]:
 def _where(f: Finding) -> str:
     if not f.file:
         return "(model)" if f.source == "model" else "-"
-    return f"{f.file}:{f.line}" if f.line else f.file
+    file = f"{f.file} cell {f.cell}" if f.cell is not None else f.file
+    return f"{file}:{f.line}" if f.line else file
+
+
+def _line_where(ln: ItemLine) -> str:
+    if not ln.file:
+        return "(model)"
+    file = f"{ln.file} cell {ln.cell}" if ln.cell is not None else ln.file
+    return f"{file}:{ln.line}" if ln.line else file
+
+
+def _not_porting(log: PortabilityLog) -> str:
+    np = log.summary.not_porting
+    if not np:
+        return ""
+    return "not porting work (never blocking): " + ", ".join(f"{n} {k}" for k, n in np.items())
 
 
 def _headline(log: PortabilityLog) -> str:
     s = log.summary
-    sev = ", ".join(f"{s.by_severity.get(k, 0)} {k}" for k in ("blocking", "warning", "info"))
-    parts = [f"{s.total} findings ({sev}) in {log.files_scanned} files"]
+    sev = ", ".join(f"{s.items_by_severity.get(k, 0)} {k}" for k in ("blocking", "warning", "info"))
+    eff = ", ".join(f"{s.items_by_effort.get(k, 0)} {k}" for k in ("weeks", "days", "hours"))
+    parts = [f"{s.items} porting items ({sev}; effort {eff}) from {s.total} findings in {log.files_scanned} files"]
+    if s.not_porting:
+        parts.append(f"{sum(s.not_porting.values())} not porting work")
     if log.skipped:
         parts.append(f"{len(log.skipped)} skipped")
     if log.suppressed:
@@ -46,7 +84,7 @@ def _headline(log: PortabilityLog) -> str:
 
 def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> None:
     """A summary matrix (record category x dimension), then one table per record category."""
-    console.print(f"[bold]Portability log[/bold] {log.root or ''}: {_headline(log)}")
+    console.print(f"[bold]Portability log[/bold] {_cell(log.root or '')}: {_cell(_headline(log))}")
     matrix = Table(title="Findings by record category and portability dimension", show_lines=False)
     matrix.add_column("record category")
     for d in DIMENSIONS:
@@ -59,35 +97,43 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
         row = [str(counts[(rc, d)] or "") for d in DIMENSIONS]
         matrix.add_row(rc, *row, str(log.summary.by_record_category.get(rc, 0)))
     console.print(matrix)
-    groups = _grouped(log)
+    by_rc: dict[str, list[Item]] = defaultdict(list)
+    for item in log.items:
+        by_rc[item.record_category].append(item)
     for rc in RECORD_CATEGORIES:
-        fs = groups.get(rc, [])
-        if not fs:
+        items = by_rc.get(rc, [])
+        if not items:
             continue
-        t = Table(title=f"{rc} ({len(fs)})", title_justify="left", expand=False)
-        for col in ("severity", "rule", "dimension", "where", "what", "effort"):
+        n_lines = sum(len(i.lines) for i in items)
+        t = Table(title=f"{rc} ({len(items)} items, {n_lines} lines)", title_justify="left", expand=False)
+        for col in ("id", "severity", "item", "effort", "lines (where: what)"):
             t.add_column(col, overflow="fold")
-        shown = fs if max_rows <= 0 else fs[:max_rows]
-        for f in shown:
+        shown = items if max_rows <= 0 else items[:max_rows]
+        for item in shown:
+            folded = [f"{_line_where(ln)}: {ln.message}" for ln in item.lines[:_LINES_SHOWN]]
+            if len(item.lines) > _LINES_SHOWN:
+                folded.append(f"... {len(item.lines) - _LINES_SHOWN} more lines")
+            title = item.title + (f" [{item.reason}]" if item.reason else "")
             t.add_row(
-                f"[{_SEV_STYLE.get(f.severity, '')}]{f.severity}[/]",
-                f.rule,
-                f.dimension,
-                _where(f),
-                f.message,
-                f.effort,
+                item.id,
+                f"[{_SEV_STYLE.get(item.severity, '')}]{item.severity}[/]",
+                _cell(title),
+                item.effort,
+                "\n".join(_cell(x) for x in folded),
             )
         console.print(t)
-        if len(fs) > len(shown):
-            console.print(f"  ... {len(fs) - len(shown)} more (--max-rows 0, --format md or --format json for all)")
+        if len(items) > len(shown):
+            console.print(f"  ... {len(items) - len(shown)} more (--max-rows 0, --format md or --format json for all)")
+    if log.summary.not_porting:
+        console.print(_not_porting(log))
     if log.inventory is not None:
         inv = log.inventory
         console.print(
-            f"[bold]Op inventory[/bold] {inv.model} via {inv.method}: {len(inv.ops)} distinct ATen ops, "
+            f"[bold]Op inventory[/bold] {_cell(inv.model)} via {inv.method}: {len(inv.ops)} distinct ATen ops, "
             f"{sum(o.count for o in inv.ops)} calls; dtypes {', '.join(inv.dtypes) or '-'}; "
             f"graph breaks {len(inv.graph_breaks)}"
             + (
-                f"; support {inv.support_percentage:.1f}% vs {inv.supported_ops_file}"
+                f"; support {inv.support_percentage:.1f}% vs {_cell(inv.supported_ops_file or '')}"
                 if inv.support_percentage is not None
                 else ""
             )
@@ -96,18 +142,18 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
         reasons: dict[str, int] = defaultdict(int)
         for s in log.skipped:
             reasons[s.reason.split(":")[0]] += 1
-        console.print("skipped: " + "; ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+        console.print("skipped: " + "; ".join(f"{n} {_cell(r)}" for r, n in sorted(reasons.items())))
     if not log.findings:
         console.print("[green]No findings.[/green]")
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return plain(text.replace("|", "\\|").replace("\n", " "))
 
 
 def render_markdown(log: PortabilityLog) -> str:
     """The whole log as Markdown: summary, one section per record category, rule explanations, inventory."""
-    out = [f"# Portability log{': ' + log.root if log.root else ''}", "", _headline(log), ""]
+    out = [f"# Portability log{': ' + _md(log.root) if log.root else ''}", "", _md(_headline(log)), ""]
     out += [
         "| record category | " + " | ".join(DIMENSIONS) + " | total |",
         "| --- | " + " | ".join("---:" for _ in DIMENSIONS) + " | ---: |",
@@ -121,24 +167,28 @@ def render_markdown(log: PortabilityLog) -> str:
             + " | ".join(str(counts[(rc, d)]) for d in DIMENSIONS)
             + f" | {log.summary.by_record_category.get(rc, 0)} |"
         )
-    groups = _grouped(log)
     why: dict[str, str] = {}
+    by_rc: dict[str, list[Item]] = defaultdict(list)
+    for item in log.items:
+        by_rc[item.record_category].append(item)
     for rc in RECORD_CATEGORIES:
-        fs = groups.get(rc, [])
-        if not fs:
+        items = by_rc.get(rc, [])
+        if not items:
             continue
-        out += [
-            "",
-            f"## {rc} ({len(fs)})",
-            "",
-            "| severity | rule | dimension | where | what | effort |",
-            "| --- | --- | --- | --- | --- | --- |",
-        ]
-        for f in fs:
-            why.setdefault(f.rule, f.why)
+        out += ["", f"## {rc} ({len(items)} items)", ""]
+        for item in items:
+            why.setdefault(item.rule, item.why)
+            reason = f" ({_md(item.reason)})" if item.reason else ""
             out.append(
-                f"| {f.severity} | `{f.rule}` | {f.dimension} | `{_md(_where(f))}` | {_md(f.message)} | {f.effort} |"
+                f"- **{item.id}** {item.severity}, {item.effort}: `{item.rule}` {_md(item.title)}{reason}; "
+                f"{item.dimension}; {_md(item.message)}"
             )
+            for ln in item.lines:
+                out.append(f"  - `{_md(_line_where(ln))}`: {_md(ln.message)}")
+    lines_apart = [f for f in log.findings if not f.porting]
+    if lines_apart:
+        out += ["", "## Not porting work (never blocking)", ""]
+        out += [f"- `{_md(_where(f))}` ({f.context}): {_md(f.message)}" for f in lines_apart]
     if why:
         out += ["", "## Why these matter", ""]
         out += [f"- `{rule}`: {_md(text)}" for rule, text in sorted(why.items())]

@@ -36,6 +36,10 @@ Category = Literal[
 Dimension = Literal["source", "model", "operational", "commercial"]
 Severity = Literal["info", "warning", "blocking"]
 Effort = Literal["hours", "days", "weeks"]
+# What one porting item is for a rule (log.py groups findings into items by it): one kernel, one package across
+# files, one container image, one setting repeated across copies of a job file, one integration for the whole
+# repository, one operator, or (the default) the rule's lines in one file.
+ItemScope = Literal["kernel", "package", "image", "setting", "repo", "op", "file"]
 
 RECORD_CATEGORIES: tuple[str, ...] = (
     "device-specific code path",
@@ -56,6 +60,7 @@ RECORD_CATEGORY: dict[str, str] = {
 DIMENSIONS: tuple[str, ...] = ("source", "model", "operational", "commercial")
 SEVERITIES: tuple[str, ...] = ("info", "warning", "blocking")
 SEVERITY_RANK: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
+EFFORT_RANK: dict[str, int] = {"hours": 0, "days": 1, "weeks": 2}
 
 # Target platforms a rule can concern. "gpu" means moving *to* a GPU (the reverse direction).
 TARGETS: tuple[str, ...] = ("trainium", "inferentia", "gpu")
@@ -87,6 +92,7 @@ class Rule:
     effort: Effort
     title: str
     why: str
+    item: ItemScope = "file"
 
     @property
     def record_category(self) -> str:
@@ -130,6 +136,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cudnn-tf32-flag",
+        item="repo",
         category="device_code",
         dimension="source",
         severity="info",
@@ -141,6 +148,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="torch-backends",
+        item="repo",
         category="device_code",
         dimension="source",
         severity="info",
@@ -152,6 +160,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nccl-backend",
+        item="repo",
         category="device_code",
         dimension="source",
         severity="warning",
@@ -163,6 +172,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-graphs",
+        item="repo",
         category="device_code",
         dimension="source",
         severity="warning",
@@ -175,6 +185,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="amp-cuda",
+        item="repo",
         category="device_code",
         dimension="source",
         severity="warning",
@@ -186,6 +197,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="neuron-api",
+        item="package",
         category="device_code",
         dimension="source",
         severity="warning",
@@ -197,6 +209,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="xla-api",
+        item="package",
         category="device_code",
         dimension="source",
         severity="warning",
@@ -219,6 +232,7 @@ _RULES: tuple[Rule, ...] = (
     # --- custom kernels and CUDA-only libraries (source) -----------------------------------------------------
     Rule(
         id="cuda-source-file",
+        item="kernel",
         category="custom_kernel",
         dimension="source",
         severity="blocking",
@@ -230,6 +244,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cpp-extension-cuda",
+        item="kernel",
         category="custom_kernel",
         dimension="source",
         severity="blocking",
@@ -241,6 +256,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="triton-kernel",
+        item="kernel",
         category="custom_kernel",
         dimension="source",
         severity="blocking",
@@ -252,6 +268,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nki-kernel",
+        item="kernel",
         category="custom_kernel",
         dimension="source",
         severity="blocking",
@@ -263,6 +280,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="flash-attn",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -274,6 +292,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="xformers",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -284,6 +303,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="apex",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -295,6 +315,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="bitsandbytes",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -306,6 +327,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="deepspeed",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -317,6 +339,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cupy",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -327,6 +350,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="numba-cuda",
+        item="kernel",
         category="custom_kernel",
         dimension="source",
         severity="blocking",
@@ -337,6 +361,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-only-library",
+        item="package",
         category="custom_kernel",
         dimension="source",
         severity="warning",
@@ -428,6 +453,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="graph-break",
+        item="op",
         category="compile_hazard",
         dimension="model",
         severity="warning",
@@ -439,6 +465,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="export-failure",
+        item="op",
         category="compile_hazard",
         dimension="model",
         severity="warning",
@@ -450,6 +477,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="unsupported-op",
+        item="op",
         category="unsupported_operator",
         dimension="model",
         severity="blocking",
@@ -462,6 +490,7 @@ _RULES: tuple[Rule, ...] = (
     # --- container differences (operational) ----------------------------------------------------------------
     Rule(
         id="cuda-base-image",
+        item="image",
         category="container",
         dimension="operational",
         severity="warning",
@@ -473,6 +502,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="rocm-base-image",
+        item="image",
         category="container",
         dimension="operational",
         severity="warning",
@@ -483,6 +513,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="neuron-base-image",
+        item="image",
         category="container",
         dimension="operational",
         severity="warning",
@@ -493,6 +524,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-version-pin",
+        item="setting",
         category="container",
         dimension="operational",
         severity="warning",
@@ -504,6 +536,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="neuron-package-pin",
+        item="setting",
         category="container",
         dimension="operational",
         severity="warning",
@@ -515,6 +548,7 @@ _RULES: tuple[Rule, ...] = (
     # --- data movement (commercial / model / operational) ----------------------------------------------------
     Rule(
         id="object-store-uri",
+        item="setting",
         category="data_movement",
         dimension="commercial",
         severity="info",
@@ -526,6 +560,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cloud-storage-sdk",
+        item="package",
         category="data_movement",
         dimension="commercial",
         severity="info",
@@ -536,6 +571,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hub-download",
+        item="repo",
         category="data_movement",
         dimension="model",
         severity="info",
@@ -547,6 +583,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="local-nvme-path",
+        item="setting",
         category="data_movement",
         dimension="operational",
         severity="info",
@@ -559,6 +596,7 @@ _RULES: tuple[Rule, ...] = (
     # --- operational integrations ----------------------------------------------------------------------------
     Rule(
         id="slurm-gpu-gres",
+        item="setting",
         category="operational",
         dimension="operational",
         severity="warning",
@@ -570,6 +608,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="k8s-gpu-resource",
+        item="setting",
         category="operational",
         dimension="operational",
         severity="warning",
@@ -581,6 +620,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="k8s-neuron-resource",
+        item="setting",
         category="operational",
         dimension="operational",
         severity="warning",
@@ -591,6 +631,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-visible-devices",
+        item="setting",
         category="operational",
         dimension="operational",
         severity="info",
@@ -601,6 +642,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="sagemaker",
+        item="setting",
         category="operational",
         dimension="commercial",
         severity="info",
@@ -612,6 +654,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cloudwatch",
+        item="repo",
         category="operational",
         dimension="operational",
         severity="info",
@@ -622,6 +665,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="dcgm",
+        item="repo",
         category="operational",
         dimension="operational",
         severity="info",
@@ -632,6 +676,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nvidia-smi",
+        item="repo",
         category="operational",
         dimension="operational",
         severity="warning",
@@ -643,6 +688,7 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="neuron-tools",
+        item="repo",
         category="operational",
         dimension="operational",
         severity="info",
@@ -650,6 +696,103 @@ _RULES: tuple[Rule, ...] = (
         effort="hours",
         title="Neuron tools",
         why="`neuron-ls`, `neuron-top`, `neuron-monitor` exist only on Neuron hosts; GPU hosts use nvidia-smi/DCGM.",
+    ),
+    # --- added for real code (issue 12) -----------------------------------------------------------------------
+    Rule(
+        id="cuda-kernel-library",
+        item="package",
+        category="custom_kernel",
+        dimension="source",
+        severity="blocking",
+        targets=NEURON,
+        effort="weeks",
+        title="CUDA kernel library",
+        why="A library of hand-written CUDA/Triton/CUTLASS kernels (causal-conv1d, selective scan, TileLang, CuTe DSL, "
+        "quack, FlashInfer, Liger, torchao's CUDA ops). None run on Trainium/Inferentia; each kernel the model "
+        "calls needs an NKI or plain-PyTorch replacement, validated for numerics.",
+    ),
+    Rule(
+        id="hub-kernel",
+        item="setting",
+        category="custom_kernel",
+        dimension="source",
+        severity="blocking",
+        targets=NEURON,
+        effort="weeks",
+        title="kernel fetched from a hub",
+        why="`kernels.get_kernel(...)` downloads a compiled CUDA kernel at run time: nothing to load on Neuron, and "
+        "the kernel's source is not in the repository. It needs a replacement, and a run-time download is also a "
+        "data movement step.",
+    ),
+    Rule(
+        id="growing-sequence",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="sequence grown each step",
+        why="`torch.cat` onto the sequence inside a loop gives a new shape every step; an ahead-of-time compiler "
+        "recompiles per length. Decode into a fixed-size (bucketed) buffer with a KV cache instead.",
+    ),
+    Rule(
+        id="varlen-packing",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="variable-length packing (cu_seqlens)",
+        why="Packed variable-length batches (`cu_seqlens`) have data-dependent shapes; on Neuron they recompile per "
+        "batch or need padding to buckets.",
+    ),
+    Rule(
+        id="compile-backend",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        title="`torch.compile` without the target's backend",
+        why="`torch.compile` without `backend=` uses inductor, which generates Triton/C++ for GPUs and CPUs; on "
+        "Neuron the backend must be the Neuron one. Make the backend a setting.",
+    ),
+    Rule(
+        id="nccl-in-container",
+        item="setting",
+        category="container",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="NCCL built or installed in the image",
+        why="The image builds or installs NCCL (or NCCL tests / aws-ofi-nccl); Neuron collectives use the Neuron "
+        "runtime and EFA plugin instead, so this part of the image differs on the target.",
+    ),
+    Rule(
+        id="gpu-launcher-setting",
+        item="setting",
+        category="operational",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        title="GPU launcher setting",
+        why="Launcher settings written for GPUs (`GPUS_PER_NODE`, `--nproc_per_node`, `--gpus`, `LD_PRELOAD` of CUDA "
+        "libraries, `PYTORCH_CUDA_ALLOC_CONF`, `TORCH_NCCL_*`): on Trainium the process count follows NeuronCores "
+        "and these variables do nothing or break the launch.",
+    ),
+    Rule(
+        id="http-download",
+        category="data_movement",
+        dimension="operational",
+        severity="info",
+        targets=ALL,
+        effort="hours",
+        title="download at run time",
+        why="`requests`/`urllib` fetch data at run time: egress, availability and an extra dependency on the network "
+        "of the target region.",
     ),
 )
 

@@ -18,6 +18,7 @@ from accelpilot.decide.portability import LogView, family_of
 from accelpilot.decide.verdict import Decision
 from accelpilot.figures import Figure, FigureRef, fig_ref
 from accelpilot.pilot.result import PilotResult
+from accelpilot.report import serving
 from accelpilot.report.model import (
     Chart,
     ClaimView,
@@ -222,6 +223,7 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
                     note=f"measured: raw samples in {path}",
                 )
             )
+    charts = serving.sweep_charts(path, res) + charts  # latency and goodput against load come first
     p = res.platform
     platform = {
         k: v
@@ -260,6 +262,9 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
         errors=list(res.errors),
         priced_by=priced_by,
         shown_beside=beside,
+        sweep_rows=serving.sweep_rows(res),
+        operating_point=serving.operating_point_text(res),
+        parity_rows=serving.parity_rows(res),
     )
 
 
@@ -283,6 +288,9 @@ def build_report(
             priced = [o.name for o in bill.options if o.result_file and Path(o.result_file) == Path(path)]
             pilots.append(pilot_view(path, res, priced, is_beside))
     charts = [c for c in [payback_chart(bill), tco_chart(bill)] if c is not None] + sensitivity_charts(bill)
+    compared = serving.compared_goodput_chart([*(results or []), *(beside or [])])
+    if compared is not None:
+        charts.append(compared)
     comps = [
         ComparisonView(
             baseline=c.baseline,
@@ -296,6 +304,7 @@ def build_report(
         )
         for c in bill.comparisons
     ]
+    used = bill.claims_in_arithmetic()
     claims = [
         ClaimView(
             id=c.id,
@@ -305,6 +314,7 @@ def build_report(
             unit=c.unit,
             as_of=c.as_of.isoformat(),
             source=c.source,
+            used_in_arithmetic=c.id in used,
         )
         for c in bill.vendor_claims
     ]

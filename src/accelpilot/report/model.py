@@ -129,6 +129,10 @@ class PilotView(BaseModel):
     errors: list[str] = Field(default_factory=list)
     priced_by: list[str] = Field(default_factory=list)  # options whose hours or rates come from this file
     shown_beside: bool = False  # a measurement of the other workload kind, shown beside the bill
+    # serving sweeps (report/serving.py): one row per load, the operating point, output parity
+    sweep_rows: list[list[str]] = Field(default_factory=list)
+    operating_point: str = ""
+    parity_rows: list[list[str]] = Field(default_factory=list)
 
 
 class ClaimView(BaseModel):
@@ -142,7 +146,7 @@ class ClaimView(BaseModel):
     as_of: str
     source: str
     kind: str = "vendor_claim"
-    used_in_arithmetic: bool = False
+    used_in_arithmetic: bool = False  # derived by build_report from Bill.claims_in_arithmetic()
 
 
 class ScenarioInfo(BaseModel):

@@ -18,8 +18,7 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|~"})
 # C0 and C1 controls, DEL and the Unicode line/paragraph separators: shown as visible escapes, never raw.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# What would start a block (list item, heading underline, numbered list) if the text began a line.
-_BLOCK_START = re.compile(r"^(\s*)([-=]|\d+[.)])")
+_BLOCK_START = re.compile(r"^(\s*)(-|\d{1,9}[.)])(?=\s|$)")  # a list marker needs a space after it
 
 
 def _visible_controls(text: str) -> str:
@@ -44,7 +43,7 @@ def esc(s: object, *, code: bool = False) -> str:
         pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
         return f"{fence}{pad}{text}{pad}{fence}"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_MD_SPECIAL)
-    # A leading "-", "=" or "1." would start a list or a heading underline if the text began a line.
+    # A leading "- " or "1. " would start a list if the text began a line ("19.00" and "-5" would not).
     return _BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
 
 
@@ -299,6 +298,15 @@ def render_md(report: Report) -> str:
                 ["raw samples", "n", "p50", "p90", "p99"],
                 [[esc(s.name), str(s.n), fmt_number(s.p50), fmt_number(s.p90), fmt_number(s.p99)] for s in p.samples],
             )
+        if p.sweep_rows:
+            md.table(
+                ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"],
+                [[esc(c) for c in row] for row in p.sweep_rows],
+            )
+        if p.operating_point:
+            md.add(esc(p.operating_point), "")
+        if p.parity_rows:
+            md.table(["output parity", "value"], [[esc(c) for c in row] for row in p.parity_rows])
     md.add("## Portability log", "")
     if r.portability is None:
         md.add("No portability log was given (`accelpilot scan PATH --json`, then `--scan-log`).", "")

@@ -14,12 +14,13 @@ REPO = Path(__file__).parent.parent / "fixtures" / "repo"
 @pytest.mark.parametrize("name", sorted(p.name for p in REPO.glob("*.py")))
 def test_pruned_scan_equals_full_parse(name: str) -> None:
     src = (REPO / name).read_bytes()
-    pruned = sorted((r, ln) for r, ln, _, _ in scan_python(src))
-    full = sorted((r, ln) for r, ln, _, _ in scan_python(src, prune=False))
+    # everything but the snippet (filled later from the source): rule, line, message, subject, reach context
+    pruned = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src))
+    full = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src, prune=False))
     assert pruned == full
 
 
 def test_block_boundary_fallback_on_column0_string() -> None:
     # A column-0 line inside a triple-quoted string splits blocks wrongly; the scanner falls back to a full parse.
     src = 'import torch\nX = """\nclass Fake:\n"""\ndef f(x):\n    return x.cuda()\n'
-    assert [(r, ln) for r, ln, _, _ in scan_python(src)] == [("cuda-call", 6)]
+    assert [(f[0], f[1]) for f in scan_python(src)] == [("cuda-call", 6)]

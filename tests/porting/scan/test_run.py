@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from accelpilot.errors import InputFileError
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan import scan_file, scan_path
 
 REPO = Path(__file__).parent.parent / "fixtures" / "repo"
 
@@ -128,6 +129,7 @@ EXPECTED: dict[str, list[tuple[int, str]]] = {
         (14, "nccl-backend"),
         (15, "cuda-graphs"),
         (16, "amp-cuda"),
+        (18, "compile-backend"),
         (18, "cuda-graphs"),
     ],
 }
@@ -150,6 +152,7 @@ def test_fixture_repo_exact_findings() -> None:
 
 def test_every_static_rule_is_covered_by_the_fixtures() -> None:
     seen = {r for v in EXPECTED.values() for _, r in v}
+    seen |= {f.rule for f in scan_path(REPO.parent / "coverage", jobs=1).findings}  # test_coverage.py's fixture
     inventory_only = {"graph-break", "export-failure", "unsupported-op"}
     # rocm-base-image has its own test below; nothing else may go untested
     assert set(RULES) - seen - inventory_only == {"rocm-base-image"}
@@ -193,9 +196,9 @@ def test_bad_inputs_are_skipped_with_reasons(tmp_path: Path) -> None:
     big = r / "huge.py"
     with big.open("wb") as fh:  # 100 MB sparse file
         fh.truncate(100 * 1024 * 1024)
-    (r / "unreadable.py").symlink_to("/proc/self/mem")  # regular file whose read fails (EIO), even as root
+    (r / "outside.py").symlink_to("/proc/self/mem")  # leaves the root: never read
     (r / "ok.py").write_text("import torch\ntorch.cuda.synchronize()\n")
-    log = scan_path(r)
+    log = scan_path(r, follow_symlinks=True)
     reasons = {s.path: s.reason for s in log.skipped}
     assert reasons["sub/loop"].startswith("symlink loop")
     assert reasons["self.py"] == "symlink loop"
@@ -206,8 +209,67 @@ def test_bad_inputs_are_skipped_with_reasons(tmp_path: Path) -> None:
     assert "nesting too deep" in reasons["deep.py"]
     assert "nesting too deep" in reasons["unary.py"]
     assert "over the 10.5 MB limit" in reasons["huge.py"]
-    assert reasons["unreadable.py"].startswith("unreadable")
+    assert reasons["outside.py"] == "symlink to outside the scanned root: not followed"
     assert [(f.file, f.line, f.rule) for f in log.findings] == [("ok.py", 2, "torch-cuda-api")]
+
+
+def test_unreadable_file_is_a_skip_reason() -> None:
+    _, found, reason, _ = scan_file("/proc/self/mem", "mem.py", "python")  # read fails (EIO), even as root
+    assert found == [] and reason is not None and reason.startswith("unreadable")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebooks: code cells are scanned, findings carry the cell and the line within it
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _notebook(cells: list[tuple[str, str]]) -> str:
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": kind, "metadata": {}, "source": src.splitlines(keepends=True)} for kind, src in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def test_notebook_code_cells_are_scanned_with_cell_and_line(tmp_path: Path) -> None:
+    (tmp_path / "train.ipynb").write_text(
+        _notebook(
+            [
+                ("markdown", "Run `x.cuda()` first"),  # markdown cells are prose
+                ("code", "import torch\n%matplotlib inline\nmodel = model.cuda()\n"),
+                ("code", "!nvidia-smi\nx = 1\ntorch.cuda.synchronize()  # accelpilot: ignore[torch-cuda-api]\n"),
+                ("code", "import flash_attn\n"),
+            ]
+        )
+    )
+    log = scan_path(tmp_path)
+    assert [(f.file, f.cell, f.line, f.rule) for f in log.findings] == [
+        ("train.ipynb", 2, 3, "cuda-call"),
+        ("train.ipynb", 4, 1, "flash-attn"),
+        ("train.ipynb", 3, 1, "nvidia-smi"),
+    ]
+    assert log.suppressed == 1
+    assert {f.snippet for f in log.findings} == {"model = model.cuda()", "import flash_attn", "!nvidia-smi"}
+
+
+def test_a_broken_notebook_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    (tmp_path / "a.ipynb").write_text("{not json")
+    (tmp_path / "b.ipynb").write_text('{"cells": 3}')
+    (tmp_path / "c.ipynb").write_text(
+        _notebook([("code", "import torch\ndef f(:\n    torch.cuda.synchronize()\n"), ("code", "x.cuda()\n")])
+    )
+    log = scan_path(tmp_path)
+    reasons = {s.path: s.reason for s in log.skipped}
+    assert reasons["a.ipynb"].startswith("not a readable notebook")
+    assert reasons["b.ipynb"] == "not a readable notebook: no list of cells"
+    assert reasons["c.ipynb"].startswith("Python syntax error in cell 1 line 2: ")
+    assert reasons["c.ipynb"].endswith("(other cells scanned)")
+    assert [(f.file, f.cell, f.line, f.rule) for f in log.findings] == [("c.ipynb", 2, 1, "cuda-call")]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")

@@ -10,6 +10,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 from accelpilot.errors import ConfigError, did_you_mean
@@ -76,6 +77,25 @@ def parse_buckets(value: str | Sequence[int] | None) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def parse_points(value: str | None, option: str, kind: type[int] | type[float]) -> Any:
+    """``"4"`` -> 4, ``"1,2,4"`` -> (1, 2, 4) (a sweep), None -> None."""
+    if value is None:
+        return None
+    out = []
+    for raw in str(value).split(","):
+        if not raw.strip():
+            continue
+        try:
+            v = kind(raw.strip())
+        except ValueError:
+            raise ConfigError(f"{raw.strip()!r} is not a number", field=option, fix=f"e.g. {option} 1,2,4,8") from None
+        out.append(v)
+    if not out:
+        raise ConfigError("no value given", field=option, fix=f"e.g. {option} 1,2,4,8")
+    uniq = tuple(sorted(set(out)))
+    return uniq[0] if len(uniq) == 1 else uniq
+
+
 def _positive(value: float | None, name: str, fix: str) -> None:
     if value is None:
         return
@@ -121,13 +141,27 @@ class ServeConfig:
     # endpoint mode
     endpoint: str | None = None
     model_name: str | None = None
-    request_rate: float | None = None
-    concurrency: int | None = None
+    request_rate: float | tuple[float, ...] | None = None  # a tuple is a sweep
+    concurrency: int | tuple[int, ...] | None = None  # a tuple is a sweep
+    arrival: str = "poisson"  # poisson or fixed, for --request-rate
     num_requests: int = 100
     max_tokens: int = 32
     slo_ttft_ms: float | None = None
     slo_tpot_ms: float | None = None
     request_timeout_s: float = 30.0
+    api_key: str | None = field(default=None, repr=False)  # sent as a bearer token, never recorded
+    requests_file: str | None = None  # JSONL/CSV prompts or chat messages
+    input_len: str | None = None  # synthetic prompt lengths: 128, 64-256 or a length,weight CSV
+    output_len: str | None = None  # asked output lengths, same forms
+    tokenizer: str | None = None  # a tokenizers JSON file: lengths in tokens, and counts when usage is missing
+    output_control: str = "ignore_eos"  # ignore_eos, min_tokens or none: how max_tokens is enforced
+    trace: str | None = None  # replay timestamps and lengths
+    min_goodput_share: float = 0.99  # the operating point: highest load with at least this share of good requests
+    compare_to: str | None = None  # another serving result whose answers are compared with this run's
+    parity_tokens: int = 16  # first-N token agreement
+    parity_threshold: float = 0.9  # MiniLM cosine at or above which an answer is accepted
+    platform_note: str | None = None  # what the user says the remote platform is
+    store_outputs: bool = True  # keep the answers in the result (needed for --compare-to)
     command: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -136,15 +170,49 @@ class ServeConfig:
         _positive(self.slo_ttft_ms, "--slo-ttft-ms", "e.g. --slo-ttft-ms 200")
         _positive(self.slo_tpot_ms, "--slo-tpot-ms", "e.g. --slo-tpot-ms 50")
         _positive(self.target_qps, "--target-qps", "give queries per second, e.g. --target-qps 20")
-        _positive(self.request_rate, "--request-rate", "give requests per second, e.g. --request-rate 5")
+        rates = self.request_rate if isinstance(self.request_rate, tuple) else (self.request_rate,)
+        for r in rates:
+            _positive(r, "--request-rate", "give requests per second, e.g. --request-rate 5 or 1,2,4")
         _positive(self.duration_s, "--duration-s", "e.g. --duration-s 6")
         if math.isnan(self.max_wait_ms) or self.max_wait_ms < 0:
             raise ConfigError(f"must be zero or positive, got {self.max_wait_ms}", field="--max-wait-ms", fix="e.g. 2")
         _positive(self.request_timeout_s, "--request-timeout-s", "e.g. 30")
         if self.max_batch < 1:
             raise ConfigError(f"must be at least 1, got {self.max_batch}", field="--max-batch")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise ConfigError(f"must be at least 1, got {self.concurrency}", field="--concurrency")
+        cons = self.concurrency if isinstance(self.concurrency, tuple) else (self.concurrency,)
+        for c in cons:
+            if c is not None and c < 1:
+                raise ConfigError(f"must be at least 1, got {c}", field="--concurrency")
+        if self.arrival not in ("poisson", "fixed"):
+            raise ConfigError(f"unknown arrival {self.arrival!r}", field="--arrival", fix="poisson or fixed")
+        if self.output_control not in ("ignore_eos", "min_tokens", "none"):
+            raise ConfigError(
+                f"unknown output control {self.output_control!r}",
+                field="--output-control",
+                fix="ignore_eos, min_tokens or none",
+            )
+        if not (0.0 < self.min_goodput_share <= 1.0):
+            raise ConfigError(
+                f"must be in (0, 1], got {self.min_goodput_share}", field="--min-goodput-share", fix="e.g. 0.99"
+            )
+        if not (0.0 <= self.parity_threshold <= 1.0):
+            raise ConfigError(
+                f"must be in [0, 1], got {self.parity_threshold}", field="--parity-threshold", fix="e.g. 0.9"
+            )
+        if self.parity_tokens < 1:
+            raise ConfigError(f"must be at least 1, got {self.parity_tokens}", field="--parity-tokens")
+        if self.trace and (self.requests_file or self.request_rate is not None or self.concurrency is not None):
+            raise ConfigError(
+                "a trace sets its own arrival times and lengths",
+                field="--trace",
+                fix="drop --requests, --request-rate and --concurrency",
+            )
+        if self.requests_file and self.input_len:
+            raise ConfigError(
+                "--input-len makes synthetic prompts; a request file brings its own",
+                field="--input-len",
+                fix="drop one of --requests and --input-len",
+            )
         if self.num_requests < 1:
             raise ConfigError(f"must be at least 1, got {self.num_requests}", field="--num-requests")
         if self.max_tokens < 1:

@@ -12,7 +12,6 @@ Every shape is built and run once in ``warmup``; the time each took is kept, and
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -292,17 +291,3 @@ class Engine:
             if self.device.type == "cpu"
             else None,
         }
-
-
-@contextlib.contextmanager
-def cpu_threads(n: int | None) -> Any:
-    """Temporarily set torch's intra-op threads (None: leave as is)."""
-    if n is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -241,3 +242,24 @@ class MiniLMWorkload:
 
 def make_workload(**options: Any) -> MiniLMWorkload:
     return MiniLMWorkload(**options)
+
+
+def embed_texts(texts: Sequence[str], batch: int = 32, max_len: int = 256) -> np.ndarray:
+    """Unit-norm sentence embeddings (all-MiniLM-L6-v2, CPU, fp32): the semantic side of output parity.
+
+    Truncated to 256 tokens, as sentence-transformers does for this model.
+    """
+    wl = MiniLMWorkload()
+    model = wl.build_model()
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(texts), batch):
+            ids = [t if len(t) <= max_len else [*t[: max_len - 1], t[-1]] for t in wl.tokenize(texts[i : i + batch])]
+            width = max(len(t) for t in ids)
+            x = torch.zeros(len(ids), width, dtype=torch.long)
+            m = torch.zeros(len(ids), width, dtype=torch.long)
+            for j, t in enumerate(ids):
+                x[j, : len(t)] = torch.tensor(t)
+                m[j, : len(t)] = 1
+            out.append(model(x, m).numpy())
+    return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)

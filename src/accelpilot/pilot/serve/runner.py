@@ -29,6 +29,22 @@ BUILTIN = {
     "builtin:null": "null",
 }
 SOURCE = "accelpilot run serve"
+# ServeConfig fields that mean nothing in-process: left out of an in-process result's config
+ENDPOINT_ONLY = (
+    "arrival",
+    "requests_file",
+    "input_len",
+    "output_len",
+    "tokenizer",
+    "output_control",
+    "trace",
+    "min_goodput_share",
+    "compare_to",
+    "parity_tokens",
+    "parity_threshold",
+    "platform_note",
+    "store_outputs",
+)
 
 
 def _noop(_: str) -> None:
@@ -387,6 +403,9 @@ def _config_dict(cfg: ServeConfig) -> dict[str, Any]:
     d = asdict(cfg)
     d.pop("command", None)
     d.pop("extra", None)
+    d.pop("api_key", None)  # a credential is never recorded
+    for key in ENDPOINT_ONLY:
+        d.pop(key, None)
     d["scenarios"] = list(cfg.scenarios)
     d["buckets"] = list(cfg.buckets)
     return d

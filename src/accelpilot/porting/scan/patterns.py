@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
-# (rule id, line, message, snippet); plain tuples so worker processes return them cheaply.
-RawFinding = tuple[str, int | None, str, str]
+# (rule id, line, message, snippet, subject, context); plain tuples so worker processes return them cheaply.
+# ``subject`` names the thing a porting item is about (a kernel, a package, an image, a setting); ``context`` says
+# how the line is reached when that changes what it means ("probe", "skip-guard", "benchmark-tool", "optional").
+RawFinding = tuple[str, int | None, str, str, str | None, str | None]
 
 # Patterns shared by text files and Python string constants.
 STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
@@ -24,6 +26,14 @@ STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("nccl-backend", re.compile(r"\bNCCL_[A-Z_]+\b"), "NCCL setting {m}"),
     ("cloudwatch", re.compile(r"\bcloudwatch\b", re.I), "CloudWatch integration ({m})"),
     (
+        "gpu-launcher-setting",
+        re.compile(
+            r"\bGPUS_PER_NODE\b\S*|--nproc[_-]per[_-]node\S*|\bLD_PRELOAD=\S*(?:cuda|nvidia)\S*"
+            r"|\bPYTORCH_CUDA_ALLOC_CONF\b\S*|\bTORCH_NCCL_\w+"
+        ),
+        "launcher setting {m}",
+    ),
+    (
         "local-nvme-path",
         re.compile(
             r"(?:/mnt/nvme\w*|/nvme\d\w*|/local_nvme\w*|/opt/dlami/nvme|/scratch\b|/raid\b"
@@ -34,6 +44,7 @@ STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 STRING_TRIGGER = re.compile(
     r"://|gres|--gpus|nvidia|neuron|dcgm|DCGM|CUDA_VISIBLE|NCCL_|cloudwatch|CloudWatch|nvme|/scratch|/raid|/local_disk"
+    r"|GPUS_PER_NODE|nproc|LD_PRELOAD|PYTORCH_CUDA"
 )
 
 
@@ -73,13 +84,29 @@ LIBRARIES: dict[str, str] = {
     "azure.storage": "cloud-storage-sdk",
     "sagemaker": "sagemaker",
     "pynvml": "nvidia-smi",
+    # CUDA-only kernel libraries seen in public training code (issue 12)
+    "causal_conv1d": "cuda-kernel-library",
+    "selective_scan_cuda": "cuda-kernel-library",
+    "mamba_ssm": "cuda-kernel-library",
+    "tilelang": "cuda-kernel-library",
+    "cutlass": "cuda-kernel-library",
+    "quack": "cuda-kernel-library",
+    "flashinfer": "cuda-kernel-library",
+    "liger_kernel": "cuda-kernel-library",
+    "torchao.ops": "cuda-kernel-library",
+    "torchao.kernel": "cuda-kernel-library",
+    "deep_gemm": "cuda-kernel-library",
     "pydcgm": "dcgm",
     "dcgm_structs": "dcgm",
     "dcgm_fields": "dcgm",
 }
 # Exact string constants (dynamic imports, device names, attention backends).
 EXACT_STRINGS: dict[str, str] = {
-    **{name: rule for name, rule in LIBRARIES.items() if "." not in name and name not in ("cuda", "nki", "apex")},
+    **{
+        name: rule
+        for name, rule in LIBRARIES.items()
+        if "." not in name and name not in ("cuda", "nki", "apex", "quack", "cutlass")
+    },
     "nccl": "nccl-backend",
     "flash_attention_2": "flash-attn",
     "flash_attention_3": "flash-attn",
@@ -119,3 +146,27 @@ def lib_rule(dotted: str) -> str | None:
         if rule:
             return rule
     return None
+
+
+# Rules whose item is one kernel: a finding inside ``def k`` belongs to kernel ``k``.
+KERNEL_RULES = frozenset({"triton-kernel", "nki-kernel", "numba-cuda", "cpp-extension-cuda"})
+# Modules whose use is benchmarking, not a code path to port (``triton.testing.do_bench``).
+BENCHMARK_MODULES = ("triton.testing",)
+# Calls that only ask whether something is there: their arguments are not porting work.
+_PROBE_NAMES = frozenset({"is_available", "find_spec", "importorskip", "_is_package_available", "is_package_available"})
+_SKIP_NAMES = frozenset({"skipif", "skipIf", "skipUnless", "skip", "xfail"})
+_PROBE_PATTERN = re.compile(r"^_?is_\w+_available$|^is_torch_\w+$|^require_\w+$")
+
+
+def probe_kind(name: str, recv: str | None) -> str | None:
+    """ "probe" for an availability/version check, "skip-guard" for a test skip decorator or call, else None."""
+    if name in _SKIP_NAMES and (recv is None or recv.startswith(("pytest", "unittest")) or recv.endswith("mark")):
+        return "skip-guard"
+    if name in _PROBE_NAMES or _PROBE_PATTERN.match(name):
+        return "probe"
+    return None
+
+
+def package_of(rule: str, dotted: str) -> str:
+    """The dependency an import names: its top-level package (``flash_attn.bert_padding`` -> ``flash_attn``)."""
+    return dotted.split(".", 1)[0]

@@ -76,6 +76,41 @@ _Check = Callable[[bytes, int, int], bool] | None
 _SCHEMES = (b"s3", b"gs", b"az", b"abfss", b"wasbs")
 
 
+# ``name = `` or ``obj.attr = `` and nothing else before the token: the only torch.cat the visitor reports.
+_ASSIGNED = re.compile(rb"[ \t]*[\w.]+[ \t]*=[ \t]*")
+
+
+def _called(data: bytes, i: int, n: int) -> bool:
+    j = i + n
+    while j < len(data) and data[j] in b" \t\r\n":
+        j += 1
+    return data[j : j + 1] == b"("
+
+
+def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
+    """``name = torch.cat(`` on a line inside a ``for``/``while`` of the same function (read lexically: the
+    enclosing headers, each indented less than the last, up to the first ``def``/``class``)."""
+    ls = data.rfind(b"\n", 0, i) + 1
+    if _ASSIGNED.fullmatch(data, ls, i) is None:
+        return False
+    line = data[ls:i]
+    indent = len(line) - len(line.lstrip(b" \t"))
+    end = ls - 1
+    while indent > 0 and end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        text = data[start:end]
+        body = text.lstrip(b" \t")
+        pad = len(text) - len(body)
+        if body and not body.startswith(b"#") and pad < indent:
+            indent = pad
+            if body.startswith((b"for ", b"while ", b"async for ")):
+                return True
+            if body.startswith((b"def ", b"async def ", b"class ")):
+                return False
+        end = start - 1
+    return False
+
+
 def _uri(data: bytes, i: int, n: int) -> bool:
     return data[max(0, i - 5) : i].endswith(_SCHEMES)
 
@@ -105,6 +140,18 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
         )
     ),
     (b"://", _uri),
+    # issue 12's rules; a call name counts only when called, so mentions in docstrings cost no parse
+    (b"cu_seqlens", None),
+    (b"requests.", None),
+    (b"urllib", None),
+    (b"GPUS_PER_NODE", None),
+    (b"nproc", None),
+    (b"LD_PRELOAD", None),
+    (b"get_kernel", _called),
+    (b"torch.compile", _called),
+    (b"load_dataset", _called),
+    (b"cached_file", _called),
+    (b"torch.cat", _grows_in_loop),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
 _FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -10,20 +11,87 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
-from accelpilot.porting.log import Finding, PortabilityLog, Skipped
+from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path, host_side
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
-from accelpilot.porting.scan.walk import walk
+from accelpilot.porting.scan.walk import display_name, walk
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
 
-FileOutcome = tuple[str, list[RawFinding], str | None, int]  # rel path, findings, skip reason, suppressed
+# (rule id, line, message, snippet, notebook cell or None, subject, context); cells number an .ipynb's cells from 1.
+FileFinding = tuple[str, int | None, str, str, int | None, str | None, str | None]
+FileOutcome = tuple[str, list[FileFinding], str | None, int]  # rel path, findings, skip reason, suppressed
+
+
+def _source_findings(text: str, kind: str, prune: bool) -> tuple[list[RawFinding], int]:
+    """Findings of one source text (a file, or a notebook cell) after suppression, with Python snippets filled."""
+    found = scan_python(text.encode("utf-8"), prune=prune) if kind == "python" else scan_text(text, kind)
+    if not found:
+        return [], 0
+    found, suppressed = apply_suppressions(found, text)
+    if found and kind == "python":
+        lines = text.splitlines()
+        found = [
+            (r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else "", sub, ctx)
+            for r, ln, msg, _, sub, ctx in found
+        ]
+    return found, suppressed
+
+
+class NotebookError(ValueError):
+    """A .ipynb file that is not a notebook: recorded as a skip reason."""
+
+
+def _notebook_cells(text: str) -> list[tuple[int, str]]:
+    """(cell number, source) of each code cell; cell numbers count every cell from 1, as a notebook UI shows them."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"not a readable notebook: {exc.msg} at line {exc.lineno}") from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookError("not a readable notebook: no list of cells")
+    out: list[tuple[int, str]] = []
+    for i, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        if isinstance(src, list):
+            src = "".join(x for x in src if isinstance(x, str))
+        if isinstance(src, str):
+            out.append((i, src))
+    return out
+
+
+def _scan_notebook(text: str, prune: bool) -> tuple[list[FileFinding], int, str | None]:
+    """Code cells as Python; IPython magics (``%``/``!`` lines) are blanked for the parser, and ``!`` shell lines
+    go through the shell rules, so ``!nvidia-smi`` is still found. Lines are numbered within their cell. A cell
+    that does not parse is named in the skip reason; the other cells are still scanned."""
+    found: list[FileFinding] = []
+    suppressed = 0
+    broken: list[str] = []
+    for cell, src in _notebook_cells(text):
+        lines = src.splitlines()
+        shell = "\n".join(ln.lstrip()[1:] if ln.lstrip().startswith("!") else "" for ln in lines)
+        code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+        try:
+            py, s1 = _source_findings(code, "python", prune)
+        except SyntaxError as exc:
+            broken.append(f"cell {cell} line {exc.lineno}: {exc.msg}")
+            py, s1 = [], 0
+        sh, s2 = _source_findings(shell, "shell", prune) if "!" in src else ([], 0)
+        suppressed += s1 + s2
+        for r, ln, msg, _, sub, ctx in sh:
+            py.append((r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else "", sub, ctx))
+        found.extend((r, ln, msg, snip, cell, sub, ctx) for r, ln, msg, snip, sub, ctx in py)
+    reason = ("Python syntax error in " + "; ".join(broken) + " (other cells scanned)") if broken else None
+    return found, suppressed, reason
 
 
 def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES, prune: bool = True) -> FileOutcome:
@@ -33,7 +101,12 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
         if st.st_size > max_bytes:
             return rel, [], f"file is {st.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit", 0
         if kind == "cuda":
-            return rel, [("cuda-source-file", None, f"CUDA source file {Path(rel).name}", "")], None, 0
+            return (
+                rel,
+                [("cuda-source-file", None, f"CUDA source file {Path(rel).name}", "", None, None, None)],
+                None,
+                0,
+            )
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
         if len(data) > max_bytes:
@@ -49,7 +122,18 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        found = scan_python(data, prune=prune) if kind == "python" else scan_text(text, kind)
+        if kind == "notebook":
+            found, suppressed, partial = _scan_notebook(text, prune)
+            return rel, found, partial, suppressed
+        else:
+            raw, suppressed = _source_findings(text, kind, prune)
+            if kind == "python" and rel.rpartition("/")[2] == "setup.py":  # install_requires names packages too
+                seen = {(r[0], r[1]) for r in raw}
+                deps, _ = _source_findings(text, "requirements", prune)
+                raw += [r for r in deps if r[2].startswith("package ") and (r[0], r[1]) not in seen]
+            found = [(r, ln, msg, snip, None, sub, ctx) for r, ln, msg, snip, sub, ctx in raw]
+    except NotebookError as exc:
+        return rel, [], str(exc), 0
     except SyntaxError as exc:
         return rel, [], f"Python syntax error at line {exc.lineno}: {exc.msg}", 0
     except RecursionError:
@@ -58,12 +142,6 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
         return rel, [], "nesting too deep to parse (parser ran out of memory)", 0
     except Exception as exc:  # a scanner bug must not end the scan; it is recorded where the user sees it
         return rel, [], f"internal scanner error: {type(exc).__name__}: {exc}", 0
-    if not found:
-        return rel, [], None, 0
-    found, suppressed = apply_suppressions(found, text)
-    if found and kind == "python":
-        lines = text.splitlines()
-        found = [(r, ln, msg, lines[ln - 1] if ln and ln <= len(lines) else "") for r, ln, msg, _ in found]
     return rel, found, None, suppressed
 
 
@@ -82,13 +160,15 @@ def scan_path(
     targets: frozenset[str] | None = None,
     jobs: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_symlinks: bool = False,
 ) -> PortabilityLog:
-    """Scan a file or directory tree into a PortabilityLog. Never imports or executes what it reads."""
+    """Scan a file or directory tree into a PortabilityLog. Never imports or executes what it reads, and never
+    reads outside ``path`` (links leading out are listed as skipped)."""
     t0 = time.perf_counter()
     root = Path(path)
     if not root.exists():
         raise InputFileError("no such file or directory", file=str(path), fix="give the path of a repository to scan")
-    files, skipped = walk(root)
+    files, skipped = walk(root, follow_symlinks=follow_symlinks)
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     outcomes: list[FileOutcome] = []
     if n_jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -109,10 +189,25 @@ def scan_path(
         suppressed += sup
         if reason is not None:
             skipped.append(Skipped(path=rel, reason=reason))
-        for rule_id, line, message, snippet in found:
-            findings.append(Finding.from_rule(RULES[rule_id], file=rel, line=line, message=message, snippet=snippet))
+        path_context = context_of_path(rel)
+        host = host_side(rel)
+        for rule_id, line, message, snippet, cell, subject, context in found:
+            if host and context is None and RULES[rule_id].category == "compile_hazard":
+                context = "host-side"
+            findings.append(
+                Finding.from_rule(
+                    RULES[rule_id],
+                    file=rel,
+                    line=line,
+                    message=message,
+                    snippet=snippet,
+                    cell=cell,
+                    subject=subject,
+                    context=context or path_context,
+                )
+            )
     log = PortabilityLog(
-        root=str(root),
+        root=display_name(str(root)),
         files_scanned=len(files),
         findings=findings,
         skipped=sorted(skipped, key=lambda s: s.path),

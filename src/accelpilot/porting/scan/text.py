@@ -20,6 +20,11 @@ _PACKAGES: tuple[tuple[str, str], ...] = (
     (r"tensorrt|torch[-_]tensorrt|transformer[-_]engine|pycuda|nvidia-dali\S*|cuda-python", "cuda-only-library"),
     (r"numba-cuda", "numba-cuda"),
     (r"sagemaker", "sagemaker"),
+    (
+        r"causal[-_]conv1d|mamba[-_]ssm|tilelang|nvidia-cutlass(?:-dsl)?|quack-kernels|flashinfer(?:-python)?"
+        r"|liger[-_]kernel|deep[-_]gemm",
+        "cuda-kernel-library",
+    ),
 )
 TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     *STRING_RULES,
@@ -42,6 +47,12 @@ TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
         "Neuron package {m}",
     ),
     ("nccl-backend", re.compile(r"backend\W{1,4}nccl\b"), "NCCL backend {m}"),
+    ("sagemaker", re.compile(r"--auto-resume\S*"), "SageMaker HyperPod auto-resume {m}"),
+    (
+        "k8s-gpu-resource",
+        re.compile(r"\bnvidia-device-plugin[\w.:/-]*|\bk8s-device-plugin[\w.:/-]*|\bgpu-operator\b[\w.:/-]*"),
+        "NVIDIA device plugin {m}",
+    ),
     ("sagemaker", re.compile(r"\bml\.(?:p\d\w*|g\d\w*|trn\d\w*|inf\d\w*)\.\w+"), "SageMaker instance type {m}"),
     (
         "hub-download",
@@ -52,6 +63,8 @@ TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 _IMAGE = re.compile(r"""["']?image["']?\s*:\s*["']?([\w./:@-]+)""")
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.I)
+# NCCL built or installed inside an image (a source build, the NCCL tests, aws-ofi-nccl, libnccl packages).
+_NCCL_BUILD = re.compile(r"\bNVIDIA/nccl(?:-tests)?\b|\baws-ofi-nccl\b|\blibnccl[\w.-]*|\bnccl-tests\b", re.I)
 
 
 def _image_rule(image: str) -> str | None:
@@ -60,7 +73,9 @@ def _image_rule(image: str) -> str | None:
         return "neuron-base-image"
     if "rocm" in low:
         return "rocm-base-image"
-    if low.startswith(("nvidia/cuda", "nvcr.io/", "nvidia/")) or "cuda" in low or "cudnn" in low:
+    if low.startswith(("nvidia/cuda", "nvcr.io/nvidia/", "nvcr.io/", "nvidia/")) or any(
+        w in low for w in ("cuda", "cudnn", "nccl", "tensorrt", "triton-server")
+    ):
         return "cuda-base-image"
     return None
 
@@ -82,21 +97,25 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             for m3 in _IMAGE.finditer(line):
                 rule = _image_rule(m3.group(1))
                 if rule and (rule, lineno) not in seen:
-                    found.append((rule, lineno, f"container image {m3.group(1)}", line))
+                    found.append((rule, lineno, f"container image {m3.group(1)}", line, m3.group(1), None))
                     seen.add((rule, lineno))
         if kind == "dockerfile":
             m = _FROM.match(line)
             if m:
                 rule = _image_rule(m.group(1))
                 if rule:
-                    found.append((rule, lineno, f"base image {m.group(1)}", line))
+                    found.append((rule, lineno, f"base image {m.group(1)}", line, m.group(1), None))
                     seen.add((rule, lineno))
                 continue
+            m4 = _NCCL_BUILD.search(line)
+            if m4:
+                found.append(("nccl-in-container", lineno, f"NCCL in the image ({m4.group(0)})", line, "nccl", None))
+                seen.add(("nccl-in-container", lineno))
         for rule, pat, template in TEXT_RULES:
             if (rule, lineno) in seen:
                 continue
             m2 = pat.search(line)
             if m2:
                 seen.add((rule, lineno))
-                found.append((rule, lineno, template.format(m=m2.group(0)), line))
+                found.append((rule, lineno, template.format(m=m2.group(0)), line, m2.group(0), None))
     return found

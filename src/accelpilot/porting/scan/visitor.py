@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accelpilot.porting.scan.patterns import (
+    BENCHMARK_MODULES,
     CUDA_GRAPH_NAMES,
     DATA_DEPENDENT_METHODS,
     DEFAULT_ALIASES,
@@ -16,12 +17,15 @@ from accelpilot.porting.scan.patterns import (
     EXACT_STRINGS,
     HOST_SYNC_METHODS,
     HUB_CALLS,
+    KERNEL_RULES,
     NON_TORCH_MODULES,
     STRING_RULES,
     STRING_TRIGGER,
     TENSOR_VALUE_METHODS,
     RawFinding,
     lib_rule,
+    package_of,
+    probe_kind,
 )
 
 
@@ -56,13 +60,30 @@ class PyVisitor:
         self._seen: set[tuple[str, int]] = set()
         self._consumed: set[int] = set()
         self.forward_depth = 0
+        # Reach: "probe"/"skip-guard"/"benchmark-tool" (not porting work) or "optional" (a guarded path), set by
+        # the enclosing call, ``if`` or ``try``; the innermost def names the kernel a decorator belongs to.
+        self.context: str | None = None
+        self.def_name: str | None = None
+        self.loop_depth = 0
 
     # -- plumbing --
-    def add(self, rule: str, line: int, message: str) -> None:
+    def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
         key = (rule, line)
         if key not in self._seen:
             self._seen.add(key)
-            self.found.append((rule, line, message, ""))
+            if subject is None and rule in KERNEL_RULES:
+                subject = self.def_name
+            self.found.append((rule, line, message, "", subject, context or self.context))
+
+    def _within(self, context: str, node: ast.AST) -> None:
+        """Visit ``node``'s children with ``context`` unless an outer, stronger context already holds."""
+        saved = self.context
+        if saved is None or (saved == "optional" and context != "optional"):
+            self.context = context
+        try:
+            self.generic(node)
+        finally:
+            self.context = saved
 
     def _hit(self, start: int, end: int) -> bool:
         hits = self.hits
@@ -116,12 +137,14 @@ class PyVisitor:
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
-        saved = self.forward_depth
+        saved, saved_name, saved_loop = self.forward_depth, self.def_name, self.loop_depth
         self.forward_depth = 1 if node.name == "forward" else 0
+        self.def_name = node.name
+        self.loop_depth = 0  # a def inside a loop is not run per iteration
         try:
             self.generic(node)
         finally:
-            self.forward_depth = saved
+            self.forward_depth, self.def_name, self.loop_depth = saved, saved_name, saved_loop
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -137,7 +160,8 @@ class PyVisitor:
                 self.aliases[a.asname] = a.name
             rule = lib_rule(a.name)
             if rule:
-                self.add(rule, node.lineno, f"import {a.name}")
+                bench = "benchmark-tool" if a.name.startswith(BENCHMARK_MODULES) else None
+                self.add(rule, node.lineno, f"import {a.name}", subject=package_of(rule, a.name), context=bench)
 
     def v_importfrom(self, node: ast.ImportFrom) -> None:
         mod = node.module or ""
@@ -151,7 +175,10 @@ class PyVisitor:
                 self.check_dotted(full, node.lineno)
             rule = lib_rule(full)
             if rule and not flagged:
-                self.add(rule, node.lineno, f"from {mod} import {a.name}")
+                bench = "benchmark-tool" if full.startswith(BENCHMARK_MODULES) else None
+                self.add(
+                    rule, node.lineno, f"from {mod} import {a.name}", subject=package_of(rule, full), context=bench
+                )
                 flagged = rule == lib_rule(mod)
         if mod == "torch.utils.cpp_extension":
             for a in node.names:
@@ -167,6 +194,8 @@ class PyVisitor:
                 base = base.value
             self.visit(base)
             return
+        if "cu_seqlens" in d:
+            self.add("varlen-packing", node.lineno, d)
         self.check_dotted(d, node.lineno)
 
     def check_dotted(self, d: str, line: int) -> None:
@@ -244,8 +273,47 @@ class PyVisitor:
             elif name in ("load_inline", "CUDAExtension"):
                 self.add("cpp-extension-cuda", node.lineno, f"{name}(...)")
             elif name in HUB_CALLS or (name == "load" and recv == "torch.hub"):
-                self.add("hub-download", node.lineno, f"{name}(...)")
+                if not _local_source(node):
+                    self.add("hub-download", node.lineno, f"{name}(...)")
+            else:
+                self._more_calls(node, name)
+            for kw in node.keywords:
+                if kw.arg == "help" and isinstance(kw.value, ast.Constant):
+                    self._consumed.add(id(kw.value))  # a URI in help text is documentation, not data movement
+            guard = probe_kind(name, recv)
+            if guard is not None:
+                self._within(guard, node)
+                return
+            if recv is not None and recv.startswith(BENCHMARK_MODULES):
+                self._within("benchmark-tool", node)
+                return
         self.generic(node)
+
+    def _more_calls(self, node: ast.Call, name: str) -> None:
+        """Calls added for real code: hub kernels and datasets, HTTP downloads, torch.compile's backend. Each
+        needs its trigger token literally on the call's line (``torch.compile``, ``requests.``), which keeps the
+        pruned scan exact."""
+        f = node.func
+        base = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+        first = node.args[0] if node.args else None
+        if name == "get_kernel":
+            repo = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+            if first is not None and repo is not None:
+                self._consumed.add(id(first))
+            self.add("hub-kernel", node.lineno, f"get_kernel({repo!r})" if repo else "get_kernel(...)", subject=repo)
+        elif name in ("load_dataset", "cached_file"):
+            if not _local_source(node):
+                self.add("hub-download", node.lineno, f"{name}(...)")
+        elif base == "requests" and name in ("get", "post", "request", "urlopen"):
+            self.add("http-download", node.lineno, f"requests.{name}(...)")
+        elif name in ("urlopen", "urlretrieve") and _root_name(f) == "urllib":
+            self.add("http-download", node.lineno, f"urllib {name}(...)")
+        elif name == "compile" and base == "torch":
+            backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
+            if isinstance(backend, ast.Constant):
+                self._consumed.add(id(backend))  # a backend name, not a device string
+            if backend is None or (isinstance(backend, ast.Constant) and backend.value == "inductor"):
+                self.add("compile-backend", node.lineno, "torch.compile without the target's backend")
 
     def _amp(self, node: ast.Call, name: str) -> None:
         cands: list[ast.expr] = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device_type"]
@@ -256,8 +324,10 @@ class PyVisitor:
 
     def v_subscript(self, node: ast.Subscript) -> None:
         sl = node.slice
-        # one-line rule (like the trigger): the index starts on the line of its "["
-        if self.torch_file and sl.lineno == (node.value.end_lineno or node.lineno):
+        # one-line rule (like the trigger): the index starts on the line of its "["; an assignment through a mask
+        # (``x[mask] = 0``) keeps the shape, only a read changes it
+        store = isinstance(node.ctx, ast.Store)
+        if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
             if any(_is_masky(e) for e in elts):
                 self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
@@ -278,10 +348,91 @@ class PyVisitor:
 
     def v_if(self, node: ast.If | ast.While | ast.Assert) -> None:
         self._cond(node.test, node.lineno)
+        if isinstance(node, ast.While):
+            self.loop_depth += 1
+            try:
+                self.generic(node)
+            finally:
+                self.loop_depth -= 1
+            return
+        if isinstance(node, ast.If) and self._is_probe(node.test):
+            self.visit(node.test)
+            saved = self.context
+            self.context = saved or "optional"  # the guarded body (and its else) is an optional path
+            try:
+                for x in (*node.body, *node.orelse):
+                    self.visit(x)
+            finally:
+                self.context = saved
+            return
         self.generic(node)
+
+    def _is_probe(self, test: ast.expr) -> bool:
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.Call):
+                f = sub.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name is not None and probe_kind(name, None) == "probe":
+                    return True
+        return False
+
+    def v_try(self, node: ast.Try) -> None:
+        """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
+        optional = any(_catches_import_error(h.type) for h in node.handlers)
+        if not optional:
+            self.generic(node)
+            return
+        saved = self.context
+        self.context = saved or "optional"
+        try:
+            for stmt in node.body:
+                self.visit(stmt)
+        finally:
+            self.context = saved
+        for h in node.handlers:
+            self.visit(h)
+        for x in (*node.orelse, *node.finalbody):
+            self.visit(x)
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
+        self.generic(node)
+
+    def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
+        self.loop_depth += 1
+        try:
+            self.generic(node)
+        finally:
+            self.loop_depth -= 1
+
+    def v_assign(self, node: ast.Assign) -> None:
+        """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
+        v = node.value
+        if (
+            self.loop_depth
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], (ast.Name, ast.Attribute))
+            and isinstance(v, ast.Call)
+            and v.lineno == node.lineno  # one-line rule, like its trigger (``name = torch.cat(``)
+            and isinstance(v.func, ast.Attribute)
+            and v.func.attr == "cat"
+            and isinstance(v.func.value, ast.Name)
+            and v.func.value.id == "torch"
+            and v.args
+            and isinstance(v.args[0], (ast.List, ast.Tuple))
+        ):
+            targets = {ast.unparse(t) for t in node.targets}
+            if any(ast.unparse(e) in targets for e in v.args[0].elts):
+                self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
+        self.generic(node)
+
+    def v_name(self, node: ast.Name) -> None:
+        if "cu_seqlens" in node.id:
+            self.add("varlen-packing", node.lineno, node.id)
+
+    def v_arg(self, node: ast.arg) -> None:
+        if "cu_seqlens" in node.arg:
+            self.add("varlen-packing", node.lineno, node.arg)
         self.generic(node)
 
     def v_constant(self, node: ast.Constant) -> None:
@@ -289,22 +440,54 @@ class PyVisitor:
         if not isinstance(v, str) or id(node) in self._consumed or len(v) > 20000:
             return
         line = node.lineno
+        if "cu_seqlens" in v:
+            self.add("varlen-packing", line, f"string {v!r}")
         m = DEVICE.match(v)
         if m:
             self.add(DEVICE_RULE[m.group(1)], line, f"device string {v!r}")
             return
         rule = EXACT_STRINGS.get(v)
         if rule:
-            self.add(rule, line, f"string {v!r}")
+            self.add(rule, line, f"string {v!r}", subject=v)
             return
         if STRING_TRIGGER.search(v):
             for rid, pat, template in STRING_RULES:
                 mm = pat.search(v)
                 if mm:
-                    self.add(rid, line, template.format(m=mm.group(0)))
+                    self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
+
+
+_DATASET_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset"})
+
+
+def _local_source(node: ast.Call) -> bool:
+    """The first argument is a literal local path or a local dataset builder, not a hub id."""
+    first = node.args[0] if node.args else None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return False
+    v = first.value
+    return v.startswith(("/", "./", "../", "~")) or v in _DATASET_BUILDERS
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _catches_import_error(t: ast.expr | None) -> bool:
+    if t is None:
+        return False
+    names = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute))
+        and (n.id if isinstance(n, ast.Name) else n.attr) in ("ImportError", "ModuleNotFoundError")
+        for n in names
+    )
 
 
 _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
+    ast.Try: PyVisitor.v_try,
     ast.Expr: PyVisitor.v_expr,
     ast.FunctionDef: PyVisitor.v_function,
     ast.ClassDef: PyVisitor.v_class,
@@ -319,4 +502,9 @@ _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
     ast.IfExp: PyVisitor.v_ifexp,
     ast.Assert: PyVisitor.v_if,
     ast.Constant: PyVisitor.v_constant,
+    ast.For: PyVisitor.v_loop,
+    ast.AsyncFor: PyVisitor.v_loop,
+    ast.Assign: PyVisitor.v_assign,
+    ast.Name: PyVisitor.v_name,
+    ast.arg: PyVisitor.v_arg,
 }

@@ -28,6 +28,9 @@ EXCLUDED_DIRS = frozenset(
 CACHE_DIRS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"})
 
 
+_SPEC_SUFFIXES = (".yaml", ".yml", ".yaml-template", ".yml-template", ".template", ".j2", ".jinja", ".tf", ".tfvars")
+
+
 def classify(name: str) -> str | None:
     """The kind of file by its name, or None if the scanner does not read it."""
     low = name.lower()
@@ -39,8 +42,12 @@ def classify(name: str) -> str | None:
         return "dockerfile"
     if low.endswith((".sh", ".bash", ".slurm", ".sbatch", ".zsh")):
         return "shell"
-    if low.endswith((".yaml", ".yml")):
-        return "yaml"
+    if low.endswith(
+        (".yaml", ".yml", ".yaml-template", ".yml-template", ".template", ".j2", ".jinja", ".tf", ".tfvars")
+    ):
+        return "yaml"  # job specs and their templates (Helm, Jinja, Terraform) are read line by line alike
+    if low.endswith(".ipynb"):
+        return "notebook"
     if low.endswith(".json"):
         return "json"
     if low.endswith(".txt") and (low.startswith("requirements") or low.startswith("constraints")):
@@ -50,15 +57,36 @@ def classify(name: str) -> str | None:
     return None
 
 
-def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
-    """Files to scan as (path, relative posix path, kind), and what was skipped on the way (loops, exclusions)."""
+def display_name(name: str) -> str:
+    """A path as text that is safe to store and show: undecodable bytes of a non-UTF-8 file name (kept by
+    ``os.fsdecode`` as surrogates) become ``\\xNN``, so JSON, hashing and terminals never see a lone surrogate."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def walk(root: Path, *, follow_symlinks: bool = False) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
+    """Files to scan as (path, relative posix path, kind), and what was skipped on the way (links, exclusions).
+
+    The walk never leaves the root: a symbolic link whose target lies outside it is skipped with the reason, so a
+    link to a home directory cannot copy outside secrets into the log. Links that stay inside are skipped too
+    unless ``follow_symlinks`` (they usually repeat files the walk reaches anyway); followed directory links are
+    remembered so a loop is reported, not walked forever.
+    """
     files: list[tuple[str, str, str]] = []
     skipped: list[Skipped] = []
     if root.is_file():
         kind = classify(root.name) or "text"
-        files.append((str(root), root.name, kind))
+        files.append((str(root), display_name(root.name), kind))
         return files, skipped
-    visited = {os.path.realpath(root)}
+    root_real = os.path.realpath(root)
+    visited = {root_real}
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         d, rel_d = stack.pop()
@@ -68,7 +96,7 @@ def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
             skipped.append(Skipped(path=rel_d or ".", reason=f"unreadable directory: {exc.strerror or exc}"))
             continue
         for e in entries:
-            rel = f"{rel_d}/{e.name}" if rel_d else e.name
+            rel = f"{rel_d}/{display_name(e.name)}" if rel_d else display_name(e.name)
             try:
                 if e.is_symlink():
                     try:
@@ -77,7 +105,18 @@ def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
                         loop = "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40
                         skipped.append(Skipped(path=rel, reason="symlink loop" if loop else "broken symlink"))
                         continue
-                    if os.path.isdir(real):
+                    if not _inside(real, root_real):
+                        skipped.append(Skipped(path=rel, reason="symlink to outside the scanned root: not followed"))
+                        continue
+                    is_dir = os.path.isdir(real)
+                    if not is_dir and not classify(e.name):
+                        continue  # a link to a file the scan would not read anyway
+                    if not follow_symlinks:
+                        skipped.append(
+                            Skipped(path=rel, reason="symlink inside the root: not followed (--follow-symlinks)")
+                        )
+                        continue
+                    if is_dir:
                         if real in visited:
                             skipped.append(
                                 Skipped(path=rel, reason="symlink loop: points to a directory already scanned")
@@ -86,11 +125,8 @@ def walk(root: Path) -> tuple[list[tuple[str, str, str]], list[Skipped]]:
                         visited.add(real)
                         stack.append((e.path, rel))
                         continue
-                    if not os.path.isfile(real):
-                        continue
-                    link_kind = classify(e.name)
-                    if link_kind:
-                        files.append((e.path, rel, link_kind))
+                    if os.path.isfile(real):
+                        files.append((e.path, rel, classify(e.name) or "text"))
                 elif e.is_dir(follow_symlinks=False):
                     if e.name in EXCLUDED_DIRS:
                         if e.name not in CACHE_DIRS:  # caches are noise; a vendored .venv is worth saying

@@ -1,0 +1,237 @@
+"""One rank of the distributed training pilot, started by torchrun (``torch.distributed.run``).
+
+``python -m torch.distributed.run ... -m accelpilot.pilot.train.rank CONFIG.json``: torchrun's elastic agent
+sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT and TORCHELASTIC_RESTART_COUNT; this module joins the
+process group (backend from the device table), wraps the workload's model in DDP or FSDP2 ``fully_shard``,
+trains ``total_steps`` steps timing each one, measures the step without gradient synchronisation (DDP's
+``no_sync``) to get the communication share, writes and reads a sharded checkpoint with
+``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``.
+
+With ``interrupt_at`` the rank ``interrupt_rank`` SIGKILLs itself after that step on the first attempt only;
+torchrun (``--max-restarts``) restarts the whole group, which resumes from the newest sharded checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class RankConfig:
+    workload: str
+    workload_options: dict[str, Any] = field(default_factory=dict)
+    device: str = "cpu"
+    parallel: str = "ddp"  # ddp | fsdp
+    batch_per_rank: int = 4
+    seq_len: int = 16
+    lr: float = 1e-3
+    seed: int = 0
+    total_steps: int = 8
+    warmup: int = 2
+    nosync_steps: int = 3  # steps without gradient sync, for the communication share (DDP)
+    run_dir: str = ""
+    checkpoint_dir: str = ""  # sharded checkpoints go here (DCP)
+    checkpoint_every: int = 0  # 0: one checkpoint at the end only
+    load_from: str = ""  # a DCP checkpoint written at another world size, loaded and compared
+    reference_weights: str = ""  # full weights (torch.save) of the model in ``load_from``
+    interrupt_at: int = 0
+    interrupt_rank: int = 0
+    threads: int = 1
+    t_launch: float = 0.0  # wall clock when the parent started torchrun
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+def _dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    with open(args[0], encoding="utf-8") as fh:
+        cfg = RankConfig(**json.load(fh))
+
+    import torch
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        get_state_dict,
+        set_model_state_dict,
+        set_state_dict,
+    )
+
+    from accelpilot.pilot import device as dev
+    from accelpilot.pilot.workloads.base import load_factory
+
+    torch.set_num_threads(cfg.threads)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    log = open(Path(cfg.run_dir) / f"rank{rank}.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+
+    mine: list[dict[str, Any]] = []  # gathered on rank 0 at the end: other nodes' logs are not on this disk
+
+    def emit(rec: dict[str, Any]) -> None:
+        full = {"t": time.time(), "rank": rank, "attempt": attempt, **rec}
+        mine.append(full)
+        log.write(json.dumps(full) + "\n")
+        log.flush()
+
+    from accelpilot.pilot.train.worker import watch_parent
+
+    watch_parent()  # a rank never outlives its torchrun agent
+    emit({"event": "started", "world": world})
+    kind = cfg.device.split(":")[0]
+    device = torch.device(f"{kind}:{local_rank}") if kind == "cuda" else dev.resolve_device(cfg.device)
+    t_pg = time.perf_counter()
+    dist.init_process_group(dev.process_group_backend(device.type))
+    emit({"event": "process_group", "seconds": time.perf_counter() - t_pg, "backend": dist.get_backend()})
+
+    workload = load_factory(cfg.workload, **cfg.workload_options)
+    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
+    model = workload.build_model().to(device)
+    grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
+    if cfg.parallel == "fsdp":
+        from torch.distributed.fsdp import fully_shard
+
+        for sub in model.modules():  # shard each repeated block, then the root (FSDP2's usual recipe)
+            if isinstance(sub, torch.nn.ModuleList):
+                for blk in sub:
+                    fully_shard(blk)
+        wrapped: torch.nn.Module = fully_shard(model)
+    else:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        wrapped = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
+    opt = torch.optim.AdamW(wrapped.parameters(), lr=cfg.lr)
+
+    ckpt_root = Path(cfg.checkpoint_dir) if cfg.checkpoint_dir else None
+    start = 0
+    if ckpt_root is not None and ckpt_root.is_dir():  # resume after a restart: newest complete sharded checkpoint
+        done = sorted(int(p.name.split("_")[1]) for p in ckpt_root.glob("step_*") if (p / ".metadata").exists())
+        if done:
+            start = done[-1]
+            t0 = time.perf_counter()
+            msd, osd = get_state_dict(wrapped, opt)
+            dcp.load({"model": msd, "optim": osd}, checkpoint_id=str(ckpt_root / f"step_{start}"))  # in place
+            set_state_dict(wrapped, opt, model_state_dict=msd, optim_state_dict=osd)
+            emit({"event": "restored", "step": start, "seconds": time.perf_counter() - t0})
+
+    def save(step: int) -> None:
+        assert ckpt_root is not None
+        path = ckpt_root / f"step_{step}"
+        dist.barrier()
+        t0 = time.perf_counter()
+        msd, osd = get_state_dict(wrapped, opt)
+        dcp.save({"model": msd, "optim": osd}, checkpoint_id=str(path))
+        dist.barrier()
+        seconds = time.perf_counter() - t0
+        emit({"event": "checkpoint", "step": step, "seconds": seconds, "bytes": _dir_bytes(path) if rank == 0 else 0})
+
+    batches = workload.batches("train", cfg.batch_per_rank, cfg.seq_len, cfg.seed * 1000 + rank)
+    for _ in range(start):  # replay this rank's data stream to the checkpoint
+        next(batches)
+    sync = dev.ops_for(device).synchronize
+
+    def step(batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        loss = workload.loss(wrapped, batch)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    emit({"event": "ready", "step": start})
+    for i in range(start + 1, cfg.total_steps + 1):
+        batch = tuple(t.to(device) for t in next(batches))
+        sync(device)
+        t0 = time.perf_counter()
+        loss = step(batch)
+        sync(device)
+        dt = time.perf_counter() - t0
+        emit(
+            {"event": "step", "step": i, "seconds": dt, "loss": float(loss.item()), "tokens": workload.tokens_in(batch)}
+        )
+        if ckpt_root is not None and cfg.checkpoint_every and i % cfg.checkpoint_every == 0 and i < cfg.total_steps:
+            save(i)
+        if cfg.interrupt_at and i == cfg.interrupt_at and rank == cfg.interrupt_rank and attempt == 0:
+            emit({"event": "killing_self", "step": i})
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    # communication share: the same steps without gradient synchronisation (DDP no_sync), compute only
+    if cfg.parallel == "ddp" and cfg.nosync_steps:
+        snap = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        for _ in range(cfg.nosync_steps):
+            batch = tuple(t.to(device) for t in next(batches))
+            sync(device)
+            t0 = time.perf_counter()
+            with wrapped.no_sync():  # type: ignore[operator]
+                loss = workload.loss(wrapped, batch)
+                loss.backward()
+            opt.zero_grad(set_to_none=True)  # no optimizer step: the ranks' weights must stay identical
+            sync(device)
+            emit({"event": "nosync_step", "seconds": time.perf_counter() - t0})
+        with torch.no_grad():
+            model.load_state_dict(snap)
+        # the same forward+backward with synchronisation, so both sides of the ratio time the same work
+        for _ in range(cfg.nosync_steps):
+            batch = tuple(t.to(device) for t in next(batches))
+            sync(device)
+            t0 = time.perf_counter()
+            loss = workload.loss(wrapped, batch)
+            loss.backward()
+            sync(device)
+            opt.zero_grad(set_to_none=True)
+            emit({"event": "sync_step", "seconds": time.perf_counter() - t0, "grad_bytes": grad_bytes})
+        with torch.no_grad():
+            model.load_state_dict(snap)
+
+    if ckpt_root is not None:
+        save(cfg.total_steps)
+        full = get_model_state_dict(wrapped, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        if rank == 0:
+            torch.save(full, ckpt_root / f"full_step_{cfg.total_steps}.pt")
+        msd, osd = get_state_dict(wrapped, opt)
+        dist.barrier()
+        t0 = time.perf_counter()
+        dcp.load({"model": msd, "optim": osd}, checkpoint_id=str(ckpt_root / f"step_{cfg.total_steps}"))
+        set_state_dict(wrapped, opt, model_state_dict=msd, optim_state_dict=osd)
+        dist.barrier()
+        emit({"event": "loaded_own", "seconds": time.perf_counter() - t0})
+    if cfg.load_from:  # portability: a checkpoint written at another world size, loaded here
+        msd = get_model_state_dict(wrapped)
+        dist.barrier()
+        t0 = time.perf_counter()
+        dcp.load({"model": msd}, checkpoint_id=cfg.load_from)
+        set_model_state_dict(wrapped, msd)
+        dist.barrier()
+        load_s = time.perf_counter() - t0
+        full = get_model_state_dict(wrapped, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        identical = None
+        if rank == 0 and cfg.reference_weights:
+            ref = torch.load(cfg.reference_weights, map_location="cpu", weights_only=True)
+            identical = set(ref) == set(full) and all(torch.equal(ref[k], torch.as_tensor(full[k])) for k in ref)
+        emit({"event": "loaded_other", "seconds": load_s, "identical": identical, "path": cfg.load_from})
+    emit({"event": "done"})
+    gathered: list[Any] = [None] * world
+    dist.all_gather_object(gathered, mine)
+    if rank == 0:
+        tmp = Path(cfg.run_dir) / ".all-ranks.json.tmp"
+        tmp.write_text(json.dumps([rec for recs in gathered for rec in recs]), encoding="utf-8")
+        os.replace(tmp, Path(cfg.run_dir) / "all-ranks.json")
+    dist.destroy_process_group()
+    log.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

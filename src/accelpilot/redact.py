@@ -1,0 +1,118 @@
+"""Redact credentials from URLs, headers and command lines before they are recorded (no torch, no IO).
+
+Every place that records a URL or a command line (result files, reports, logs) goes through these functions,
+so a run started with ``--endpoint http://user:pw@host/v1?api_key=K`` or ``--api-key K`` never writes the password
+or the key. The redaction stays visible (``***``) so a reader knows something was there.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from urllib.parse import urlsplit, urlunsplit
+
+MASK = "***"
+
+# A name is secret when one of its words (split on - and _) ends with one of these: api_key, X-Api-Key, HF_TOKEN,
+# accessToken, Authorization, x-amz-signature. Word endings, not substrings, so --max-tokens and --tokenizer are
+# not secrets. Over-redacting a harmless "monkey=1" costs nothing; leaking a token costs a rotation.
+_SECRET_ENDINGS = (
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "auth",
+    "authorization",
+    "credential",
+    "credentials",
+    "signature",
+    "cookie",
+)
+_SECRET_WORDS = {"sig", "pass", "session"}
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+_AUTH_VALUE_RE = re.compile(r"(?i)\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]+")
+_HEADER_RE = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*:\s*(.+)$", re.DOTALL)
+
+
+def is_secret_name(name: str) -> bool:
+    """True for names like ``api_key``, ``X-Api-Key``, ``token``, ``Authorization``, ``--password``, ``HF_TOKEN``."""
+    words = [w for w in re.split(r"[-_.\s]+", name.strip().lstrip("-").lower()) if w]
+    return any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words)
+
+
+def redact_url(url: str) -> str:
+    """Userinfo and secret-looking query values become ``***``; everything else is kept as written."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = MASK + "@" + netloc.rsplit("@", 1)[1]
+    query = parts.query
+    if query:
+        items = []
+        for item in query.split("&"):
+            name, eq, _value = item.partition("=")
+            items.append(f"{name}={MASK}" if eq and is_secret_name(name) else item)
+        query = "&".join(items)
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def redact_headers(headers: dict[str, str]) -> dict[str, str]:
+    """A copy with the values of secret headers (Authorization, X-Api-Key, Cookie, ...) replaced by ``***``."""
+    return {k: (MASK if is_secret_name(k) else v) for k, v in headers.items()}
+
+
+def redact_text(text: str) -> str:
+    """Every URL and every ``Bearer``/``Basic`` credential inside free text (an error message, a log line) redacted."""
+    text = _AUTH_VALUE_RE.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    return _URL_RE.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def _redact_token(tok: str) -> str:
+    """One shell word: a URL, ``--opt=value``, ``NAME=value`` or a ``Header: value``."""
+    if tok.startswith("-") and "=" in tok:
+        opt, _, value = tok.partition("=")
+        return f"{opt}={MASK}" if is_secret_name(opt) else f"{opt}={_redact_token(value)}"
+    m = _HEADER_RE.match(tok)
+    if m and "://" not in tok and is_secret_name(m.group(1)):
+        return f"{m.group(1)}: {MASK}"
+    if "=" in tok and "://" not in tok.split("=", 1)[0]:
+        name, _, value = tok.partition("=")
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and is_secret_name(name):
+            return f"{name}={MASK}"
+    return redact_text(tok)
+
+
+def redact_command(command: str) -> str:
+    """A recorded command line with secrets masked: URL userinfo and query secrets, values of secret options
+    (``--api-key K``, ``--token=K``), secret headers (``-H 'Authorization: Bearer K'``) and ``HF_TOKEN=K``.
+
+    Returns the input unchanged when it holds nothing to redact, so ordinary commands keep their spelling.
+    """
+    if not command:
+        return command
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: fall back to whitespace words
+        words = command.split()
+    out: list[str] = []
+    mask_next = False
+    for w in words:
+        if mask_next:
+            out.append(MASK)
+            mask_next = False
+            continue
+        if w.startswith("-") and "=" not in w and is_secret_name(w):
+            out.append(w)
+            mask_next = True  # the option's value is the next word
+            continue
+        out.append(_redact_token(w))
+    if out == words:
+        return command
+    return " ".join(MASK if w == MASK else shlex.quote(w) for w in out)

@@ -1,0 +1,64 @@
+"""Coverage of what real code uses (issue 12, section 2): one fixture line per new rule and per false-positive
+class, asserted exactly; pruned and full parses agree on the new Python rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelpilot.porting.scan import scan_path, scan_python
+
+COVERAGE = Path(__file__).parent.parent / "fixtures" / "coverage"
+
+# (file, line, rule, context): every finding the coverage fixture must produce, nothing else.
+EXPECTED = [
+    ("Dockerfile", 1, "cuda-base-image", None),  # NGC image
+    ("Dockerfile", 2, "nccl-in-container", None),  # NCCL tests built in the image
+    ("downloads.py", 8, "http-download", None),  # requests.get
+    ("downloads.py", 9, "http-download", None),  # urllib.request.urlretrieve
+    ("downloads.py", 11, "hub-download", None),  # load_dataset of a hub id (line 10, a local builder, is not)
+    ("downloads.py", 13, "hub-download", None),  # from_pretrained of a hub id (line 12, a local dir, is not)
+    ("helm/plugin.tf", 2, "k8s-gpu-resource", None),  # Terraform installs the NVIDIA device plugin
+    ("helm/values.yaml-template", 3, "k8s-gpu-resource", None),  # template files are scanned
+    ("model.py", 4, "cuda-kernel-library", None),  # causal-conv1d
+    ("model.py", 7, "hub-kernel", None),  # kernels.get_kernel
+    ("model.py", 10, "varlen-packing", None),  # cu_seqlens
+    ("model.py", 12, "boolean-mask-index", None),  # a read x[mask]; line 11's assignment is not flagged
+    ("model.py", 19, "growing-sequence", None),  # torch.cat onto the sequence in a loop
+    ("model.py", 23, "compile-backend", None),  # torch.compile without backend; line 24 names one
+    ("pyproject.toml", 3, "cuda-kernel-library", None),  # flashinfer-python dependency
+    ("scripts/launch.sh", 2, "gpu-launcher-setting", None),  # GPUS_PER_NODE
+    ("scripts/launch.sh", 3, "gpu-launcher-setting", None),  # PYTORCH_CUDA_ALLOC_CONF
+    ("scripts/launch.sh", 4, "gpu-launcher-setting", None),  # TORCH_NCCL_*
+    ("scripts/launch.sh", 5, "gpu-launcher-setting", None),  # LD_PRELOAD of a CUDA library
+    ("scripts/launch.sh", 6, "sagemaker", None),  # HyperPod auto-resume
+    ("setup.py", 3, "cuda-kernel-library", None),  # liger-kernel in install_requires
+    ("tokenization_fast.py", 5, "boolean-mask-index", "host-side"),  # a tokeniser: not the model graph
+]
+
+
+def test_coverage_fixture_exact_findings() -> None:
+    log = scan_path(COVERAGE, jobs=1)
+    got = sorted(((f.file, f.line, f.rule, f.context) for f in log.findings), key=str)
+    assert got == sorted(EXPECTED, key=str)
+    host = [f for f in log.findings if f.context == "host-side"]
+    assert host and all(not f.porting and f.severity == "info" for f in host)
+
+
+def test_coverage_items() -> None:
+    items = {i.key: len(i.lines) for i in scan_path(COVERAGE, jobs=1).items}
+    assert items["package|cuda-kernel-library|causal_conv1d"] == 1
+    assert items["package|cuda-kernel-library|flashinfer_python"] == 1
+    assert items["package|cuda-kernel-library|liger_kernel"] == 1
+    assert items["setting|hub-kernel|kernels-community/activation"] == 1
+    assert items["repo|hub-download"] == 2  # one integration: downloads at run time
+    assert items["file|http-download|downloads.py"] == 2
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in COVERAGE.glob("*.py")))
+def test_pruned_scan_equals_full_parse_on_coverage(name: str) -> None:
+    src = (COVERAGE / name).read_bytes()
+    pruned = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src))
+    full = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src, prune=False))
+    assert pruned == full

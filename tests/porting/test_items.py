@@ -1,0 +1,121 @@
+"""Porting items, not lines (issue 12): grouping, not-porting-work classes, severity that follows reach."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+ITEMS = Path(__file__).parent / "fixtures" / "items"
+
+
+def _items(root: Path) -> list[tuple[str, str, str, list[tuple[str | None, int | None]]]]:
+    log = scan_path(root, jobs=1)
+    return [(i.key, i.severity, i.effort, [(ln.file, ln.line) for ln in i.lines]) for i in log.items]
+
+
+def test_items_group_kernels_dependencies_images_and_settings() -> None:
+    assert _items(ITEMS) == [
+        # one item per kernel; the defining file's imports of triton fold into its first kernel
+        (
+            "kernel|triton-kernel|kernels/fused.py|add_kernel",
+            "blocking",
+            "weeks",
+            [("kernels/fused.py", 3), ("kernels/fused.py", 4), ("kernels/fused.py", 7)],
+        ),
+        ("kernel|triton-kernel|kernels/fused.py|scale_kernel", "blocking", "weeks", [("kernels/fused.py", 14)]),
+        (
+            "kernel|triton-kernel|kernels/fused.py|tuned_kernel",
+            "blocking",
+            "weeks",
+            [("kernels/fused.py", 21), ("kernels/fused.py", 22)],
+        ),
+        # one container image across two Dockerfiles
+        ("image|nvcr.io/nvidia/pytorch:24.01-py3", "warning", "days", [("Dockerfile", 1), ("Dockerfile.dev", 1)]),
+        # severity follows reach: a kernel in a benchmark script or behind an availability check is a warning
+        (
+            "kernel|triton-kernel|benchmarks/bench_fused.py|copy_kernel",
+            "warning",
+            "weeks",
+            [("benchmarks/bench_fused.py", 2), ("benchmarks/bench_fused.py", 3), ("benchmarks/bench_fused.py", 7)],
+        ),
+        (
+            "kernel|triton-kernel|ops/optional.py|fast_kernel",
+            "warning",
+            "weeks",
+            [("ops/optional.py", 8), ("ops/optional.py", 9), ("ops/optional.py", 15)],
+        ),
+        # one library dependency: every import across files and the requirements line
+        (
+            "package|flash-attn|flash-attn",
+            "warning",
+            "days",
+            [
+                ("ops/attention.py", 2),
+                ("ops/attention_varlen.py", 1),
+                ("ops/attention_varlen.py", 2),
+                ("ops/attention_varlen.py", 4),
+                ("requirements.txt", 1),
+            ],
+        ),
+        # importing triton where no kernel is defined is a dependency, not another kernel
+        ("package|triton-kernel|triton", "warning", "days", [("ops/launch.py", 4), ("requirements.txt", 2)]),
+        # one launcher setting across three copies of a job file
+        (
+            "setting|slurm-gpu-gres|--gres=gpu:8",
+            "warning",
+            "hours",
+            [("jobs/a.slurm", 3), ("jobs/b.slurm", 3), ("jobs/c.slurm", 3)],
+        ),
+    ]
+
+
+def test_reasons_are_given_where_severity_differs_from_the_rule() -> None:
+    log = scan_path(ITEMS, jobs=1)
+    reasons = {i.key.split("|")[-1]: i.reason for i in log.items}
+    assert reasons["copy_kernel"] == "in a benchmark script, not on the model's forward/backward path"
+    assert reasons["fast_kernel"] is not None and reasons["fast_kernel"].startswith("optional path")
+    assert reasons["add_kernel"] is None
+
+
+def test_not_porting_work_is_never_blocking_and_counted_apart() -> None:
+    log = scan_path(ITEMS, jobs=1)
+    apart = sorted((f.file, f.line, f.context) for f in log.findings if not f.porting)
+    assert apart == [
+        ("benchmarks/bench_fused.py", 4, "benchmark-tool"),  # import triton.testing
+        ("ops/probes.py", 9, "probe"),  # importlib.util.find_spec("triton")
+        ("ops/probes.py", 10, "probe"),  # _is_package_available("triton")
+        ("ops/probes.py", 12, "probe"),  # torch.cuda.is_available()
+        ("tests/test_kernels.py", 4, "probe"),  # pytest.importorskip("triton")
+        ("tests/test_kernels.py", 7, "skip-guard"),  # skipif(not torch.cuda.is_available())
+        ("tests/test_kernels.py", 9, "test-only"),  # .cuda() in a test
+    ]
+    assert all(f.severity == "info" for f in log.findings if not f.porting)
+    assert log.summary.not_porting == {"benchmark-tool": 1, "probe": 4, "skip-guard": 1, "test-only": 1}
+    assert log.summary.items == 9
+    assert log.summary.items_by_severity == {"info": 0, "warning": 6, "blocking": 3}
+    assert log.summary.items_by_effort == {"hours": 1, "days": 3, "weeks": 5}
+    data = json.loads(log.to_json())
+    assert len(data["items"]) == 9 and data["items"][0]["lines"][0] == {
+        "file": "kernels/fused.py",
+        "line": 3,
+        "cell": None,
+        "rule": "triton-kernel",
+        "message": "import triton",
+        "severity": "blocking",
+        "reason": None,
+    }
+
+
+def test_markdown_lists_the_lines_under_each_item() -> None:
+    from accelpilot.porting.render import render_markdown
+
+    md = render_markdown(scan_path(ITEMS, jobs=1))
+    block = md.split("- **I9**", 1)[1].split("\n## ", 1)[0].splitlines()
+    assert block[1:4] == [
+        "  - `jobs/a.slurm:3`: Slurm GPU request --gres=gpu:8",
+        "  - `jobs/b.slurm:3`: Slurm GPU request --gres=gpu:8",
+        "  - `jobs/c.slurm:3`: Slurm GPU request --gres=gpu:8",
+    ]
+    assert "## Not porting work (never blocking)" in md
