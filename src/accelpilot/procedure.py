@@ -28,6 +28,7 @@ from accelpilot.catalog import load_catalog
 from accelpilot.decide import decide
 from accelpilot.decide.portability import LogView, read_log, view_log
 from accelpilot.errors import InputFileError, Interrupted, UserError
+from accelpilot.evidence.model import EvidenceSet
 from accelpilot.pilot.result import PilotResult, read_result
 from accelpilot.report.build import build_report
 from accelpilot.report.model import Report
@@ -68,6 +69,15 @@ def priced_results(bill: Bill, have: Sequence[tuple[str, PilotResult]]) -> list[
     return out
 
 
+def read_evidence(paths: Sequence[Path]) -> EvidenceSet | None:
+    """The capacity evidence files, read once here so that decide/ reads no file."""
+    if not paths:
+        return None
+    from accelpilot.evidence import read_files
+
+    return read_files(paths)
+
+
 def make_report(
     scenario: Path | str | Scenario,
     results: Sequence[Path | str] = (),
@@ -76,8 +86,10 @@ def make_report(
     beside: Sequence[tuple[str, PilotResult]] = (),
     loaded_results: Sequence[tuple[str, PilotResult]] = (),
     notes: Sequence[str] = (),
+    evidence: Sequence[Path | str] = (),
 ) -> Report:
-    """Scenario + results + log + catalog -> Report. ``beside``: other measurements shown but not checked."""
+    """Scenario + results + log + catalog -> Report. ``beside``: other measurements shown but not checked.
+    ``evidence``: AWS CLI JSON files read beside the scenario's ``[evidence] files`` (capacity gate)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     cat = load_catalog(list(catalog))
     checked: list[tuple[str, PilotResult]] = list(loaded_results)
@@ -88,7 +100,8 @@ def make_report(
     bill = make_bill(sc, cat)
     checked += priced_results(bill, checked)  # the results the scenario names are shown too
     shown_beside = [(p, r) for p, r in beside if not any(_same(p, q) for q, _ in checked)]
-    decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat)
+    ev = read_evidence([*(sc.resolve(f) for f in sc.evidence.files), *map(Path, evidence)])
+    decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat, evidence=ev)
     return build_report(sc, bill, decision, log, results=checked, beside=shown_beside, notes=list(notes))
 
 

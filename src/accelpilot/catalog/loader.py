@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from accelpilot.catalog.model import ClaimRow, DefaultRow, InstanceRow, PriceRow, Pricing, SpecRow
 from accelpilot.errors import ConfigError, InputFileError, UnknownNameError, did_you_mean
+from accelpilot.figures import Figure
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,6 +49,14 @@ class Catalog:
     # instance (lower case) -> its price rows; built on first lookup, dropped by merge (issue 10: 1,000 options
     # each scanning 1,000 rows made billing quadratic).
     _by_instance: dict[str, list[PriceRow]] | None = field(default=None, repr=False, compare=False)
+    _default_figures: dict[str, Figure] = field(default_factory=dict, repr=False, compare=False)
+
+    def default_figure(self, key: str) -> Figure:
+        """A default as a Figure, made once per catalog (a bill asks for the same few thousands of times)."""
+        f = self._default_figures.get(key)
+        if f is None:
+            f = self._default_figures[key] = self.default(key).figure()
+        return f
 
     def rows_for_instance(self, instance: str) -> list[PriceRow]:
         """Every price row of one instance (any pricing model, any region)."""
@@ -148,6 +157,7 @@ class Catalog:
         """Add rows; a row with the key of an existing one replaces it and remembers the replaced origin."""
         target: list[Any] = getattr(self, _PLURAL[table])
         self._by_instance = None
+        self._default_figures.clear()
         where = {_key(table, old): i for i, old in enumerate(target)}  # one pass, not one per row
         for row in rows:
             key = _key(table, row)

@@ -5,7 +5,21 @@ from __future__ import annotations
 import sys
 
 # Each module registers its commands on import.
-from accelpilot.cli import bill, pilot, prices, report, run_serve, run_train, scan, schema  # noqa: F401
+from accelpilot.cli import (  # noqa: F401
+    bill,
+    collect,
+    evidence,
+    export,
+    launch,
+    pilot,
+    prices,
+    report,
+    run_serve,
+    run_train,
+    scan,
+    schema,
+    spend,
+)
 from accelpilot.cli.app import app
 from accelpilot.errors import Interrupted, UserError
 

@@ -21,6 +21,11 @@ def report(
     ),
     scan_log: Path | None = typer.Option(None, "--scan-log", help="Portability log from `accelpilot scan --json`."),
     catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable, later wins."),
+    evidence: list[Path] | None = typer.Option(
+        None,
+        "--evidence",
+        help="AWS CLI JSON (offerings, quotas, capacity blocks, spot scores); with [evidence] files.",
+    ),
     out: Path = typer.Option(Path("report"), "--out", help="Report directory (report.html, report.md, report.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report's JSON on stdout as well."),
 ) -> None:
@@ -32,7 +37,9 @@ def report(
 
     check_report_dir(out)  # an existing file or a read-only folder fails before any input is read
     shown = [(str(p), read_result(p)) for p in beside or []]
-    rep = make_report(scenario, results=results or [], scan_log=scan_log, catalog=catalog or [], beside=shown)
+    rep = make_report(
+        scenario, results=results or [], scan_log=scan_log, catalog=catalog or [], beside=shown, evidence=evidence or []
+    )
     paths = write_report(rep, out)
     if as_json:
         print_json(rep.model_dump(mode="json"))

@@ -190,6 +190,15 @@ def _subject_key(text: str) -> str:
 _NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk", "cuda-kernel-library"})
 
 
+# Rules that are one piece of work within a file: hard-coded CUDA placement is fixed once per file (one device
+# setting), whether it shows as ``.cuda()``, ``"cuda"`` or ``torch.cuda.set_device``.
+_FILE_FAMILIES = {
+    "cuda-call": "device-placement",
+    "cuda-device-literal": "device-placement",
+    "torch-cuda-api": "device-placement",
+}
+
+
 def item_key(f: Finding) -> tuple[str, str]:
     """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
     rule = RULES.get(f.rule)
@@ -218,7 +227,8 @@ def item_key(f: Finding) -> tuple[str, str]:
     if scope == "op":
         name = sub or f.snippet or f.message
         return f"op|{f.rule}|{name}", name
-    return f"file|{f.rule}|{f.file}", f.file or "model"
+    family = _FILE_FAMILIES.get(f.rule, f.rule)
+    return f"file|{family}|{f.file}", f.file or "model"
 
 
 def build_items(findings: list[Finding]) -> list[Item]:

@@ -90,6 +90,37 @@ def _chart_table(md: _Md, c: Chart, max_rows: int = 12) -> None:
     md.table(head, rows)
 
 
+def _capacity_md(md: _Md, r: Report) -> None:
+    """Per option and region: zones offered, quota headroom, capacity blocks found, spot score."""
+    if not r.decision.capacity:
+        return
+    md.add("## Capacity from the AWS account", "")
+    rows = []
+    for c in r.decision.capacity:
+        if not c.regions:
+            rows.append([esc(c.option), c.status, "", esc(c.reason), "", "", "", ""])
+        for rc in c.regions:
+            rows.append(
+                [
+                    f"{esc(c.option)} ({esc(c.instance_type)}, {c.pricing})",
+                    c.status,
+                    rc.region,
+                    ", ".join(rc.zones_offered) or "—",
+                    str(rc.vcpus_needed) if rc.vcpus_needed is not None else "—",
+                    f"{rc.quota.value} ({esc(rc.quota_name)})" if rc.quota else "—",
+                    "; ".join(esc(b) for b in rc.blocks) or "—",
+                    "; ".join(rc.spot_scores) or "—",
+                ]
+            )
+    md.table(
+        ["option", "status", "region", "zones offered", "vCPUs needed", "quota (vCPUs)", "capacity blocks", "spot"],
+        rows,
+    )
+    for c in r.decision.capacity:
+        md.add(f"- {esc(c.option)}: {c.status}: {esc(c.reason)}")
+    md.add("")
+
+
 def render_md(report: Report) -> str:
     r = report
     md = _Md()
@@ -144,12 +175,22 @@ def render_md(report: Report) -> str:
                 "Trainium (all)" if g.group == "trainium_all" else "portable GPU (any)",
                 esc(g.question),
                 g.status,
-                esc(g.reason) + "".join(f" (caveat: {esc(c)})" for c in g.caveats),
+                esc(g.reason)
+                + "".join(f" (caveat: {esc(c)})" for c in g.caveats)
+                + "".join(f"<br>account evidence: {esc(ln)}" for ln in g.evidence.lines),
             ]
             for g in d.gates
         ],
     )
+    _capacity_md(md, r)
     md.add("## The bill per option", "")
+    for o in r.options:
+        if o.pricing == "measured_spend":
+            md.add(
+                f"**Current spend: {esc(o.name)}** — {md.num(o.monthly_cost)} per month, measured: "
+                f"{esc(o.monthly_cost.source)} ({esc(o.monthly_cost.note)})",
+                "",
+            )
     if r.scenario.workload == "training":
         head = [
             "option",
@@ -329,6 +370,12 @@ def render_md(report: Report) -> str:
                 for f in lg.findings
             ],
         )
+        folded = [f for f in lg.findings if f.lines]
+        if folded:  # each porting item's lines, under its id
+            md.add("Lines under each item:", "")
+            for f in folded:
+                md.add(f"- {f.id}: " + "; ".join(esc(ln) for ln in f.lines))
+            md.add("")
     md.add("## Vendor claims, shown apart", "", "Displayed for context; never used in any figure above.", "")
     md.table(
         ["claim", "vendor", "headline figure", "source"],
