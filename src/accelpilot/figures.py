@@ -144,7 +144,14 @@ def to_decimal(value: Any, what: str = "value") -> Decimal:
 
 def money(value: Decimal, places: int = 2) -> Decimal:
     """Round half-up to cents (or ``places``), the way an invoice does."""
-    return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    try:
+        return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        # More digits than the decimal context holds: the inputs multiplied to an absurd amount.
+        raise ConfigError(
+            f"an amount of about {value:.3e} is too large to compute to the cent",
+            fix="check the hours, volumes and prices for a misplaced exponent",
+        ) from None
 
 
 class Figure(BaseModel):

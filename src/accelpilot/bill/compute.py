@@ -166,7 +166,13 @@ def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple
     tr = res.training
     notes: list[str] = []
     accepted = None
-    if tr is not None and tr.runs:
+    if res.errors:
+        # A run cut short (disk full, an interrupted phase) is not an accepted run, whatever its summary says.
+        accepted = _measured(0.0, "", "share of pilot runs accepted (the pilot recorded errors)", path, res)
+        notes.append(
+            f"the pilot result recorded {len(res.errors)} error(s), so no run is priced as accepted: {res.errors[0]}"
+        )
+    elif tr is not None and tr.runs:
         accepted = _measured(tr.accepted_runs / tr.runs, "", "share of pilot runs reaching the target", path, res)
     elif res.accepted is not None:
         accepted = _measured(1.0 if res.accepted else 0.0, "", "pilot run reached the target", path, res)
@@ -924,6 +930,14 @@ def _price_serving(
     if opt.result is not None:
         res, result_path = _read_result(opt, sc)
         sv = res.serving
+        if res.errors:
+            raise InputFileError(
+                f"the serving pilot recorded {len(res.errors)} error(s) ({res.errors[0]}); its rate is not an "
+                "accepted output",
+                file=result_path,
+                field="errors",
+                fix="re-run the serving pilot, or use assumed peak_qps in the option",
+            )
         if sv is None or not sv.peak_qps_under_slo:
             raise InputFileError(
                 "result holds no peak rate under the SLO",

@@ -31,6 +31,9 @@ PRICING_MODELS = (
 )
 
 
+MAX_INPUT = 1e12  # larger than any real count of hours, runs, days or money; keeps every product computable
+
+
 def _finite_nonneg(v: Any, what: str) -> Any:
     if v is None:
         return v
@@ -43,6 +46,9 @@ def _finite_nonneg(v: Any, what: str) -> Any:
             raise ValueError(f"{what} must be a finite number")
         if v < 0:
             raise ValueError(f"{what} must not be negative")
+        if v > MAX_INPUT:
+            # 1e308 hours would overflow cent arithmetic (decimal.InvalidOperation) deep inside the bill.
+            raise ValueError(f"{what} must be at most {MAX_INPUT:.0e}, got {v:.3g}")
     return v
 
 

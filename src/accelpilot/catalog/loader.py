@@ -259,6 +259,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise InputFileError("not UTF-8 text", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputFileError(f"malformed TOML: {exc}", file=str(path), fix="check the TOML syntax") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively; a hostile file thousands deep exhausts
+        # the stack. No catalog or scenario nests more than three levels.
+        raise InputFileError(
+            "nested too deeply to be a catalog or scenario", file=str(path), fix="check the TOML syntax"
+        ) from None
     except OSError as exc:
         raise InputFileError(f"cannot read file ({exc.strerror})", file=str(path)) from None
 
@@ -311,7 +317,10 @@ def load_file(path: Path | str) -> dict[str, list[BaseModel]]:
     if suffix == ".toml":
         return rows_from_mapping(read_toml(path), str(path))
     if suffix == ".csv":
-        return {"price": list(_read_price_csv(path))}
+        try:
+            return {"price": list(_read_price_csv(path))}
+        except csv.Error as exc:  # a cell over the csv module's 128 KiB field limit, a NUL byte
+            raise InputFileError(f"malformed CSV: {exc}", file=str(path), fix="check the CSV") from None
     if suffix == ".json":
         from accelpilot.catalog.importers import import_aws_offer
 

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from accelpilot.cli.app import app
 from accelpilot.cli.common import console, print_json
+from accelpilot.termtext import cell
 
 CatalogOpt = typer.Option(
     None, "--catalog", help="Extra catalog file (TOML, CSV, AWS offer JSON); repeatable, later wins."
@@ -95,16 +96,16 @@ def prices(
     ]:
         table.add_column(col, justify=just, no_wrap=col != "source", overflow="fold")  # type: ignore[arg-type]
     for r in rows:
-        table.add_row(
-            r["instance"] + (" *" if r["overrides"] else ""),
-            r["accelerator"],
+        table.add_row(  # catalog strings come from user files: shown with controls escaped, never as markup
+            cell(r["instance"]) + (" *" if r["overrides"] else ""),
+            cell(r["accelerator"]),
             str(r["accelerator_count"]),
-            r["pricing"],
+            cell(r["pricing"]),
             fmt_price(r["price_per_hour"]),
             fmt_price(r["price_per_accelerator_hour"]),
-            r["region"] or "not named",
-            r["as_of"],
-            r["source"] if not r["overrides"] else f"{r['source']} (overrides {r['overrides']})",
+            cell(r["region"] or "not named"),
+            cell(r["as_of"]),
+            cell(r["source"] if not r["overrides"] else f"{r['source']} (overrides {r['overrides']})"),
         )
     if not rows:
         console.print("[yellow]no prices match these filters[/]")

@@ -33,8 +33,9 @@ def report(
     from accelpilot.pilot.result import read_result
     from accelpilot.procedure import make_report
     from accelpilot.report.terminal import print_summary
-    from accelpilot.report.write import write_report
+    from accelpilot.report.write import check_report_dir, write_report
 
+    check_report_dir(out)  # an existing file or a read-only folder fails before any input is read
     shown = [(str(p), read_result(p)) for p in beside or []]
     rep = make_report(
         scenario, results=results or [], scan_log=scan_log, catalog=catalog or [], beside=shown, evidence=evidence or []
