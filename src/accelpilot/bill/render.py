@@ -5,12 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from accelpilot.bill.model import Bill
 from accelpilot.figures import Figure, money
+from accelpilot.termtext import cell as escape
 
 KIND_TAG = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
 
