@@ -113,6 +113,8 @@ def _measured_scaling(res: PilotResult, devices: int) -> tuple[Figure, str] | No
     note = f"scaling efficiency {float(effs[world].value):.3g} measured at world size {world} (pilot)"
     if devices > max(effs):
         note += f"; priced at {devices} devices: extrapolated beyond the largest world size measured ({max(effs)})"
+    if float(effs[world].value) > 1:
+        note += "; above 1 (superlinear): check the pilot ran on dedicated devices, not shared cores"
     return effs[world], note
 
 

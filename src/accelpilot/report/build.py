@@ -211,6 +211,64 @@ def _cdf(name: str, values: list[float]) -> Series:
     return Series(name=name, x=(xs * scale).tolist(), y=np.asarray(ys, dtype=float).tolist())
 
 
+def _per_world(res: PilotResult, key: str) -> dict[int, float]:
+    """``{world size: value}`` of the figures ``{key}_world{N}`` a distributed training pilot wrote."""
+    out = {}
+    for name, f in res.figures.items():
+        tail = name.removeprefix(f"{key}_world")
+        if name.startswith(f"{key}_world") and tail.isdigit():
+            out[int(tail)] = float(f.value)
+    return dict(sorted(out.items()))
+
+
+def scaling_charts(path: str, res: PilotResult) -> list[Chart]:
+    """Throughput, scaling efficiency and communication share against world size, when several were measured."""
+    tok = _per_world(res, "tokens_per_s")
+    if len(tok) < 2:
+        return []
+    series = [Series(name="measured tokens/s (all ranks)", x=[float(w) for w in tok], y=list(tok.values()))]
+    if 1 in tok:
+        series.append(
+            Series(name="linear from world size 1", x=[float(w) for w in tok], y=[w * tok[1] for w in tok], style="--")
+        )
+    charts = [
+        Chart(
+            id="scaling-throughput",
+            title="training throughput against world size",
+            type="line",
+            x_label="world size (processes)",
+            y_label="tokens/s",
+            series=series,
+            note=f"measured: tokens_per_s_world* in {path}",
+        )
+    ]
+    eff, comm = _per_world(res, "scaling_efficiency"), _per_world(res, "comm_share")
+    if eff and 1 in tok:
+        eff = {1: 1.0, **eff}  # world size 1 is the reference: 1 by definition, so the line has a start
+    shares = []
+    if eff:
+        shares.append(
+            Series(name="scaling efficiency (vs world size 1)", x=[float(w) for w in eff], y=list(eff.values()))
+        )
+    if comm:
+        shares.append(
+            Series(name="communication share of step", x=[float(w) for w in comm], y=list(comm.values()), style="--")
+        )
+    if shares:
+        charts.append(
+            Chart(
+                id="scaling-efficiency",
+                title="scaling efficiency and communication share against world size",
+                type="line",
+                x_label="world size (processes)",
+                y_label="share",
+                series=shares,
+                note=f"derived from the measured throughputs and step times in {path}",
+            )
+        )
+    return charts
+
+
 def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) -> PilotView:
     src = f"pilot result {path}"
     figs = []
@@ -249,6 +307,7 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
                 )
             )
     charts = serving.sweep_charts(path, res) + charts  # latency and goodput against load come first
+    charts += scaling_charts(path, res)  # training: throughput and efficiency against world size
     p = res.platform
     platform = {
         k: v
