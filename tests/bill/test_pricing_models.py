@@ -157,6 +157,15 @@ def test_spot_interruptions_times_the_measured_restart_cost(tmp_path: Path) -> N
     assert "measured" in kinds and "assumption" in kinds
 
 
+def test_spot_without_a_spot_table_says_interruptions_are_unpriced(tmp_path: Path) -> None:
+    sc = parse_scenario(
+        {"options": [{"name": "spot", "instance": "trn1.32xlarge", "pricing": "spot", "hours_per_run": 20}]}
+    )
+    o = make_bill(sc, _spot_catalog(tmp_path)).options[0]
+    assert o.cost_per_run.value == D("6.45") * 20  # type: ignore[union-attr]
+    assert any("spot interruptions are not priced" in n for n in o.notes)
+
+
 def test_spot_without_interrupt_figures_says_how_to_measure_them(tmp_path: Path) -> None:
     path = _training_result(tmp_path, with_interrupt=False)
     sc = parse_scenario(

@@ -430,15 +430,21 @@ def _usage(
     compute = (price * constant(opt.instances) * billed).with_label("compute")
     name = f"compute: {opt.instances} x {opt.instance} {opt.pricing}" + (f", idle {idle:.0%} billed" if idle else "")
     items = [LineItem(name=name, per="run", figure=compute)]
-    if opt.pricing == "spot":
+    spot_note = []
+    if opt.pricing == "spot" and opt.spot is not None:
         items += _spot_items(opt, sc, where, price, billed)
+    elif opt.pricing == "spot":
+        spot_note.append(
+            "spot interruptions are not priced: add [options.spot] interruptions_per_hour (and restart_result or "
+            "restart_s) to bill the expected re-work"
+        )
     items += _support(_sum([li.figure for li in items], "USD"), ex, where, "run")
     coeff = {
         "a": float(sum((li.figure.value for li in items), Decimal(0))) * (1 - float(idle)),
         "b": 0.0,
         "u0": 1 - float(idle),
     }
-    out = _Priced(items, coeff=coeff, accel=accel, count=count)
+    out = _Priced(items, coeff=coeff, notes=spot_note, accel=accel, count=count)
     if opt.pricing.startswith("reserved"):
         # A reservation shared with other work (dedicated = false): seed 004's rate arithmetic. Say who pays
         # for the rest of the term.

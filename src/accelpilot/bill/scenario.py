@@ -215,8 +215,6 @@ class Option(_Strict):
             raise ValueError(
                 "serverless options need an [options.serverless] table (scale_ups_per_month, idle_timeout_s)"
             )
-        if self.pricing == "spot" and self.spot is None:
-            raise ValueError("spot options need an [options.spot] table (interruptions_per_hour)")
         if self.dedicated is not None and not self.pricing.startswith("reserved"):
             raise ValueError(
                 "dedicated applies to reserved options; for owned hardware put it in [options.owned]"
