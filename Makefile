@@ -17,7 +17,7 @@ $(RUN_STAMP): pyproject.toml
 	touch $@
 
 $(DEV_STAMP): $(RUN_STAMP)
-	$(BIN)/python -m pip install -q -e '.[pilot,dev]'
+	$(BIN)/python -m pip install -q -e '.[pilot,dev,launch,tracking,aws,spend]'
 	touch $@
 
 # Development setup: tools, and Debian's chromium for the report's browser tests.

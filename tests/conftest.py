@@ -7,11 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from accelpilot.figures import measured
 from accelpilot.pilot.result import PilotResult, Platform, ServingSummary, TrainingSummary, WorkloadInfo, write_result
 from accelpilot.porting.log import Finding, PortabilityLog
 from accelpilot.porting.rules import get_rule
+
+# Property tests check behaviour, not speed: on a loaded 2-core machine generation can be slow, which is no failure.
+settings.register_profile("accelpilot", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("accelpilot")
 
 EVIL = "<script>alert(1)</script>"
 

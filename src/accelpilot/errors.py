@@ -37,6 +37,12 @@ class UserError(AccelpilotError):
         return msg.replace("\n", " ")
 
 
+class Interrupted(AccelpilotError):
+    """Ctrl-C stopped a long command: the CLI prints this one line (what stopped, what was kept) and exits 130."""
+
+    exit_code = 130
+
+
 class InputFileError(UserError):
     """A file is missing, unreadable or malformed."""
 

@@ -13,6 +13,7 @@ the number as a float, its passport, and the leaves a derived figure rests on.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
@@ -44,6 +45,16 @@ Unit = dict[str, int]
 
 def parse_unit(text: str) -> Unit:
     """Parse ``a*b/c/d`` (or ``a.b/c``) into exponents; ``""`` and ``"1"`` are dimensionless."""
+    return dict(_parse_unit_cached(text or ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_unit_cached(text: str) -> tuple[tuple[str, int], ...]:
+    """Units repeat endlessly in a bill (``USD/h``, ``h``): parse each spelling once (issue 10's speed)."""
+    return tuple(_parse_unit(text).items())
+
+
+def _parse_unit(text: str) -> Unit:
     text = (text or "").strip()
     if text in ("", "1"):
         return {}
@@ -86,10 +97,18 @@ def _combine(a: Unit, b: Unit, sign: int) -> Unit:
     return {k: v for k, v in out.items() if v}
 
 
+@functools.lru_cache(maxsize=4096)
 def normalise_unit(text: str) -> str:
     return format_unit(parse_unit(text))
 
 
+@functools.lru_cache(maxsize=4096)
+def _unit_product(a: str, b: str, sign: int) -> str:
+    """The normal spelling of ``a * b`` (sign 1) or ``a / b`` (sign -1): a bill repeats the same few products."""
+    return format_unit(_combine(parse_unit(a), parse_unit(b), sign))
+
+
+@functools.lru_cache(maxsize=4096)
 def currency_of(unit: str) -> str | None:
     """The currency of a money unit: the currency symbol with a positive exponent, if any."""
     syms = [s for s, p in parse_unit(unit).items() if s in CURRENCIES and p > 0]
@@ -125,7 +144,14 @@ def to_decimal(value: Any, what: str = "value") -> Decimal:
 
 def money(value: Decimal, places: int = 2) -> Decimal:
     """Round half-up to cents (or ``places``), the way an invoice does."""
-    return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    try:
+        return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        # More digits than the decimal context holds: the inputs multiplied to an absurd amount.
+        raise ConfigError(
+            f"an amount of about {value:.3e} is too large to compute to the cent",
+            fix="check the hours, volumes and prices for a misplaced exponent",
+        ) from None
 
 
 class Figure(BaseModel):
@@ -180,15 +206,21 @@ class Figure(BaseModel):
         """The non-derived figures this one rests on, depth first, without duplicates."""
         if not self.inputs:
             return [self]
-        seen: list[Figure] = []
-        for f in self.inputs:
-            for leaf in f.leaves():
-                if leaf not in seen:
-                    seen.append(leaf)
-        return seen
+        # One walk with a hashable key per leaf (a leaf has no inputs, so its fields are its identity):
+        # comparing every pair of pydantic models was the bill's hot spot at catalog scale (issue 10).
+        seen: dict[tuple[Any, ...], Figure] = {}
+        stack = list(reversed(self.inputs))
+        while stack:
+            f = stack.pop()
+            if f.inputs:
+                stack.extend(reversed(f.inputs))
+                continue
+            key = (f.value, f.unit, f.kind, f.source, f.as_of, f.region, f.label, f.note)
+            seen.setdefault(key, f)
+        return list(seen.values())
 
     def with_label(self, label: str, note: str = "") -> Figure:
-        return self.model_copy(update={"label": label, "note": note or self.note})
+        return _trusted({**self.__dict__, "label": label, "note": note or self.note})
 
     # --- arithmetic: the one place numbers are combined -------------------------------------
 
@@ -208,22 +240,32 @@ class Figure(BaseModel):
             return Figure(value=Decimal(other), unit="", kind=Kind.DERIVED, label="constant")
         raise TypeError(f"cannot combine a Figure with {type(other).__name__}")
 
-    def _derive(self, other: Figure, value: Decimal, unit: Unit, op: str) -> Figure:
+    def _derive(self, other: Figure, value: Decimal, unit: Unit | str, op: str) -> Figure:
         self._usable(op)
         other._usable(op)
         inputs = tuple(f for f in (self, other) if f.label != "constant" or f.inputs)
         region = self.region if self.region == other.region else (self.region or other.region)
-        return Figure(
-            value=value,
-            unit=format_unit(unit),
-            kind=Kind.DERIVED,
-            source=f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
-            region=region,
-            inputs=inputs,
+        text = unit if isinstance(unit, str) else format_unit(unit)
+        currency_of(text)  # raises on mixed currencies, as validation would
+        if not value.is_finite():
+            raise ConfigError(f"{op} gave a non-finite number")
+        # Both operands were validated and the unit is already normal: skip re-validation (the bill's hot path).
+        return _trusted(
+            {
+                "value": value,
+                "unit": text,
+                "kind": Kind.DERIVED,
+                "source": f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
+                "as_of": None,
+                "region": region,
+                "label": "",
+                "inputs": inputs,
+                "note": "",
+            }
         )
 
     def _check_same_unit(self, other: Figure, op: str) -> None:
-        if parse_unit(self.unit) != parse_unit(other.unit):
+        if self.unit != other.unit and parse_unit(self.unit) != parse_unit(other.unit):
             raise UnitMismatchError(
                 f"cannot {op} {self.unit or 'a number'} ({self.label or self.value}) and "
                 f"{other.unit or 'a number'} ({other.label or other.value})",
@@ -233,7 +275,7 @@ class Figure(BaseModel):
     def __add__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)
         self._check_same_unit(o, "add")
-        return self._derive(o, self.value + o.value, parse_unit(self.unit), "+")
+        return self._derive(o, self.value + o.value, self.unit, "+")
 
     def __radd__(self, other: int | Decimal) -> Figure:
         if other == 0:  # so sum() works
@@ -244,11 +286,11 @@ class Figure(BaseModel):
     def __sub__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)
         self._check_same_unit(o, "subtract")
-        return self._derive(o, self.value - o.value, parse_unit(self.unit), "-")
+        return self._derive(o, self.value - o.value, self.unit, "-")
 
     def __mul__(self, other: Figure | int | Decimal) -> Figure:
         o = self._lift(other)
-        return self._derive(o, self.value * o.value, _combine(parse_unit(self.unit), parse_unit(o.unit), 1), "×")
+        return self._derive(o, self.value * o.value, _unit_product(self.unit, o.unit, 1), "×")
 
     def __rmul__(self, other: int | Decimal) -> Figure:
         return self * other
@@ -257,11 +299,28 @@ class Figure(BaseModel):
         o = self._lift(other)
         if o.value == 0:
             raise ConfigError(f"division by zero: {o.label or 'a figure'} is 0")
-        return self._derive(o, self.value / o.value, _combine(parse_unit(self.unit), parse_unit(o.unit), -1), "÷")
+        return self._derive(o, self.value / o.value, _unit_product(self.unit, o.unit, -1), "÷")
 
     def rounded(self, places: int = 2) -> Figure:
         self._usable("rounding")
         return self.model_copy(update={"value": money(self.value, places)})
+
+
+_ALL_FIELDS = set(Figure.model_fields)  # shared: a frozen model never changes its fields-set
+
+
+def _trusted(fields: dict[str, Any]) -> Figure:
+    """A Figure from fields that are already valid (every field given): no validation, no copy machinery.
+
+    Billing 1,000 options makes tens of thousands of derived figures; pydantic's construct/copy paths were the
+    largest cost left (issue 10's benchmark). Only arithmetic and relabelling of valid figures come here.
+    """
+    f = object.__new__(Figure)
+    object.__setattr__(f, "__dict__", fields)
+    object.__setattr__(f, "__pydantic_fields_set__", _ALL_FIELDS)
+    object.__setattr__(f, "__pydantic_extra__", None)
+    object.__setattr__(f, "__pydantic_private__", None)
+    return f
 
 
 def measured(
@@ -279,12 +338,33 @@ def measured(
 
 
 def assumption(value: Any, unit: str, source: str = "assumption", label: str = "", note: str = "") -> Figure:
-    return Figure(value=value, unit=unit, kind=Kind.ASSUMPTION, source=source, label=label, note=note)
+    # The same checks validation makes (finite number, normal unit, one currency), without its cost: a bill
+    # states thousands of assumptions.
+    text = normalise_unit(str(unit or ""))
+    currency_of(text)
+    return _trusted(
+        {
+            "value": to_decimal(value),
+            "unit": text,
+            "kind": Kind.ASSUMPTION,
+            "source": source,
+            "as_of": None,
+            "region": None,
+            "label": label,
+            "inputs": (),
+            "note": note,
+        }
+    )
 
 
 def constant(value: int | Decimal) -> Figure:
     """A pure number (count, conversion factor) that carries no provenance of its own."""
-    return Figure(value=Decimal(value), unit="", kind=Kind.DERIVED, label="constant")
+    return _constant(Decimal(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _constant(value: Decimal) -> Figure:
+    return Figure(value=value, unit="", kind=Kind.DERIVED, label="constant")
 
 
 # --- the one projection for JSON and display ---------------------------------------------------

@@ -27,7 +27,8 @@ from accelpilot.bill.scenario import Scenario, load_scenario
 from accelpilot.catalog import load_catalog
 from accelpilot.decide import decide
 from accelpilot.decide.portability import LogView, read_log, view_log
-from accelpilot.errors import InputFileError, UserError
+from accelpilot.errors import InputFileError, Interrupted, UserError
+from accelpilot.evidence.model import EvidenceSet
 from accelpilot.pilot.result import PilotResult, read_result
 from accelpilot.report.build import build_report
 from accelpilot.report.model import Report
@@ -68,6 +69,15 @@ def priced_results(bill: Bill, have: Sequence[tuple[str, PilotResult]]) -> list[
     return out
 
 
+def read_evidence(paths: Sequence[Path]) -> EvidenceSet | None:
+    """The capacity evidence files, read once here so that decide/ reads no file."""
+    if not paths:
+        return None
+    from accelpilot.evidence import read_files
+
+    return read_files(paths)
+
+
 def make_report(
     scenario: Path | str | Scenario,
     results: Sequence[Path | str] = (),
@@ -76,8 +86,10 @@ def make_report(
     beside: Sequence[tuple[str, PilotResult]] = (),
     loaded_results: Sequence[tuple[str, PilotResult]] = (),
     notes: Sequence[str] = (),
+    evidence: Sequence[Path | str] = (),
 ) -> Report:
-    """Scenario + results + log + catalog -> Report. ``beside``: other measurements shown but not checked."""
+    """Scenario + results + log + catalog -> Report. ``beside``: other measurements shown but not checked.
+    ``evidence``: AWS CLI JSON files read beside the scenario's ``[evidence] files`` (capacity gate)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     cat = load_catalog(list(catalog))
     checked: list[tuple[str, PilotResult]] = list(loaded_results)
@@ -88,7 +100,8 @@ def make_report(
     bill = make_bill(sc, cat)
     checked += priced_results(bill, checked)  # the results the scenario names are shown too
     shown_beside = [(p, r) for p, r in beside if not any(_same(p, q) for q, _ in checked)]
-    decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat)
+    ev = read_evidence([*(sc.resolve(f) for f in sc.evidence.files), *map(Path, evidence)])
+    decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat, evidence=ev)
     return build_report(sc, bill, decision, log, results=checked, beside=shown_beside, notes=list(notes))
 
 
@@ -173,8 +186,39 @@ def _run_child(kind: str, args: list[str], results_dir: Path, log_file: Path) ->
 
 
 def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: None) -> PilotOutcome:
-    """Scan, run the pilots, price against the scenario, decide and write the report directory."""
-    from accelpilot.report.write import write_report
+    """Scan, run the pilots, price against the scenario, decide and write the report directory.
+
+    Ctrl-C stops it with ``Interrupted`` (exit 130) naming the step and the files kept; a write that fails
+    (disk full, read-only) is one line naming the folder.
+    """
+    step = ["checking the inputs"]
+
+    def track(m: str) -> None:
+        step[0] = m
+        progress(m)
+
+    try:
+        return _run_procedure(plan, track)
+    except KeyboardInterrupt:
+        inputs = plan.out / "inputs"
+        kept = sorted(str(p) for p in inputs.rglob("*.json")) if inputs.is_dir() else []
+        raise Interrupted(
+            f"interrupted while {step[0]}; "
+            + (f"kept {len(kept)} complete input file(s) under {inputs} ({', '.join(kept[:3])}); " if kept else "")
+            + f"no new report was written: the report in {plan.out}, if any, is the previous one"
+        ) from None
+    except OSError as exc:
+        # Inputs are read (and their errors named) before anything runs; an OSError now is a write under --out.
+        raise InputFileError(
+            f"cannot write ({exc.strerror or exc.__class__.__name__})",
+            file=str(exc.filename or plan.out),
+            field="--out",
+            fix="free space or name a writable folder",
+        ) from None
+
+
+def _run_procedure(plan: PilotPlan, progress: Callable[[str], None]) -> PilotOutcome:
+    from accelpilot.report.write import check_report_dir, write_report
 
     t0 = time.perf_counter()
     phases: dict[str, float] = {}
@@ -187,6 +231,7 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
         raise InputFileError(
             "no such file or directory", file=str(repo), field="--repo", fix="give the repository path"
         )
+    check_report_dir(plan.out)  # a file, a foreign or read-only folder fails now, not after the pilots
     inputs = plan.out / "inputs"
     results_dir = inputs / "pilot-results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -201,8 +246,11 @@ def run_procedure(plan: PilotPlan, progress: Callable[[str], None] = lambda m: N
         raw = scan_path(repo)
         scan_path_out = inputs / "portability-log.json"
         tmp = scan_path_out.with_suffix(".json.tmp")
-        tmp.write_text(raw.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(scan_path_out)
+        try:
+            tmp.write_text(raw.model_dump_json(indent=2), encoding="utf-8")
+            tmp.replace(scan_path_out)
+        finally:
+            tmp.unlink(missing_ok=True)  # a failed write (disk full) leaves no partial log
         log = view_log(raw, str(scan_path_out))
         phases["scan"] = time.perf_counter() - t
 

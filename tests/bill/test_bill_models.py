@@ -39,11 +39,12 @@ def test_extras_idle_and_support() -> None:
     b = bill_of(
         [{"name": "trn1", "instance": "trn1.32xlarge", "pricing": "on_demand", "hours_per_run": 10}],
         volumes={"runs_per_month": 2},
-        extras={"idle_fraction": 0.2, "support_percent": 10, "storage_gb_months": 1000, "data_transfer_out_gb": 100},
+        extras={"idle_fraction": 0.2, "support_percent": 10, "storage_gb_months": 1000, "data_transfer_out_gb": 600},
     )
     o = b.options[0]
     compute = Decimal("21.50") * 10 / Decimal("0.8")
-    expected = compute + compute / 10 + (1000 * Decimal("0.08")) / 2 + (100 * Decimal("0.09")) / 2
+    # AWS's free 100 GB a month comes off the egress before the tiers (issue 10)
+    expected = compute + compute / 10 + (1000 * Decimal("0.08")) / 2 + ((600 - 100) * Decimal("0.09")) / 2
     assert o.cost_per_run.value == expected
     names = [li.name for li in o.line_items]
     assert any("idle 20% billed" in n for n in names)
@@ -150,7 +151,8 @@ def test_currency_mismatch_in_a_user_catalog(tmp_path: Path) -> None:
             "extras": {"storage_gb_months": 10},
         }
     )
-    with pytest.raises(UnitMismatchError, match=r"cannot add EUR \(compute\) and USD \(block storage"):
+    # refused at the row, naming its file and field (issue 10), before any sum could mix currencies
+    with pytest.raises(UnitMismatchError, match=r"eur.toml: price p5.48xlarge on_demand.currency: .* is in EUR"):
         make_bill(sc, cat)
 
 

@@ -122,7 +122,9 @@ def _one_line(exc: UserError) -> None:
     assert msg.strip() and "\n" not in msg
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.binary(max_size=300))
 def test_scenario_file_bytes_never_crash(tmp_path: Path, raw: bytes) -> None:
     f = tmp_path / "s.toml"

@@ -129,7 +129,9 @@ def test_missing_and_unsupported_files(tmp_path: Path) -> None:
         load_catalog([tmp_path / "x.yaml"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.text(max_size=400))
 def test_catalog_loader_never_crashes(tmp_path: Path, text: str) -> None:
     f = tmp_path / "fuzz.toml"
@@ -151,7 +153,9 @@ _price_values = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     price=_price_values,
     count=st.one_of(st.integers(-3, 40), st.text(max_size=3)),

@@ -45,7 +45,7 @@ def test_operational_findings_count_for_every_exit(world: Any, log_of: Any) -> N
     op = next(r.id for r in RULES.values() if r.category == "data_movement")
     d = world.decide(log=log_of(op))
     e = exits(d)
-    assert e["gpu"].finding_ids == ["F1"]
+    assert e["gpu"].finding_ids == ["I1"]  # a refreshed log is read item by item
     assert any(op in a for a in e["gpu"].artefacts)
 
 
@@ -76,3 +76,28 @@ def test_exit_days_carry_their_assumptions(world: Any, log_of: Any) -> None:
     leaves = exits(d)["trn"].engineer_days.leaves
     kinds = {lf.kind for lf in leaves}
     assert kinds == {"assumption", "measured"}  # effort-class days assumed; finding counts from the log
+
+
+def test_the_exit_test_counts_porting_items_not_lines(world: Any) -> None:
+    """Issue 12: three imports of one library are one item; a probe and a test-only line are no work at all."""
+    from accelpilot.decide.portability import view_log
+    from accelpilot.porting.log import Finding, PortabilityLog
+    from accelpilot.porting.rules import get_rule
+
+    fa = get_rule("flash-attn")  # effort: days, concerns Neuron
+    lines = [
+        Finding.from_rule(fa, file=f"src/m{i}.py", line=3, message="import flash_attn", subject="flash_attn")
+        for i in range(3)
+    ]
+    probe = Finding.from_rule(
+        get_rule("triton-kernel"), file="src/p.py", line=5, message="string 'triton'", context="probe"
+    )
+    test_only = Finding.from_rule(
+        get_rule("cuda-call"), file="tests/t.py", line=9, message=".cuda()", context="test-only"
+    )
+    log = PortabilityLog(root="repo", files_scanned=4, findings=[*lines, probe, test_only]).refresh()
+    d = world.decide(log=view_log(log, "log.json"))
+    trn = exits(d)["trn"]
+    # hand count: one 'days' item (3 engineer-days) + re-validation (2) = 5; the probe's 'weeks' is not counted
+    assert trn.engineer_days.value == 5.0
+    assert trn.by_effort == {"days": 1} and trn.finding_ids == ["I1"]

@@ -119,3 +119,14 @@ def test_markdown_lists_the_lines_under_each_item() -> None:
         "  - `jobs/c.slurm:3`: Slurm GPU request --gres=gpu:8",
     ]
     assert "## Not porting work (never blocking)" in md
+
+
+def test_cuda_placement_in_one_file_is_one_item(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(
+        "import torch\ndevice = 'cuda'\ntorch.cuda.set_device(0)\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+    )
+    (tmp_path / "eval.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    assert _items(tmp_path) == [
+        ("file|device-placement|eval.py", "warning", "hours", [("eval.py", 2)]),
+        ("file|device-placement|train.py", "warning", "hours", [("train.py", 2), ("train.py", 3), ("train.py", 4)]),
+    ]

@@ -34,6 +34,19 @@ class LineItem(BaseModel):
     figure: Figure
 
 
+class FleetMode(BaseModel):
+    """One way of running a serving fleet for the scenario's traffic (issue 10, section 4)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: str  # always_on, scheduled
+    instances: int  # at peak (always on) or the most in any hour (scheduled)
+    instance_hours: Figure  # billed a month
+    idle_share: Figure  # derived from the traffic profile
+    monthly_cost: Figure
+    cost_per_1k_accepted_requests: Figure
+
+
 class OptionBill(BaseModel):
     """One way of buying compute for the workload, priced."""
 
@@ -57,6 +70,15 @@ class OptionBill(BaseModel):
     maintenance_per_month: Figure
     total_months: Figure  # over the scenario's months, one-off and maintenance included
     total_36_months: Figure
+    # Capacity paid for whether used or not (reserved, owned, leased, capacity blocks, always-on serving):
+    # the share this workload uses (derived), and a commitment still owed after the horizon.
+    paid_capacity_share: Figure | None = None
+    outstanding_commitment: Figure | None = None
+    accepted_requests_per_month: Figure | None = None  # serving
+    instances_needed: int | None = None  # serving: instances billed for the volume
+    fixed_per_month: Figure | None = None  # training: paid whatever the runs (term, boxes, extras)
+    fleet: list[FleetMode] = Field(default_factory=list)  # serving with [traffic]: each way of running it
+    fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
     result_file: str | None = None
     measured: bool = False  # hours or rates come from a pilot result
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
@@ -82,6 +104,10 @@ class Comparison(BaseModel):
     break_even_runs: int | None = None  # None: never pays back
     break_even_months: Decimal | None = None
     payback_curve: list[tuple[int, Decimal, Decimal]] = Field(default_factory=list)  # run, baseline, candidate
+    # How far the inputs may move before the decision flips (derived; None where no such point exists).
+    flip_hours_per_run: Figure | None = None
+    flip_utilisation: Figure | None = None
+    flip_runs_per_month: Figure | None = None
 
 
 class Bill(BaseModel):
@@ -98,6 +124,7 @@ class Bill(BaseModel):
     comparisons: list[Comparison]
     catalog_files: list[str] = Field(default_factory=list)
     vendor_claims: list[ClaimRow] = Field(default_factory=list)  # shown apart, never in the arithmetic
+    statements: list[str] = Field(default_factory=list)  # what every reader must know (taxes excluded, ...)
 
     def option(self, name: str) -> OptionBill:
         return next(o for o in self.options if o.name == name)
@@ -130,6 +157,49 @@ def _fig(f: Figure | None) -> dict[str, Any] | None:
 
 def bill_to_json(bill: Bill) -> dict[str, Any]:
     """Scripts get plain numbers at the top and each figure's provenance beside it."""
+    # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
+    leaf_json: dict[int, dict[str, Any]] = {}
+
+    def head(f: Figure) -> dict[str, Any]:
+        """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
+        return {
+            "label": f.label,
+            "value": float(f.value),
+            "unit": f.unit,
+            "kind": f.kind.value,
+            "source": f.source,
+            "as_of": f.as_of.isoformat() if f.as_of else None,
+            "region": f.region,
+            "note": f.note,
+        }
+
+    def leaf(lf: Figure) -> dict[str, Any]:
+        out = leaf_json.get(id(lf))
+        if out is None:
+            out = leaf_json[id(lf)] = head(lf)
+        return out
+
+    memo: dict[int, list[Figure]] = {}
+
+    def leaves(f: Figure) -> list[Figure]:
+        """``f.leaves()`` (depth first, first of equal leaves kept), memoised over the shared subtrees."""
+        if not f.inputs:
+            return [f]
+        got = memo.get(id(f))
+        if got is None:
+            seen: dict[tuple[Any, ...], Figure] = {}
+            for x in f.inputs:
+                for lf in leaves(x):
+                    seen.setdefault((lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note), lf)
+            got = memo[id(f)] = list(seen.values())
+        return got
+
+    def fig(f: Figure | None) -> dict[str, Any] | None:
+        """Equal to ``_fig(f)``, with leaf projections shared."""
+        if f is None:
+            return None
+        return {**head(f), "leaves": [leaf(lf) for lf in leaves(f)] if f.inputs else []}
+
     opts = []
     for o in bill.options:
         opts.append(
@@ -152,6 +222,21 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                 "maintenance_per_month": _num(o.maintenance_per_month),
                 "total_months": _num(o.total_months),
                 "total_36_months": _num(o.total_36_months),
+                "paid_capacity_share": _num(o.paid_capacity_share, 4),
+                "outstanding_commitment": _num(o.outstanding_commitment),
+                "accepted_requests_per_month": _num(o.accepted_requests_per_month, 0),
+                "instances_needed": o.instances_needed,
+                "fleet": [
+                    {
+                        "mode": m.mode,
+                        "instances": m.instances,
+                        "instance_hours": _num(m.instance_hours, 1),
+                        "idle_share": _num(m.idle_share, 4),
+                        "monthly_cost": _num(m.monthly_cost),
+                        "cost_per_1k_accepted_requests": _num(m.cost_per_1k_accepted_requests, 4),
+                    }
+                    for m in o.fleet
+                ],
                 "line_items": [
                     {
                         "name": li.name,
@@ -160,12 +245,12 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [fig_ref(lf).flat_json(with_leaves=False) for lf in li.figure.leaves()],
+                        "leaves": [leaf(lf) for lf in leaves(li.figure)],
                     }
                     for li in o.line_items
                 ],
                 "figures": {
-                    k: _fig(getattr(o, k))
+                    k: fig(getattr(o, k))
                     for k in (
                         "hours_per_run",
                         "cost_per_run",
@@ -188,6 +273,9 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "one_off_cost": _num(c.one_off_cost),
             "break_even_runs": c.break_even_runs,
             "break_even_months": None if c.break_even_months is None else float(round(c.break_even_months, 2)),
+            "flip_hours_per_run": _num(c.flip_hours_per_run, 2),
+            "flip_utilisation": _num(c.flip_utilisation, 4),
+            "flip_runs_per_month": _num(c.flip_runs_per_month, 2),
         }
         for c in bill.comparisons
     ]
@@ -203,6 +291,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         "options": opts,
         "comparisons": comps,
         "catalog_files": bill.catalog_files,
+        "statements": bill.statements,
         "vendor_claims": [
             c.model_dump(mode="json") | {"kind": "vendor_claim", "used_in_arithmetic": c.id in used}
             for c in bill.vendor_claims

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from accelpilot.bill.model import Bill
 from accelpilot.figures import Figure, money
+from accelpilot.termtext import cell as escape
 
 KIND_TAG = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
 
@@ -31,14 +32,14 @@ def tag(f: Figure | None) -> str:
 
 def render_bill(bill: Bill, console: Console) -> None:
     opts = Table(
-        title=f"{bill.scenario}",
+        title=escape(bill.scenario),
         caption="Provenance of inputs: M measured, L listed, D derived, A assumed. Vendor claims never enter a cost.",
     )
     training = bill.workload == "training"
     cols = [
         "option",
         "pricing",
-        "hours/run" if training else "peak req/s",
+        "hours/run" if training else "instances",
         "cost/run" if training else "per 1k accepted req",
         "accepted",
         "cost/accepted run" if training else "per 1M tokens",
@@ -51,7 +52,7 @@ def render_bill(bill: Bill, console: Console) -> None:
     for o in bill.options:
         if training:
             row = [
-                o.name,
+                escape(o.name),
                 o.pricing,
                 fmt_money(o.hours_per_run, 2),
                 fmt_money(o.cost_per_run),
@@ -60,9 +61,9 @@ def render_bill(bill: Bill, console: Console) -> None:
             ]
         else:
             row = [
-                o.name,
+                escape(o.name),
                 o.pricing,
-                "",
+                str(o.instances_needed or ""),
                 fmt_money(o.cost_per_1k_accepted_requests, 4),
                 f"{o.accepted_share.value:.0%}",
                 fmt_money(o.cost_per_million_accepted_tokens, 4),
@@ -73,7 +74,7 @@ def render_bill(bill: Bill, console: Console) -> None:
             tag(o.cost_per_accepted_run or o.cost_per_1k_accepted_requests),
         ]
         opts.add_row(*row)
-    comps = Table(title=f"Against the baseline: {bill.baseline}")
+    comps = Table(title=f"Against the baseline: {escape(bill.baseline)}")
     for c in [
         "candidate",
         "saving/run" if training else "saving/month",
@@ -85,7 +86,7 @@ def render_bill(bill: Bill, console: Console) -> None:
         comps.add_column(c, justify="left" if c == "candidate" else "right")
     for cmp in bill.comparisons:
         comps.add_row(
-            cmp.candidate,
+            escape(cmp.candidate),
             fmt_money(cmp.saving_per_run if training else cmp.saving_per_month),
             "—" if cmp.saving_percent is None else f"{cmp.saving_percent:.1f}%",
             fmt_money(cmp.one_off_cost),
@@ -94,7 +95,7 @@ def render_bill(bill: Bill, console: Console) -> None:
         )
     items: list[Table | str] = []
     for o in bill.options:
-        t = Table(title=f"{o.name}: line items", show_header=True, title_justify="left")
+        t = Table(title=f"{escape(o.name)}: line items", show_header=True, title_justify="left")
         t.add_column("item")
         t.add_column("per")
         t.add_column(bill.currency, justify="right")
@@ -102,14 +103,16 @@ def render_bill(bill: Bill, console: Console) -> None:
         t.add_column("source", overflow="fold")
         for li in o.line_items:
             src = "; ".join(sorted({leaf.source for leaf in li.figure.leaves() if leaf.source}))
-            t.add_row(li.name, li.per, fmt_money(li.figure, 2), li.figure.kind.value, src)
+            t.add_row(escape(li.name), li.per, fmt_money(li.figure, 2), li.figure.kind.value, escape(src))
         items.append(t)
         for n in o.notes:
-            items.append(f"[yellow]note:[/] {n}")
+            items.append(f"[yellow]note:[/] {escape(n)}")
     console.print(opts)
     if bill.comparisons:
         console.print(comps)
     console.print(Panel(Group(*items), title="line items", expand=False))
+    for st in bill.statements:
+        console.print(f"[dim]{escape(st)}[/]")
     if bill.vendor_claims:
-        claims = "\n".join(f"• {c.text} ({c.source}, {c.as_of})" for c in bill.vendor_claims)
+        claims = "\n".join(escape(f"• {c.text} ({c.source}, {c.as_of})") for c in bill.vendor_claims)
         console.print(Panel(claims, title="vendor claims: shown, never used in the arithmetic", expand=False))

@@ -7,6 +7,7 @@ live in ``[gates]``. Validation happens once, here, with no side effects; errors
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from decimal import Decimal
 from pathlib import Path
@@ -25,7 +26,12 @@ PRICING_MODELS = (
     "rental",
     "owned",
     "buy_and_host",
+    "serverless",
+    "measured_spend",  # the bill the team already pays, from a CUR export (accelpilot spend import --as-baseline)
 )
+
+
+MAX_INPUT = 1e12  # larger than any real count of hours, runs, days or money; keeps every product computable
 
 
 def _finite_nonneg(v: Any, what: str) -> Any:
@@ -40,6 +46,9 @@ def _finite_nonneg(v: Any, what: str) -> Any:
             raise ValueError(f"{what} must be a finite number")
         if v < 0:
             raise ValueError(f"{what} must not be negative")
+        if v > MAX_INPUT:
+            # 1e308 hours would overflow cent arithmetic (decimal.InvalidOperation) deep inside the bill.
+            raise ValueError(f"{what} must be at most {MAX_INPUT:.0e}, got {v:.3g}")
     return v
 
 
@@ -53,6 +62,14 @@ class _Strict(BaseModel):
             return _finite_nonneg(v, info.field_name)
         return v
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nan_or_negative_after(cls, v: Any, info: Any) -> Any:
+        """Again after parsing: a number written as a TOML string ("-5") must meet the same rules."""
+        if isinstance(v, (int, Decimal)) and not isinstance(v, bool):
+            return _finite_nonneg(v, info.field_name)
+        return v
+
 
 class Extras(_Strict):
     """Costs around the compute: storage, snapshots, egress (AWS tiers), support, idle time."""
@@ -60,7 +77,9 @@ class Extras(_Strict):
     storage_gb_months: Decimal = Decimal(0)  # EBS gp3 GB kept per month
     object_storage_gb_months: Decimal = Decimal(0)  # S3 Standard GB kept per month
     snapshot_gb_months: Decimal = Decimal(0)
-    data_transfer_out_gb: Decimal = Decimal(0)  # per month, priced with AWS's tiers
+    data_transfer_out_gb: Decimal = Decimal(0)  # per month, priced with AWS's tiers after the free allowance
+    inter_region_transfer_gb: Decimal = Decimal(0)  # per month, between Regions (catalog default rate)
+    tax_percent: Decimal = Decimal(0)  # of everything billed: AWS list prices exclude taxes and duties
     support_percent: Decimal = Decimal(0)  # of compute
     idle_fraction: Decimal = Field(default=Decimal(0), lt=1)  # share of provisioned time doing no useful work
 
@@ -86,12 +105,59 @@ class Owned(_Strict):
     staff_per_month: Decimal = Decimal(0)
     utilisation: Decimal = Field(default=Decimal("0.6"), gt=0, le=1)
     residual_value: Decimal = Decimal(0)  # only with a credible resale/redeployment path
+    # false (default): other work fills the box's productive hours this workload leaves, and carries their cost
+    # (shown as a figure); true: the whole box is this workload's, bought in whole boxes.
+    dedicated: bool = False
 
     @model_validator(mode="after")
     def _one_cost(self) -> Owned:
         if self.purchase is None and self.lease_per_month is None:
             raise ValueError("owned hardware needs purchase or lease_per_month")
+        if self.purchase is not None and self.residual_value > self.purchase:
+            raise ValueError(
+                f"residual_value ({self.residual_value}) is above purchase ({self.purchase}); "
+                "give a residual value no larger than the purchase price"
+            )
         return self
+
+
+class Spot(_Strict):
+    """Spot: an interruption rate times the measured cost of one restart gives the expected re-work per run."""
+
+    interruptions_per_hour: Decimal  # assumed (no evidence file feeds it yet)
+    restart_result: str | None = None  # a training result with --interrupt-at figures; default: the option's result
+    restart_s: Decimal | None = None  # assumed cost of one interruption, when no result measured it
+
+
+class Serverless(_Strict):
+    """Serverless GPU: billed per second while a worker exists (cold start, busy, idle timeout)."""
+
+    scale_ups_per_month: Decimal  # scale-from-zero events (assumed; bursts of intermittent traffic)
+    idle_timeout_s: Decimal  # billed after each burst before the worker stops
+    cold_start_s: Decimal | None = None  # default: the serving result's measured bucket builds
+    min_workers: int = Field(default=0, ge=0)  # always-on workers, billed every second
+
+
+class MeasuredSpend(_Strict):
+    """What ``accelpilot spend import --as-baseline`` measured: the monthly cost comes from the CUR, not a price."""
+
+    monthly_cost: Decimal
+    currency: str = "USD"
+    period: str
+    months: int = Field(gt=0)
+    instance_types: list[str] = Field(default_factory=list)
+    instance_hours_per_month: Decimal | None = None
+    source: str
+    as_of: dt.date | None = None
+
+
+class EvidenceFiles(_Strict):
+    """``[evidence]``: AWS CLI JSON files (offerings, capacity blocks, quotas, spot scores) that answer the
+    capacity gate, and where the workload must run (regions default to each option's region)."""
+
+    files: list[str] = Field(default_factory=list)
+    regions: list[str] = Field(default_factory=list)
+    zones: list[str] = Field(default_factory=list)
 
 
 class Option(_Strict):
@@ -111,9 +177,18 @@ class Option(_Strict):
     porting_days: Decimal = Decimal(0)
     maintenance_per_month: Decimal = Decimal(0)  # keeping a second toolchain alive
     price_per_hour: Decimal | None = None  # override the catalog (shown as an assumption)
-    commitment_instances: int = Field(default=0, ge=0)  # reserved: instances signed for whatever the use
+    # reserved: instances signed for the whole term whatever the use (default: `instances`); use above it is
+    # billed at the on-demand rate.
+    commitment_instances: int | None = Field(default=None, ge=0)
+    # reserved: true (default) bills every hour of the term; false prices only this workload's hours at the
+    # reserved rate and shows the rest of the term as assumed to be other work (seed 004's rate arithmetic).
+    dedicated: bool | None = None
     extras: Extras | None = None
     owned: Owned | None = None
+    operation: Literal["always_on", "scheduled"] = "always_on"  # serving with [traffic]: which fleet is billed
+    spot: Spot | None = None
+    serverless: Serverless | None = None
+    spend: MeasuredSpend | None = None  # pricing = "measured_spend"
 
     @field_validator("pricing")
     @classmethod
@@ -129,18 +204,58 @@ class Option(_Strict):
 
     @model_validator(mode="after")
     def _coherent(self) -> Option:
+        if (self.pricing == "measured_spend") != (self.spend is not None):
+            raise ValueError('pricing = "measured_spend" goes with an [options.spend] table, and only with it')
         if self.pricing in ("owned", "buy_and_host"):
             if self.owned is None:
                 raise ValueError(f"{self.pricing} options need an [options.owned] table (purchase or lease)")
         elif not self.instance:
             raise ValueError("cloud and rental options need an instance from the catalog")
+        if self.pricing == "serverless" and self.serverless is None:
+            raise ValueError(
+                "serverless options need an [options.serverless] table (scale_ups_per_month, idle_timeout_s)"
+            )
+        if self.dedicated is not None and not self.pricing.startswith("reserved"):
+            raise ValueError(
+                "dedicated applies to reserved options; for owned hardware put it in [options.owned]"
+                if self.owned is not None
+                else f"dedicated applies to reserved options, not {self.pricing}; remove it"
+            )
         return self
 
 
 class Volumes(_Strict):
     runs_per_month: Decimal = Field(default=Decimal(1), gt=0)
-    requests_per_month: Decimal | None = None  # serving
+    requests_per_month: Decimal | None = Field(default=None, gt=0)  # serving; leave out for capacity pricing
     months: int = Field(default=36, gt=0)
+
+
+class Traffic(_Strict):
+    """How serving traffic is spread: a peak-to-mean ratio, or 24 hourly weights (one day, repeated)."""
+
+    peak_to_mean: Decimal | None = Field(default=None, ge=1)
+    hourly_weights: list[Decimal] | None = None
+    headroom: Decimal = Decimal("0.2")  # capacity kept above the peak rate
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> Traffic:
+        if self.hourly_weights is not None:
+            if len(self.hourly_weights) != 24:
+                raise ValueError(
+                    f"hourly_weights needs 24 numbers, one per hour of the day (got {len(self.hourly_weights)})"
+                )
+            if any(w < 0 for w in self.hourly_weights) or not any(self.hourly_weights):
+                raise ValueError("hourly_weights must be non-negative and not all zero")
+            if self.peak_to_mean is not None:
+                raise ValueError("give peak_to_mean or hourly_weights, not both")
+        return self
+
+
+class DecisionRule(_Strict):
+    """How large a saving must be to act on: within the margin, keep the working deployment (seed 004)."""
+
+    margin: Decimal = Field(default=Decimal("0.15"), lt=1)  # when both sides are measured
+    assumed_margin: Decimal = Field(default=Decimal("0.30"), lt=1)  # when either side's hours are assumed
 
 
 class Engineering(_Strict):
@@ -174,8 +289,11 @@ class Scenario(_Strict):
     volumes: Volumes = Volumes()
     engineering: Engineering = Engineering()
     extras: Extras = Extras()
+    traffic: Traffic | None = None
+    decision: DecisionRule = DecisionRule()  # serving: size fleets from the measured peak and this profile
     options: list[Option] = Field(min_length=1)
     gates: Gates = Gates()
+    evidence: EvidenceFiles = EvidenceFiles()
     path: str = ""  # where it was read from (set by the loader)
 
     @model_validator(mode="after")
@@ -214,6 +332,12 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+FIXES = {
+    "requests_per_month": "give the monthly request volume, or leave requests_per_month out to price one "
+    "always-on instance at its capacity",
+}
+
+
 def parse_scenario(data: dict[str, Any], path: str = "") -> Scenario:
     try:
         flat = _flatten(data)
@@ -224,7 +348,7 @@ def parse_scenario(data: dict[str, Any], path: str = "") -> Scenario:
         loc = list(err["loc"])
         field = _field_name(loc, data)
         msg = str(err["msg"]).removeprefix("Value error, ")
-        fix = "remove it or check the spelling" if err["type"] == "extra_forbidden" else None
+        fix = "remove it or check the spelling" if err["type"] == "extra_forbidden" else FIXES.get(str(loc[-1]))
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
         raise ConfigError(msg, file=path or None, field=field, fix=fix) from None
@@ -262,5 +386,5 @@ def check_money_unit(currency: str, where: str) -> None:
             f"currency {currency!r} is not supported by the bundled catalog (USD)",
             file=where,
             field="currency",
-            fix="use USD or supply a catalog in your currency",
+            fix='set currency = "USD" and give your own money figures in USD, with the exchange rate in a comment',
         )

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from accelpilot.catalog.model import ClaimRow, DefaultRow, InstanceRow, PriceRow, Pricing, SpecRow
 from accelpilot.errors import ConfigError, InputFileError, UnknownNameError, did_you_mean
+from accelpilot.figures import Figure
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,6 +46,26 @@ class Catalog:
     claims: list[ClaimRow] = field(default_factory=list)
     defaults: list[DefaultRow] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    # instance (lower case) -> its price rows; built on first lookup, dropped by merge (issue 10: 1,000 options
+    # each scanning 1,000 rows made billing quadratic).
+    _by_instance: dict[str, list[PriceRow]] | None = field(default=None, repr=False, compare=False)
+    _default_figures: dict[str, Figure] = field(default_factory=dict, repr=False, compare=False)
+
+    def default_figure(self, key: str) -> Figure:
+        """A default as a Figure, made once per catalog (a bill asks for the same few thousands of times)."""
+        f = self._default_figures.get(key)
+        if f is None:
+            f = self._default_figures[key] = self.default(key).figure()
+        return f
+
+    def rows_for_instance(self, instance: str) -> list[PriceRow]:
+        """Every price row of one instance (any pricing model, any region)."""
+        if self._by_instance is None:
+            index: dict[str, list[PriceRow]] = {}
+            for r in self.prices:
+                index.setdefault(r.instance.lower(), []).append(r)
+            self._by_instance = index
+        return self._by_instance.get(instance.lower(), [])
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -75,15 +96,15 @@ class Catalog:
         """The one price for (instance, pricing[, region]); a clear error naming file and field when missing."""
         pre = f"{where}." if where else ""
         p = parse_pricing(pricing) if isinstance(pricing, str) else pricing
-        known = {r.instance for r in self.prices}
-        by_lower = {k.lower(): k for k in known}
-        if instance.lower() not in by_lower:
+        same = self.rows_for_instance(instance)
+        if not same:
+            known = {r.instance for r in self.prices}
             raise UnknownNameError(
                 f"unknown instance {instance!r}; {did_you_mean(instance, known)}", file=file, field=f"{pre}instance"
             )
-        rows = [r for r in self.prices if r.instance.lower() == instance.lower() and r.pricing is p]
+        rows = [r for r in same if r.pricing is p]
         if not rows:
-            have = sorted({r.pricing.value for r in self.prices if r.instance.lower() == instance.lower()})
+            have = sorted({r.pricing.value for r in same})
             raise UnknownNameError(
                 f"no {p.value} price for {instance} in the catalog (it has: {', '.join(have)})",
                 file=file,
@@ -135,15 +156,18 @@ class Catalog:
     def merge(self, table: str, rows: Iterable[BaseModel]) -> None:
         """Add rows; a row with the key of an existing one replaces it and remembers the replaced origin."""
         target: list[Any] = getattr(self, _PLURAL[table])
+        self._by_instance = None
+        self._default_figures.clear()
+        where = {_key(table, old): i for i, old in enumerate(target)}  # one pass, not one per row
         for row in rows:
             key = _key(table, row)
-            for i, old in enumerate(target):
-                if _key(table, old) == key:
-                    if hasattr(row, "overrides"):
-                        row = row.model_copy(update={"overrides": old.origin})
-                    target[i] = row
-                    break
+            i = where.get(key)
+            if i is not None:
+                if hasattr(row, "overrides"):
+                    row = row.model_copy(update={"overrides": target[i].origin})
+                target[i] = row
             else:
+                where[key] = len(target)
                 target.append(row)
 
 
@@ -235,6 +259,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise InputFileError("not UTF-8 text", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputFileError(f"malformed TOML: {exc}", file=str(path), fix="check the TOML syntax") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively; a hostile file thousands deep exhausts
+        # the stack. No catalog or scenario nests more than three levels.
+        raise InputFileError(
+            "nested too deeply to be a catalog or scenario", file=str(path), fix="check the TOML syntax"
+        ) from None
     except OSError as exc:
         raise InputFileError(f"cannot read file ({exc.strerror})", file=str(path)) from None
 
@@ -256,6 +286,14 @@ def _read_price_csv(path: Path) -> list[PriceRow]:
     rows: list[PriceRow] = []
     with path.open(newline="", encoding="utf-8-sig") as fh:
         for i, rec in enumerate(csv.DictReader(fh), start=2):
+            if rec.get(None):
+                # More cells than the header: a decimal comma (21,50) or an unquoted comma shifts every column.
+                raise InputFileError(
+                    f"line {i} has {len(header) + len(rec[None])} cells, the header {len(header)}",
+                    file=str(path),
+                    field=f"line {i}",
+                    fix='write decimals with a point (21.50) and quote any text holding a comma ("a, b")',
+                )
             clean = {
                 k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in rec.items() if k and v not in ("", None)
             }
@@ -279,7 +317,10 @@ def load_file(path: Path | str) -> dict[str, list[BaseModel]]:
     if suffix == ".toml":
         return rows_from_mapping(read_toml(path), str(path))
     if suffix == ".csv":
-        return {"price": list(_read_price_csv(path))}
+        try:
+            return {"price": list(_read_price_csv(path))}
+        except csv.Error as exc:  # a cell over the csv module's 128 KiB field limit, a NUL byte
+            raise InputFileError(f"malformed CSV: {exc}", file=str(path), fix="check the CSV") from None
     if suffix == ".json":
         from accelpilot.catalog.importers import import_aws_offer
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accelpilot.figures import Figure, Kind, to_decimal
 
@@ -25,6 +25,7 @@ class Pricing(str, Enum):
     CAPACITY_BLOCK = "capacity_block"
     SPOT = "spot"
     RENTAL = "rental"
+    SERVERLESS = "serverless"  # listed per second (price_per_second); the hourly figure is derived for tables
 
 
 class PriceRow(BaseModel):
@@ -46,6 +47,16 @@ class PriceRow(BaseModel):
     note: str = ""
     origin: str = "bundled"  # the file this row came from
     overrides: str | None = None  # origin of the row this one replaced, when a later file won
+    price_per_second: Decimal | None = None  # serverless: the listed per-second price
+    billing_increment_s: Decimal | None = None  # serverless: each worker's billed time rounds up to this
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hourly_from_per_second(cls, data: Any) -> Any:
+        """A per-second row (serverless) gets its hourly price derived for tables, never typed."""
+        if isinstance(data, dict) and data.get("price_per_second") is not None and "price_per_hour" not in data:
+            data = {**data, "price_per_hour": to_decimal(data["price_per_second"], "price_per_second") * 3600}
+        return data
 
     @field_validator("price_per_hour", mode="before")
     @classmethod
@@ -134,6 +145,8 @@ class InstanceRow(BaseModel):
     as_of: dt.date
     source: str
     origin: str = "bundled"
+    vcpus: int | None = Field(default=None, gt=0)  # EC2 quotas count vCPUs: the capacity gate compares them
+    vcpus_source: str = ""
 
 
 class ClaimRow(BaseModel):

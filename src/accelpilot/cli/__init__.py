@@ -5,9 +5,23 @@ from __future__ import annotations
 import sys
 
 # Each module registers its commands on import.
-from accelpilot.cli import bill, pilot, prices, report, run_serve, run_train, scan, schema  # noqa: F401
+from accelpilot.cli import (  # noqa: F401
+    bill,
+    collect,
+    evidence,
+    export,
+    launch,
+    pilot,
+    prices,
+    report,
+    run_serve,
+    run_train,
+    scan,
+    schema,
+    spend,
+)
 from accelpilot.cli.app import app
-from accelpilot.errors import UserError
+from accelpilot.errors import Interrupted, UserError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         app(args=argv, prog_name="accelpilot", standalone_mode=False)
     except UserError as exc:
         sys.stderr.write(f"accelpilot: error: {exc}\n")
+        return exc.exit_code
+    except Interrupted as exc:
+        sys.stderr.write(f"accelpilot: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("accelpilot: interrupted\n")
@@ -29,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
             exc.show()  # type: ignore[attr-defined]
             return int(getattr(exc, "exit_code", 2)) or 2
         if "Abort" in names:
+            if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+                sys.stderr.write("accelpilot: interrupted\n")
+                return 130
             return 1
         raise
     return 0

@@ -21,6 +21,11 @@ def report(
     ),
     scan_log: Path | None = typer.Option(None, "--scan-log", help="Portability log from `accelpilot scan --json`."),
     catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable, later wins."),
+    evidence: list[Path] | None = typer.Option(
+        None,
+        "--evidence",
+        help="AWS CLI JSON (offerings, quotas, capacity blocks, spot scores); with [evidence] files.",
+    ),
     out: Path = typer.Option(Path("report"), "--out", help="Report directory (report.html, report.md, report.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report's JSON on stdout as well."),
 ) -> None:
@@ -28,10 +33,13 @@ def report(
     from accelpilot.pilot.result import read_result
     from accelpilot.procedure import make_report
     from accelpilot.report.terminal import print_summary
-    from accelpilot.report.write import write_report
+    from accelpilot.report.write import check_report_dir, write_report
 
+    check_report_dir(out)  # an existing file or a read-only folder fails before any input is read
     shown = [(str(p), read_result(p)) for p in beside or []]
-    rep = make_report(scenario, results=results or [], scan_log=scan_log, catalog=catalog or [], beside=shown)
+    rep = make_report(
+        scenario, results=results or [], scan_log=scan_log, catalog=catalog or [], beside=shown, evidence=evidence or []
+    )
     paths = write_report(rep, out)
     if as_json:
         print_json(rep.model_dump(mode="json"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 import sys
 from dataclasses import fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -232,7 +231,7 @@ def serve(
     as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout only."),
 ) -> None:
     """Serve a model (or drive an endpoint) under MLPerf/vLLM load patterns; write one serving result."""
-    from accelpilot.pilot.result import write_result
+    from accelpilot.pilot.result import write_new_result
     from accelpilot.pilot.serve.base import parse_buckets, parse_points, parse_scenarios
     from accelpilot.pilot.serve.runner import run_serve
 
@@ -289,7 +288,7 @@ def serve(
             result = run_serve(cfg, progress)
     else:
         result = run_serve(cfg, log if not as_json else (lambda m: None))
-    path = write_result(result, Path(out) / result.default_filename())
+    path = write_new_result(result, out)
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:

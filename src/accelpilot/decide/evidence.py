@@ -20,6 +20,8 @@ class Evidence(BaseModel):
     results: list[str] = Field(default_factory=list)
     scenario_field: str | None = None  # "gates.aws_production_home"
     scenario_answer: bool | None = None
+    lines: list[str] = Field(default_factory=list)  # account evidence in words, each citing its file
+    files: list[str] = Field(default_factory=list)  # evidence files (AWS CLI JSON) the lines rest on
 
     def is_empty(self) -> bool:
-        return not (self.figures or self.finding_ids or self.results or self.scenario_field)
+        return not (self.figures or self.finding_ids or self.results or self.scenario_field or self.lines)

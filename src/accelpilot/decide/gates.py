@@ -28,6 +28,7 @@ from accelpilot.bill.scenario import Scenario
 from accelpilot.decide.evidence import Evidence
 from accelpilot.decide.exit_cost import ExitTest
 from accelpilot.decide.portability import LogView, family_of, target_key
+from accelpilot.evidence.capacity import CapacityCheck
 from accelpilot.figures import Figure, FigureRef, fig_ref, fmt_number, plain_ref
 
 Group = Literal["trainium_all", "portable_any"]
@@ -84,6 +85,7 @@ class Context:
     log: LogView | None = None
     results: list[ResultInfo] = field(default_factory=list)
     exits: list[ExitTest] = field(default_factory=list)
+    capacity: list[CapacityCheck] = field(default_factory=list)  # one per cloud option, from [evidence] files
 
     @property
     def target(self) -> str:
@@ -404,6 +406,25 @@ def gate_commercial(ctx: Context) -> GateResult:
             else f"break-even after {fmt_number(float(be), 1)} months, beyond the {lifetime}-month lifetime"
         )
         return res(False, price_text + f", but {why}: keep the working GPU deployment")
+    # Seed 004: "if the answer is close, it is a no". A saving inside the margin (wider on assumed hours) keeps
+    # the working deployment, and the flip points say how far the inputs may move (issue 10, section 5).
+    assumed = not (c.measured and base.measured)
+    margin = sc.decision.assumed_margin if assumed else sc.decision.margin
+    if comp.saving_percent is not None and comp.saving_percent < margin * 100:
+        flips = _flip_refs(comp)
+        close = Evidence(figures=[*figs, *(r for _, r in flips)], results=ev.results)
+        return _gate(
+            gid,
+            False,
+            price_text
+            + f" ({fmt_number(float(comp.saving_percent), 1)}% less), within the {margin:.0%} margin for "
+            + ("assumed" if assumed else "measured")
+            + " hours ([decision] margin): too close: keep the working deployment; it flips at "
+            + ("; ".join(t for t, _ in flips) or "no point within reach"),
+            close,
+            None,
+            caveats,
+        )
     be_text = (
         f"the port repays in {fmt_number(float(comp.break_even_months or 0), 1)} months (run {comp.break_even_runs})"
         if comp.break_even_runs
@@ -428,6 +449,19 @@ def gate_commercial(ctx: Context) -> GateResult:
             ),
         )
     return res(True, good + " (measured on the target)")
+
+
+def _flip_refs(comp: Comparison) -> list[tuple[str, FigureRef]]:
+    """The comparison's flip points as text and figure references (derived by the bill)."""
+    out = []
+    for f, fmt in (
+        (comp.flip_hours_per_run, "{} h per run"),
+        (comp.flip_utilisation, "utilisation {}"),
+        (comp.flip_runs_per_month, "{} accepted runs a month"),
+    ):
+        if f is not None:
+            out.append((fmt.format(fmt_number(float(f.value), 2)), fig_ref(f, f.label)))
+    return out
 
 
 def _extras_empty(sc: Scenario, name: str) -> bool:
@@ -490,12 +524,61 @@ def portable_gates(ctx: Context) -> list[GateResult]:
     return out
 
 
+def gate_capacity(ctx: Context) -> GateResult:
+    """Capacity from the account's evidence (offerings, quotas, capacity blocks) for the options on the target.
+
+    The user's explicit answer still wins, and the evidence is shown beside it; without an answer the evidence
+    decides: pass when some target option passes, fail when every one fails (shortfalls named), else unknown.
+    """
+    gid = "capacity_available"
+    ans = ctx.scenario.gates.capacity_available
+    names = {o.name for o in ctx.target_options()}
+    checks = [c for c in ctx.capacity if c.option in names]
+    have_files = any(c.evidence_given for c in ctx.capacity)
+    # The reason says pass/fail per option; the lines say what it rests on, each citing its file.
+    lines = [f"{c.option}: {ln.text} ({Path(ln.file).name})" for c in checks for ln in c.lines if ln.file]
+    files = sorted({f for c in checks for f in c.files})
+    ev = Evidence(scenario_field=f"gates.{gid}", scenario_answer=ans, lines=lines, files=files)
+    if any(c.status == "pass" for c in checks):
+        found: bool | None = True
+    elif checks and all(c.status == "fail" for c in checks):
+        found = False
+    else:
+        found = None
+    said = {True: "pass", False: "fail", None: "unknown"}[found]
+    if ans is not None:
+        # The person who knows the account answered; the evidence is reported, not substituted.
+        base = _answer_gate(ctx, gid)
+        tail = f"; the account evidence says {said}" + (f" ({checks[0].reason})" if checks and found is False else "")
+        return _gate(gid, bool(ans), base.reason + (tail if checks and have_files else ""), ev)
+    if found is not None:
+        why = "; ".join(f"{c.option}: {c.reason}" for c in checks if c.status == said) or said
+        return _gate(gid, found, f"from the account's evidence: {why}", ev)
+    reason = (
+        "; ".join(f"{c.option}: {c.reason}" for c in checks)
+        if checks and have_files
+        else f"not answered ([gates] {gid}) and no capacity evidence ([evidence] files)"
+    )
+    return _gate(
+        gid,
+        None,
+        reason,
+        ev,
+        Missing(
+            gate=gid,
+            what="capacity evidence from the AWS account, or the scenario answer gates.capacity_available",
+            fix="run `accelpilot evidence collect --region R --instances ...` (or export the AWS CLI JSON) and list "
+            "the files under [evidence] files, or set capacity_available under [gates]",
+        ),
+    )
+
+
 def trainium_gates(ctx: Context) -> list[GateResult]:
     return [
         _answer_gate(ctx, "aws_production_home"),
         gate_validated(ctx),
         _answer_gate(ctx, "accepts_aws_tooling"),
-        _answer_gate(ctx, "capacity_available"),
+        gate_capacity(ctx),
         gate_commercial(ctx),
     ]
 

@@ -43,6 +43,7 @@ class FindingView(BaseModel):
     line: int | None = None
     message: str = ""
     why: str = ""
+    lines: list[str] = Field(default_factory=list)  # an item's evidence, "file:line: message" each
 
     @property
     def where(self) -> str:
@@ -97,14 +98,30 @@ def _targets_of(f: Any) -> list[str]:
     return []
 
 
+def _line_text(ln: Any) -> str:
+    file, line, cell = _get(ln, "file"), _get(ln, "line"), _get(ln, "cell")
+    where = f"{file} cell {cell}" if cell is not None else str(file or "model")
+    return f"{where}:{line}: {_get(ln, 'message', '')}" if line else f"{where}: {_get(ln, 'message', '')}"
+
+
 def view_log(log: Any, path: str | None = None) -> LogView:
-    """Reduce a PortabilityLog (model or dict) to a LogView with finding ids F1, F2, ... in log order."""
+    """Reduce a PortabilityLog (model or dict) to a LogView. A log with porting items (issue 12) is read item by
+    item (ids I1, I2, ...: effort, the exit test and the blocking gate count items, each with its lines); an
+    older log finding by finding (F1, F2, ...), leaving out lines marked as not porting work."""
+    items = _get(log, "items", []) or []
+    if items:
+        entries = list(items)
+        ids = [str(_get(it, "id", "") or f"I{i}") for i, it in enumerate(entries, start=1)]
+    else:
+        entries = [f for f in _get(log, "findings", []) or [] if _get(f, "porting", True) is not False]
+        ids = [f"F{i}" for i in range(1, len(entries) + 1)]
     findings = []
-    for i, f in enumerate(_get(log, "findings", []) or [], start=1):
+    for fid, f in zip(ids, entries, strict=True):
         line = _get(f, "line")
+        title = _get(f, "title")
         findings.append(
             FindingView(
-                id=f"F{i}",
+                id=fid,
                 rule=str(_get(f, "rule", "?")),
                 category=str(_get(f, "category", "") or ""),
                 record_category=str(_get(f, "record_category", "") or ""),
@@ -114,8 +131,9 @@ def view_log(log: Any, path: str | None = None) -> LogView:
                 targets=_targets_of(f),
                 file=_get(f, "file"),
                 line=int(line) if isinstance(line, int) else None,
-                message=str(_get(f, "message", "") or ""),
+                message=f"{title}: {_get(f, 'message', '')}" if title else str(_get(f, "message", "") or ""),
                 why=str(_get(f, "why", "") or ""),
+                lines=[_line_text(ln) for ln in _get(f, "lines", []) or []],
             )
         )
     summary = _get(log, "summary", {}) or {}

@@ -19,10 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from accelpilot.bill.model import Bill
 from accelpilot.bill.scenario import Scenario
 from accelpilot.catalog.loader import Catalog
+from accelpilot.decide.capacity import capacity_checks
 from accelpilot.decide.evidence import Evidence
 from accelpilot.decide.exit_cost import ExitTest, exit_costs
 from accelpilot.decide.gates import Context, GateResult, Missing, ResultInfo, evaluate
 from accelpilot.decide.portability import LogView, family_of, target_key
+from accelpilot.evidence.capacity import CapacityCheck
+from accelpilot.evidence.model import EvidenceSet
 from accelpilot.pilot.result import PilotResult
 
 VerdictName = Literal["qualify_trainium", "prefer_portable_gpu", "not_enough_evidence"]
@@ -58,6 +61,7 @@ class Decision(BaseModel):
     exit_tests: list[ExitTest] = Field(default_factory=list)
     lifetime_months: int
     lifetime_answered: bool
+    capacity: list[CapacityCheck] = Field(default_factory=list)  # per cloud option, from [evidence] files
 
 
 def result_info(result: PilotResult, path: str) -> ResultInfo:
@@ -81,12 +85,14 @@ def decide(
     log: LogView | None = None,
     results: list[tuple[str, PilotResult]] | None = None,
     catalog: Catalog | None = None,
+    evidence: EvidenceSet | None = None,
 ) -> Decision:
     """Apply the gates to data already read. ``results``: (path, PilotResult) pairs, including those the
     scenario's options name (``procedure.make_report`` gathers them); decide/ reads no file."""
     infos = [result_info(r, p) for p, r in (results or [])]
     exits = exit_costs(bill, scenario, log, catalog)
-    ctx = Context(scenario=scenario, bill=bill, log=log, results=infos, exits=exits)
+    capacity = capacity_checks(scenario, bill, catalog, evidence)
+    ctx = Context(scenario=scenario, bill=bill, log=log, results=infos, exits=exits, capacity=capacity)
     gates = evaluate(ctx)
     tr = [g for g in gates if g.group == "trainium_all"]
     pg = [g for g in gates if g.group == "portable_any"]
@@ -117,4 +123,5 @@ def decide(
         exit_tests=exits,
         lifetime_months=lifetime,
         lifetime_answered=answered,
+        capacity=capacity,
     )

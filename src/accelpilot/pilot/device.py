@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from accelpilot.errors import ConfigError, DeviceError, did_you_mean
+from accelpilot.pilot.location import location_fields
 from accelpilot.pilot.result import Platform
 
 DEVICE_TYPES = ("cpu", "cuda", "neuron", "xla", "mps")
@@ -411,4 +412,5 @@ def fingerprint(device: torch.device, compile_backend: str = "eager", precision:
         compile_backend=compile_backend,
         precision=precision,
         tool_output=tools,
+        **location_fields(),  # cloud instance type/region/zone and launch labels, from local sources only
     )

@@ -14,11 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accelpilot.errors import InputFileError
 from accelpilot.figures import Figure
-from accelpilot.jsonfile import read_model
+from accelpilot.jsonfile import check_header, read_model
 from accelpilot.redact import redact_command
 
 SCHEMA_VERSION = 1
@@ -62,17 +62,30 @@ class WorkloadInfo(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+# Measured quantities cannot be negative (and shares stay within 0..1): a file that says otherwise was edited or
+# written by a broken client, and pricing it gave a negative cost per accepted run. pydantic refuses it where the
+# file is read, and the reader names the file and the field.
+_NonNeg = Field(default=None, ge=0)
+_Share = Field(default=None, ge=0, le=1)
+
+
 class TrainingSummary(BaseModel):
     """What the bill needs from a training pilot; every number also sits in ``figures``."""
 
     model_config = ConfigDict(extra="allow")
 
-    tokens_per_s: float | None = None
-    samples_per_s: float | None = None
-    time_to_target_s: float | None = None  # olympic mean over runs when runs >= 3
+    tokens_per_s: float | None = _NonNeg
+    samples_per_s: float | None = _NonNeg
+    time_to_target_s: float | None = _NonNeg  # olympic mean over runs when runs >= 3
     target_loss: float | None = None
-    runs: int = 0
-    accepted_runs: int = 0  # runs that reached the target
+    runs: int = Field(default=0, ge=0)
+    accepted_runs: int = Field(default=0, ge=0)  # runs that reached the target
+
+    @model_validator(mode="after")
+    def _accepted_within_runs(self) -> TrainingSummary:
+        if self.accepted_runs > self.runs:
+            raise ValueError(f"accepted_runs ({self.accepted_runs}) is more than runs ({self.runs})")
+        return self
 
 
 class ServingSummary(BaseModel):
@@ -81,14 +94,14 @@ class ServingSummary(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     scenario: str = ""
-    slo_ms: float | None = None
-    peak_qps_under_slo: float | None = None  # highest rate whose p99 met the SLO (find-peak) or the measured rate
-    goodput_qps: float | None = None
-    goodput_share: float | None = None  # accepted / completed
-    tokens_per_request: float | None = None  # output tokens (endpoint) or input tokens (embedding)
-    idle_fraction: float | None = None
-    errors: int = 0
-    rejected: int = 0
+    slo_ms: float | None = _NonNeg
+    peak_qps_under_slo: float | None = _NonNeg  # highest rate whose p99 met the SLO (find-peak) or the measured rate
+    goodput_qps: float | None = _NonNeg
+    goodput_share: float | None = _Share  # accepted / completed
+    tokens_per_request: float | None = _NonNeg  # output tokens (endpoint) or input tokens (embedding)
+    idle_fraction: float | None = _Share
+    errors: int = Field(default=0, ge=0)
+    rejected: int = Field(default=0, ge=0)
 
 
 class PilotResult(BaseModel):
@@ -202,22 +215,16 @@ def read_result(path: Path | str, kind: str | None = None, who: str = "", kind_f
     bill, the procedure and the CLI all come through here.
     """
 
-    def newer_schema(data: dict[str, Any]) -> None:
-        version = data.get("schema_version")
-        if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise InputFileError(
-                f"written by a newer accelpilot (schema {version}, this one reads {SCHEMA_VERSION})",
-                file=str(path),
-                field="schema_version",
-                fix="upgrade accelpilot",
-            )
+    def header(data: dict[str, Any]) -> None:
+        # Kind and version before any field: a log or a newer file is named as such, not as a field error.
+        check_header(data, path, "pilot result", SCHEMA_VERSION, kinds=("training", "serving"))
 
     res = read_model(
         path,
         PilotResult,
         "result file",
         fix="re-run the pilot; result files are written atomically and never edited by hand",
-        check=newer_schema,
+        check=header,
     )
     if kind is not None and res.kind != kind:
         raise InputFileError(

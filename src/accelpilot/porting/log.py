@@ -11,10 +11,11 @@ import hashlib
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from accelpilot.jsonfile import read_model
+from accelpilot.jsonfile import check_header, read_model
 from accelpilot.porting.rules import DIMENSIONS, EFFORT_RANK, RECORD_CATEGORIES, RULES, SEVERITY_RANK, Rule
 
 SCHEMA_VERSION = 1
@@ -189,6 +190,15 @@ def _subject_key(text: str) -> str:
 _NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk", "cuda-kernel-library"})
 
 
+# Rules that are one piece of work within a file: hard-coded CUDA placement is fixed once per file (one device
+# setting), whether it shows as ``.cuda()``, ``"cuda"`` or ``torch.cuda.set_device``.
+_FILE_FAMILIES = {
+    "cuda-call": "device-placement",
+    "cuda-device-literal": "device-placement",
+    "torch-cuda-api": "device-placement",
+}
+
+
 def item_key(f: Finding) -> tuple[str, str]:
     """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
     rule = RULES.get(f.rule)
@@ -217,7 +227,8 @@ def item_key(f: Finding) -> tuple[str, str]:
     if scope == "op":
         name = sub or f.snippet or f.message
         return f"op|{f.rule}|{name}", name
-    return f"file|{f.rule}|{f.file}", f.file or "model"
+    family = _FILE_FAMILIES.get(f.rule, f.rule)
+    return f"file|{family}|{f.file}", f.file or "model"
 
 
 def build_items(findings: list[Finding]) -> list[Item]:
@@ -367,6 +378,7 @@ class OpInventory(BaseModel):
 class PortabilityLog(BaseModel):
     """The log a team keeps during the trial (seed 000), one JSON file."""
 
+    kind: Literal["portability_log"] = "portability_log"  # what this file is; checked before use
     schema_version: int = SCHEMA_VERSION
     root: str | None = None
     targets: list[str] | None = None  # filter applied, None = all
@@ -435,4 +447,13 @@ def _key(f: Finding) -> tuple[str, str, str]:
 
 def load_log(path: str | Path) -> PortabilityLog:
     """Read a log written by ``accelpilot scan --format json`` (e.g. a ``--baseline``)."""
-    return read_model(path, PortabilityLog, "portability log", fix="write one with `accelpilot scan --json --out`")
+    fix = "write one with `accelpilot scan --json --out`"
+
+    def header(data: dict[str, Any]) -> None:
+        # Every field has a default, so `{}` or a pilot result would validate as an empty log and the gate would
+        # read "no blocking finding". Logs written before `kind` existed still carry findings and files_scanned.
+        if "kind" not in data and {"findings", "files_scanned"} <= data.keys():
+            data = {**data, "kind": "portability_log"}
+        check_header(data, path, "portability log", SCHEMA_VERSION, kinds=("portability_log",), fix=fix)
+
+    return read_model(path, PortabilityLog, "portability log", fix=fix, check=header)

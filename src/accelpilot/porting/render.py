@@ -3,32 +3,15 @@ categories and four portability dimensions. (JSON is ``PortabilityLog.to_json``.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from accelpilot.porting.log import Finding, Item, ItemLine, PortabilityLog
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
-
-# C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a terminal shows.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def plain(text: str) -> str:
-    """Text from scanned files (names, messages) with control characters shown as escapes: a file named
-    ``\\x1b[2J.py`` must print as that, never clear the reader's screen."""
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text
-    )
-
-
-def _cell(text: str) -> str:
-    """For rich tables: escaped controls and escaped markup (a file named ``[bold]x.py`` is not markup)."""
-    return escape(plain(text))
-
+from accelpilot.termtext import cell as _cell
+from accelpilot.termtext import visible as plain
 
 _LINES_SHOWN = 3  # lines folded under an item in the terminal (Markdown and JSON list them all)
 _SEV_STYLE = {"blocking": "bold red", "warning": "yellow", "info": "cyan"}

@@ -716,13 +716,14 @@ _RULES: tuple[Rule, ...] = (
         item="setting",
         category="custom_kernel",
         dimension="source",
-        severity="blocking",
+        severity="warning",
         targets=NEURON,
         effort="weeks",
         title="kernel fetched from a hub",
         why="`kernels.get_kernel(...)` downloads a compiled CUDA kernel at run time: nothing to load on Neuron, and "
-        "the kernel's source is not in the repository. It needs a replacement, and a run-time download is also a "
-        "data movement step.",
+        "the kernel's source is not in the repository. Hub kernels are usually a fast path with a fallback (a "
+        "warning); where the model has no fallback it needs a replacement. A run-time download is also a data "
+        "movement step.",
     ),
     Rule(
         id="growing-sequence",

@@ -167,6 +167,31 @@ def sensitivity_charts(bill: Bill) -> list[Chart]:
     ]
 
 
+def serving_volume_chart(bill: Bill) -> Chart | None:
+    """Cost per 1,000 accepted requests against monthly volume, per option (issue 10, section 4): where the
+    curves cross, one way of buying stops winning (serverless against always-on, one fleet against another)."""
+    from accelpilot.bill.fleet import cost_per_1k_curve
+
+    opts = [o for o in bill.options if o.fleet_curve]
+    if bill.workload != "serving" or not opts:
+        return None
+    now = max(float(o.accepted_requests_per_month.value) for o in opts if o.accepted_requests_per_month)
+    v = np.geomspace(max(now / 100, 1000.0), now * 10, 49).tolist()
+    series = [Series(name=o.name, x=v, y=cost_per_1k_curve(o.fleet_curve, v)) for o in opts]
+    return Chart(
+        id="serving-volume",
+        title="Cost per 1,000 accepted requests against monthly volume",
+        type="line",
+        x_label="requests per month",
+        y_label=f"{bill.currency} per 1,000 accepted requests",
+        series=series,
+        note="derived: each option's fleet sized from its peak rate and [traffic] at each volume "
+        "(instances rounded up, headroom kept), extras and support included",
+        x_log=True,
+        markers=[(now, "scenario")],
+    )
+
+
 def _is_time_series(name: str) -> bool:
     return name.endswith("_s") or "latency" in name or name.endswith("_ms")
 
@@ -183,6 +208,64 @@ def _cdf(name: str, values: list[float]) -> Series:
         xs = arr
         ys = np.arange(1, n + 1) / n
     return Series(name=name, x=(xs * scale).tolist(), y=np.asarray(ys, dtype=float).tolist())
+
+
+def _per_world(res: PilotResult, key: str) -> dict[int, float]:
+    """``{world size: value}`` of the figures ``{key}_world{N}`` a distributed training pilot wrote."""
+    out = {}
+    for name, f in res.figures.items():
+        tail = name.removeprefix(f"{key}_world")
+        if name.startswith(f"{key}_world") and tail.isdigit():
+            out[int(tail)] = float(f.value)
+    return dict(sorted(out.items()))
+
+
+def scaling_charts(path: str, res: PilotResult) -> list[Chart]:
+    """Throughput, scaling efficiency and communication share against world size, when several were measured."""
+    tok = _per_world(res, "tokens_per_s")
+    if len(tok) < 2:
+        return []
+    series = [Series(name="measured tokens/s (all ranks)", x=[float(w) for w in tok], y=list(tok.values()))]
+    if 1 in tok:
+        series.append(
+            Series(name="linear from world size 1", x=[float(w) for w in tok], y=[w * tok[1] for w in tok], style="--")
+        )
+    charts = [
+        Chart(
+            id="scaling-throughput",
+            title="training throughput against world size",
+            type="line",
+            x_label="world size (processes)",
+            y_label="tokens/s",
+            series=series,
+            note=f"measured: tokens_per_s_world* in {path}",
+        )
+    ]
+    eff, comm = _per_world(res, "scaling_efficiency"), _per_world(res, "comm_share")
+    if eff and 1 in tok:
+        eff = {1: 1.0, **eff}  # world size 1 is the reference: 1 by definition, so the line has a start
+    shares = []
+    if eff:
+        shares.append(
+            Series(name="scaling efficiency (vs world size 1)", x=[float(w) for w in eff], y=list(eff.values()))
+        )
+    if comm:
+        shares.append(
+            Series(name="communication share of step", x=[float(w) for w in comm], y=list(comm.values()), style="--")
+        )
+    if shares:
+        charts.append(
+            Chart(
+                id="scaling-efficiency",
+                title="scaling efficiency and communication share against world size",
+                type="line",
+                x_label="world size (processes)",
+                y_label="share",
+                series=shares,
+                note=f"derived from the measured throughputs and step times in {path}",
+            )
+        )
+    return charts
 
 
 def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) -> PilotView:
@@ -223,6 +306,7 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
                 )
             )
     charts = serving.sweep_charts(path, res) + charts  # latency and goodput against load come first
+    charts += scaling_charts(path, res)  # training: throughput and efficiency against world size
     p = res.platform
     platform = {
         k: v
@@ -286,7 +370,8 @@ def build_report(
         for path, res in group:
             priced = [o.name for o in bill.options if o.result_file and Path(o.result_file) == Path(path)]
             pilots.append(pilot_view(path, res, priced, is_beside))
-    charts = [c for c in [payback_chart(bill), tco_chart(bill)] if c is not None] + sensitivity_charts(bill)
+    charts = [c for c in [payback_chart(bill), tco_chart(bill), serving_volume_chart(bill)] if c is not None]
+    charts += sensitivity_charts(bill)
     compared = serving.compared_goodput_chart([*(results or []), *(beside or [])])
     if compared is not None:
         charts.append(compared)

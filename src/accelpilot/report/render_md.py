@@ -1,10 +1,13 @@
 """The report as Markdown: the same sections as the HTML, charts as small tables, numbered sources.
 
-User strings are escaped for Markdown's table and inline syntax (and HTML inside Markdown), so a name like
-``<script>`` or ``a|b`` reads as text in any renderer.
+Every string that comes from a file (names, paths, commands, messages) reaches the Markdown through ``esc``,
+so a name like ``<script>``, ``a|b``, a backtick or a newline reads as text in any renderer: it can neither end
+a table cell, a code span or a paragraph nor inject HTML.
 """
 
 from __future__ import annotations
+
+import re
 
 from accelpilot.decide.gates import QUESTIONS
 from accelpilot.figures import FigureRef, fmt_number
@@ -12,12 +15,36 @@ from accelpilot.report.fmt import Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Chart, Report
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|~"})
+# C0 and C1 controls, DEL and the Unicode line/paragraph separators: shown as visible escapes, never raw.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_BLOCK_START = re.compile(r"^(\s*)(-|\d{1,9}[.)])(?=\s|$)")  # a list marker needs a space after it
 
 
-def esc(s: object) -> str:
-    """Escape user text for Markdown (and the HTML a Markdown renderer passes through)."""
-    text = str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.translate(_MD_SPECIAL).replace("\n", " ")
+def _visible_controls(text: str) -> str:
+    def show(m: re.Match[str]) -> str:
+        c = m.group()
+        return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
+
+    return _CONTROL.sub(show, text)
+
+
+def esc(s: object, *, code: bool = False) -> str:
+    """The one escaping function for user text in Markdown.
+
+    Newlines and other control characters become visible escapes (``\\n``), so no string can end a table row,
+    a list item or a code span. Plain text (the default) also escapes HTML (``&``, ``<``, ``>``) and Markdown's
+    inline syntax, pipes and backticks included. ``code=True`` returns a whole code span for commands and paths
+    outside tables: its fence is longer than any run of backticks inside, and a code span shows HTML as text.
+    """
+    text = _visible_controls(str(s))
+    if code:
+        fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+        pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+        return f"{fence}{pad}{text}{pad}{fence}"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_MD_SPECIAL)
+    # A leading "- " or "1. " would start a list if the text began a line ("19.00" and "-5" would not).
+    return _BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
 
 
 class _Md:
@@ -63,6 +90,37 @@ def _chart_table(md: _Md, c: Chart, max_rows: int = 12) -> None:
     md.table(head, rows)
 
 
+def _capacity_md(md: _Md, r: Report) -> None:
+    """Per option and region: zones offered, quota headroom, capacity blocks found, spot score."""
+    if not r.decision.capacity:
+        return
+    md.add("## Capacity from the AWS account", "")
+    rows = []
+    for c in r.decision.capacity:
+        if not c.regions:
+            rows.append([esc(c.option), c.status, "", esc(c.reason), "", "", "", ""])
+        for rc in c.regions:
+            rows.append(
+                [
+                    f"{esc(c.option)} ({esc(c.instance_type)}, {c.pricing})",
+                    c.status,
+                    rc.region,
+                    ", ".join(rc.zones_offered) or "—",
+                    str(rc.vcpus_needed) if rc.vcpus_needed is not None else "—",
+                    f"{rc.quota.value} ({esc(rc.quota_name)})" if rc.quota else "—",
+                    "; ".join(esc(b) for b in rc.blocks) or "—",
+                    "; ".join(rc.spot_scores) or "—",
+                ]
+            )
+    md.table(
+        ["option", "status", "region", "zones offered", "vCPUs needed", "quota (vCPUs)", "capacity blocks", "spot"],
+        rows,
+    )
+    for c in r.decision.capacity:
+        md.add(f"- {esc(c.option)}: {c.status}: {esc(c.reason)}")
+    md.add("")
+
+
 def render_md(report: Report) -> str:
     r = report
     md = _Md()
@@ -70,7 +128,7 @@ def render_md(report: Report) -> str:
     md.add(f"# {esc(r.title)}", "")
     md.add(
         f"Scenario **{esc(r.scenario.name)}**"
-        + (f" (`{esc(r.scenario.path)}`)" if r.scenario.path else "")
+        + (f" ({esc(r.scenario.path, code=True)})" if r.scenario.path else "")
         + f" · {r.scenario.workload} workload · target {esc(d.target)} · generated {r.generated} · "
         f"accelpilot {r.accelpilot_version}",
         "",
@@ -97,7 +155,7 @@ def render_md(report: Report) -> str:
         ev = reason.evidence
         bits = [f"{esc(f.label)} {md.num(f)}" for f in ev.figures]
         if ev.finding_ids:
-            bits.append("findings " + ", ".join(ev.finding_ids))
+            bits.append("findings " + ", ".join(esc(x) for x in ev.finding_ids))
         if ev.results:
             bits.append("results " + ", ".join(esc(x) for x in ev.results))
         md.add(f"- **[{reason.status}] {esc(questions.get(reason.gate, reason.gate))}**: {esc(reason.text)}")
@@ -117,12 +175,22 @@ def render_md(report: Report) -> str:
                 "Trainium (all)" if g.group == "trainium_all" else "portable GPU (any)",
                 esc(g.question),
                 g.status,
-                esc(g.reason) + "".join(f" (caveat: {esc(c)})" for c in g.caveats),
+                esc(g.reason)
+                + "".join(f" (caveat: {esc(c)})" for c in g.caveats)
+                + "".join(f"<br>account evidence: {esc(ln)}" for ln in g.evidence.lines),
             ]
             for g in d.gates
         ],
     )
+    _capacity_md(md, r)
     md.add("## The bill per option", "")
+    for o in r.options:
+        if o.pricing == "measured_spend":
+            md.add(
+                f"**Current spend: {esc(o.name)}** — {md.num(o.monthly_cost)} per month, measured: "
+                f"{esc(o.monthly_cost.source)} ({esc(o.monthly_cost.note)})",
+                "",
+            )
     if r.scenario.workload == "training":
         head = [
             "option",
@@ -239,7 +307,7 @@ def render_md(report: Report) -> str:
                 md.num(e.cost),
                 md.num(e.egress_fee),
                 md.num(e.total),
-                ", ".join(f"{v} × {k}" for k, v in e.by_effort.items())
+                ", ".join(f"{v} × {esc(k)}" for k, v in e.by_effort.items())
                 or ("none relevant" if e.from_log else "no log"),
             ]
             for e in d.exit_tests
@@ -252,24 +320,24 @@ def render_md(report: Report) -> str:
         dev = p.platform.get("device_name") or p.platform.get("device")
         md.add(f"### {p.kind.capitalize()} pilot on {esc(dev)}: workload {esc(p.workload)}", "")
         status = {True: "reached its target", False: "did not reach its target", None: "no quality target"}[p.accepted]
+        if p.errors:
+            status = "failed (errors below)"
         use = (
             ("prices: " + ", ".join(esc(x) for x in p.priced_by))
             if p.priced_by
             else ("shown beside the bill" if p.shown_beside else "not priced by any option")
         )
-        md.add(f"`{esc(p.path)}` · {p.created} · {status} · {use}", "")
+        md.add(f"{esc(p.path, code=True)} · {p.created} · {status} · {use}", "")
         if p.command:
-            md.add(f"Reproduce: `{p.command.replace('`', '')}`", "")
-        md.table(
-            ["figure", "key", "value"], [[esc(f.figure.label), f"`{esc(f.key)}`", md.num(f.figure)] for f in p.figures]
-        )
+            md.add(f"Reproduce: {esc(p.command, code=True)}", "")
+        if p.errors:
+            md.add(f"**This pilot recorded {len(p.errors)} error(s); no run of it is priced as accepted:**", "")
+            md.add(*(f"- {esc(e)}" for e in p.errors), "")
+        md.table(["figure", "key", "value"], [[esc(f.figure.label), esc(f.key), md.num(f.figure)] for f in p.figures])
         if p.samples:
             md.table(
                 ["raw samples", "n", "p50", "p90", "p99"],
-                [
-                    [f"`{esc(s.name)}`", str(s.n), fmt_number(s.p50), fmt_number(s.p90), fmt_number(s.p99)]
-                    for s in p.samples
-                ],
+                [[esc(s.name), str(s.n), fmt_number(s.p50), fmt_number(s.p90), fmt_number(s.p99)] for s in p.samples],
             )
         if p.sweep_rows:
             md.table(
@@ -290,18 +358,24 @@ def render_md(report: Report) -> str:
             ["id", "severity", "rule", "record category", "dimension", "effort", "where", "what"],
             [
                 [
-                    f.id,
-                    f.severity,
-                    f"`{esc(f.rule)}`",
+                    esc(f.id),
+                    esc(f.severity),
+                    esc(f.rule),
                     esc(f.record_category),
                     esc(f.dimension),
                     esc(f.effort),
-                    f"`{esc(f.where)}`",
+                    esc(f.where),
                     esc(f.message),
                 ]
                 for f in lg.findings
             ],
         )
+        folded = [f for f in lg.findings if f.lines]
+        if folded:  # each porting item's lines, under its id
+            md.add("Lines under each item:", "")
+            for f in folded:
+                md.add(f"- {f.id}: " + "; ".join(esc(ln) for ln in f.lines))
+            md.add("")
     md.add("## Vendor claims, shown apart", "", "Displayed for context; never used in any figure above.", "")
     md.table(
         ["claim", "vendor", "headline figure", "source"],

@@ -117,3 +117,24 @@ def test_option_defaults_come_from_the_config() -> None:
         assert got == want, name
         checked += 1
     assert checked >= 20
+
+
+def test_two_runs_with_the_same_result_name_keep_both(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two serving runs ending in the same second (forced here: one name for both) never replace each other."""
+    import socket
+
+    from accelpilot.pilot.result import PilotResult
+
+    real = PilotResult.default_filename
+    monkeypatch.setattr(PilotResult, "default_filename", lambda self, unique="": real(self, unique or "same"))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    args = ["run", "serve", "--endpoint", f"http://127.0.0.1:{port}/v1/completions", "--num-requests", "1"]
+    for _ in range(2):
+        assert main([*args, "--out", str(tmp_path), "--json"]) == 0
+    capsys.readouterr()
+    assert len(list(tmp_path.glob("*.json"))) == 2

@@ -179,13 +179,14 @@ def test_fixed_rate_sweep_spaces_requests(fake_server: Callable) -> None:
 
 def test_trace_replay_keeps_times_and_lengths(fake_server: Callable, tmp_path: Path) -> None:
     trace = tmp_path / "trace.csv"
-    trace.write_text("timestamp,input_len,output_len\n100.0,5,2\n100.3,9,4\n100.6,3,3\n")
+    trace.write_text("timestamp,input_len,output_len\n100.0,5,2\n100.5,9,4\n101.0,3,3\n")
     srv = fake_server()
     res = run_serve(ServeConfig(endpoint=srv.url, trace=str(trace)))
     assert [len(s.payload["prompt"].split()) for s in srv.seen] == [5, 9, 3]
     assert [s.payload["max_tokens"] for s in srv.seen] == [2, 4, 3]
     t = [s.t - srv.seen[0].t for s in srv.seen]
-    assert t[1] == pytest.approx(0.3, abs=0.06) and t[2] == pytest.approx(0.6, abs=0.06)
+    # wide bounds: on a shared host one connection can start late, but the replay keeps its 0.5 s spacing
+    assert t[1] == pytest.approx(0.5, abs=0.15) and t[2] == pytest.approx(1.0, abs=0.15)
     assert res.serving is not None and res.serving.scenario == "endpoint-trace"
     assert res.details["requests"] == 3
 

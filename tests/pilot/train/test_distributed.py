@@ -203,3 +203,15 @@ def test_a_rendezvous_that_never_answers_is_bounded(tmp_path: Path) -> None:
     assert len(lines) == 1 and "--rdzv-endpoint" in lines[0] and "Traceback" not in err
     assert time.monotonic() - t0 < 240
     assert not list(tmp_path.glob("*.json"))
+
+
+@pytest.mark.slow
+def test_fsdp2_shards_and_its_checkpoint_loads_at_another_world_size(tmp_path: Path) -> None:
+    proc = _cli([*TINY, "--scaling", "1,2", "--parallel", "fsdp", "--out", str(tmp_path)])
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err[-3000:]
+    res = read_result(next(tmp_path.glob("*.json")))
+    assert res.platform.model_dump()["topology"]["parallel"] == "fsdp"
+    assert "tokens_per_s_world2" in res.figures and "scaling_efficiency_world2" in res.figures
+    assert "comm_share_world2" not in res.figures and "FSDP" in res.details["unavailable"]["comm_share_world2"]
+    assert res.details["distributed"]["portability"]["world2_to_world1"]["identical_weights"] is True

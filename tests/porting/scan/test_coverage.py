@@ -62,3 +62,10 @@ def test_pruned_scan_equals_full_parse_on_coverage(name: str) -> None:
     pruned = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src))
     full = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src, prune=False))
     assert pruned == full
+
+
+def test_a_kernel_library_named_in_a_string_is_an_optional_fast_path(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("import torch\nconv = lazy_load_kernel('causal_conv1d')\n")
+    [item] = scan_path(tmp_path).items
+    assert (item.key, item.severity) == ("package|cuda-kernel-library|causal_conv1d", "warning")
+    assert item.reason is not None and item.reason.startswith("optional path")

@@ -354,6 +354,7 @@ def import_aws_offer(
         raise InputFileError(
             "the file is empty: not an AWS Price List offer file", file=str(p), fix="pass the AmazonEC2 bulk offer file"
         )
+    _check_depth(p)
     ijson = _engine()
     known = {r.instance.lower(): r for r in (instances if instances is not None else _bundled_instances())}
     filt = _Filter(regions, instance_prefixes, known, keep_non_accelerator, rep)
@@ -480,6 +481,35 @@ def import_aws_offer(
         rows.append(best)
     rows.sort(key=lambda r: (r.instance, r.region or "", r.pricing.value))
     return rows
+
+
+MAX_DEPTH = 512  # an offer file nests about 7 levels; ijson keeps one prefix string per level
+
+
+def _check_depth(path: Path, chunk: int = 1 << 15) -> None:
+    """Refuse absurd nesting before ijson sees it: its prefixes grow with depth, so a 200,000-deep array takes
+    O(depth squared) memory (the process was killed). Brackets are counted with numpy at memory speed; those
+    inside strings count too, which can only over-count, and no real offer file comes near the limit.
+    """
+    import numpy as np
+
+    step = np.zeros(256, dtype=np.int8)
+    step[[ord("["), ord("{")]] = 1
+    step[[ord("]"), ord("}")]] = -1
+    depth = 0
+    offset = 0
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            levels = np.cumsum(step[np.frombuffer(block, dtype=np.uint8)], dtype=np.int32)
+            if depth + int(levels.max()) > MAX_DEPTH:
+                at = offset + int(np.argmax(levels > MAX_DEPTH - depth))
+                raise InputFileError(
+                    f"nested more than {MAX_DEPTH} levels deep (at byte {at}): not an AWS Price List offer file",
+                    file=str(path),
+                    fix="pass the AmazonEC2 bulk offer file",
+                )
+            depth += int(levels[-1])
+            offset += len(block)
 
 
 def _header(ijson: Any, fh: IO[bytes]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -30,7 +31,7 @@ from accelpilot.figures import Figure, Kind
 from accelpilot.pilot import device as dev
 from accelpilot.pilot.result import PilotResult, TrainingSummary, WorkloadInfo, write_new_result
 from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, TrainConfig, resolve_settings
-from accelpilot.pilot.train.launch import _die_with_parent, _src_path
+from accelpilot.pilot.train.launch import _src_path, die_with_parent
 from accelpilot.pilot.train.pilot import TrainingInterrupted, check_out_dir
 from accelpilot.pilot.train.rank import RankConfig
 from accelpilot.pilot.train.record import Reporter, fig
@@ -132,7 +133,8 @@ def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, ma
     argv += [f"--max-restarts={max_restarts}"]
     if cfg.rdzv_endpoint:
         argv += ["--rdzv-backend=c10d", f"--rdzv-endpoint={cfg.rdzv_endpoint}", f"--node-rank={cfg.node_rank}"]
-        argv += [f"--rdzv-conf=join_timeout={cfg.rdzv_timeout_s},read_timeout={cfg.rdzv_timeout_s}"]
+        timeout = max(1, math.ceil(cfg.rdzv_timeout_s))  # torchrun takes whole seconds
+        argv += [f"--rdzv-conf=join_timeout={timeout},read_timeout={timeout}"]
         argv += [f"--rdzv-id=accelpilot-{cfg.seed}"]
     else:
         argv += ["--standalone"]  # one node: c10d rendezvous on a free local port
@@ -150,7 +152,7 @@ def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, ma
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # one process group: torchrun and its ranks are stopped together
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
     met_deadline = time.monotonic() + cfg.rdzv_timeout_s + LAUNCH_MARGIN_S
     try:
@@ -175,8 +177,9 @@ def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, ma
                 field="--rdzv-endpoint" if cfg.rdzv_endpoint else "--nproc-per-node",
                 fix=f"see {log_path}",
             )
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-        raise RuntimeError(f"torchrun exited with {proc.returncode}: {' | '.join(tail)}")
+        lines = log_path.read_text(errors="replace").strip().splitlines()
+        errs = [ln.strip() for ln in lines if "Error" in ln and "errors.html" not in ln] or lines[-3:]
+        raise RuntimeError(f"torchrun exited with {proc.returncode}: {' | '.join(errs[-3:])} (log: {log_path})")
     return out
 
 
@@ -314,6 +317,15 @@ def _workload(cfg: TrainConfig) -> TrainingWorkload:
     return workload
 
 
+def _checkpoint_dir(cfg: TrainConfig, work: Path, stamp: str, world: int) -> str:
+    """Where the ranks write their shards: one folder every rank of the job sees."""
+    if cfg.nnodes == 1:
+        return str(work / f"{stamp}-world{world}" / "ckpt")
+    if cfg.checkpoint_dir:  # several nodes: a folder they share, named alike on every node (no local stamp)
+        return str(Path(cfg.checkpoint_dir) / f"dcp-world{world}")
+    return ""
+
+
 def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple[PilotResult, Path | None]:
     """Measure every world size, write one result with all of them; returns it and where it was written.
 
@@ -346,7 +358,7 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
     errors: list[str] = []
     current = ""
     try:
-        previous: tuple[int, Path] | None = None
+        previous: tuple[int, str] | None = None  # (world size, its sharded checkpoint folder)
         for w in sorted(sizes, reverse=True):  # largest first: smaller worlds then load its sharded checkpoint
             current = f"world size {w}"
             advance = rep.phase(f"torchrun: world size {w} ({cfg.parallel}, {total} steps)", 1)
@@ -363,15 +375,14 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
                 total_steps=total,
                 warmup=cfg.warmup,
                 run_dir=str(work / f"{stamp}-world{w}"),
-                # several nodes write one sharded checkpoint only to a folder they share (--checkpoint-dir)
-                checkpoint_dir=str(work / f"{stamp}-world{w}" / "ckpt") if keep or cfg.nnodes == 1 else "",
-                load_from=str(previous[1] / "ckpt" / f"step_{total}") if previous else "",
-                reference_weights=str(previous[1] / "ckpt" / f"full_step_{total}.pt") if previous else "",
+                checkpoint_dir=_checkpoint_dir(cfg, work, stamp, w),
+                load_from=str(Path(previous[1]) / f"step_{total}") if previous and previous[1] else "",
+                reference_weights=str(Path(previous[1]) / f"full_step_{total}.pt") if previous and previous[1] else "",
             )
             run = launch(cfg, rank_cfg, Path(rank_cfg.run_dir), nproc=w // cfg.nnodes)
             launches[w] = run
             stats[w] = world_stats(run, cfg.warmup, bpr)
-            if previous is not None:
+            if previous is not None and previous[1]:
                 (other,) = run.of("loaded_other") or [{}]
                 portability[f"world{previous[0]}_to_world{w}"] = {
                     "saved_at_world": previous[0],
@@ -379,7 +390,7 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
                     "load_s": other.get("seconds"),
                     "identical_weights": other.get("identical"),
                 }
-            previous = (w, Path(rank_cfg.run_dir))
+            previous = (w, rank_cfg.checkpoint_dir)
             advance(1)
         if cfg.interrupt_at:
             current = "interrupted rank"
@@ -500,13 +511,14 @@ def _interrupted_rank(
         interrupt_at=k,
         interrupt_rank=cfg.interrupt_rank,
     )
-    run = launch(cfg, rank_cfg, run_dir, nproc=world // cfg.nnodes, max_restarts=max(1, cfg.max_restarts))
+    # one restart recovers the kill; a second covers a restarted group that fails to reconnect on a loaded host
+    restarts = max(2, cfg.max_restarts)
+    run = launch(cfg, rank_cfg, run_dir, nproc=world // cfg.nnodes, max_restarts=restarts)
     advance(1)
     killed = run.of("killing_self")
-    restored = [e for e in run.of("restored", attempt=None) if e["rank"] == 0]
-    resumed = sorted(
-        (e for e in run.of("step", attempt=None) if e["rank"] == 0 and e["attempt"] > 0), key=lambda e: e["step"]
-    )
+    last = max((int(e["attempt"]) for e in run.events), default=0)  # the attempt that finished the job
+    restored = [e for e in run.of("restored", attempt=last) if e["rank"] == 0]
+    resumed = sorted((e for e in run.of("step", attempt=last) if e["rank"] == 0), key=lambda e: e["step"])
     restored_step = int(restored[0]["step"]) if restored else 0
     reference = stats[world].losses if world in stats else []
     mine = [float(e["loss"]) for e in resumed]
@@ -520,8 +532,8 @@ def _interrupted_rank(
         "interrupt_at": cfg.interrupt_at,
         "interrupt_rank": cfg.interrupt_rank,
         "checkpoint_every": every,
-        "max_restarts": max(1, cfg.max_restarts),
-        "restarts": max((int(e["attempt"]) for e in run.events), default=0),
+        "max_restarts": restarts,
+        "restarts": last,
         "restored_step": restored_step,
         "steps_lost": k - restored_step,
         "recover_s": (t_resume - t_kill) if t_kill and t_resume else None,

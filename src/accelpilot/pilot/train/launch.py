@@ -32,7 +32,7 @@ class ChildRun:
     first_step_s: float | None  # spawn until its first step was logged
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: Linux sends it SIGKILL when the parent dies, even by SIGKILL.
 
     The worker also watches its parent itself (``worker.watch_parent``), which covers other systems.
@@ -65,7 +65,7 @@ def run_child(base: WorkerConfig, root: Path, tag: str, pause_at: int | None = N
         stderr=subprocess.PIPE,
         # its own session: a Ctrl-C at the terminal reaches the pilot, which then stops the worker itself
         start_new_session=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
     records: list[dict[str, Any]] = []
     pos = 0

@@ -5,7 +5,8 @@ sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT and TORCHELASTIC_RESTART_COU
 process group (backend from the device table), wraps the workload's model in DDP or FSDP2 ``fully_shard``,
 trains ``total_steps`` steps timing each one, measures the step without gradient synchronisation (DDP's
 ``no_sync``) to get the communication share, writes and reads a sharded checkpoint with
-``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``.
+``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``;
+at the end every node's local rank 0 writes all ranks' events (gathered).
 
 With ``interrupt_at`` the rank ``interrupt_rank`` SIGKILLs itself after that step on the first attempt only;
 torchrun (``--max-restarts``) restarts the whole group, which resumes from the newest sharded checkpoint.
@@ -87,9 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         log.write(json.dumps(full) + "\n")
         log.flush()
 
+    from accelpilot.pilot.train.launch import die_with_parent
     from accelpilot.pilot.train.worker import watch_parent
 
-    watch_parent()  # a rank never outlives its torchrun agent
+    die_with_parent()  # the kernel kills this rank when its torchrun agent dies, even if Python is stuck in C++
+    watch_parent()  # and where there is no prctl (not Linux), a watchdog thread
     emit({"event": "started", "world": world})
     kind = cfg.device.split(":")[0]
     device = torch.device(f"{kind}:{local_rank}") if kind == "cuda" else dev.resolve_device(cfg.device)
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ckpt_root = Path(cfg.checkpoint_dir) if cfg.checkpoint_dir else None
     start = 0
-    if ckpt_root is not None and ckpt_root.is_dir():  # resume after a restart: newest complete sharded checkpoint
+    if attempt > 0 and ckpt_root is not None and ckpt_root.is_dir():  # restarted: newest complete checkpoint
         done = sorted(int(p.name.split("_")[1]) for p in ckpt_root.glob("step_*") if (p / ".metadata").exists())
         if done:
             start = done[-1]
@@ -224,13 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     emit({"event": "done"})
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, mine)
-    if rank == 0:
+    if local_rank == 0:  # every node: c10d does not give global rank 0 to --node-rank 0, so each node keeps it all
         tmp = Path(cfg.run_dir) / ".all-ranks.json.tmp"
         tmp.write_text(json.dumps([rec for recs in gathered for rec in recs]), encoding="utf-8")
         os.replace(tmp, Path(cfg.run_dir) / "all-ranks.json")
-    dist.destroy_process_group()
     log.close()
-    return 0
+    # Leave without tearing the group down: a gloo teardown was seen to hang a rank after the last collective,
+    # holding the GIL (so no Python watchdog could run). Every result is already on disk.
+    os._exit(0)
 
 
 if __name__ == "__main__":

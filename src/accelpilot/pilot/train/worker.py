@@ -100,7 +100,7 @@ def watch_parent(interval_s: float = 0.5) -> threading.Thread:
 
 
 def main(argv: list[str] | None = None) -> int:
-    watch_parent()
+    watch_parent()  # the parent also sets PR_SET_PDEATHSIG on Linux (launch.die_with_parent)
     args = sys.argv[1:] if argv is None else argv
     with open(args[0], encoding="utf-8") as fh:
         cfg = WorkerConfig(**json.load(fh))

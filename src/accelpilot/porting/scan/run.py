@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -171,9 +172,15 @@ def scan_path(
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     outcomes: list[FileOutcome] = []
     if n_jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
-        with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-            for chunk_out in pool.map(_scan_chunk, _chunks(files, CHUNK), [max_bytes] * len(files)):
-                outcomes.extend(chunk_out)
+        # Workers ignore Ctrl-C (each would print a traceback); the parent cancels the queued chunks and stops.
+        ignore_sigint = (signal.SIGINT, signal.SIG_IGN)
+        with ProcessPoolExecutor(max_workers=n_jobs, initializer=signal.signal, initargs=ignore_sigint) as pool:
+            try:
+                for chunk_out in pool.map(_scan_chunk, _chunks(files, CHUNK), [max_bytes] * len(files)):
+                    outcomes.extend(chunk_out)
+            except KeyboardInterrupt:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     else:
         outcomes = _scan_chunk(files, max_bytes)
     findings: list[Finding] = []

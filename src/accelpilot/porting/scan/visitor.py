@@ -448,7 +448,9 @@ class PyVisitor:
             return
         rule = EXACT_STRINGS.get(v)
         if rule:
-            self.add(rule, line, f"string {v!r}", subject=v)
+            # a kernel library named in a string is loaded lazily, by name, as a fast path with a fallback
+            lazy = "optional" if rule == "cuda-kernel-library" else None
+            self.add(rule, line, f"string {v!r}", subject=v, context=lazy)
             return
         if STRING_TRIGGER.search(v):
             for rid, pat, template in STRING_RULES:

@@ -1,0 +1,142 @@
+"""Serving fleets sized from a measured peak and a traffic profile (issue 10, section 4).
+
+From one instance's peak rate under the SLO (a serving result's ``--find-peak``, or assumed) and the scenario's
+``[traffic]`` (requests a month with a peak-to-mean ratio, or 24 hourly weights), per option: instances needed
+at peak with headroom, instance-hours billed a month always on and scheduled (hour by hour), the idle share that
+follows (derived, no longer assumed), and the cost per 1,000 accepted requests of each. ``cost_per_1k_curve``
+redoes the same arithmetic in floats over a range of monthly volumes for the report's chart.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+from accelpilot.bill.model import FleetMode
+from accelpilot.bill.scenario import Traffic
+from accelpilot.figures import Figure, Kind, assumption, constant
+
+DAYS_PER_MONTH_HOURS = Decimal(24)  # hourly weights describe one day; a month repeats it hours_per_month / 24 times
+
+
+def _derived(value: Decimal, unit: str, label: str, *inputs: Figure) -> Figure:
+    return Figure(
+        value=value,
+        unit=unit,
+        kind=Kind.DERIVED,
+        label=label,
+        inputs=inputs,
+        source=f"{label} from " + ", ".join(f.label or f.unit for f in inputs),
+    )
+
+
+def hourly_shares(tr: Traffic) -> list[Decimal] | None:
+    """Each hour's rate as a multiple of the day's mean rate (weights normalised to mean 1)."""
+    if not tr.hourly_weights:
+        return None
+    total = sum(tr.hourly_weights, Decimal(0))
+    return [w * 24 / total for w in tr.hourly_weights]
+
+
+def peak_to_mean(tr: Traffic) -> Decimal:
+    shares = hourly_shares(tr)
+    if shares is not None:
+        return max(shares)
+    return tr.peak_to_mean if tr.peak_to_mean is not None else Decimal(1)
+
+
+def plan(
+    demand: Figure,
+    capacity_rps: Figure,
+    tr: Traffic,
+    instance_hour: Figure,
+    accepted: Figure,
+    hours_per_month: Figure,
+    monthly_overhead: Figure,
+    support_share: Decimal,
+    tax_share: Decimal,
+) -> tuple[list[FleetMode], dict[str, Any]]:
+    """Always-on and (with hourly weights) scheduled fleets for one option; plus float inputs for the curve."""
+    src = "scenario [traffic]"
+    secs = constant(3600).model_copy(update={"unit": "s/h"})
+    mean_rps = (demand / (hours_per_month * secs)).with_label("mean requests/s")
+    ptm = assumption(peak_to_mean(tr), "", source=src, label="peak-to-mean ratio")
+    if tr.hourly_weights:
+        ptm = ptm.model_copy(update={"kind": Kind.DERIVED, "label": "peak-to-mean (from hourly weights)"})
+    head = assumption(tr.headroom, "", source=src, label="headroom above peak")
+    peak_rps = (mean_rps * ptm * (constant(1) + head)).with_label("peak requests/s with headroom")
+    n_peak = max(1, math.ceil(peak_rps.value / capacity_rps.value))
+    n_fig = _derived(Decimal(n_peak), "", "instances at peak", peak_rps, capacity_rps)
+    busy_h = (demand / (capacity_rps * secs)).with_label("busy instance-hours a month")
+
+    def mode(name: str, n: int, inst_hours: Figure) -> FleetMode:
+        compute = (instance_hour * inst_hours).with_label(f"{name} compute")
+        monthly = compute + compute * _share(support_share, "support share")
+        monthly = (monthly + monthly_overhead) * (constant(1) + _share(tax_share, "tax share"))
+        idle = (constant(1) - busy_h / inst_hours).with_label("idle share (derived)")
+        per_1k = (monthly / (demand * accepted) * constant(1000)).with_label("cost per 1,000 accepted requests")
+        return FleetMode(
+            mode=name,
+            instances=n,
+            instance_hours=inst_hours.with_label(f"instance-hours a month, {name}"),
+            idle_share=idle,
+            monthly_cost=monthly.with_label(f"monthly cost, {name}"),
+            cost_per_1k_accepted_requests=per_1k,
+        )
+
+    modes = [mode("always_on", n_peak, (n_fig * hours_per_month).with_label("instance-hours"))]
+    shares = hourly_shares(tr)
+    if shares is not None:
+        per_hour = [max(1, math.ceil(mean_rps.value * s * (1 + tr.headroom) / capacity_rps.value)) for s in shares]
+        ih = Decimal(sum(per_hour)) * hours_per_month.value / DAYS_PER_MONTH_HOURS
+        sched = _derived(ih, "h/month", "instance-hours, scheduled hour by hour", mean_rps, capacity_rps, head)
+        modes.append(mode("scheduled", max(per_hour), sched))
+    curve = {
+        "capacity_rps": float(capacity_rps.value),
+        "instance_hour": float(instance_hour.value),
+        "accepted": float(accepted.value),
+        "hours_per_month": float(hours_per_month.value),
+        "overhead": float(monthly_overhead.value),
+        "support": float(support_share),
+        "tax": float(tax_share),
+        "headroom": float(tr.headroom),
+        "shares": [float(s) for s in shares] if shares is not None else [float(peak_to_mean(tr))],
+        "scheduled": shares is not None,
+    }
+    return modes, curve
+
+
+def _share(v: Decimal, label: str) -> Figure:
+    return constant(v).with_label(label) if v == 0 else assumption(v, "", source="scenario [extras]", label=label)
+
+
+def cost_per_1k_curve(k: dict[str, Any], volumes: list[float], operation: str = "always_on") -> list[float]:
+    """Cost per 1,000 accepted requests at each monthly volume (floats, for charts): the same rule as ``plan``."""
+    out = []
+    secs = k["hours_per_month"] * 3600.0
+    for v in volumes:
+        mean = v / secs
+        if k.get("serverless"):
+            monthly = _serverless_float(k, v)
+        elif operation == "scheduled" and k["scheduled"]:
+            ns = [max(1, math.ceil(mean * s * (1 + k["headroom"]) / k["capacity_rps"])) for s in k["shares"]]
+            monthly = k["instance_hour"] * sum(ns) * k["hours_per_month"] / 24.0
+        else:
+            n = max(1, math.ceil(mean * max(k["shares"]) * (1 + k["headroom"]) / k["capacity_rps"]))
+            monthly = k["instance_hour"] * n * k["hours_per_month"]
+        monthly = (monthly * (1 + k["support"]) + k["overhead"]) * (1 + k["tax"])
+        out.append(monthly / (v * k["accepted"]) * 1000.0 if v > 0 else float("nan"))
+    return out
+
+
+def _serverless_float(k: dict[str, Any], volume: float) -> float:
+    """Serverless a month in floats: worker lifetimes per scale-up rounded up, plus always-on workers."""
+    secs = k["hours_per_month"] * 3600.0
+    on_cap = k["capacity_rps"] * secs * k["min_workers"]
+    over = max(0.0, volume - on_cap)
+    cost = k["per_second"] * k["min_workers"] * secs
+    if over > 0 and k["scale_ups"] > 0:
+        life = k["cold_start_s"] + over / k["capacity_rps"] / k["scale_ups"] + k["idle_timeout_s"]
+        cost += k["per_second"] * k["scale_ups"] * math.ceil(life / k["increment_s"]) * k["increment_s"]
+    return cost

@@ -1,0 +1,90 @@
+"""`accelpilot collect RESULTS... --scenario S.toml`: match results to options and write them into the scenario."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from accelpilot.cli.app import app
+from accelpilot.cli.common import console, err_console, print_json
+
+
+@app.command("collect")
+def collect(
+    results: list[Path] = typer.Argument(..., help="Result files or folders of them."),
+    scenario: Path = typer.Option(..., "--scenario", help="Scenario TOML whose options the results price."),
+    write: bool = typer.Option(False, "--write", help="Update the scenario in place (default: a new file)."),
+    out: Path | None = typer.Option(None, "--out", help="Write the updated scenario here (default: S.collected.toml)."),
+    as_option: str | None = typer.Option(None, "--as", help="Assign every result to this option, whatever it ran on."),
+    catalog: list[Path] | None = typer.Option(None, "--catalog", help="Extra catalog file; repeatable."),
+    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
+) -> None:
+    """Check pilot results, match each to the options it measured, and write `result = ...` into the scenario."""
+    from accelpilot.catalog import load_catalog
+    from accelpilot.collect import ScenarioDoc, gather_results, match_results
+    from accelpilot.collect.match import measured_on
+    from accelpilot.errors import ConfigError
+
+    if write and out is not None:
+        raise ConfigError("--write and --out both name where to write", field="--out", fix="use one of them")
+    doc = ScenarioDoc.read(scenario)
+    collected = gather_results(results)
+    assigned, left = match_results(collected, doc.scenario, load_catalog(catalog or []), as_option)
+    dest = scenario if write else (out or scenario.with_name(f"{scenario.stem}.collected{scenario.suffix}"))
+    today = dt.date.today().isoformat()
+    for asg in assigned:
+        best = asg.results[0]
+        rel = Path(os.path.relpath(best.path.resolve(), dest.resolve().parent)).as_posix()
+        more = f"; {len(asg.results) - 1} more run(s) collected" if len(asg.results) > 1 else ""
+        doc.set_result(asg.option, rel, f"measured: collected {today} ({asg.how}{more})")
+    written = doc.write(dest) if assigned else None
+    rows: list[dict[str, Any]] = []
+    by_option = {a.option: a for a in assigned}
+    for opt in doc.scenario.options:
+        a = by_option.get(opt.name)
+        if a is not None:
+            it, accel = measured_on(a.results[0])
+            rows.append(
+                {
+                    "option": opt.name,
+                    "status": "measured",
+                    "result": str(a.results[0].path),
+                    "measured_on": it or accel,
+                    "how": a.how,
+                    "runs": len(a.results),
+                    "checksum": a.results[0].checksum,
+                }
+            )
+        else:
+            was = "measured (earlier result)" if opt.result else "assumed"
+            rows.append({"option": opt.name, "status": was, "result": opt.result or "", "measured_on": "", "how": ""})
+    dups = [{"kept": str(c.path), "duplicates": [str(d) for d in c.duplicates]} for c in collected if c.duplicates]
+    report = {
+        "scenario": str(scenario),
+        "written": str(written) if written else None,
+        "options": rows,
+        "left_out": [{"file": str(c.path), "why": why} for c, why in left],
+        "duplicates": dups,
+    }
+    if as_json:
+        print_json(report)
+        return
+    from rich.table import Table
+
+    caption = f"written to {written}" if written else "nothing matched: scenario not written"
+    table = Table(title=f"measured vs assumed: {doc.scenario.name}", caption=caption)
+    for col in ("option", "status", "measured on", "result", "matched by"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        style = "green" if r["status"] == "measured" else "yellow"
+        how = r["how"] + (f", {r['runs']} runs" if r.get("runs", 1) > 1 else "")
+        table.add_row(r["option"], f"[{style}]{r['status']}", r["measured_on"], r["result"], how)
+    console.print(table)
+    for c, why in left:
+        err_console.print(f"[yellow]left out:[/yellow] {c.path}: {why}")
+    for d in dups:
+        err_console.print(f"[yellow]duplicate:[/yellow] {', '.join(d['duplicates'])} = {d['kept']} (same bytes)")

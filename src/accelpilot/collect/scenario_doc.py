@@ -1,0 +1,103 @@
+"""The scenario file as a document: read once, edit ``result`` entries with tomlkit, write back safely.
+
+tomlkit round-trips comments, order and layout, so a user's annotated scenario stays theirs. The write
+refuses a destination that is read-only or that changed since it was read (someone edited it meanwhile),
+validates the new text as a scenario before writing, and replaces the file atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from accelpilot.bill.scenario import Scenario, parse_scenario
+from accelpilot.errors import InputFileError
+
+
+@dataclass(slots=True)
+class ScenarioDoc:
+    path: Path
+    text: str
+    sha256: str
+    doc: Any  # tomlkit.TOMLDocument
+    scenario: Scenario
+
+    @classmethod
+    def read(cls, path: Path) -> ScenarioDoc:
+        from accelpilot.bill.scenario import load_scenario
+
+        scenario = load_scenario(path)  # validates, with the bill's own messages
+        try:
+            raw = path.read_bytes()
+            text = raw.decode("utf-8")
+            doc = tomlkit.parse(text)
+        except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+            raise InputFileError(f"cannot read scenario ({exc})", file=str(path)) from None
+        return cls(path, text, hashlib.sha256(raw).hexdigest(), doc, scenario)
+
+    def _option_table(self, name: str) -> Any:
+        for t in self.doc.get("options", []):
+            if t.get("name") == name:
+                return t
+        raise InputFileError(f"option {name!r} not found as an [[options]] table", file=str(self.path))
+
+    def set_result(self, option: str, result_path: str, comment: str) -> None:
+        table = self._option_table(option)
+        item = tomlkit.string(result_path)
+        item.comment(comment)
+        if "result" in table:
+            table["result"] = item
+            return
+        # Put it after the option's last plain key: plain assignment would add it after the option's
+        # sub-tables with a blank line before them, changing the file's layout.
+        plain = [k for k, v in table.items() if not isinstance(v, (dict, list))]
+        try:
+            table.value._insert_after(plain[-1], "result", item)  # tomlkit's own positional insert
+        except (AttributeError, IndexError, KeyError, ValueError):
+            table["result"] = item
+
+    def render(self) -> str:
+        return tomlkit.dumps(self.doc)
+
+    def write(self, dest: Path) -> Path:
+        """Write the edited document to ``dest``; the source is never touched unless ``dest`` is it."""
+        text = self.render()
+        parse_scenario(tomlkit.parse(text).unwrap(), str(dest))  # still a valid scenario
+        in_place = dest.resolve() == self.path.resolve()
+        if in_place:
+            try:
+                now = hashlib.sha256(self.path.read_bytes()).hexdigest()
+            except OSError as exc:
+                raise InputFileError(f"cannot re-read scenario ({exc.strerror})", file=str(dest)) from None
+            if now != self.sha256:
+                raise InputFileError(
+                    "the scenario changed since collect read it; nothing written",
+                    file=str(dest),
+                    fix="run collect again on the current file",
+                )
+        # A file or folder without write bits is read-only on purpose, even for root (whom os.access lets through).
+        if dest.exists() and (not os.access(dest, os.W_OK) or not dest.stat().st_mode & 0o222):
+            raise InputFileError("read-only; nothing written", file=str(dest), fix="make it writable or use --out")
+        parent = dest.parent if str(dest.parent) else Path(".")
+        if not os.access(parent, os.W_OK) or not parent.stat().st_mode & 0o222:
+            raise InputFileError("folder is read-only; nothing written", file=str(dest), fix="choose another --out")
+        mode = (dest.stat().st_mode & 0o777) if dest.exists() else 0o644
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, dest)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return dest

@@ -1,0 +1,149 @@
+"""The shell a launched machine runs: setup (the platform stack) and the pilot command.
+
+The run block reads its device and pilot arguments from environment variables the task sets
+(``ACCELPILOT_DEVICE``, ``ACCELPILOT_PILOT_ARGS``), so the very same block runs on the CPU in a test with
+``ACCELPILOT_DEVICE=cpu`` (as ``sky launch --env`` would override it). Only node rank 0 runs the pilot and
+writes the result; a ``.sha256`` file beside each result lets ``collect`` prove it arrived intact.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from accelpilot import __version__
+from accelpilot.launch.plan import LaunchTarget
+
+RESULTS_ENV = "ACCELPILOT_RESULTS"
+
+
+@dataclass(frozen=True, slots=True)
+class PilotSpec:
+    """What the user asked the pilot to do everywhere."""
+
+    kind: str  # training or serving
+    workload: str | None = None  # module:factory (training) from the workdir
+    pilot_args: tuple[str, ...] | None = None  # replaces the stack's default pilot arguments
+    install: str = f"accelpilot[pilot]=={__version__}"
+    endpoint: str | None = None  # serving: drive this OpenAI-compatible server instead of MiniLM in process
+    server_cmd: str | None = None  # serving: start the user's server first
+    results_dir: str = "~/accelpilot-results"
+    distributed: bool = False  # `run train` takes torchrun-style --nnodes/--nproc-per-node (issue 13)
+
+
+def pilot_args(target: LaunchTarget, spec: PilotSpec) -> list[str]:
+    args = list(spec.pilot_args) if spec.pilot_args is not None else list(target.stack.pilot_args)
+    if spec.kind == "serving":
+        # the serving pilot has no --size; keep only what the user gave
+        args = list(spec.pilot_args or ())
+    if spec.workload and spec.kind == "training":
+        args = ["--workload", spec.workload, *args]
+    return args
+
+
+def _sidecars() -> str:
+    return (
+        'for f in "$results"/*.json; do\n'
+        '  [ -e "$f" ] && [ ! -e "$f.sha256" ] && (cd "$(dirname "$f")" && sha256sum "$(basename "$f")" '
+        '> "$(basename "$f").sha256")\n'
+        "done\n"
+    )
+
+
+def run_block(target: LaunchTarget, spec: PilotSpec) -> str:
+    """Bash for the run section: rank 0 runs the pilot into $ACCELPILOT_RESULTS, then checksums."""
+    lines = [
+        "set -euo pipefail",
+        f'results="${{{RESULTS_ENV}/#\\~/$HOME}}"',
+        'eval "pilot_args=($ACCELPILOT_PILOT_ARGS)"  # shell words, as shlex.join wrote them',
+        'mkdir -p "$results"',
+    ]
+    if spec.kind == "training" and spec.distributed:
+        # every node joins one torchrun rendezvous on the head node (SkyPilot lists the head's IP first)
+        lines += [
+            "rdzv=()",
+            'if [ "${SKYPILOT_NUM_NODES:-1}" -gt 1 ]; then',
+            '  rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")',
+            "fi",
+            'accelpilot run train --device "$ACCELPILOT_DEVICE" --nproc-per-node "$ACCELPILOT_NPROC_PER_NODE" '
+            '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}" '
+            '"${rdzv[@]}" "${pilot_args[@]}" --out "$results"',
+        ]
+        return "\n".join(lines) + "\n" + _sidecars()
+    lines += [
+        'if [ "${SKYPILOT_NODE_RANK:-0}" != "0" ]; then',
+        '  echo "accelpilot: node ${SKYPILOT_NODE_RANK} idle: the pilot runs on node 0"; exit 0',
+        "fi",
+    ]
+    if spec.kind == "training":
+        lines.append('accelpilot run train --device "$ACCELPILOT_DEVICE" "${pilot_args[@]}" --out "$results"')
+    elif spec.endpoint:
+        if spec.server_cmd:
+            lines += [
+                f"{spec.server_cmd} &",
+                "server_pid=$!",
+                "trap 'kill $server_pid 2>/dev/null || true' EXIT",
+                'for i in $(seq 600); do curl -s -o /dev/null "$ACCELPILOT_ENDPOINT" && break; sleep 1; done',
+            ]
+        lines.append('accelpilot run serve --endpoint "$ACCELPILOT_ENDPOINT" "${pilot_args[@]}" --out "$results"')
+    else:
+        lines.append('accelpilot run serve --device "$ACCELPILOT_DEVICE" "${pilot_args[@]}" --out "$results"')
+    return "\n".join(lines) + "\n" + _sidecars()
+
+
+def _split_pkg(spec: str) -> tuple[str, str]:
+    """``aws-neuronx-dkms-2.30.2.0`` -> (aws-neuronx-dkms, 2.30.2.0)."""
+    parts = spec.split("-")
+    for i in range(1, len(parts)):
+        if parts[i][:1].isdigit():
+            return "-".join(parts[:i]), "-".join(parts[i:])
+    return spec, ""
+
+
+def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = None) -> str:
+    """Bash for the setup section from the platform stack (or the user's own block)."""
+    if override is not None:
+        return override if override.endswith("\n") else override + "\n"
+    st = target.stack
+    lines = ["set -euo pipefail", f"# platform stack {st.name!r}: {st.source} ({st.as_of})"]
+    for pkg in st.system_packages:
+        name, version = _split_pkg(pkg)
+        lines.append(
+            f"v=$(dpkg-query -W -f='${{Version}}' {shlex.quote(name)} 2>/dev/null || true); "
+            f'case "$v" in {shlex.quote(version)}*) ;; *) echo "accelpilot: warning: {name} is ${{v:-absent}}, '
+            f'stack {st.name} expects {version}" >&2 ;; esac'
+        )
+    index = []
+    if st.pip_index_url:
+        index = ["--extra-index-url", st.pip_index_url]
+    if st.python_packages:
+        lines.append(shlex.join(["python3", "-m", "pip", "install", *index, *st.python_packages]))
+    if st.torch_install:
+        lines.append(st.torch_install)
+    if st.device == "neuron":
+        lines.append(
+            "python3 -c \"import torch, sys; sys.exit(0 if getattr(torch, 'neuron', None) else 1)\" || "
+            '{ echo "accelpilot: TorchNeuron native (device neuron) is not installed on this image: set torch_install '
+            f'in a --stacks file for stack {st.name}" >&2; exit 1; }}'
+        )
+    lines.append(shlex.join(["python3", "-m", "pip", "install", spec.install]))
+    return "\n".join(lines) + "\n"
+
+
+def task_envs(target: LaunchTarget, spec: PilotSpec, scenario_name: str) -> dict[str, str]:
+    """Environment the run block reads; ACCELPILOT_OPTIONS lands in the result's fingerprint."""
+    import json
+
+    envs = {
+        "ACCELPILOT_DEVICE": target.device,
+        "ACCELPILOT_PILOT_ARGS": shlex.join(pilot_args(target, spec)),
+        RESULTS_ENV: spec.results_dir,
+        "ACCELPILOT_OPTIONS": json.dumps(target.options),
+        "ACCELPILOT_TASK": target.slug,
+        "ACCELPILOT_SCENARIO": scenario_name,
+    }
+    if spec.endpoint:
+        envs["ACCELPILOT_ENDPOINT"] = spec.endpoint
+    if spec.distributed and spec.kind == "training":
+        envs["ACCELPILOT_NPROC_PER_NODE"] = str(target.accelerators_per_node)
+    return envs

@@ -1,0 +1,131 @@
+"""Write the task folder: one SkyPilot YAML or shell script per target, and a README saying what to run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelpilot import __version__
+from accelpilot.errors import InputFileError
+from accelpilot.launch.command import PilotSpec
+from accelpilot.launch.plan import LaunchTarget
+from accelpilot.launch.script import build_script
+from accelpilot.launch.skypilot import RESULTS_MOUNT, build_task, task_yaml
+
+
+@dataclass(slots=True)
+class WrittenTask:
+    target: LaunchTarget
+    path: Path
+    task: dict[str, Any] | None = None  # the SkyPilot task as data (None for scripts)
+    fetch: str = ""  # how the result comes home
+    warnings: list[str] = field(default_factory=list)
+
+
+def _header(target: LaunchTarget, scenario_path: str) -> list[str]:
+    head = [
+        f"Written by accelpilot {__version__} launch on {dt.date.today().isoformat()} from {scenario_path}.",
+        f"Prices option(s): {'; '.join(target.options)}. Accelerator: {target.accelerator} x "
+        f"{target.accelerators_per_node} per node, {target.num_nodes} node(s); platform stack {target.stack.name!r}.",
+    ]
+    # header lines become shell and YAML comments: a newline in an option name must not start a command
+    return [" ".join(h.split()) for h in [*head, *target.notes]]
+
+
+def render_tasks(
+    targets: list[LaunchTarget],
+    spec: PilotSpec,
+    scenario_name: str,
+    scenario_path: str,
+    out: Path,
+    *,
+    image: str | None = None,
+    setup: str | None = None,
+    workdir: str | None = None,
+    bucket: str | None = None,
+) -> list[tuple[WrittenTask, str]]:
+    """Every file's content, computed before anything is written."""
+    rendered: list[tuple[WrittenTask, str]] = []
+    for t in targets:
+        warnings = []
+        if t.stack.device == "neuron" and not t.stack.torch_install and setup is None:
+            warnings.append(
+                f"stack {t.stack.name!r} names no torch_install: setup stops on an image without TorchNeuron native"
+            )
+        if t.launcher == "skypilot":
+            task = build_task(t, spec, scenario_name, image=image, setup=setup, workdir=workdir, bucket=bucket)
+            fetch = (
+                f"results appear in bucket {bucket} under {t.slug}/ (mounted at {RESULTS_MOUNT}/{t.slug})"
+                if bucket
+                else f"rsync -Pavz accelpilot-{t.slug}:accelpilot-results/ results/{t.slug}/"
+            )
+            rendered.append(
+                (
+                    WrittenTask(t, out / f"{t.slug}.yaml", task, fetch, warnings),
+                    task_yaml(task, _header(t, scenario_path)),
+                )
+            )
+        else:
+            text = build_script(t, spec, scenario_name, setup=setup, header=_header(t, scenario_path))
+            fetch = f"copy ~/accelpilot-results/*.json* from the machine into results/{t.slug}/"
+            rendered.append((WrittenTask(t, out / f"{t.slug}.sh", None, fetch, warnings), text))
+    return rendered
+
+
+def readme(written: list[WrittenTask], scenario_path: str) -> str:
+    lines = [
+        "# Pilot tasks",
+        "",
+        f"Written by `accelpilot launch {scenario_path}`. Each file runs the same pilot on one candidate machine.",
+        "Launch with your own SkyPilot and cloud credentials; bring the result files home; then collect them.",
+        "",
+        "| file | options it prices | machine | launch | bring the result home |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for w in written:
+        t = w.target
+        machine = t.instance_type or f"{t.accelerator} x {t.accelerators_per_node}"
+        if t.num_nodes > 1:
+            machine += f" x {t.num_nodes} nodes"
+        if t.launcher == "skypilot":
+            how = f"`sky launch -c accelpilot-{t.slug} {w.path.name}`"
+        else:
+            how = f"copy `{w.path.name}` to the machine, `bash {w.path.name}`"
+        opts = "; ".join(" ".join(o.split()).replace("|", "\\|") for o in t.options)  # one table cell
+        lines.append(f"| {w.path.name} | {opts} | {machine} | {how} | `{w.fetch}` |")
+    lines += [
+        "",
+        "Then, where the scenario lives:",
+        "",
+        "```sh",
+        f"accelpilot collect results/ --scenario {scenario_path}            # writes a new scenario file",
+        f"accelpilot collect results/ --scenario {scenario_path} --write    # or updates it in place",
+        "accelpilot report --scenario <the collected scenario>",
+        "```",
+        "",
+        "Only node 0 runs the pilot; every result gets a `.sha256` file beside it, which `collect` checks.",
+        "Stop what you launched: `sky down accelpilot-<name>`.",
+    ]
+    notes = sorted({n for w in written for n in w.target.notes} | {x for w in written for x in w.warnings})
+    if notes:
+        lines += ["", "Notes:", "", *(f"- {n}" for n in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def write_tasks(rendered: list[tuple[WrittenTask, str]], out: Path, scenario_path: str) -> list[WrittenTask]:
+    """Write every file (scripts executable) and the README."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for w, text in rendered:
+            w.path.write_text(text, encoding="utf-8")
+            if w.path.suffix == ".sh":
+                os.chmod(w.path, 0o755)
+        (out / "README.md").write_text(readme([w for w, _ in rendered], scenario_path), encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            f"cannot write tasks ({exc.strerror})", file=str(out), fix="choose another --out"
+        ) from None
+    return [w for w, _ in rendered]

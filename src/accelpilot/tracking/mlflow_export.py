@@ -1,0 +1,111 @@
+"""Log pilot results as MLflow runs: params (platform, workload, config), one metric per figure, artifacts.
+
+MLflow is optional (``accelpilot[tracking]``). Runs are written through ``MlflowClient`` (no global active
+run). A result already exported to the experiment (same content hash in the ``accelpilot.sha256`` tag) is
+not logged twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accelpilot.errors import ConfigError, InputFileError
+from accelpilot.pilot.result import PilotResult, read_result
+
+MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
+_BAD_KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
+@dataclass(slots=True)
+class Exported:
+    path: Path
+    run_id: str
+    status: str  # "logged" or "already exported"
+
+
+def _key(k: str) -> str:
+    return _BAD_KEY.sub("_", k)[:250]
+
+
+def flatten(prefix: str, data: Any, out: dict[str, str]) -> dict[str, str]:
+    """Nested dicts -> ``a.b.c`` params; lists and long values as JSON, cut to MLflow's limit."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif data is not None:
+        text = data if isinstance(data, str) else json.dumps(data, default=str)
+        out[_key(prefix)] = text[:MAX_PARAM_CHARS]
+    return out
+
+
+def result_params(res: PilotResult) -> dict[str, str]:
+    plat = res.platform.model_dump(mode="json")
+    plat.pop("tool_output", None)  # nvidia-smi / neuron-ls output: an artifact, not a param
+    params: dict[str, str] = {}
+    flatten("platform", plat, params)
+    flatten("workload", res.workload.model_dump(mode="json"), params)
+    flatten("config", res.config, params)
+    params["kind"] = res.kind
+    return params
+
+
+def result_metrics(res: PilotResult) -> dict[str, float]:
+    return {_key(name): float(f.value) for name, f in res.figures.items()}
+
+
+def export_results(
+    paths: list[Path], tracking_uri: str, experiment: str = "accelpilot", report_dir: Path | None = None
+) -> list[Exported]:
+    try:
+        from mlflow.entities import Metric, Param
+        from mlflow.exceptions import MlflowException
+        from mlflow.tracking import MlflowClient
+    except ImportError:
+        raise ConfigError(
+            "MLflow is not installed", field="export mlflow", fix="pip install 'accelpilot[tracking]'"
+        ) from None
+    if report_dir is not None and not report_dir.is_dir():
+        raise InputFileError("not a report folder", file=str(report_dir), field="--report")
+    results = []
+    for p in paths:  # read and check everything before logging anything
+        res = read_result(p)
+        results.append((p, res, hashlib.sha256(p.read_bytes()).hexdigest()))
+    try:
+        client = MlflowClient(tracking_uri=tracking_uri)
+        exp = client.get_experiment_by_name(experiment)
+        exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
+        out: list[Exported] = []
+        for path, res, digest in results:
+            seen = client.search_runs([exp_id], filter_string=f"tags.`accelpilot.sha256` = '{digest}'", max_results=1)
+            if seen:
+                out.append(Exported(path, seen[0].info.run_id, "already exported"))
+                continue
+            stamp = int(res.created.timestamp() * 1000)
+            tags = {
+                "accelpilot.sha256": digest,
+                "accelpilot.kind": res.kind,
+                "accelpilot.command": res.command[:5000],
+                "accelpilot.accepted": str(res.accepted),
+            }
+            for name, f in res.figures.items():
+                tags[_key(f"figure.{name}")] = f"{f.unit} {f.kind.value}: {f.label or name}"[:5000]
+            run = client.create_run(exp_id, start_time=stamp, tags=tags, run_name=Path(res.default_filename()).stem)
+            rid = run.info.run_id
+            params = [Param(k, v) for k, v in result_params(res).items()]
+            metrics = [Metric(k, v, stamp, 0) for k, v in result_metrics(res).items()]
+            for i in range(0, max(len(params), len(metrics)), 100):  # MLflow's batch limits
+                client.log_batch(rid, metrics=metrics[i : i + 100], params=params[i : i + 100])
+            client.log_artifact(rid, str(path), "result")
+            if report_dir is not None:
+                client.log_artifacts(rid, str(report_dir), "report")
+            client.set_terminated(rid, end_time=stamp)
+            out.append(Exported(path, rid, "logged"))
+        return out
+    except MlflowException as exc:
+        msg = str(exc.message if hasattr(exc, "message") else exc).splitlines()[0]
+        raise ConfigError(f"MLflow refused: {msg}", field="--tracking-uri", fix="check the tracking URI") from None

@@ -1,0 +1,48 @@
+"""Issue 10 section 5: a saving inside the [decision] margin is 'too close: keep the working deployment'."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelpilot.figures import fmt_number
+
+
+def commercial(d: Any) -> Any:
+    return next(g for g in d.gates if g.id == "commercial")
+
+
+def _trn_hours(world: Any, result_of: Any, saving: float) -> float:
+    """Hours on trn1 (21.50 an hour) that make a run cost (1 - saving) x the p5's 20 h x 55.04 = 1,100.80."""
+    hours = (1 - saving) * 1100.80 / 21.50
+    world.set_result(result_of(hours=hours))
+    return hours
+
+
+def test_assumed_baseline_needs_the_wider_margin(world: Any, result_of: Any) -> None:
+    hours = _trn_hours(world, result_of, 0.10)  # 10% less, baseline hours assumed: inside the 30% margin
+    d = world.decide()
+    g = commercial(d)
+    assert d.verdict == "prefer_portable_gpu" and g.holds is False
+    assert "too close: keep the working deployment" in g.reason and "30% margin" in g.reason
+    # flip: trn1 hours at which its 4 runs + the port over 24 months (2,400 / 24 = 100) equal 4 x 1,100.80
+    flip = hours * (4 * 1100.80 - 2400 / 24) / (4 * hours * 21.50)
+    assert f"{fmt_number(flip, 2)} h per run" in g.reason
+    assert any("break-even hours per run" in f.label for f in g.evidence.figures)
+
+
+def test_margin_is_a_scenario_setting(world: Any, result_of: Any) -> None:
+    _trn_hours(world, result_of, 0.20)
+    assert "too close" in commercial(world.decide()).reason  # 20% < 30% (assumed)
+    world.data["decision"] = {"assumed_margin": 0.15}
+    assert world.decide().verdict == "qualify_trainium"  # 20% > 15%
+
+
+def test_measured_on_both_sides_uses_the_default_15_percent(world: Any, result_of: Any) -> None:
+    world.set_result(result_of(device_type="cuda", accelerator="H100", hours=20.0), "gpu.json")
+    gpu = world.option("gpu")
+    del gpu["hours_per_run"]
+    gpu["result"] = "gpu.json"
+    _trn_hours(world, result_of, 0.20)
+    assert world.decide().verdict == "qualify_trainium"  # 20% > 15%
+    _trn_hours(world, result_of, 0.10)
+    assert "within the 15% margin for measured hours" in commercial(world.decide()).reason

@@ -1,0 +1,94 @@
+"""`accelpilot export mlflow`: results round-trip through a local MLflow store (no server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accelpilot.cli import main
+from accelpilot.figures import measured
+from accelpilot.pilot.result import PilotResult, Platform, TrainingSummary, WorkloadInfo, write_result
+
+mlflow = pytest.importorskip("mlflow", reason="MLflow is not installed (pip install 'accelpilot[tracking]'); CI has it")
+
+
+def _result(tmp_path: Path) -> Path:
+    res = PilotResult(
+        kind="training",
+        platform=Platform(
+            device="cuda",
+            device_type="cuda",
+            device_name="NVIDIA H200",
+            accelerator="H200",
+            torch="2.13.0",
+            tool_output={"nvidia-smi": [{"name": "NVIDIA H200"}]},
+            cloud={"cloud": "aws", "region": "us-east-1"},
+        ),
+        workload=WorkloadInfo(name="gpt-tiny", factory="builtin:gpt", config={"n_layer": 2}),
+        config={"batch_size": 8, "seq_len": 32, "shapes": [32, 64]},
+        command="accelpilot run train --device cuda",
+        figures={
+            "tokens_per_s": measured(12345.5, "token/s", "fixture", "throughput"),
+            "time_to_target_s": measured(42.25, "s", "fixture", "time to target"),
+        },
+        training=TrainingSummary(tokens_per_s=12345.5, time_to_target_s=42.25, runs=1, accepted_runs=1),
+        accepted=True,
+    )
+    return write_result(res, tmp_path / "r.json")
+
+
+@pytest.mark.parametrize("store", ["file", "sqlite"])
+def test_round_trip_through_a_local_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, store: str
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)  # a sqlite store keeps artifacts under ./mlruns of the working folder
+    if store == "file":  # MLflow 3 keeps the file store behind this switch
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+        uri = (tmp_path / "mlruns").as_uri()
+    else:
+        uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    path = _result(tmp_path)
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "report.md").write_text("# report\n")
+    code = main(["export", "mlflow", str(path), "--tracking-uri", uri, "--report", str(report), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["runs"][0]["status"] == "logged"
+    run = MlflowClient(uri).get_run(out["runs"][0]["run_id"])
+    assert run.data.metrics == {"tokens_per_s": 12345.5, "time_to_target_s": 42.25}
+    p = run.data.params
+    assert p["platform.accelerator"] == "H200" and p["platform.cloud.region"] == "us-east-1"
+    assert p["config.shapes"] == "[32, 64]" and p["workload.config.n_layer"] == "2" and p["kind"] == "training"
+    assert not any(k.startswith("platform.tool_output") for k in p)  # tool output is a file, not a param
+    assert run.data.tags["figure.tokens_per_s"] == "token/s measured: throughput"
+    got = Path(
+        mlflow.artifacts.download_artifacts(run_id=run.info.run_id, tracking_uri=uri, dst_path=str(tmp_path / "dl"))
+    )
+    assert (got / "result" / "r.json").read_bytes() == path.read_bytes()
+    assert (got / "report" / "report.md").read_text() == "# report\n"
+    # exporting the same bytes again logs nothing new
+    assert main(["export", "mlflow", str(path), "--tracking-uri", uri, "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)["runs"][0]
+    assert again == {**out["runs"][0], "status": "already exported"}
+
+
+def test_a_broken_result_logs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+
+    good = _result(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(good.read_text()[:200])
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    code = main(["export", "mlflow", str(good), str(bad), "--tracking-uri", uri])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "bad.json" in err
+    exp = MlflowClient(uri).get_experiment_by_name("accelpilot")
+    assert exp is None  # checked everything before touching the store
