@@ -19,7 +19,7 @@ def test_every_device_type_has_a_full_entry() -> None:
         assert all(callable(getattr(ops, f.name)) for f in dataclasses.fields(ops) if f.name not in names)
     assert dev.process_group_backend("cpu") == "gloo" and dev.process_group_backend("cuda") == "nccl"
     with pytest.raises(TypeError):
-        dev.DeviceOps(*[None] * 8)  # type: ignore[arg-type,misc]  # positional rows are refused
+        dev.DeviceOps(*[None] * 8)  # type: ignore[call-arg]  # positional rows are refused
 
 
 def test_timed_region_syncs_before_and_after(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,9 +56,9 @@ def test_small_model_exports_with_hazards(capsys: pytest.CaptureFixture[str]) ->
     assert got == [("data-dependent-op", nz), ("float64-dtype", _line_of(src, "x.double()")), ("graph-break", nz)]
     assert all(f.file and f.file.endswith("small_model.py") for f in inv.findings)
     # the call site is the user's line, not torch's own linear.py
-    assert {o.op: o.call_site for o in inv.ops}["aten::linear"].endswith(
-        f"small_model.py:{_line_of(src, 'self.fc(x)')}"
-    )
+    linear_site = {o.op: o.call_site for o in inv.ops}["aten::linear"]
+    assert linear_site is not None
+    assert linear_site.endswith(f"small_model.py:{_line_of(src, 'self.fc(x)')}")
 
 
 def test_unexportable_model_falls_back_to_explain_and_dispatch_trace() -> None:
@@ -66,7 +66,9 @@ def test_unexportable_model_falls_back_to_explain_and_dispatch_trace() -> None:
     src = MODELS / "small_model.py"
     line = _line_of(src, "if h.sum().item() > 0")
     assert inv.method == "dispatch-trace" and inv.export_error
-    assert len(inv.graph_breaks) >= 1 and inv.graph_breaks[0].location.endswith(f"small_model.py:{line}")
+    assert len(inv.graph_breaks) >= 1
+    location = inv.graph_breaks[0].location
+    assert location is not None and location.endswith(f"small_model.py:{line}")
     assert "item" in inv.graph_breaks[0].reason.lower()
     counts = {o.op: o.count for o in inv.ops}
     assert counts["aten::_local_scalar_dense"] == 1 and "aten::addmm" in counts
@@ -130,13 +132,17 @@ def test_reference_gpt_against_both_formats(fixture: str) -> None:
         assert inv.unsupported_ops == ["aten::gelu"]
         [f] = inv.findings
         assert (f.rule, f.severity, f.line) == ("unsupported-op", "blocking", _line_of(gpt, "F.gelu("))
-        assert f.file.endswith("gpt.py")
+        assert f.file is not None and f.file.endswith("gpt.py")
         assert inv.support_percentage == pytest.approx(100 * (len(ops) - 1) / len(ops), abs=0.01)
     else:
         assert inv.unsupported_ops == ["aten::erfinv", "aten::scaled_dot_product_attention"]
         by_op = {f.snippet: f for f in inv.findings}
         sdpa = by_op["aten::scaled_dot_product_attention"]
-        assert sdpa.file.endswith("gpt.py") and sdpa.line == _line_of(gpt, "F.scaled_dot_product_attention(")
+        assert (
+            sdpa.file is not None
+            and sdpa.file.endswith("gpt.py")
+            and sdpa.line == _line_of(gpt, "F.scaled_dot_product_attention(")
+        )
         assert "neuronx-cc" in sdpa.message
         assert (by_op["aten::erfinv"].file, by_op["aten::erfinv"].line) == ("other_model.py", 24)
         assert inv.support_percentage == pytest.approx(90.91)

@@ -90,7 +90,7 @@ class _Collect:
         self.event = threading.Event()
         self.expected = 0
 
-    def on_done(self, group: list[tuple], done_ns: int, out: object) -> None:  # type: ignore[type-arg]
+    def on_done(self, group: list[tuple], done_ns: int, out: object) -> None:
         with self.lock:
             self.done.append(([r[0] for r in group], done_ns))
             if sum(len(t) for t, _ in self.done) + len(self.rejected) >= self.expected:

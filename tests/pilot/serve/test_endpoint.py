@@ -6,7 +6,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -86,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def _serve(mode: str) -> Iterator[str]:
+def _serve(mode: str) -> Generator[str, None, None]:
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     srv.daemon_threads = True
     srv.mode = mode  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from accelpilot.pilot.serve.endpoint import build_requests
 from accelpilot.pilot.serve.parity import compare_outputs
 from accelpilot.pilot.serve.runner import run_serve
 
-from .conftest import default_answer  # type: ignore[import-not-found]
+from .conftest import default_answer
 
 
 def _run(url: str, out: Path | None = None, **kw: object) -> object:
@@ -95,7 +95,7 @@ def test_compare_outputs_arithmetic_with_a_stub_embedding() -> None:
     theirs[3]["prompt_sha"] = "other"  # a different request: not paired
     vec = {"a b c": [1.0, 0.0], "a b d": [0.8, 0.6], "x y z": [0.0, 1.0], "x y": [0.6, 0.8]}
 
-    def embed(texts: list[str]) -> np.ndarray:
+    def embed(texts: Sequence[str]) -> np.ndarray:
         return np.array([vec[t] for t in texts])
 
     par = compare_outputs(mine, theirs, first_n=2, threshold=0.75, embed=embed)

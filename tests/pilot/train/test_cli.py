@@ -236,6 +236,7 @@ def test_user_workload_plugs_in(tmp_path: Path) -> None:
     # the user's workload gives no flops_per_token: the FLOPs per token are the 6N assumption, N = its parameters
     (fpt,) = [f for f in res.figures["model_flops_per_s"].leaves() if f.unit == "FLOP/token"]
     assert fpt.kind.value == "assumption" and fpt.source.startswith("6N")
+    assert res.workload.params is not None
     assert float(fpt.value) == 6 * res.workload.params == 6 * (8 * 32 + 32 + 32 + 1)
 
 

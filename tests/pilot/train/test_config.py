@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import typer
@@ -47,7 +47,9 @@ def test_no_option_writes_a_config_default_again() -> None:
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "typer.Option"):
             continue
-        flag = next(a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--"))
+        flag = next(
+            cast(str, a.value) for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")
+        )
         name = flag[2:].replace("-", "_")
         if name not in fields or name in ("shapes", "scaling"):  # text, parsed into the list field
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ def test_factory_gives_a_training_workload() -> None:
     assert isinstance(w, TrainingWorkload)
     (x,) = w.example_inputs()
     logits = w.build_model()(x)
-    assert logits.shape == (*x.shape, w.cfg.vocab_size)
+    assert logits.shape == (*x.shape, cast(GPTWorkload, w).cfg.vocab_size)
 
 
 def test_gpt2_124m_matches_the_reference_shape() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from accelpilot.errors import InputFileError
+from accelpilot.porting.log import PortabilityLog
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan import scan_file, scan_path
 
@@ -135,8 +136,8 @@ EXPECTED: dict[str, list[tuple[int, str]]] = {
 }
 
 
-def _found(log) -> dict[str, list[tuple[int, str]]]:
-    out: dict[str, list[tuple[int, str]]] = {}
+def _found(log: PortabilityLog) -> dict[str | None, list[tuple[int, str]]]:
+    out: dict[str | None, list[tuple[int, str]]] = {}
     for f in log.findings:
         out.setdefault(f.file, []).append((f.line or 0, f.rule))
     return {k: sorted(v) for k, v in out.items()}

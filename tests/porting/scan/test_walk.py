@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import cast
 
 from accelpilot.porting.scan import classify, scan_path
 
@@ -53,7 +54,7 @@ def test_links_out_of_the_root_are_skipped_with_the_reason(tmp_path: Path) -> No
         for link in ("ext", "secret.py", "up"):
             assert reasons[link] == "symlink to outside the scanned root: not followed"
         assert "private-bucket" not in log.to_json()
-        assert all(not f.file.startswith(("ext", "up")) for f in log.findings)
+        assert all(f.file is not None and not f.file.startswith(("ext", "up")) for f in log.findings)
 
 
 def test_links_inside_the_root_only_with_follow_symlinks(tmp_path: Path) -> None:
@@ -62,7 +63,7 @@ def test_links_inside_the_root_only_with_follow_symlinks(tmp_path: Path) -> None
     assert [f.file for f in log.findings] == ["src/a.py"]
     assert {s.path: s.reason for s in log.skipped}["alias"].startswith("symlink inside the root: not followed")
     followed = scan_path(repo, follow_symlinks=True)
-    assert sorted(f.file for f in followed.findings) == ["alias/a.py", "src/a.py"]
+    assert sorted(cast(str, f.file) for f in followed.findings) == ["alias/a.py", "src/a.py"]
 
 
 def test_a_root_given_through_a_link_is_scanned(tmp_path: Path) -> None:
