@@ -55,6 +55,25 @@ def _dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def _attempt_store(dist: Any, rank: int, world: int, attempt: int) -> Any:
+    """The rendezvous store torchrun hands the ranks, with keys prefixed by the restart attempt.
+
+    torchrun shares its agent's TCPStore with the ranks and keeps it across restarts, and the default process
+    group writes the same keys on every attempt: a restarted rank could read a dead peer's gloo address and fail
+    with "connectFullMesh ... Connection refused". The prefix gives each attempt keys of its own; otherwise
+    this is what ``init_process_group("env://")`` builds (torch.distributed.rendezvous._create_c10d_store).
+    """
+    agent_store = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    store = dist.TCPStore(
+        host_name=os.environ["MASTER_ADDR"],
+        port=int(os.environ["MASTER_PORT"]),
+        world_size=world,
+        is_master=rank == 0 and not agent_store,
+        multi_tenant=not agent_store,
+    )
+    return dist.PrefixStore(f"accelpilot/attempt{attempt}", store)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     with open(args[0], encoding="utf-8") as fh:
@@ -97,7 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     kind = cfg.device.split(":")[0]
     device = torch.device(f"{kind}:{local_rank}") if kind == "cuda" else dev.resolve_device(cfg.device)
     t_pg = time.perf_counter()
-    dist.init_process_group(dev.process_group_backend(device.type))
+    dist.init_process_group(
+        dev.process_group_backend(device.type),
+        store=_attempt_store(dist, rank, world, attempt),
+        rank=rank,
+        world_size=world,
+    )
     emit({"event": "process_group", "seconds": time.perf_counter() - t_pg, "backend": dist.get_backend()})
 
     workload = load_factory(cfg.workload, **cfg.workload_options)
