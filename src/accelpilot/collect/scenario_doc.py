@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 
+from accelpilot.atomic import write_text_atomic
 from accelpilot.bill.scenario import Scenario, parse_scenario
 from accelpilot.errors import InputFileError
 
@@ -88,16 +88,5 @@ class ScenarioDoc:
         if not os.access(parent, os.W_OK) or not parent.stat().st_mode & 0o222:
             raise InputFileError("folder is read-only; nothing written", file=str(dest), fix="choose another --out")
         mode = (dest.stat().st_mode & 0o777) if dest.exists() else 0o644
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, dest)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_text_atomic(dest, text, mode)
         return dest

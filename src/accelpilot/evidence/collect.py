@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from accelpilot.atomic import write_text_atomic
 from accelpilot.errors import ConfigError, UserError
 from accelpilot.evidence.model import EvidenceSet
 from accelpilot.evidence.read import parse
@@ -94,16 +93,7 @@ def write_json(path: Path, data: Any) -> str:
     """Atomically (temp file, fsync, rename), four-space indented like the AWS CLI."""
     text = json.dumps(data, indent=4, default=_json_default) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)
     return text
 
 

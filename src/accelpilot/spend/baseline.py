@@ -7,12 +7,11 @@ period), so a comparison starts from the bill the team already pays rather than 
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from accelpilot.atomic import write_text_atomic
 from accelpilot.errors import InputFileError
 from accelpilot.figures import money
 from accelpilot.spend.model import SpendSummary
@@ -86,14 +85,5 @@ def write_baseline(path: Path | str, option: dict[str, Any]) -> bool:
     else:
         opts.append(table)
     text = tomlkit.dumps(doc)
-    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(p, text)
     return replaced
