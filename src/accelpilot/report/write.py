@@ -64,8 +64,10 @@ def check_report_dir(out: Path | str) -> Path:
             f"the folder {parent} does not exist", file=str(out), field="--out", fix="create it or name another"
         )
     try:
-        probe = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".probe", dir=parent))
-        probe.rmdir()
+        # An unnamed temporary file (O_TMPFILE on Linux): proves the folder takes writes, even for root on a
+        # read-only mount, and leaves no name behind when the process is killed mid-check.
+        with tempfile.TemporaryFile(dir=parent):
+            pass
     except OSError as exc:
         raise ReportDirError(
             f"cannot write in {parent} ({exc.strerror or exc.__class__.__name__})",
