@@ -29,8 +29,17 @@ class CheckpointWrite:
     bytes: int
 
 
-def check_writable(directory: Path | str) -> Path:
-    """Create the folder and prove a file can be written there, or fail with one clear line."""
+def check_writable(
+    directory: Path | str,
+    what: str = "checkpoint directory is not writable",
+    field: str = "--checkpoint-dir",
+    fix: str = "give a folder you can write to",
+) -> Path:
+    """Create the folder and prove a file can be written there, or fail with one clear line.
+
+    The one writability check of the training pilot: checkpoints and the result folder (``--out``) both use it,
+    before anything is measured.
+    """
     d = Path(directory)
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -39,10 +48,7 @@ def check_writable(directory: Path | str) -> Path:
         os.unlink(tmp)
     except OSError as exc:
         raise InputFileError(
-            f"checkpoint directory is not writable ({exc.strerror or exc.__class__.__name__})",
-            file=str(d),
-            field="--checkpoint-dir",
-            fix="give a folder you can write to",
+            f"{what} ({exc.strerror or exc.__class__.__name__})", file=str(d), field=field, fix=fix
         ) from None
     return d
 

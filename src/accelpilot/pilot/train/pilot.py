@@ -23,9 +23,7 @@ Phases hand each other small typed objects (``FirstRun``, ``Throughput``, ``Targ
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -37,6 +35,7 @@ import torch
 from accelpilot.errors import ConfigError, InputFileError, UserError
 from accelpilot.pilot import device as dev
 from accelpilot.pilot.result import PilotResult, WorkloadInfo, read_result, write_new_result
+from accelpilot.pilot.train import checkpoint as ckpt
 from accelpilot.pilot.train import measure, parity, resilience
 from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, TrainConfig, resolve_settings
 from accelpilot.pilot.train.record import Context, Measurements, Reporter, fig
@@ -62,18 +61,7 @@ class TrainingInterrupted(UserError):
 
 def check_out_dir(out_dir: Path) -> None:
     """Create the result folder and prove a file can be written there, before anything is measured."""
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".write-test-", dir=out_dir)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise InputFileError(
-            f"cannot write results here ({exc.strerror or exc.__class__.__name__})",
-            file=str(out_dir),
-            field="--out",
-            fix="give a writable folder",
-        ) from None
+    ckpt.check_writable(out_dir, "cannot write results here", "--out", "give a writable folder")
 
 
 def _workload_info(workload: TrainingWorkload, spec: str, options: dict[str, Any], params: int) -> WorkloadInfo:
