@@ -61,9 +61,9 @@ def test_items_group_kernels_dependencies_images_and_settings() -> None:
         ),
         # importing triton where no kernel is defined is a dependency, not another kernel
         ("package|triton-kernel|triton", "warning", "days", [("ops/launch.py", 4), ("requirements.txt", 2)]),
-        # one launcher setting across three copies of a job file
+        # one device-count setting across three copies of a job file
         (
-            "setting|slurm-gpu-gres|--gres=gpu:8",
+            "setting|device-count|jobs/*.slurm",
             "warning",
             "hours",
             [("jobs/a.slurm", 3), ("jobs/b.slurm", 3), ("jobs/c.slurm", 3)],
@@ -130,3 +130,44 @@ def test_cuda_placement_in_one_file_is_one_item(tmp_path: Path) -> None:
         ("file|device-placement|eval.py", "warning", "hours", [("eval.py", 2)]),
         ("file|device-placement|train.py", "warning", "hours", [("train.py", 2), ("train.py", 3), ("train.py", 4)]),
     ]
+
+
+def test_device_count_settings_of_one_job_are_one_item(tmp_path: Path) -> None:
+    """GPU request and process count of one job (and its copies: same folder, same kind) are one item; another
+    job (another folder or format) is another item; other launcher settings stay items of their own."""
+    (tmp_path / "slurm").mkdir()
+    (tmp_path / "slurm" / "pretrain_8x.slurm").write_text(
+        "#!/bin/bash\n#SBATCH --gres=gpu:8\nexport GPUS_PER_NODE=8\nexport PYTORCH_CUDA_ALLOC_CONF=expandable\n"
+        "torchrun --nproc_per_node=$GPUS_PER_NODE train.py\n"
+    )
+    (tmp_path / "slurm" / "pretrain_16x.slurm").write_text(
+        "#!/bin/bash\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc-per-node 8 train.py\n"
+    )
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "job.yaml").write_text(
+        "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 4\n"
+    )
+    (tmp_path / "k8s" / "plugin.yaml").write_text("image: nvcr.io/nvidia/k8s-device-plugin:v0.14.0\n")
+    (tmp_path / "launch").mkdir()
+    (tmp_path / "launch" / "run.sh").write_text("torchrun --nproc_per_node 4 train.py\n")
+    settings = [(k, lines) for k, _, _, lines in _items(tmp_path) if k.startswith("setting|")]
+    assert settings == [
+        ("setting|device-count|k8s/*.yaml", [("k8s/job.yaml", 5)]),
+        ("setting|device-count|launch/*.sh", [("launch/run.sh", 1)]),
+        (
+            "setting|device-count|slurm/*.slurm",
+            [
+                ("slurm/pretrain_16x.slurm", 2),
+                ("slurm/pretrain_16x.slurm", 3),
+                ("slurm/pretrain_8x.slurm", 2),
+                ("slurm/pretrain_8x.slurm", 3),
+                ("slurm/pretrain_8x.slurm", 5),
+            ],
+        ),
+        ("setting|gpu-launcher-setting|PYTORCH_CUDA_ALLOC_CONF=expandable", [("slurm/pretrain_8x.slurm", 4)]),
+        ("setting|k8s-gpu-resource|k8s-device-plugin:v0.14.0", [("k8s/plugin.yaml", 1)]),
+    ]
+    log = scan_path(tmp_path, jobs=1)
+    assert log.summary.items == 6  # the five settings and the CUDA image of the device plugin
+    titles = {i.key: i.title for i in log.items}
+    assert titles["setting|device-count|slurm/*.slurm"] == "devices per node of the job slurm/*.slurm"

@@ -199,9 +199,28 @@ _FILE_FAMILIES = {
 }
 
 
+# Settings that say how many devices a job uses per node: the GPU request (Slurm ``--gres=gpu:N``/``--gpus*``,
+# Kubernetes ``nvidia.com/gpu``) and the process count that follows it (``GPUS_PER_NODE``, ``--nproc_per_node``).
+# A port changes them together (GPUs per node -> NeuronCores per node), so they are one item per job.
+_DEVICE_COUNT = re.compile(r"--gres[= ]gpu|--gpus|nvidia\.com/gpu|GPUS_PER_NODE|--nproc[_-]per[_-]node")
+_DEVICE_COUNT_RULES = frozenset({"slurm-gpu-gres", "k8s-gpu-resource", "gpu-launcher-setting"})
+
+
+def job_family(rel: str | None) -> str:
+    """One job and its copies: the files of one kind in one folder (``slurm/train_8x.slurm`` and
+    ``slurm/train_16x.slurm`` are ``slurm/*.slurm``); a job in another folder or format is another job."""
+    folder, _, name = (rel or "").rpartition("/")
+    stem, dot, ext = name.rpartition(".")
+    pattern = f"*.{ext}" if dot and stem else name
+    return f"{folder}/{pattern}" if folder else pattern
+
+
 def item_key(f: Finding) -> tuple[str, str]:
     """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
     rule = RULES.get(f.rule)
+    if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
+        family = job_family(f.file)
+        return f"setting|device-count|{family}", f"devices per node of the job {family}"
     scope = rule.item if rule is not None else "file"
     sub = f.subject
     if scope == "kernel":
@@ -284,7 +303,9 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 severity=severity,
                 effort=effort,
                 targets=first.targets,
-                title=f"{rule.title if rule else first.rule}: {label}",
+                title=label
+                if key.startswith("setting|device-count|")
+                else f"{rule.title if rule else first.rule}: {label}",
                 file=first.file,
                 line=first.line,
                 message=where,
