@@ -95,6 +95,7 @@ class Finding(BaseModel):
     context: str | None = None  # how the line is reached (NOT_PORTING or REACH_WARNING keys), None = main path
     porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
     reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
+    defined_in: str | None = None  # a use of a kernel or built extension defined in another file: that file
 
     @classmethod
     def from_rule(
@@ -109,6 +110,7 @@ class Finding(BaseModel):
         cell: int | None = None,
         subject: str | None = None,
         context: str | None = None,
+        defined_in: str | None = None,
     ) -> Finding:
         snip = normalise_snippet(snippet)
         severity: str = rule.severity
@@ -138,6 +140,7 @@ class Finding(BaseModel):
             context=context,
             porting=porting,
             reason=reason,
+            defined_in=defined_in,
         )
 
 
@@ -224,6 +227,8 @@ def item_key(f: Finding) -> tuple[str, str]:
     scope = rule.item if rule is not None else "file"
     sub = f.subject
     if scope == "kernel":
+        if f.defined_in is not None and sub:  # a launch, an import or a use of a kernel defined elsewhere
+            return f"kernel|{f.rule}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"
         if f.rule == "cuda-source-file":
             folder = (f.file or "").rpartition("/")[0] or "."
             return f"kernel|{f.rule}|{folder}", f"CUDA sources in {folder}/"
@@ -265,6 +270,13 @@ def build_items(findings: list[Finding]) -> list[Item]:
         parts = k.split("|")
         if parts[0] == "kernel" and len(parts) == 4:
             first_kernel.setdefault((parts[1], parts[2]), k)
+    # A file that only launches or imports kernels defined elsewhere: its imports of the kernel language serve
+    # those launches, so they join the first kernel it uses (not a dependency item of their own).
+    for k in sorted(groups):
+        if k.count("|") == 3:
+            for f in groups[k][1]:
+                if f.defined_in is not None and f.file is not None:
+                    first_kernel.setdefault((f.rule, f.file), k)
     for k in [k for k in groups if k.startswith(("kernel|", "package|"))]:
         kept: list[Finding] = []
         for f in groups[k][1]:

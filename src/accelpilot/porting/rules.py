@@ -252,7 +252,8 @@ _RULES: tuple[Rule, ...] = (
         effort="weeks",
         title="CUDA C++ extension",
         why="`CUDAExtension` / `load_inline` / `cpp_extension.load` build native kernels for NVIDIA GPUs; each kernel "
-        "needs a Neuron (NKI) or pure-PyTorch replacement.",
+        "needs a Neuron (NKI) or pure-PyTorch replacement (a `CppExtension`'s operators are invisible to the Neuron "
+        "compiler and run on the host). The Python files that import the built module are part of the item.",
     ),
     Rule(
         id="triton-kernel",

@@ -13,7 +13,9 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     """Findings for one Python source. ``prune=False`` parses and visits everything (the reference for tests)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     torch_file = b"torch" in data
-    if not prune:
+    # A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own; files that
+    # use cpp_extension are few, so they are visited whole.
+    if not prune or b"cpp_extension" in data:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
         return v.found

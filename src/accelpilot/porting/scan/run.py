@@ -15,6 +15,7 @@ from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
+from accelpilot.porting.scan.refs import Index, find_refs
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
 from accelpilot.porting.scan.walk import display_name, walk
@@ -154,6 +155,41 @@ def _chunks(items: list[tuple[str, str, str]], n: int) -> Iterable[list[tuple[st
         yield items[i : i + n]
 
 
+def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str]) -> list[Finding]:
+    """Launches and imports of the tree's kernels, importers of its built extensions, as findings of the item
+    they belong to (second pass: reads again only Python files naming one of them)."""
+    index = Index((f.rule, f.file, f.subject, f.message) for f in findings if f.subject and f.file)
+    if index.pattern() is None:
+        return []
+
+    def sources() -> Iterable[tuple[str, bytes]]:
+        for path, rel, kind in files:
+            if kind == "python" and rel not in unread:
+                try:
+                    yield rel, Path(path).read_bytes()
+                except OSError:
+                    continue  # already a skip reason of the first pass
+
+    have = {(f.rule, f.file, f.line) for f in findings}
+    out: list[Finding] = []
+    for rule, rel, line, message, subject, context, defined_in, text in find_refs(sources(), index):
+        if (rule, rel, line) in have:
+            continue
+        out.append(
+            Finding.from_rule(
+                RULES[rule],
+                file=rel,
+                line=line,
+                message=message,
+                snippet=text,
+                subject=subject,
+                context=context or context_of_path(rel),
+                defined_in=defined_in,
+            )
+        )
+    return out
+
+
 def scan_path(
     path: str | Path,
     *,
@@ -206,6 +242,7 @@ def scan_path(
                     context=context or path_context,
                 )
             )
+    findings += _cross_file(files, findings, {s.path for s in skipped})
     log = PortabilityLog(
         root=display_name(str(root)),
         files_scanned=len(files),

@@ -182,7 +182,7 @@ class PyVisitor:
                 flagged = rule == lib_rule(mod)
         if mod == "torch.utils.cpp_extension":
             for a in node.names:
-                if a.name in ("CUDAExtension", "load_inline", "load"):
+                if a.name in ("CUDAExtension", "CppExtension", "load_inline", "load"):
                     self.add("cpp-extension-cuda", node.lineno, f"from {mod} import {a.name}")
                     break
 
@@ -270,8 +270,9 @@ class PyVisitor:
                     self.add("data-dependent-op", line, "torch.where(condition) with one argument")
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
-            elif name in ("load_inline", "CUDAExtension"):
-                self.add("cpp-extension-cuda", node.lineno, f"{name}(...)")
+            elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
+                ext = self._ext_name(node)
+                self.add("cpp-extension-cuda", node.lineno, f"{name}({ext!r})" if ext else f"{name}(...)", subject=ext)
             elif name in HUB_CALLS or (name == "load" and recv == "torch.hub"):
                 if not _local_source(node):
                     self.add("hub-download", node.lineno, f"{name}(...)")
@@ -288,6 +289,16 @@ class PyVisitor:
                 self._within("benchmark-tool", node)
                 return
         self.generic(node)
+
+    def _ext_name(self, node: ast.Call) -> str | None:
+        """The module name a cpp_extension builder gives its build (first argument or ``name=``): what the
+        project's Python files import."""
+        cands = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "name")]
+        for c in cands:
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value:
+                self._consumed.add(id(c))
+                return c.value
+        return None
 
     def _more_calls(self, node: ast.Call, name: str) -> None:
         """Calls added for real code: hub kernels and datasets, HTTP downloads, torch.compile's backend. Each
@@ -459,6 +470,8 @@ class PyVisitor:
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
 
 
+# torch.utils.cpp_extension's builders of a native module (``load`` only when it resolves to cpp_extension's).
+_EXT_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "load_inline"})
 _DATASET_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset"})
 
 

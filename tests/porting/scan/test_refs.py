@@ -1,0 +1,80 @@
+"""Across files (issue 12): a kernel's launches and the imports of it, and the importers of a module built by
+torch.utils.cpp_extension, are lines of that kernel's item."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def _items(root: Path) -> list[tuple[str, str, list[tuple[str | None, int | None]]]]:
+    return [(i.key, i.severity, [(ln.file, ln.line) for ln in i.lines]) for i in scan_path(root, jobs=1).items]
+
+
+def test_launches_and_imports_of_a_kernel_fold_into_its_item() -> None:
+    log = scan_path(FIXTURES / "launches", jobs=1)
+    assert _items(FIXTURES / "launches") == [
+        (
+            "kernel|triton-kernel|pkg/kernels/matmul.py|mm_kernel",
+            "blocking",
+            [
+                ("pkg/kernels/matmul.py", 3),  # import triton
+                ("pkg/kernels/matmul.py", 4),  # import triton.language
+                ("pkg/kernels/matmul.py", 7),  # @triton.autotune
+                ("pkg/kernels/matmul.py", 8),  # @triton.jit
+                ("pkg/kernels/matmul.py", 14),  # launch in the defining file
+                ("pkg/ops/fallback.py", 2),  # import inside try/except ImportError
+                ("pkg/ops/rms.py", 3),  # import triton where the kernel is launched: no dependency item of its own
+                ("pkg/ops/rms.py", 7),  # relative import of the kernel
+                ("pkg/ops/rms.py", 11),  # launch through the imported name
+                ("pkg/ops/rms.py", 12),  # launch through the imported module
+            ],
+        )
+    ]
+    # not kernels: a same-named plain function (other/mm.py) and its subscripted call, a dict of handlers
+    assert [f.file for f in log.findings if f.file and f.file.startswith("other/")] == []
+    lines = {(f.file, f.line): f for f in log.findings}
+    assert lines[("pkg/ops/rms.py", 12)].message == "launches kernel mm_kernel[grid](...) (pkg/kernels/matmul.py)"
+    assert lines[("pkg/ops/rms.py", 7)].message == "imports kernel mm_kernel (pkg/kernels/matmul.py)"
+    assert (lines[("pkg/ops/fallback.py", 2)].severity, lines[("pkg/ops/fallback.py", 2)].context) == (
+        "warning",
+        "optional",
+    )
+    # a test importing the kernel is test-only: not porting work, counted apart
+    assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [
+        ("tests/test_mm.py", 1, "test-only")
+    ]
+    assert log.summary.items == 1 and log.summary.total == 11
+
+
+def test_importers_of_a_built_extension_fold_into_its_item() -> None:
+    log = scan_path(FIXTURES / "extensions", jobs=1)
+    assert _items(FIXTURES / "extensions") == [
+        # load() bound to a variable: the import, the build, and the calls through the variable
+        ("kernel|cpp-extension-cuda|jit.py|jit_ops", "blocking", [("jit.py", 1), ("jit.py", 3), ("jit.py", 7)]),
+        # CppExtension(name=...): `import cpu_ops` and `from cpu_ops import gelu`; setup.py's import joins the
+        # first extension it builds
+        (
+            "kernel|cpp-extension-cuda|setup.py|cpu_ops",
+            "blocking",
+            [("model.py", 3), ("model.py", 5), ("setup.py", 2), ("setup.py", 8)],
+        ),
+        # CUDAExtension("fusedops._C"): `from . import _C` in the package, `import fusedops._C as C`
+        (
+            "kernel|cpp-extension-cuda|setup.py|fusedops._C",
+            "blocking",
+            [("fusedops/__init__.py", 1), ("fusedops/layers.py", 1), ("setup.py", 7)],
+        ),
+        ("kernel|cuda-source-file|csrc", "blocking", [("csrc/fused.cu", None)]),
+    ]
+    # json.load and `import cpu_ops_utils` are not the extension
+    assert sorted((f.file, f.line) for f in log.findings if f.file == "model.py") == [("model.py", 3), ("model.py", 5)]
+    messages = {(f.file, f.line): f.message for f in log.findings}
+    assert messages[("setup.py", 8)] == "CppExtension('cpu_ops')"
+    assert messages[("jit.py", 3)] == "load('jit_ops')"
+    assert messages[("jit.py", 7)] == "calls forward() of the built extension jit_ops (jit.py)"
+    assert messages[("fusedops/__init__.py", 1)] == "imports the built extension fusedops._C (setup.py)"
+    assert log.summary.items == 4 and log.summary.total == 11
