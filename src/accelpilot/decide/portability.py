@@ -44,6 +44,7 @@ class FindingView(BaseModel):
     message: str = ""
     why: str = ""
     lines: list[str] = Field(default_factory=list)  # an item's evidence, "file:line: message" each
+    reason: str = ""  # how the item is reached when that lowers its severity ("in a benchmark script", ...)
 
     @property
     def where(self) -> str:
@@ -69,6 +70,19 @@ class LogView(BaseModel):
 
     def blocking_for(self, target: str) -> list[FindingView]:
         return [f for f in self.findings if f.severity == "blocking" and f.concerns(target)]
+
+    def items_by_record_category(self) -> list[tuple[str, int, int]]:
+        """(record category, porting items, lines under them) for a log read item by item, in the summary's
+        order; empty for an older log of findings. Items are what effort and the gates count."""
+        order = self.summary.get("items_by_record_category")
+        if not order or not self.findings or not self.findings[0].id.startswith("I"):
+            return []
+        counts = {k: [0, 0] for k in order}
+        for f in self.findings:
+            c = counts.setdefault(f.record_category, [0, 0])
+            c[0] += 1
+            c[1] += len(f.lines)
+        return [(k, n, lines) for k, (n, lines) in counts.items()]
 
     def covers(self, target: str) -> bool:
         """Whether the scan looked for this target (a log filtered to other targets says nothing about it)."""
@@ -98,10 +112,14 @@ def _targets_of(f: Any) -> list[str]:
     return []
 
 
-def _line_text(ln: Any) -> str:
+def _line_text(ln: Any, item_reason: str = "") -> str:
+    """``file:line: message``; a line reached otherwise than its item (an import behind an ImportError fallback
+    in an item that is on the main path) says how, in brackets."""
     file, line, cell = _get(ln, "file"), _get(ln, "line"), _get(ln, "cell")
     where = f"{file} cell {cell}" if cell is not None else str(file or "model")
-    return f"{where}:{line}: {_get(ln, 'message', '')}" if line else f"{where}: {_get(ln, 'message', '')}"
+    text = f"{where}:{line}: {_get(ln, 'message', '')}" if line else f"{where}: {_get(ln, 'message', '')}"
+    reason = str(_get(ln, "reason", "") or "")
+    return f"{text} [{reason}]" if reason and reason != item_reason else text
 
 
 def view_log(log: Any, path: str | None = None) -> LogView:
@@ -119,6 +137,7 @@ def view_log(log: Any, path: str | None = None) -> LogView:
     for fid, f in zip(ids, entries, strict=True):
         line = _get(f, "line")
         title = _get(f, "title")
+        reason = str(_get(f, "reason", "") or "")
         findings.append(
             FindingView(
                 id=fid,
@@ -133,7 +152,8 @@ def view_log(log: Any, path: str | None = None) -> LogView:
                 line=int(line) if isinstance(line, int) else None,
                 message=f"{title}: {_get(f, 'message', '')}" if title else str(_get(f, "message", "") or ""),
                 why=str(_get(f, "why", "") or ""),
-                lines=[_line_text(ln) for ln in _get(f, "lines", []) or []],
+                lines=[_line_text(ln, reason) for ln in _get(f, "lines", []) or []],
+                reason=reason,
             )
         )
     summary = _get(log, "summary", {}) or {}

@@ -40,6 +40,11 @@ def _line_where(ln: ItemLine) -> str:
     return f"{file}:{ln.line}" if ln.line else file
 
 
+def _line_reason(ln: ItemLine, item: Item) -> str:
+    """A line reached otherwise than its item (an optional import under a main-path kernel) says how."""
+    return f" [{ln.reason}]" if ln.reason and ln.reason != item.reason else ""
+
+
 def _not_porting(log: PortabilityLog) -> str:
     np = log.summary.not_porting
     if not np:
@@ -93,7 +98,7 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
             t.add_column(col, overflow="fold")
         shown = items if max_rows <= 0 else items[:max_rows]
         for item in shown:
-            folded = [f"{_line_where(ln)}: {ln.message}" for ln in item.lines[:_LINES_SHOWN]]
+            folded = [f"{_line_where(ln)}: {ln.message}{_line_reason(ln, item)}" for ln in item.lines[:_LINES_SHOWN]]
             if len(item.lines) > _LINES_SHOWN:
                 folded.append(f"... {len(item.lines) - _LINES_SHOWN} more lines")
             title = item.title + (f" [{item.reason}]" if item.reason else "")
@@ -167,7 +172,7 @@ def render_markdown(log: PortabilityLog) -> str:
                 f"{item.dimension}; {_md(item.message)}"
             )
             for ln in item.lines:
-                out.append(f"  - `{_md(_line_where(ln))}`: {_md(ln.message)}")
+                out.append(f"  - `{_md(_line_where(ln))}`: {_md(ln.message + _line_reason(ln, item))}")
     lines_apart = [f for f in log.findings if not f.porting]
     if lines_apart:
         out += ["", "## Not porting work (never blocking)", ""]

@@ -353,7 +353,11 @@ def render_md(report: Report) -> str:
         md.add("No portability log was given (`accelpilot scan PATH --json`, then `--scan-log`).", "")
     else:
         lg = r.portability
-        md.add(f"{len(lg.findings)} finding(s) in {lg.files_scanned} file(s).", "")
+        items = bool(lg.findings) and lg.findings[0].id.startswith("I")
+        md.add(f"{len(lg.findings)} {'porting item(s)' if items else 'finding(s)'} in {lg.files_scanned} file(s).", "")
+        per_rc = lg.items_by_record_category()
+        if per_rc:  # items, not lines: what effort and the gates count
+            md.add(" · ".join(f"{esc(k)}: {n} item(s) ({lines} lines)" for k, n, lines in per_rc), "")
         md.table(
             ["id", "severity", "rule", "record category", "dimension", "effort", "where", "what"],
             [
@@ -365,7 +369,7 @@ def render_md(report: Report) -> str:
                     esc(f.dimension),
                     esc(f.effort),
                     esc(f.where),
-                    esc(f.message),
+                    esc(f.message + (f" [{f.reason}]" if f.reason else "")),
                 ]
                 for f in lg.findings
             ],

@@ -78,3 +78,23 @@ def test_importers_of_a_built_extension_fold_into_its_item() -> None:
     assert messages[("jit.py", 7)] == "calls forward() of the built extension jit_ops (jit.py)"
     assert messages[("fusedops/__init__.py", 1)] == "imports the built extension fusedops._C (setup.py)"
     assert log.summary.items == 4 and log.summary.total == 11
+
+
+def test_scan_views_say_how_a_line_is_reached_when_its_item_is_not() -> None:
+    import io
+
+    from rich.console import Console
+
+    from accelpilot.porting.render import render_markdown, render_table
+
+    log = scan_path(FIXTURES / "launches", jobs=1)
+    optional = "[optional path behind an availability check or an ImportError fallback]"
+    md = render_markdown(log)
+    assert f"  - `pkg/ops/fallback.py:2`: imports kernel mm_kernel (pkg/kernels/matmul.py) {optional}" in md
+    assert md.count("[optional path") == 1  # the other lines share the item's reach (none)
+    out = io.StringIO()
+    render_table(log, Console(file=out, width=400, color_system=None), max_rows=0)
+    assert out.getvalue().count("[optional path") == 0  # the terminal folds the first 3 lines only
+    bench = io.StringIO()
+    render_table(scan_path(FIXTURES / "items", jobs=1), Console(file=bench, width=400, color_system=None))
+    assert "kernel copy_kernel (benchmarks/bench_fused.py) [in a benchmark script" in bench.getvalue()
