@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.refs import Index
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -17,6 +18,12 @@ def _items(root: Path) -> list[tuple[str, str, list[tuple[str | None, int | None
 def test_launches_and_imports_of_a_kernel_fold_into_its_item() -> None:
     log = scan_path(FIXTURES / "launches", jobs=1)
     assert _items(FIXTURES / "launches") == [
+        # a @triton.jit helper (called from kernels, never launched) is still its own kernel
+        (
+            "kernel|triton-kernel|pkg/kernels/helpers.py|maximum",
+            "blocking",
+            [("pkg/kernels/helpers.py", 1), ("pkg/kernels/helpers.py", 4)],
+        ),
         (
             "kernel|triton-kernel|pkg/kernels/matmul.py|mm_kernel",
             "blocking",
@@ -32,10 +39,16 @@ def test_launches_and_imports_of_a_kernel_fold_into_its_item() -> None:
                 ("pkg/ops/rms.py", 11),  # launch through the imported name
                 ("pkg/ops/rms.py", 12),  # launch through the imported module
             ],
-        )
+        ),
+        # `import triton.runtime.jit` is a dependency on triton, not the definition of a kernel called "triton"
+        ("package|triton-kernel|triton", "warning", [("other/jit_import.py", 1)]),
     ]
-    # not kernels: a same-named plain function (other/mm.py) and its subscripted call, a dict of handlers
-    assert [f.file for f in log.findings if f.file and f.file.startswith("other/")] == []
+    # not kernels: a same-named plain function (other/mm.py) and its subscripted call, a same-named variable
+    # (other/local.py), numpy's maximum (other/np_use.py), a dict of handlers (pkg/ops/rms.py:14)
+    assert sorted({f.file or "" for f in log.findings if (f.file or "").startswith("other/")}) == [
+        "other/jit_import.py"
+    ]
+    assert ("pkg/ops/rms.py", 14) not in {(f.file, f.line) for f in log.findings}
     lines = {(f.file, f.line): f for f in log.findings}
     assert lines[("pkg/ops/rms.py", 12)].message == "launches kernel mm_kernel[grid](...) (pkg/kernels/matmul.py)"
     assert lines[("pkg/ops/rms.py", 7)].message == "imports kernel mm_kernel (pkg/kernels/matmul.py)"
@@ -47,7 +60,25 @@ def test_launches_and_imports_of_a_kernel_fold_into_its_item() -> None:
     assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [
         ("tests/test_mm.py", 1, "test-only")
     ]
-    assert log.summary.items == 1 and log.summary.total == 11
+    assert log.summary.items == 3 and log.summary.total == 14
+
+
+def test_which_files_the_second_pass_reads() -> None:
+    """Only files that launch a kernel or import one from its module (or import a built extension) are parsed
+    again; a helper kernel's common name (``maximum``) imported from elsewhere is not a use."""
+    log = scan_path(FIXTURES / "launches", jobs=1)
+    index = Index((f.rule, f.file, f.subject, f.message) for f in log.findings if f.subject and f.file)
+    assert sorted(index.kernels) == ["maximum", "mm_kernel"]
+    root = FIXTURES / "launches"
+    used = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py") if index.uses(p.read_bytes()))
+    # other/local.py subscripts and calls a variable named mm_kernel: read again, then not resolved to the kernel
+    assert used == [
+        "other/local.py",
+        "pkg/kernels/matmul.py",
+        "pkg/ops/fallback.py",
+        "pkg/ops/rms.py",
+        "tests/test_mm.py",
+    ]
 
 
 def test_importers_of_a_built_extension_fold_into_its_item() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from accelpilot.porting.scan.visitor import _HANDLERS, PyVisitor
@@ -37,6 +37,53 @@ def _ends_with(parts: list[str], mod: list[str]) -> bool:
     return n > 0 and parts[len(parts) - n :] == mod[len(mod) - n :]
 
 
+_BUILT = "{}({!r})"  # the visitor's message for a builder given a module name: CUDAExtension('pkg._C')
+
+
+def _is_definition(rule: str, message: str) -> bool:
+    """A kernel's decorator (``@triton.jit``, ``@nki.jit``; numba's ``@cuda.jit`` resolves to numba.cuda.jit),
+    not an import of the language."""
+    if message.startswith(("import ", "from ", "package ", "string ")):
+        return False
+    return message.startswith("@") or (rule == "numba-cuda" and message.endswith(".jit"))
+
+
+_WORD = re.compile(rb"\w+")
+_NAME_BEFORE = re.compile(rb"(\w+)[ \t]*$")
+
+
+def _subscripted(data: bytes, close: int) -> bytes | None:
+    """The name subscripted by the ``[...]`` that closes at ``close`` (``kernel[grid]`` -> ``kernel``)."""
+    depth = 0
+    for j in range(close, max(-1, close - 400), -1):
+        c = data[j]
+        if c == 93:  # ]
+            depth += 1
+        elif c == 91:  # [
+            depth -= 1
+            if depth == 0:
+                m = _NAME_BEFORE.search(data, max(0, j - 120), j)
+                return m.group(1) if m else None
+    return None
+
+
+def _import_statements(data: bytes) -> Iterator[bytes]:
+    """Each import statement's text (a parenthesised ``from x import (...)`` whole)."""
+    i = data.find(b"import")
+    while i != -1:
+        ls = data.rfind(b"\n", 0, i) + 1
+        end = data.find(b"\n", i)
+        end = len(data) if end == -1 else end
+        head = data[ls:i].lstrip()
+        if head == b"" or head.startswith(b"from "):
+            line = data[ls:end]
+            if b"(" in line and b")" not in line:
+                close = data.find(b")", end)
+                end = len(data) if close == -1 else close
+            yield data[ls:end]
+        i = data.find(b"import", end)
+
+
 class Index:
     """Kernels (by name, with their defining files) and built extension modules (by import name)."""
 
@@ -45,20 +92,47 @@ class Index:
         self.extensions: dict[str, tuple[str, str]] = {}  # module name -> (rule, file)
         self.modules: dict[str, list[str]] = {}
         for rule, file, subject, message in sorted(definitions):
-            if rule in _LAUNCHED_RULES and (message.startswith("@") or message.endswith(".jit")):
+            if rule in _LAUNCHED_RULES and _is_definition(rule, message):
                 if (rule, file) not in self.kernels.setdefault(subject, []):
                     self.kernels[subject].append((rule, file))
                     self.modules.setdefault(file, module_parts(file))
-            elif rule == "cpp-extension-cuda" and not message.startswith(("import ", "from ")):
+            elif rule == "cpp-extension-cuda" and message == _BUILT.format(message.split("(", 1)[0], subject):
                 self.extensions.setdefault(subject, (rule, file))
+        # what an import statement naming a kernel must also name: the defining module (or its package)
+        self.homes = {
+            name.encode(): {self.modules[f][-1].encode() for _, f in defs if self.modules[f]}
+            for name, defs in self.kernels.items()
+        }
+        self.kernel_words = set(self.homes)
+        self.ext_words = {e.rsplit(".", 1)[-1].encode() for e in self.extensions}
 
-    def pattern(self) -> re.Pattern[bytes] | None:
-        """Bytes a file must hold to use any of these names (None: nothing to look for)."""
-        words = set(self.kernels) | {e.rsplit(".", 1)[-1] for e in self.extensions}
-        words = {w for w in words if w.isidentifier()}
-        if not words:
-            return None
-        return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
+    def empty(self) -> bool:
+        return not self.kernels and not self.extensions
+
+    def uses(self, data: bytes) -> bool:
+        """Whether the file may use a kernel or an extension: a launch ``name[grid](``, an import statement
+        naming a kernel and its defining module, or one naming a built extension. A bare mention does not
+        count: Triton helpers decorated with ``@triton.jit`` are called ``any`` or ``get``, which half a code
+        base mentions. Found from ``](`` and the word ``import`` with ``bytes.find``: a regex of a hundred
+        kernel names over every file cost more than the whole first pass."""
+        i = data.find(b"](")
+        while i != -1:
+            name = _subscripted(data, i)
+            if name is not None and name in self.kernel_words:
+                return True
+            i = data.find(b"](", i + 2)
+        for stmt in _import_statements(data):
+            words = set(_WORD.findall(stmt))
+            if not words.isdisjoint(self.ext_words):
+                return True
+            for name in words & self.kernel_words:
+                if not self.homes[name].isdisjoint(words):
+                    return True
+        return False
+
+    def loader_files(self) -> set[str]:
+        """Files that build an extension with ``load()``: calls through the returned module are uses."""
+        return {file for _, file in self.extensions.values()}
 
     def kernel(self, dotted: str, here: str) -> tuple[str, str, str] | None:
         """(rule, defining file, name) of the kernel ``dotted`` names from file ``here``, if it is one."""
@@ -171,12 +245,12 @@ _REF_HANDLERS: dict[type, Callable[[RefVisitor, Any], None]] = {
 
 def find_refs(sources: Iterable[tuple[str, bytes]], index: Index) -> list[Ref]:
     """Uses of the index's kernels and extensions in the given (rel, bytes) Python sources."""
-    pattern = index.pattern()
-    if pattern is None:
+    if index.empty():
         return []
+    loaders = index.loader_files()
     refs: list[Ref] = []
     for rel, data in sources:
-        if pattern.search(data) is None:
+        if rel not in loaders and not index.uses(data):
             continue
         try:
             tree = ast.parse(data)

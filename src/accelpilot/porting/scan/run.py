@@ -159,7 +159,7 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
     """Launches and imports of the tree's kernels, importers of its built extensions, as findings of the item
     they belong to (second pass: reads again only Python files naming one of them)."""
     index = Index((f.rule, f.file, f.subject, f.message) for f in findings if f.subject and f.file)
-    if index.pattern() is None:
+    if index.empty():
         return []
 
     def sources() -> Iterable[tuple[str, bytes]]:
