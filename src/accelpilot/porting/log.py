@@ -228,7 +228,8 @@ def item_key(f: Finding) -> tuple[str, str]:
     sub = f.subject
     if scope == "kernel":
         if f.defined_in is not None and sub:  # a launch, an import or a use of a kernel defined elsewhere
-            return f"kernel|{f.rule}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"
+            rid = "cpp-extension-cuda" if f.rule == "cuda-source-file" else f.rule  # the sources of an extension
+            return f"kernel|{rid}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"
         if f.rule == "cuda-source-file":
             folder = (f.file or "").rpartition("/")[0] or "."
             return f"kernel|{f.rule}|{folder}", f"CUDA sources in {folder}/"

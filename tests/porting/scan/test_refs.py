@@ -84,22 +84,28 @@ def test_which_files_the_second_pass_reads() -> None:
 def test_importers_of_a_built_extension_fold_into_its_item() -> None:
     log = scan_path(FIXTURES / "extensions", jobs=1)
     assert _items(FIXTURES / "extensions") == [
-        # load() bound to a variable: the import, the build, and the calls through the variable
-        ("kernel|cpp-extension-cuda|jit.py|jit_ops", "blocking", [("jit.py", 1), ("jit.py", 3), ("jit.py", 7)]),
+        # load() bound to a variable: its CUDA source, the import, the build, and the calls through the variable
+        (
+            "kernel|cpp-extension-cuda|jit.py|jit_ops",
+            "blocking",
+            [("csrc/jit_ops.cu", None), ("jit.py", 1), ("jit.py", 3), ("jit.py", 7)],
+        ),
         # CppExtension(name=...): `import cpu_ops` and `from cpu_ops import gelu`; setup.py's import joins the
-        # first extension it builds
+        # first extension it builds (csrc/cpu.cpp is C++, not a CUDA source)
         (
             "kernel|cpp-extension-cuda|setup.py|cpu_ops",
             "blocking",
             [("model.py", 3), ("model.py", 5), ("setup.py", 2), ("setup.py", 8)],
         ),
-        # CUDAExtension("fusedops._C"): `from . import _C` in the package, `import fusedops._C as C`
+        # CUDAExtension("fusedops._C", sources=["csrc/fused.cu"]): its source, `from . import _C` in the
+        # package, `import fusedops._C as C`
         (
             "kernel|cpp-extension-cuda|setup.py|fusedops._C",
             "blocking",
-            [("fusedops/__init__.py", 1), ("fusedops/layers.py", 1), ("setup.py", 7)],
+            [("csrc/fused.cu", None), ("fusedops/__init__.py", 1), ("fusedops/layers.py", 1), ("setup.py", 7)],
         ),
-        ("kernel|cuda-source-file|csrc", "blocking", [("csrc/fused.cu", None)]),
+        # a CUDA source no extension names stays an item of its folder
+        ("kernel|cuda-source-file|kernels", "blocking", [("kernels/orphan.cu", None)]),
     ]
     # json.load and `import cpu_ops_utils` are not the extension
     assert sorted((f.file, f.line) for f in log.findings if f.file == "model.py") == [("model.py", 3), ("model.py", 5)]
@@ -108,7 +114,7 @@ def test_importers_of_a_built_extension_fold_into_its_item() -> None:
     assert messages[("jit.py", 3)] == "load('jit_ops')"
     assert messages[("jit.py", 7)] == "calls forward() of the built extension jit_ops (jit.py)"
     assert messages[("fusedops/__init__.py", 1)] == "imports the built extension fusedops._C (setup.py)"
-    assert log.summary.items == 4 and log.summary.total == 11
+    assert log.summary.items == 4 and log.summary.total == 13
 
 
 def test_scan_views_say_how_a_line_is_reached_when_its_item_is_not() -> None:
@@ -129,3 +135,25 @@ def test_scan_views_say_how_a_line_is_reached_when_its_item_is_not() -> None:
     bench = io.StringIO()
     render_table(scan_path(FIXTURES / "items", jobs=1), Console(file=bench, width=400, color_system=None))
     assert "kernel copy_kernel (benchmarks/bench_fused.py) [in a benchmark script" in bench.getvalue()
+
+
+def test_an_import_of_a_module_this_tree_builds_is_not_a_library_dependency(tmp_path: Path) -> None:
+    """``selective_scan_cuda`` is a known CUDA kernel library name; where setup.py builds it, importing it is a
+    line of that extension's item, not a third-party dependency item of its own."""
+    (tmp_path / "setup.py").write_text(
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        'ext = CUDAExtension("selective_scan_cuda", sources=["scan.cu"])\n'
+    )
+    (tmp_path / "scan.cu").write_text("__global__ void scan() {}\n")
+    (tmp_path / "ops.py").write_text("import selective_scan_cuda\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "use.py").write_text("import causal_conv1d\n")  # not built here: a dependency
+    assert _items(tmp_path) == [
+        (
+            "kernel|cpp-extension-cuda|setup.py|selective_scan_cuda",
+            "blocking",
+            [("ops.py", 1), ("scan.cu", None), ("setup.py", 1), ("setup.py", 2)],
+        ),
+        ("package|cuda-kernel-library|causal_conv1d", "blocking", [("other/use.py", 1)]),
+    ]
+    assert [f.rule for f in scan_path(tmp_path, jobs=1).findings if f.file == "ops.py"] == ["cpp-extension-cuda"]

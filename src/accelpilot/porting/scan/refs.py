@@ -9,6 +9,7 @@ bytes name one of them (a tree with no kernel and no extension costs nothing).
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -21,6 +22,7 @@ Ref = tuple[str, str, int, str, str, str | None, str, str]
 Definition = tuple[str, str, str, str]
 
 _LAUNCHED_RULES = frozenset({"triton-kernel", "nki-kernel", "numba-cuda"})
+_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "load_inline"})
 _LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 
 
@@ -166,6 +168,7 @@ class RefVisitor(PyVisitor):
         self.refs: list[Ref] = []
         self.loaded: dict[str, tuple[str, str, str]] = {}  # variable bound to load()'s module -> extension
         self._ref_seen: set[tuple[str, int]] = set()
+        self.sources: dict[str, tuple[str, str]] = {}  # a CUDA source file -> (defining file, extension)
 
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
         """The first pass already reported this file's own findings."""
@@ -212,6 +215,9 @@ class RefVisitor(PyVisitor):
 
     def r_call(self, node: ast.Call) -> None:
         f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name in _BUILDERS or (name == "load" and self.dotted(f) in _LOADERS):
+            self._sources(node)
         if isinstance(f, ast.Subscript):
             d = self.dotted(f.value)
             kernel = self.index.kernel(d, self.rel) if d else None
@@ -221,6 +227,18 @@ class RefVisitor(PyVisitor):
             ext = self.loaded[f.value.id]
             self.ref(ext, node.lineno, f"calls {f.attr}() of the built extension {ext[2]} ({ext[1]})")
         PyVisitor.v_call(self, node)
+
+    def _sources(self, node: ast.Call) -> None:
+        """A builder's literal ``sources=[...]`` (or second argument): those CUDA files are this extension's."""
+        ext = self._ext_name(node)
+        hit = self.index.extension(ext) if ext else None
+        if hit is None or hit[1] != self.rel:
+            return
+        arg = next((k.value for k in node.keywords if k.arg == "sources"), node.args[1] if len(node.args) > 1 else None)
+        folder = posixpath.dirname(self.rel)
+        for e in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ():
+            if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                self.sources[posixpath.normpath(posixpath.join(folder, e.value))] = (hit[1], hit[2])
 
     def r_assign(self, node: ast.Assign) -> None:
         """``mod = load(name="ext", ...)``: calls through ``mod`` are uses of the built extension."""
@@ -243,10 +261,12 @@ _REF_HANDLERS: dict[type, Callable[[RefVisitor, Any], None]] = {
 }
 
 
-def find_refs(sources: Iterable[tuple[str, bytes]], index: Index) -> list[Ref]:
-    """Uses of the index's kernels and extensions in the given (rel, bytes) Python sources."""
+def find_refs(sources: Iterable[tuple[str, bytes]], index: Index) -> tuple[list[Ref], dict[str, tuple[str, str]]]:
+    """Uses of the index's kernels and extensions in the given (rel, bytes) Python sources, and the CUDA source
+    files each extension builds from (path -> (defining file, extension))."""
+    built: dict[str, tuple[str, str]] = {}
     if index.empty():
-        return []
+        return [], built
     loaders = index.loader_files()
     refs: list[Ref] = []
     for rel, data in sources:
@@ -258,7 +278,8 @@ def find_refs(sources: Iterable[tuple[str, bytes]], index: Index) -> list[Ref]:
             continue  # the first pass already recorded why this file could not be read
         v = RefVisitor(index, rel)
         v.visit(tree)
+        built.update(v.sources)
         if v.refs:
             lines = data.decode("utf-8", errors="replace").splitlines()
             refs.extend((*r[:7], lines[r[2] - 1] if 0 < r[2] <= len(lines) else "") for r in v.refs)
-    return refs
+    return refs, built

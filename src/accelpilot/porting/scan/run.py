@@ -156,11 +156,11 @@ def _chunks(items: list[tuple[str, str, str]], n: int) -> Iterable[list[tuple[st
 
 
 def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str]) -> list[Finding]:
-    """Launches and imports of the tree's kernels, importers of its built extensions, as findings of the item
-    they belong to (second pass: reads again only Python files naming one of them)."""
+    """The findings with launches and imports of the tree's kernels and importers of its built extensions added
+    as lines of the item they belong to (second pass: reads again only the few files that may use one)."""
     index = Index((f.rule, f.file, f.subject, f.message) for f in findings if f.subject and f.file)
     if index.empty():
-        return []
+        return findings
 
     def sources() -> Iterable[tuple[str, bytes]]:
         for path, rel, kind in files:
@@ -172,7 +172,11 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
 
     have = {(f.rule, f.file, f.line) for f in findings}
     out: list[Finding] = []
-    for rule, rel, line, message, subject, context, defined_in, text in find_refs(sources(), index):
+    refs, built = find_refs(sources(), index)
+    for f in findings:  # a CUDA source an extension builds from is part of that extension's item
+        if f.rule == "cuda-source-file" and f.file in built:
+            f.defined_in, f.subject = built[f.file]
+    for rule, rel, line, message, subject, context, defined_in, text in refs:
         if (rule, rel, line) in have:
             continue
         out.append(
@@ -187,7 +191,11 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
                 defined_in=defined_in,
             )
         )
-    return out
+    # An import of a module this tree builds is that extension's line, not a third-party library dependency
+    # (``import selective_scan_cuda`` where setup.py builds it).
+    own = {(f.file, f.line) for f in out if f.rule == "cpp-extension-cuda"}
+    kept = [f for f in findings if (f.file, f.line) not in own or RULES[f.rule].item != "package"]
+    return kept + out
 
 
 def scan_path(
@@ -242,7 +250,7 @@ def scan_path(
                     context=context or path_context,
                 )
             )
-    findings += _cross_file(files, findings, {s.path for s in skipped})
+    findings = _cross_file(files, findings, {s.path for s in skipped})
     log = PortabilityLog(
         root=display_name(str(root)),
         files_scanned=len(files),

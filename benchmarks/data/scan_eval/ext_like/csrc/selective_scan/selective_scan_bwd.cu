@@ -1,0 +1,1 @@
+__global__ void selective_scan_bwd_kernel() {}
