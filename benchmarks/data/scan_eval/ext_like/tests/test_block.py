@@ -1,6 +1,5 @@
 import pytest
 import torch
-
 from mamba_like.ops.triton.ssd_chunk import _chunk_scan_kernel
 
 
