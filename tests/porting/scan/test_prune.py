@@ -8,12 +8,20 @@ import pytest
 
 from accelpilot.porting.scan import scan_python
 
-REPO = Path(__file__).parent.parent / "fixtures" / "repo"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+REPO = FIXTURES / "repo"
+# cpp_extension builders and load() (triggers only in files naming cpp_extension), launches of kernels
+SOURCES = [
+    *sorted(REPO.glob("*.py")),
+    *sorted((FIXTURES / "prune_ext").glob("*.py")),
+    *sorted((FIXTURES / "extensions").rglob("*.py")),
+    *sorted((FIXTURES / "launches").rglob("*.py")),
+]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in REPO.glob("*.py")))
-def test_pruned_scan_equals_full_parse(name: str) -> None:
-    src = (REPO / name).read_bytes()
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_pruned_scan_equals_full_parse(path: Path) -> None:
+    src = path.read_bytes()
     # everything but the snippet (filled later from the source): rule, line, message, subject, reach context
     pruned = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src))
     full = sorted((r, ln, m, str(sub), str(ctx)) for r, ln, m, _, sub, ctx in scan_python(src, prune=False))

@@ -3,23 +3,38 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
 from accelpilot.porting.scan.visitor import PyVisitor
+
+# A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own: in files that
+# name cpp_extension, these lines (and the import that makes ``load`` cpp_extension's) are triggers too.
+_EXTENSION_LINE = re.compile(rb"cpp_extension|CppExtension|\bload(?:_inline)?[ \t]*\(")
+
+
+def _with_extension_lines(data: bytes, hits: list[int]) -> list[int]:
+    lines = set(hits)
+    pos, lineno = 0, 1
+    for m in _EXTENSION_LINE.finditer(data):
+        lineno += data.count(b"\n", pos, m.start())
+        pos = m.start()
+        lines.add(lineno)
+    return sorted(lines)
 
 
 def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     """Findings for one Python source. ``prune=False`` parses and visits everything (the reference for tests)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     torch_file = b"torch" in data
-    # A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own; files that
-    # use cpp_extension are few, so they are visited whole.
-    if not prune or b"cpp_extension" in data:
+    if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
         return v.found
     hits = trigger_lines(data)
+    if b"cpp_extension" in data:
+        hits = _with_extension_lines(data, hits)
     if not hits:
         return []
     v = PyVisitor(hits, torch_file)
