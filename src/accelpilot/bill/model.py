@@ -142,7 +142,21 @@ class Bill(BaseModel):
         Figure arithmetic refuses claims, so this is empty unless a figure was built around that refusal; the
         bill's and report's ``used_in_arithmetic`` are read from here, not written as a constant.
         """
-        return {lf.label for f in self.figures() for lf in f.leaves() if lf.kind is Kind.VENDOR_CLAIM}
+        # One walk over the figure graph, each node once: options share subtrees (prices, [extras], the
+        # baseline in every comparison), and listing every figure's leaves repeated them (issue 10's speed).
+        found: set[str] = set()
+        seen: set[int] = set()
+        stack = self.figures()
+        while stack:
+            f = stack.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            if f.inputs:
+                stack.extend(f.inputs)
+            elif f.kind is Kind.VENDOR_CLAIM:
+                found.add(f.label)
+        return found
 
 
 def _num(f: Figure | None, places: int = 2) -> float | None:
@@ -158,7 +172,10 @@ def _fig(f: Figure | None) -> dict[str, Any] | None:
 def bill_to_json(bill: Bill) -> dict[str, Any]:
     """Scripts get plain numbers at the top and each figure's provenance beside it."""
     # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
-    leaf_json: dict[int, dict[str, Any]] = {}
+    # A leaf is known by its index in ``leaf_json``; equal leaves (same fields, so the same projection) share one.
+    leaf_json: list[dict[str, Any]] = []
+    index_of_key: dict[tuple[Any, ...], int] = {}
+    index_of_leaf: dict[int, int] = {}  # id(leaf) -> index; every figure stays alive in the bill meanwhile
 
     def head(f: Figure) -> dict[str, Any]:
         """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
@@ -173,32 +190,36 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "note": f.note,
         }
 
-    def leaf(lf: Figure) -> dict[str, Any]:
-        out = leaf_json.get(id(lf))
-        if out is None:
-            out = leaf_json[id(lf)] = head(lf)
-        return out
+    def leaf_index(lf: Figure) -> int:
+        i = index_of_leaf.get(id(lf))
+        if i is None:
+            key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
+            i = index_of_key.get(key)
+            if i is None:
+                i = index_of_key[key] = len(leaf_json)
+                leaf_json.append(head(lf))
+            index_of_leaf[id(lf)] = i
+        return i
 
-    memo: dict[int, list[Figure]] = {}
+    memo: dict[int, list[int]] = {}
 
-    def leaves(f: Figure) -> list[Figure]:
-        """``f.leaves()`` (depth first, first of equal leaves kept), memoised over the shared subtrees."""
+    def leaves(f: Figure) -> list[int]:
+        """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
         if not f.inputs:
-            return [f]
+            return [leaf_index(f)]
         got = memo.get(id(f))
         if got is None:
-            seen: dict[tuple[Any, ...], Figure] = {}
-            for x in f.inputs:
-                for lf in leaves(x):
-                    seen.setdefault((lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note), lf)
-            got = memo[id(f)] = list(seen.values())
+            got = memo[id(f)] = list(dict.fromkeys(i for x in f.inputs for i in leaves(x)))
         return got
+
+    def leaf_list(f: Figure) -> list[dict[str, Any]]:
+        return [leaf_json[i] for i in leaves(f)]
 
     def fig(f: Figure | None) -> dict[str, Any] | None:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        return {**head(f), "leaves": [leaf(lf) for lf in leaves(f)] if f.inputs else []}
+        return {**head(f), "leaves": leaf_list(f) if f.inputs else []}
 
     opts = []
     for o in bill.options:
@@ -245,7 +266,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [leaf(lf) for lf in leaves(li.figure)],
+                        "leaves": leaf_list(li.figure),
                     }
                     for li in o.line_items
                 ],
