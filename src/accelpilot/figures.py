@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from accelpilot.errors import ConfigError, UnitMismatchError, VendorClaimError
 
@@ -177,12 +177,11 @@ class Figure(BaseModel):
     @field_validator("unit", mode="before")
     @classmethod
     def _unit(cls, v: Any) -> str:
-        return normalise_unit(str(v or ""))
-
-    @model_validator(mode="after")
-    def _currency_consistent(self) -> Figure:
-        currency_of(self.unit)  # raises on mixed currencies
-        return self
+        text = normalise_unit(str(v or ""))
+        # Checked here, not in a model validator: pydantic runs an "after" model validator again for every
+        # Figure placed in another model (each option, line item, comparison), and a figure's unit never changes.
+        currency_of(text)  # raises on mixed currencies
+        return text
 
     @field_serializer("value")
     def _ser_value(self, v: Decimal) -> float | int:

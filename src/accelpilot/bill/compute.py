@@ -809,18 +809,43 @@ def _serverless(
     return monthly, share, notes, curve
 
 
-def price_option(
-    opt: Option, sc: Scenario, cat: Catalog, index: int, shared: dict[str, Any] | None = None
-) -> OptionBill:
+class _PerBill:
+    """Figures every option and comparison of one bill use alike, made once per bill (gather once, then compute;
+    issue 10's speed). Each equals what an option would make for itself, so the bill reads the same."""
+
+    def __init__(self, sc: Scenario) -> None:
+        self.sc = sc
+        self.rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
+        self.day_rate = _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
+        self.life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
+        self._extras: tuple[list[LineItem], Figure] | None = None
+        self._base: tuple[OptionBill, Figure, Figure] | None = None
+
+    def extras(self, cat: Catalog) -> tuple[list[LineItem], Figure]:
+        """The scenario's [extras] (options without their own), priced on first use: the items and their month."""
+        if self._extras is None:
+            items = _extras_monthly(self.sc.extras, cat, "extras")
+            self._extras = items, _sum([li.figure for li in items], self.sc.currency, "month")
+        return self._extras
+
+    def baseline(self, base: OptionBill) -> tuple[Figure, Figure]:
+        """The baseline's side of every flip point: its total a month and its cost per accepted run that scales."""
+        if self._base is None or self._base[0] is not base:
+            assert base.cost_per_accepted_run is not None and base.fixed_per_month is not None
+            total = (base.monthly_cost + base.maintenance_per_month).with_label("baseline a month")
+            var = (base.cost_per_accepted_run - base.fixed_per_month / self.rpm).with_label("baseline per accepted run")
+            self._base = base, total, var
+        return self._base[1], self._base[2]
+
+
+def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: _PerBill | None = None) -> OptionBill:
     where = f"options[{index + 1} {opt.name!r}]"
     ex = opt.extras if opt.extras is not None else sc.extras
     cur = sc.currency
-    rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
+    bill = per_bill or _PerBill(sc)
+    rpm = bill.rpm
     maint = _a(opt.maintenance_per_month, "USD/month", "maintenance of a second toolchain", where)
-    one_off = (
-        _a(opt.porting_days, "day", "porting engineer-days", where)
-        * _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
-    ).with_label("porting")
+    one_off = (_a(opt.porting_days, "day", "porting engineer-days", where) * bill.day_rate).with_label("porting")
     notes: list[str] = []
     if opt.pricing == "measured_spend":
         from accelpilot.bill.measured_spend import monthly_figure, price_measured_spend
@@ -855,14 +880,12 @@ def price_option(
     else:
         p = _usage(opt, sc, cat, where, ex, billed, executed)
     notes += p.notes
-    if opt.extras is None and shared is not None:
+    if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])
-        if "extras" not in shared:
-            shared["extras"] = _extras_monthly(ex, cat, "extras")
-        extras = shared["extras"]
+        extras, extras_month = bill.extras(cat)
     else:
         extras = _extras_monthly(ex, cat, where)
-    extras_month = _sum([li.figure for li in extras], cur, "month")
+        extras_month = _sum([li.figure for li in extras], cur, "month")
     if p.monthly_items:
         # Billed by the month whatever the use: the month's bill, shared by the runs executed in it.
         month_items = p.monthly_items + extras
@@ -1117,11 +1140,12 @@ def _price_serving(
 # --- comparisons -------------------------------------------------------------------------------
 
 
-def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
+def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill | None = None) -> Comparison:
     rpm = Decimal(sc.volumes.runs_per_month)
     one_off = cand.one_off_cost
     extra_maint = cand.maintenance_per_month.value - base.maintenance_per_month.value
     if base.workload == "training" and base.cost_per_accepted_run is not None and cand.cost_per_accepted_run:
+        bill = per_bill or _PerBill(sc)
         saving = (base.cost_per_accepted_run - cand.cost_per_accepted_run).with_label("saving per accepted run")
         pct = saving.value / base.cost_per_accepted_run.value * 100 if base.cost_per_accepted_run.value else None
         net = saving.value - extra_maint / rpm
@@ -1144,12 +1168,12 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
             candidate=cand.name,
             saving_per_run=saving,
             saving_percent=pct,
-            saving_per_month=(saving * _a(rpm, "1/month", "runs per month", "volumes")),
+            saving_per_month=(saving * bill.rpm),
             one_off_cost=one_off,
             break_even_runs=runs,
             break_even_months=months,
             payback_curve=curve,
-            **training_flips(base, cand, sc),
+            **training_flips(base, cand, sc, bill),
         )
     if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
         # Spend per accepted output at the same served volume (the baseline's): an option with twice the
@@ -1189,7 +1213,9 @@ def lifetime_months(sc: Scenario) -> int:
     return sc.gates.workload_lifetime_months or sc.volumes.months
 
 
-def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str, Figure | None]:
+def training_flips(
+    base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill | None = None
+) -> dict[str, Figure | None]:
     """How far the inputs may move before the decision flips (issue 10, section 5), each a derived figure.
 
     Flip = the point where the candidate's monthly cost, its maintenance and its port spread over the lifetime
@@ -1202,12 +1228,11 @@ def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str
         return out
     if base.fixed_per_month is None or cand.fixed_per_month is None:
         return out
-    rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
-    life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
-    port = (cand.one_off_cost / life).with_label("porting spread over the lifetime")
-    base_total = (base.monthly_cost + base.maintenance_per_month).with_label("baseline a month")
+    bill = per_bill or _PerBill(sc)
+    rpm = bill.rpm
+    port = (cand.one_off_cost / bill.life).with_label("porting spread over the lifetime")
+    base_total, var_b = bill.baseline(base)
     cand_over = (cand.maintenance_per_month + port).with_label("candidate's maintenance and port a month")
-    var_b = (base.cost_per_accepted_run - base.fixed_per_month / rpm).with_label("baseline per accepted run")
     var_c = (cand.cost_per_accepted_run - cand.fixed_per_month / rpm).with_label("candidate per accepted run")
     # budget the candidate's run-scaled costs may reach each month before the decision flips
     room = (base_total - cand_over - cand.fixed_per_month).with_label("room for the candidate's runs a month")
@@ -1250,10 +1275,10 @@ def make_bill(sc: Scenario, cat: Catalog) -> Bill:
     from accelpilot.bill.scenario import check_money_unit
 
     check_money_unit(sc.currency, sc.path or "scenario")
-    shared: dict[str, Any] = {}
-    options = [price_option(o, sc, cat, i, shared) for i, o in enumerate(sc.options)]
+    per_bill = _PerBill(sc)
+    options = [price_option(o, sc, cat, i, per_bill) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
-    comps = [compare(base, o, sc) for o in options if o.name != base.name]
+    comps = [compare(base, o, sc, per_bill) for o in options if o.name != base.name]
     taxed = sorted({str(o.extras.tax_percent if o.extras else sc.extras.tax_percent) for o in sc.options})
     statements = [
         TAX_STATEMENT

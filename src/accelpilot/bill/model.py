@@ -133,7 +133,7 @@ class Bill(BaseModel):
         """Every figure the bill holds: option fields, line items, comparisons."""
         out: list[Figure] = []
         for m in [*self.options, *(li for o in self.options for li in o.line_items), *self.comparisons]:
-            out += [v for _, v in m if isinstance(v, Figure)]
+            out += [v for v in vars(m).values() if isinstance(v, Figure)]  # the fields (models allow no extras)
         return out
 
     def claims_in_arithmetic(self) -> set[str]:
@@ -149,11 +149,10 @@ class Bill(BaseModel):
         stack = self.figures()
         while stack:
             f = stack.pop()
-            if id(f) in seen:
-                continue
-            seen.add(id(f))
             if f.inputs:
-                stack.extend(f.inputs)
+                if id(f) not in seen:
+                    seen.add(id(f))
+                    stack.extend(f.inputs)
             elif f.kind is Kind.VENDOR_CLAIM:
                 found.add(f.label)
         return found
@@ -209,7 +208,14 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             return [leaf_index(f)]
         got = memo.get(id(f))
         if got is None:
-            got = memo[id(f)] = list(dict.fromkeys(i for x in f.inputs for i in leaves(x)))
+            if len(f.inputs) == 1:
+                got = leaves(f.inputs[0])  # already without duplicates; memo lists are never changed
+            else:
+                merged: list[int] = []
+                for x in f.inputs:
+                    merged += leaves(x)
+                got = list(dict.fromkeys(merged))
+            memo[id(f)] = got
         return got
 
     def leaf_list(f: Figure) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
@@ -299,7 +300,7 @@ class Scenario(_Strict):
     @model_validator(mode="after")
     def _names(self) -> Scenario:
         names = [o.name for o in self.options]
-        dup = {n for n in names if names.count(n) > 1}
+        dup = {n for n, k in Counter(names).items() if k > 1}  # not names.count(n) per name: quadratic
         if dup:
             raise ValueError(f"option names must be unique (repeated: {', '.join(sorted(dup))})")
         if self.baseline is not None and self.baseline not in names:
