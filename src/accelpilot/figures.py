@@ -142,10 +142,13 @@ def to_decimal(value: Any, what: str = "value") -> Decimal:
     return d
 
 
+_QUANTA = {places: Decimal(1).scaleb(-places) for places in range(9)}  # money() rounds tens of thousands a bill
+
+
 def money(value: Decimal, places: int = 2) -> Decimal:
     """Round half-up to cents (or ``places``), the way an invoice does."""
     try:
-        return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        return value.quantize(_QUANTA.get(places) or Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     except InvalidOperation:
         # More digits than the decimal context holds: the inputs multiplied to an absurd amount.
         raise ConfigError(
@@ -258,7 +261,7 @@ class Figure(BaseModel):
             {
                 "value": value,
                 "unit": unit,
-                "kind": Kind.DERIVED,
+                "kind": _DERIVED,
                 "source": f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
                 "as_of": None,
                 "region": region,
@@ -311,7 +314,8 @@ class Figure(BaseModel):
 
 
 _ALL_FIELDS = set(Figure.model_fields)  # shared: a frozen model never changes its fields-set
-_CLAIM = Kind.VENDOR_CLAIM
+_CLAIM = Kind.VENDOR_CLAIM  # enum members looked up once: a class attribute lookup per figure adds up
+_DERIVED = Kind.DERIVED
 _new_object = object.__new__
 _set_dict = object.__setattr__
 # pydantic's per-instance slots, set through their descriptors: half the cost of object.__setattr__ by name.

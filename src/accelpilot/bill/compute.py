@@ -1246,11 +1246,15 @@ def training_flips(
         )
         if gap.value > 0:
             out["flip_runs_per_month"] = (gap / (var_b - var_c)).with_label("break-even accepted runs per month")
-    cand_side = (cand.monthly_cost + cand_over - base.maintenance_per_month).with_label("candidate a month")
-    for o, other_total in ((cand, base_total - cand_over), (base, cand_side)):
+    for o in (cand, base):
         k = o.sweep_coefficients
         if "u0" not in k or o.pricing not in ("owned", "buy_and_host"):
             continue
+        # the other side's month, made only here: most comparisons hold no owned box (issue 10's speed)
+        if o is cand:
+            other_total = base_total - cand_over
+        else:
+            other_total = (cand.monthly_cost + cand_over - base.maintenance_per_month).with_label("candidate a month")
         # owned, shared: cost per accepted run = (a/u + b + c/r) / accepted (bill.sweep's form); solve for the
         # u at which its monthly cost equals ``other_total``.
         target = other_total.value / rpm.value * Decimal(repr(k["accepted"]))

@@ -175,6 +175,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
     leaf_json: list[dict[str, Any]] = []
     index_of_key: dict[tuple[Any, ...], int] = {}
     index_of_leaf: dict[int, int] = {}  # id(leaf) -> index; every figure stays alive in the bill meanwhile
+    claims_used: set[str] = set()  # vendor claims among the leaves walked: Bill.claims_in_arithmetic, on the way
 
     def head(f: Figure) -> dict[str, Any]:
         """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
@@ -197,6 +198,8 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             if i is None:
                 i = index_of_key[key] = len(leaf_json)
                 leaf_json.append(head(lf))
+                if lf.kind is Kind.VENDOR_CLAIM:
+                    claims_used.add(lf.label)
             index_of_leaf[id(lf)] = i
         return i
 
@@ -306,7 +309,11 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         }
         for c in bill.comparisons
     ]
-    used = bill.claims_in_arithmetic()
+    # Every figure of the bill walked (the projected ones are memoised already): the claims among their leaves
+    # are ``bill.claims_in_arithmetic()``, without a second walk of the whole bill.
+    for f in bill.figures():
+        leaves(f)
+    used = claims_used
     return {
         "scenario": bill.scenario,
         "scenario_path": bill.scenario_path,
