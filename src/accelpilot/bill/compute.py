@@ -1154,15 +1154,12 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
             runs = max(1, int((one_off.value / net).to_integral_value(rounding=ROUND_CEILING)))
             months = one_off.value / (net * rpm)
         horizon = max(12, 2 * runs if runs else 12)
-        curve = []
-        for n in range(0, horizon + 1):
-            curve.append(
-                (
-                    n,
-                    base.cost_per_accepted_run.value * n + base.maintenance_per_month.value * n / rpm,
-                    one_off.value + cand.cost_per_accepted_run.value * n + cand.maintenance_per_month.value * n / rpm,
-                )
-            )
+        b_run, b_maint = base.cost_per_accepted_run.value, base.maintenance_per_month.value
+        c_run, c_maint = cand.cost_per_accepted_run.value, cand.maintenance_per_month.value
+        curve = [
+            (n, b_run * n + b_maint * n / rpm, one_off.value + c_run * n + c_maint * n / rpm)
+            for n in range(0, horizon + 1)
+        ]
         return Comparison(
             baseline=base.name,
             candidate=cand.name,

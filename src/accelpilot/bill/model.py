@@ -158,6 +158,9 @@ class Bill(BaseModel):
         return found
 
 
+_KIND_TEXT = {k: k.value for k in Kind}  # ``kind.value`` is a descriptor call on every figure projected
+
+
 def _num(f: Figure | None, places: int = 2) -> float | None:
     if f is None:
         return None
@@ -174,7 +177,6 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
     # A leaf is known by its index in ``leaf_json``; equal leaves (same fields, so the same projection) share one.
     leaf_json: list[dict[str, Any]] = []
     index_of_key: dict[tuple[Any, ...], int] = {}
-    index_of_leaf: dict[int, int] = {}  # id(leaf) -> index; every figure stays alive in the bill meanwhile
     claims_used: set[str] = set()  # vendor claims among the leaves walked: Bill.claims_in_arithmetic, on the way
 
     def head(f: Figure) -> dict[str, Any]:
@@ -183,7 +185,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "label": f.label,
             "value": float(f.value),
             "unit": f.unit,
-            "kind": f.kind.value,
+            "kind": _KIND_TEXT[f.kind],
             "source": f.source,
             "as_of": f.as_of.isoformat() if f.as_of else None,
             "region": f.region,
@@ -191,32 +193,32 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         }
 
     def leaf_index(lf: Figure) -> int:
-        i = index_of_leaf.get(id(lf))
+        key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
+        i = index_of_key.get(key)
         if i is None:
-            key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
-            i = index_of_key.get(key)
-            if i is None:
-                i = index_of_key[key] = len(leaf_json)
-                leaf_json.append(head(lf))
-                if lf.kind is Kind.VENDOR_CLAIM:
-                    claims_used.add(lf.label)
-            index_of_leaf[id(lf)] = i
+            i = index_of_key[key] = len(leaf_json)
+            leaf_json.append(head(lf))
+            if lf.kind is Kind.VENDOR_CLAIM:
+                claims_used.add(lf.label)
         return i
 
+    # id(figure) -> its leaves as indices; every figure stays alive in the bill meanwhile, so ids are not reused.
     memo: dict[int, list[int]] = {}
 
     def leaves(f: Figure) -> list[int]:
         """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
-        if not f.inputs:
-            return [leaf_index(f)]
         got = memo.get(id(f))
         if got is None:
-            if len(f.inputs) == 1:
-                got = leaves(f.inputs[0])  # already without duplicates; memo lists are never changed
+            ins = f.inputs
+            if not ins:
+                got = [leaf_index(f)]
+            elif len(ins) == 1:
+                got = leaves(ins[0])  # already without duplicates; memo lists are never changed
             else:
                 merged: list[int] = []
-                for x in f.inputs:
-                    merged += leaves(x)
+                for x in ins:
+                    known = memo.get(id(x))
+                    merged += known if known is not None else leaves(x)
                 got = list(dict.fromkeys(merged))
             memo[id(f)] = got
         return got
@@ -228,7 +230,9 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        return {**head(f), "leaves": leaf_list(f) if f.inputs else []}
+        out = head(f)
+        out["leaves"] = leaf_list(f) if f.inputs else []
+        return out
 
     opts = []
     for o in bill.options:
