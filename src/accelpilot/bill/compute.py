@@ -371,13 +371,19 @@ def _h(f: Figure) -> str:
 
 
 def _totals(
-    monthly: Figure, maint: Figure, one_off: Figure, months: int, outstanding: Figure | None = None
+    monthly: Figure,
+    maint: Figure,
+    one_off: Figure,
+    months: int,
+    outstanding: Figure | None = None,
+    horizon: Figure | None = None,
 ) -> tuple[Figure, Figure]:
     """Cost over the scenario's months and over 36 months: monthly cost and maintenance, plus the one-off port.
 
     A commitment whose term outlives the horizon adds what is still owed at its end (never dropped).
+    ``horizon``: the months as a figure, when the caller made it once for the bill.
     """
-    horizon = _a(months, "month", "months", "volumes")
+    horizon = horizon or _a(months, "month", "months", "volumes")
     m36 = M36
     total = monthly * horizon + maint * horizon + one_off
     if outstanding is not None:
@@ -818,7 +824,9 @@ class _PerBill:
         self.rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
         self.day_rate = _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
         self.life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
+        self.horizon = _a(sc.volumes.months, "month", "months", "volumes")
         self._extras: tuple[list[LineItem], Figure] | None = None
+        self._untaxed: Figure | None = None
         self._base: tuple[OptionBill, Figure, Figure] | None = None
 
     def extras(self, cat: Catalog) -> tuple[list[LineItem], Figure]:
@@ -828,6 +836,13 @@ class _PerBill:
             self._extras = items, _sum([li.figure for li in items], self.sc.currency, "month")
         return self._extras
 
+    def untaxed_extras_month(self, cat: Catalog) -> Figure:
+        """The scenario's [extras] a month, paid whatever the runs, when no tax applies (with tax, the tax share
+        names each option)."""
+        if self._untaxed is None:
+            self._untaxed = _fixed_month(self.extras(cat)[1], constant(0))
+        return self._untaxed
+
     def baseline(self, base: OptionBill) -> tuple[Figure, Figure]:
         """The baseline's side of every flip point: its total a month and its cost per accepted run that scales."""
         if self._base is None or self._base[0] is not base:
@@ -836,6 +851,10 @@ class _PerBill:
             var = (base.cost_per_accepted_run - base.fixed_per_month / self.rpm).with_label("baseline per accepted run")
             self._base = base, total, var
         return self._base[1], self._base[2]
+
+
+def _fixed_month(extras_month: Figure, tax: Figure) -> Figure:
+    return (extras_month * (constant(1) + tax)).with_label("monthly costs whatever the runs")
 
 
 def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: _PerBill | None = None) -> OptionBill:
@@ -902,8 +921,11 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
             for li in extras
         ]
         items += _tax(items, ex, where, "run", cur)
-        tax = _a(ex.tax_percent / 100, "", "tax share", where) if ex.tax_percent else constant(0)
-        fixed = (extras_month * (constant(1) + tax)).with_label("monthly costs whatever the runs")
+        if opt.extras is None and not ex.tax_percent:
+            fixed = bill.untaxed_extras_month(cat)  # the same for every option without its own [extras]
+        else:
+            tax = _a(ex.tax_percent / 100, "", "tax share", where) if ex.tax_percent else constant(0)
+            fixed = _fixed_month(extras_month, tax)
         cost_per_run = _sum([li.figure for li in items], cur).with_label("cost per run")
         if accepted.value:
             cpar = (cost_per_run / accepted).with_label("cost per accepted run")
@@ -919,7 +941,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
         # accepted share, so c carries it back out.
         coeff["c"] = float(extras_month.value) * float(accepted.value)
         coeff.update(accepted=float(accepted.value), one_off=float(one_off.value), maint=float(maint.value))
-    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months, p.outstanding)
+    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months, p.outstanding, bill.horizon)
     return OptionBill(
         name=opt.name,
         pricing=opt.pricing,
