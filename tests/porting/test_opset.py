@@ -164,3 +164,18 @@ def test_views_say_the_op_set_and_the_capture_path(monkeypatch: pytest.MonkeyPat
     _fallback(monkeypatch)
     table, md = shown(inventory("small_model:custom", announce=_quiet))
     assert "core ATen operators (captured by fallback trace)" in table and "(captured by fallback trace)" in md
+
+
+def test_control_flow_op_is_kept_and_labelled() -> None:
+    # torch.cond exports as a higher-order op around two sub-graphs: both branches are walked, the cond itself
+    # has no core ATen form and is listed as such (an eager trace would run one branch: export only here)
+    inv = inventory("small_model:cond", announce=_quiet)
+    assert inv.method == "torch.export"
+    assert {o.op: (o.count, o.core) for o in inv.ops} == {
+        "aten::cos": (1, True),
+        "aten::gt": (1, True),
+        "aten::sin": (1, True),
+        "aten::sum": (1, True),
+        "higher_order::cond": (1, False),
+    }
+    assert {o.call_site for o in inv.ops} == {f"{os.path.relpath(SRC)}:{_line_of('torch.cond(')}"}

@@ -66,6 +66,7 @@ BOOKKEEPING = frozenset(
         "aten::sym_storage_offset",
     }
 )
+_REGION_HOPS = frozenset({"wrap_with_set_grad_enabled", "wrap_with_autocast"})
 FLOAT64 = ("float64",)
 COMPLEX = ("complex32", "complex64", "complex128")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -185,7 +186,17 @@ def _capture_export(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> None:
             for d in _dtype_names(node.meta.get("val")):
                 cap.dtypes.add(d)
             continue
-        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        if node.op != "call_function":
+            continue
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            # control flow (torch.cond, while_loop) and other higher-order ops: their sub-graphs are walked, the
+            # op itself has no core ATen form: kept and marked, never dropped (the no_grad/autocast wrappers are
+            # only regions, and the decomposition inlines them)
+            if node.target.name() not in _REGION_HOPS:
+                site = _origin_site(node, fallback_sites) or _site(node.meta.get("stack_trace"))
+                cap.add(f"higher_order::{node.target.name()}", site, [], False, core=False)
+            continue
+        if not isinstance(node.target, torch._ops.OpOverload):
             continue
         val = node.meta.get("val")
         try:
