@@ -179,3 +179,22 @@ def test_control_flow_op_is_kept_and_labelled() -> None:
         "higher_order::cond": (1, False),
     }
     assert {o.call_site for o in inv.ops} == {f"{os.path.relpath(SRC)}:{_line_of('torch.cond(')}"}
+
+
+def test_a_decomposition_that_fails_keeps_the_operator(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from accelpilot.porting.opset import decomposition_table
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        torch.ops.aten.sigmoid.default(args[0])  # a part recorded before the failure must be forgotten
+        raise RuntimeError("this decomposition does not apply")
+
+    table = {**decomposition_table(), torch.ops.aten.silu.default: broken}
+    monkeypatch.setattr(ops, "decomposition_table", lambda: table)
+    _fallback(monkeypatch)
+    inv = inventory("small_model:block", announce=_quiet)
+    counts = {o.op: o.count for o in inv.ops}
+    assert inv.method == "dispatch-trace" and counts["aten::silu"] == 1 and "aten::sigmoid" not in counts
+    assert [o.op for o in inv.ops if o.core is False] == ["aten::silu"]
+    assert counts["aten::log1p"] == 1  # softplus still decomposed: the trace went on

@@ -269,8 +269,16 @@ def _capture_dispatch(model: Any, inputs: tuple[Any, ...], cap: _Capture, functi
                 if decomp is None and func.has_kernel_for_dispatch_key(cia):
                     decomp = func.decompose
                 if decomp is not None:
-                    with self:  # the parts dispatch back into this mode and are recorded
-                        res = decomp(*args, **kwargs)
+                    mark = (cap.counts.copy(), set(cap.not_core))
+                    try:
+                        with self:  # the parts dispatch back into this mode and are recorded
+                            res = decomp(*args, **kwargs)
+                    except Exception:
+                        # a decomposition that does not apply to these real inputs: forget its parts, run the
+                        # operator itself and list it as outside core ATen rather than lose the whole trace
+                        cap.counts, cap.not_core = mark[0], mark[1]
+                        res = NotImplemented
+                        core = False
                     if res is not NotImplemented:
                         return res
             out = func(*args, **kwargs)
