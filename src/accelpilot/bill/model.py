@@ -192,18 +192,23 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "note": f.note,
         }
 
-    def leaf_index(lf: Figure) -> int:
-        key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
-        i = index_of_key.get(key)
-        if i is None:
-            i = index_of_key[key] = len(leaf_json)
-            leaf_json.append(head(lf))
-            if lf.kind is Kind.VENDOR_CLAIM:
-                claims_used.add(lf.label)
-        return i
-
-    # id(figure) -> its leaves as indices; every figure stays alive in the bill meanwhile, so ids are not reused.
+    # id(figure) -> its leaf index, or its leaves as indices; every figure stays alive in the bill meanwhile, so
+    # ids are not reused.
+    index_of_leaf: dict[int, int] = {}
     memo: dict[int, list[int]] = {}
+
+    def leaf_index(lf: Figure) -> int:
+        i = index_of_leaf.get(id(lf))
+        if i is None:
+            key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
+            i = index_of_key.get(key)
+            if i is None:
+                i = index_of_key[key] = len(leaf_json)
+                leaf_json.append(head(lf))
+                if lf.kind is Kind.VENDOR_CLAIM:
+                    claims_used.add(lf.label)
+            index_of_leaf[id(lf)] = i
+        return i
 
     def leaves(f: Figure) -> list[int]:
         """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
@@ -217,8 +222,11 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             else:
                 merged: list[int] = []
                 for x in ins:
-                    known = memo.get(id(x))
-                    merged += known if known is not None else leaves(x)
+                    if x.inputs:
+                        known = memo.get(id(x))
+                        merged += known if known is not None else leaves(x)
+                    else:
+                        merged.append(leaf_index(x))
                 got = list(dict.fromkeys(merged))
             memo[id(f)] = got
         return got
@@ -313,10 +321,18 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         }
         for c in bill.comparisons
     ]
-    # Every figure of the bill walked (the projected ones are memoised already): the claims among their leaves
-    # are ``bill.claims_in_arithmetic()``, without a second walk of the whole bill.
-    for f in bill.figures():
-        leaves(f)
+    # ``bill.claims_in_arithmetic()`` without walking the bill twice: the projected figures' leaves were indexed
+    # (claims noted on the way); the rest (totals over the horizon, comparisons) are only searched, not listed.
+    stack = bill.figures()
+    searched: set[int] = set()
+    while stack:
+        f = stack.pop()
+        if not f.inputs:
+            if f.kind is Kind.VENDOR_CLAIM:
+                claims_used.add(f.label)
+        elif id(f) not in memo and id(f) not in searched:
+            searched.add(id(f))
+            stack.extend(f.inputs)
     used = claims_used
     return {
         "scenario": bill.scenario,
