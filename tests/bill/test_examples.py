@@ -89,6 +89,9 @@ def test_flat_traffic_serving_is_too_close_to_move(tmp_path: Path, capsys: pytes
     saving = (D("40305.20") - D("38027.60")) / D("40305.20") * 100  # 5.65%: inside the 30% margin
     assert f"({saving:.1f}% less), within the 30% margin" in com["reason"]
     assert "too close: keep the working deployment" in com["reason"]
+    # the flip points, worked in the example's header: 30 / 2 instances; 4 x 8 / 1.2 x 2,628,000 + 1
+    assert "it flips at a peak of 15 requests/s per candidate instance" in com["reason"]
+    assert "70,080,001 requests a month" in com["reason"]
     assert rep["decision"]["verdict"] == "keep_working_deployment"
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from accelpilot.bill.fleet import plan
-from accelpilot.bill.model import Bill, Comparison, FleetMode, LineItem, OptionBill
-from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
+from accelpilot.bill.fleet import hourly_shares, peak_flip, peak_to_mean, plan, volume_flip
+from accelpilot.bill.model import Bill, Comparison, FleetInputs, FleetMode, LineItem, OptionBill
+from accelpilot.bill.scenario import Extras, Option, Owned, Scenario, Traffic
 from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.catalog.model import PriceRow, Pricing
 from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, UnknownNameError, VendorClaimError
@@ -1004,6 +1005,7 @@ def _price_serving(
     idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
     usable = (capacity * (constant(1) - idle)).with_label("usable requests per month") if idle is not None else capacity
     fleet: list[FleetMode] = []
+    fleet_inputs: FleetInputs | None = None
     curve: dict[str, Any] = {}
     tr = sc.traffic
     if tr is not None and ex.idle_fraction:
@@ -1047,6 +1049,7 @@ def _price_serving(
             ex.tax_percent / 100,
         )
         chosen = next(m for m in fleet if m.mode == opt.operation)
+        fleet_inputs = _fleet_inputs(opt, tr, unit_month / hpm, peak, good, extras_month, ex, hpm, demand)
         n = chosen.instances
         monthly_compute = (unit_month / hpm * chosen.instance_hours).with_label(f"{chosen.mode} fleet")
         served = demand
@@ -1102,6 +1105,7 @@ def _price_serving(
         instances_needed=n,
         fleet=fleet,
         fleet_curve=curve,
+        fleet_inputs=fleet_inputs,
         monthly_cost=monthly,
         one_off_cost=one_off,
         maintenance_per_month=maint,
@@ -1181,7 +1185,95 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
         one_off_cost=one_off,
         break_even_months=months,
         payback_curve=curve,
+        **serving_flips(base, cand, sc),
     )
+
+
+def decision_margin(base: OptionBill, cand: OptionBill, sc: Scenario) -> Figure:
+    """The saving a move must reach to be acted on (seed 004): wider when either side's hours or rates are
+    assumed rather than measured."""
+    measured = cand.measured and base.measured
+    return assumption(
+        sc.decision.margin if measured else sc.decision.assumed_margin,
+        "",
+        source="scenario [decision] " + ("margin" if measured else "assumed_margin"),
+        label="decision margin (" + ("measured" if measured else "assumed") + " hours or rates)",
+    )
+
+
+def _fleet_inputs(
+    opt: Option,
+    tr: Traffic,
+    instance_hour: Figure,
+    peak: Figure,
+    good: Figure,
+    overhead: Figure,
+    ex: Extras,
+    hpm: Figure,
+    demand: Figure,
+) -> FleetInputs:
+    """The exact inputs ``plan`` priced the chosen fleet from, kept for its flip points."""
+    src = "scenario [traffic]"
+    shares = hourly_shares(tr) if opt.operation == "scheduled" else None
+    return FleetInputs(
+        instance_hour=instance_hour.with_label(f"{opt.name}: instance-hour"),
+        capacity_rps=peak,
+        instances=opt.instances,
+        accepted=good,
+        overhead=overhead,
+        support_share=ex.support_percent / 100,
+        tax_share=ex.tax_percent / 100,
+        headroom=assumption(tr.headroom, "", source=src, label="headroom above peak"),
+        peak_to_mean=assumption(peak_to_mean(tr), "", source=src, label="peak-to-mean ratio"),
+        shares=shares if shares is not None else [peak_to_mean(tr)],
+        hours_per_month=hpm,
+        demand=demand,
+    )
+
+
+def serving_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str, Figure | None]:
+    """Serving flip points (issue 10, section 5), each a derived figure whose leaves are the fleets' inputs.
+
+    ``flip_requests_per_month``: the lowest monthly volume above today's at which the candidate's cost per 1,000
+    accepted requests crosses the baseline's, both fleets re-sized from [traffic] in whole instances (porting
+    and maintenance are not in it: they are in the break-even). ``flip_peak_qps``: the lowest peak rate per
+    candidate instance at which its saving reaches the [decision] margin at today's volume.
+    """
+    out: dict[str, Figure | None] = {"flip_requests_per_month": None, "flip_peak_qps": None}
+    fc, fb = cand.fleet_inputs, base.fleet_inputs
+    if fc is None or base.cost_per_1k_accepted_requests is None:
+        return out
+    cand_in = (fc.instance_hour, fc.capacity_rps, fc.accepted, fc.overhead, fc.peak_to_mean, fc.headroom, fc.demand)
+    if fb is not None:
+        v = volume_flip(fb, fc)
+        if v is not None:
+            out["flip_requests_per_month"] = Figure(
+                value=Decimal(v),
+                unit="1/month",
+                kind=Kind.DERIVED,
+                label=f"{cand.name}: requests a month at which it crosses {base.name} per 1,000 accepted requests",
+                source="the lowest monthly volume above today's at which the fleets, re-sized from [traffic] in "
+                "whole instances, change which option costs less per 1,000 accepted requests (bill.fleet)",
+                inputs=(*cand_in, fb.instance_hour, fb.capacity_rps, fb.accepted, fb.overhead),
+            )
+    margin = decision_margin(base, cand, sc)
+    p = peak_flip(fc, base.cost_per_1k_accepted_requests.value, margin.value)
+    if p is not None:
+        per_instance = p / fc.instances
+        value = Decimal(per_instance.numerator) / Decimal(per_instance.denominator)
+        if Fraction(value) < per_instance:  # a rounded quotient must not fall below the edge it stands for
+            value = value.next_plus()
+        out["flip_peak_qps"] = Figure(
+            value=value,
+            unit="1/s",
+            kind=Kind.DERIVED,
+            label=f"{cand.name}: peak requests/s per instance at which the saving reaches the margin",
+            source="the lowest peak rate under the SLO per instance at which the fleet, sized from [traffic] in "
+            "whole instances, costs the [decision] margin less per 1,000 accepted requests than the baseline "
+            "at today's volume (bill.fleet)",
+            inputs=(base.cost_per_1k_accepted_requests, margin, *cand_in),
+        )
+    return out
 
 
 def lifetime_months(sc: Scenario) -> int:
