@@ -20,6 +20,7 @@ from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, Un
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 if TYPE_CHECKING:
+    from accelpilot.evidence.model import EvidenceSet
     from accelpilot.pilot.result import PilotResult
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
@@ -423,7 +424,14 @@ def _support(base: Figure, ex: Extras, where: str, per: Literal["run", "month"])
 
 
 def _usage(
-    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+    opt: Option,
+    sc: Scenario,
+    cat: Catalog,
+    where: str,
+    ex: Extras,
+    billed: Figure,
+    executed: Figure,
+    spot: tuple[Figure | None, str] | None = None,
 ) -> _Priced:
     """Billed per hour of use (on-demand, spot, rental, capacity block, a shared reservation)."""
     price, accel, count = _price(opt, cat, where, sc.path or None)
@@ -433,7 +441,8 @@ def _usage(
     items = [LineItem(name=name, per="run", figure=compute)]
     spot_note = []
     if opt.pricing == "spot" and opt.spot is not None:
-        items += _spot_items(opt, sc, where, price, billed)
+        items += _spot_items(opt, sc, where, price, billed, spot[0] if spot else None)
+        spot_note += [spot[1]] if spot else []
     elif opt.pricing == "spot":
         spot_note.append(
             "spot interruptions are not priced: add [options.spot] interruptions_per_hour (and restart_result or "
@@ -684,9 +693,15 @@ def _restart_cost(opt: Option, sc: Scenario, where: str) -> Figure:
     return _a(opt.spot.restart_s, "s", "cost of one interruption (assumed)", where)
 
 
-def _spot_items(opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure) -> list[LineItem]:
+def _spot_items(
+    opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure, advisor: Figure | None = None
+) -> list[LineItem]:
     assert opt.spot is not None
-    rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    if opt.spot.interruptions_per_hour is not None:  # stated: it wins over the Spot Advisor (bill.spot)
+        rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    else:
+        assert advisor is not None  # bill.spot.spot_rates refused the option otherwise
+        rate = advisor
     lost = (rate * billed * _restart_cost(opt, sc, where) / SECONDS_PER_HOUR).with_label("re-work hours per run")
     return [
         LineItem(
@@ -854,7 +869,7 @@ def price_option(
             fix='use on_demand, spot or rental for training, or set workload = "serving"',
         )
     else:
-        p = _usage(opt, sc, cat, where, ex, billed, executed)
+        p = _usage(opt, sc, cat, where, ex, billed, executed, (shared or {}).get("spot", {}).get(opt.name))
     notes += p.notes
     if opt.extras is None and shared is not None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])
@@ -1337,12 +1352,14 @@ def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str
     return out
 
 
-def make_bill(sc: Scenario, cat: Catalog) -> Bill:
-    """The whole bill: every option priced, every option compared with the baseline."""
+def make_bill(sc: Scenario, cat: Catalog, evidence: EvidenceSet | None = None) -> Bill:
+    """The whole bill: every option priced, every option compared with the baseline. ``evidence``: the
+    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot)."""
     from accelpilot.bill.scenario import check_money_unit
+    from accelpilot.bill.spot import spot_rates
 
     check_money_unit(sc.currency, sc.path or "scenario")
-    shared: dict[str, Any] = {}
+    shared: dict[str, Any] = {"spot": spot_rates(sc, evidence, _hours_per_month(cat))}
     options = [price_option(o, sc, cat, i, shared) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc) for o in options if o.name != base.name]
