@@ -11,14 +11,17 @@ import io
 from typing import Any
 
 from accelpilot.report.model import Chart
+from accelpilot.termtext import visible
 
 PALETTE = ("#1f5fa8", "#d9822b", "#2e8b57", "#b03a48", "#6a4c93", "#5f6b73", "#c1a11a", "#008b8b")
 MAX_LABEL = 48
 
 
 def _safe_text(s: str) -> str:
-    """Text for matplotlib: no mathtext from a user's ``$``, no legend-hiding leading underscore, bounded length."""
-    s = s.replace("$", r"\$")
+    """Text for matplotlib: control characters as visible escapes (XML 1.0 forbids most of them, so one in an
+    option name would make the SVG unreadable), no mathtext from a user's ``$``, no legend-hiding leading
+    underscore, bounded length."""
+    s = visible(s).replace("$", r"\$")
     if len(s) > MAX_LABEL:
         s = s[: MAX_LABEL - 1] + "…"
     return "\u200b" + s if s.startswith("_") else s
