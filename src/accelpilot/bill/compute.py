@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from accelpilot.bill.fleet import plan
-from accelpilot.bill.model import Bill, Comparison, FleetMode, LineItem, OptionBill
-from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
+from accelpilot.bill.fleet import hourly_shares, peak_flip, peak_to_mean, plan, volume_flip
+from accelpilot.bill.model import Bill, Comparison, FleetInputs, FleetMode, LineItem, OptionBill
+from accelpilot.bill.scenario import Extras, Option, Owned, Scenario, Traffic
 from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.catalog.model import PriceRow, Pricing
 from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, UnknownNameError, VendorClaimError
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 if TYPE_CHECKING:
+    from accelpilot.evidence.model import EvidenceSet
     from accelpilot.pilot.result import PilotResult
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
@@ -428,7 +430,14 @@ def _support(base: Figure, ex: Extras, where: str, per: Literal["run", "month"])
 
 
 def _usage(
-    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+    opt: Option,
+    sc: Scenario,
+    cat: Catalog,
+    where: str,
+    ex: Extras,
+    billed: Figure,
+    executed: Figure,
+    spot: tuple[Figure | None, str] | None = None,
 ) -> _Priced:
     """Billed per hour of use (on-demand, spot, rental, capacity block, a shared reservation)."""
     price, accel, count = _price(opt, cat, where, sc.path or None)
@@ -438,7 +447,8 @@ def _usage(
     items = [LineItem(name=name, per="run", figure=compute)]
     spot_note = []
     if opt.pricing == "spot" and opt.spot is not None:
-        items += _spot_items(opt, sc, where, price, billed)
+        items += _spot_items(opt, sc, where, price, billed, spot[0] if spot else None)
+        spot_note += [spot[1]] if spot else []
     elif opt.pricing == "spot":
         spot_note.append(
             "spot interruptions are not priced: add [options.spot] interruptions_per_hour (and restart_result or "
@@ -689,9 +699,15 @@ def _restart_cost(opt: Option, sc: Scenario, where: str) -> Figure:
     return _a(opt.spot.restart_s, "s", "cost of one interruption (assumed)", where)
 
 
-def _spot_items(opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure) -> list[LineItem]:
+def _spot_items(
+    opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure, advisor: Figure | None = None
+) -> list[LineItem]:
     assert opt.spot is not None
-    rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    if opt.spot.interruptions_per_hour is not None:  # stated: it wins over the Spot Advisor (bill.spot)
+        rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    else:
+        assert advisor is not None  # bill.spot.spot_rates refused the option otherwise
+        rate = advisor
     lost = (rate * billed * _restart_cost(opt, sc, where) / SECONDS_PER_HOUR).with_label("re-work hours per run")
     return [
         LineItem(
@@ -819,8 +835,9 @@ class _PerBill:
     """Figures every option and comparison of one bill use alike, made once per bill (gather once, then compute;
     issue 10's speed). Each equals what an option would make for itself, so the bill reads the same."""
 
-    def __init__(self, sc: Scenario) -> None:
+    def __init__(self, sc: Scenario, spot: dict[str, tuple[Figure | None, str]] | None = None) -> None:
         self.sc = sc
+        self.spot = spot or {}  # spot options' interruption rates and notes (bill.spot.spot_rates), read once
         self.rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
         self.day_rate = _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
         self.life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
@@ -897,7 +914,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
             fix='use on_demand, spot or rental for training, or set workload = "serving"',
         )
     else:
-        p = _usage(opt, sc, cat, where, ex, billed, executed)
+        p = _usage(opt, sc, cat, where, ex, billed, executed, bill.spot.get(opt.name))
     notes += p.notes
     if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])
@@ -1049,6 +1066,7 @@ def _price_serving(
     idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
     usable = (capacity * (constant(1) - idle)).with_label("usable requests per month") if idle is not None else capacity
     fleet: list[FleetMode] = []
+    fleet_inputs: FleetInputs | None = None
     curve: dict[str, Any] = {}
     tr = sc.traffic
     if tr is not None and ex.idle_fraction:
@@ -1092,6 +1110,7 @@ def _price_serving(
             ex.tax_percent / 100,
         )
         chosen = next(m for m in fleet if m.mode == opt.operation)
+        fleet_inputs = _fleet_inputs(opt, tr, unit_month / hpm, peak, good, extras_month, ex, hpm, demand)
         n = chosen.instances
         monthly_compute = (unit_month / hpm * chosen.instance_hours).with_label(f"{chosen.mode} fleet")
         served = demand
@@ -1147,6 +1166,7 @@ def _price_serving(
         instances_needed=n,
         fleet=fleet,
         fleet_curve=curve,
+        fleet_inputs=fleet_inputs,
         monthly_cost=monthly,
         one_off_cost=one_off,
         maintenance_per_month=maint,
@@ -1224,7 +1244,95 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
         one_off_cost=one_off,
         break_even_months=months,
         payback_curve=curve,
+        **serving_flips(base, cand, sc),
     )
+
+
+def decision_margin(base: OptionBill, cand: OptionBill, sc: Scenario) -> Figure:
+    """The saving a move must reach to be acted on (seed 004): wider when either side's hours or rates are
+    assumed rather than measured."""
+    measured = cand.measured and base.measured
+    return assumption(
+        sc.decision.margin if measured else sc.decision.assumed_margin,
+        "",
+        source="scenario [decision] " + ("margin" if measured else "assumed_margin"),
+        label="decision margin (" + ("measured" if measured else "assumed") + " hours or rates)",
+    )
+
+
+def _fleet_inputs(
+    opt: Option,
+    tr: Traffic,
+    instance_hour: Figure,
+    peak: Figure,
+    good: Figure,
+    overhead: Figure,
+    ex: Extras,
+    hpm: Figure,
+    demand: Figure,
+) -> FleetInputs:
+    """The exact inputs ``plan`` priced the chosen fleet from, kept for its flip points."""
+    src = "scenario [traffic]"
+    shares = hourly_shares(tr) if opt.operation == "scheduled" else None
+    return FleetInputs(
+        instance_hour=instance_hour.with_label(f"{opt.name}: instance-hour"),
+        capacity_rps=peak,
+        instances=opt.instances,
+        accepted=good,
+        overhead=overhead,
+        support_share=ex.support_percent / 100,
+        tax_share=ex.tax_percent / 100,
+        headroom=assumption(tr.headroom, "", source=src, label="headroom above peak"),
+        peak_to_mean=assumption(peak_to_mean(tr), "", source=src, label="peak-to-mean ratio"),
+        shares=shares if shares is not None else [peak_to_mean(tr)],
+        hours_per_month=hpm,
+        demand=demand,
+    )
+
+
+def serving_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str, Figure | None]:
+    """Serving flip points (issue 10, section 5), each a derived figure whose leaves are the fleets' inputs.
+
+    ``flip_requests_per_month``: the lowest monthly volume above today's at which the candidate's cost per 1,000
+    accepted requests crosses the baseline's, both fleets re-sized from [traffic] in whole instances (porting
+    and maintenance are not in it: they are in the break-even). ``flip_peak_qps``: the lowest peak rate per
+    candidate instance at which its saving reaches the [decision] margin at today's volume.
+    """
+    out: dict[str, Figure | None] = {"flip_requests_per_month": None, "flip_peak_qps": None}
+    fc, fb = cand.fleet_inputs, base.fleet_inputs
+    if fc is None or base.cost_per_1k_accepted_requests is None:
+        return out
+    cand_in = (fc.instance_hour, fc.capacity_rps, fc.accepted, fc.overhead, fc.peak_to_mean, fc.headroom, fc.demand)
+    if fb is not None:
+        v = volume_flip(fb, fc)
+        if v is not None:
+            out["flip_requests_per_month"] = Figure(
+                value=Decimal(v),
+                unit="1/month",
+                kind=Kind.DERIVED,
+                label=f"{cand.name}: requests a month at which it crosses {base.name} per 1,000 accepted requests",
+                source="the lowest monthly volume above today's at which the fleets, re-sized from [traffic] in "
+                "whole instances, change which option costs less per 1,000 accepted requests (bill.fleet)",
+                inputs=(*cand_in, fb.instance_hour, fb.capacity_rps, fb.accepted, fb.overhead),
+            )
+    margin = decision_margin(base, cand, sc)
+    p = peak_flip(fc, base.cost_per_1k_accepted_requests.value, margin.value)
+    if p is not None:
+        per_instance = p / fc.instances
+        value = Decimal(per_instance.numerator) / Decimal(per_instance.denominator)
+        if Fraction(value) < per_instance:  # a rounded quotient must not fall below the edge it stands for
+            value = value.next_plus()
+        out["flip_peak_qps"] = Figure(
+            value=value,
+            unit="1/s",
+            kind=Kind.DERIVED,
+            label=f"{cand.name}: peak requests/s per instance at which the saving reaches the margin",
+            source="the lowest peak rate under the SLO per instance at which the fleet, sized from [traffic] in "
+            "whole instances, costs the [decision] margin less per 1,000 accepted requests than the baseline "
+            "at today's volume (bill.fleet)",
+            inputs=(base.cost_per_1k_accepted_requests, margin, *cand_in),
+        )
+    return out
 
 
 def lifetime_months(sc: Scenario) -> int:
@@ -1293,12 +1401,14 @@ def training_flips(
     return out
 
 
-def make_bill(sc: Scenario, cat: Catalog) -> Bill:
-    """The whole bill: every option priced, every option compared with the baseline."""
+def make_bill(sc: Scenario, cat: Catalog, evidence: EvidenceSet | None = None) -> Bill:
+    """The whole bill: every option priced, every option compared with the baseline. ``evidence``: the
+    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot)."""
     from accelpilot.bill.scenario import check_money_unit
+    from accelpilot.bill.spot import spot_rates
 
     check_money_unit(sc.currency, sc.path or "scenario")
-    per_bill = _PerBill(sc)
+    per_bill = _PerBill(sc, spot=spot_rates(sc, evidence, _hours_per_month(cat)))
     options = [price_option(o, sc, cat, i, per_bill) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc, per_bill) for o in options if o.name != base.name]

@@ -47,6 +47,30 @@ class FleetMode(BaseModel):
     cost_per_1k_accepted_requests: Figure
 
 
+class FleetInputs(BaseModel):
+    """The exact inputs of a serving fleet's monthly cost, kept for the flip points (issue 10, section 5).
+
+    monthly = (instance_hour x instance-hours x (1 + support) + overhead) x (1 + tax), where instance-hours
+    is, per share of the day, max(1, ceil(mean rate x share x (1 + headroom) / capacity)) x hours_per_month /
+    len(shares): one share (the peak-to-mean ratio) always on, 24 hourly shares scheduled.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    instance_hour: Figure  # one fleet unit's price an hour (``instances`` instances)
+    capacity_rps: Figure  # one fleet unit's accepted requests/s at peak under the SLO
+    instances: int  # instances in one fleet unit (the option's ``instances``)
+    accepted: Figure
+    overhead: Figure  # monthly extras before tax
+    support_share: Decimal
+    tax_share: Decimal
+    headroom: Figure
+    peak_to_mean: Figure
+    shares: list[Decimal]  # multiples of the mean rate, each billed hours_per_month / len(shares)
+    hours_per_month: Figure
+    demand: Figure  # requests a month
+
+
 class OptionBill(BaseModel):
     """One way of buying compute for the workload, priced."""
 
@@ -79,6 +103,7 @@ class OptionBill(BaseModel):
     fixed_per_month: Figure | None = None  # training: paid whatever the runs (term, boxes, extras)
     fleet: list[FleetMode] = Field(default_factory=list)  # serving with [traffic]: each way of running it
     fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
+    fleet_inputs: FleetInputs | None = None  # serving with [traffic], not serverless: exact, for flip points
     result_file: str | None = None
     measured: bool = False  # hours or rates come from a pilot result
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
@@ -108,6 +133,10 @@ class Comparison(BaseModel):
     flip_hours_per_run: Figure | None = None
     flip_utilisation: Figure | None = None
     flip_runs_per_month: Figure | None = None
+    # serving with [traffic]: the lowest monthly volume above today's at which the cost per 1,000 accepted
+    # requests crosses the baseline's, and the lowest candidate peak rate at which the saving reaches the margin
+    flip_requests_per_month: Figure | None = None
+    flip_peak_qps: Figure | None = None
 
 
 class Bill(BaseModel):
@@ -318,6 +347,8 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "flip_hours_per_run": _num(c.flip_hours_per_run, 2),
             "flip_utilisation": _num(c.flip_utilisation, 4),
             "flip_runs_per_month": _num(c.flip_runs_per_month, 2),
+            "flip_requests_per_month": _num(c.flip_requests_per_month, 0),
+            "flip_peak_qps": _num(c.flip_peak_qps, 4),
         }
         for c in bill.comparisons
     ]

@@ -125,7 +125,8 @@ class Owned(_Strict):
 class Spot(_Strict):
     """Spot: an interruption rate times the measured cost of one restart gives the expected re-work per run."""
 
-    interruptions_per_hour: Decimal  # assumed (no evidence file feeds it yet)
+    # assumed; when left out, read from the Spot Instance Advisor file under [evidence] files (bill.spot)
+    interruptions_per_hour: Decimal | None = Field(default=None, ge=0)
     restart_result: str | None = None  # a training result with --interrupt-at figures; default: the option's result
     restart_s: Decimal | None = None  # assumed cost of one interruption, when no result measured it
 
