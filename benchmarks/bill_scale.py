@@ -3,8 +3,10 @@
 Time is the child's CPU time from loading the catalog to the JSON text (wall time is printed too; on a shared
 machine it mostly measures the neighbours). Target (issue 10): at least 5x faster than the base commit and under 150 MB peak (the child process's max
 RSS: interpreter, imports, catalog, bill and JSON text together). Both trees are run in child processes on the
-same generated catalog and scenario, so neither warms the other's caches.
-Run: PYTHONPATH=src .venv/bin/python benchmarks/bill_scale.py [--options 1000] [--base 2d7676a]
+same generated catalog and scenario, so neither warms the other's caches. Each tree runs ``--repeat`` children
+(default 3), alternating with the other tree's, and the fastest child of each counts: on a shared machine the
+slowest runs measure the neighbours, the fastest the code.
+Run: PYTHONPATH=src .venv/bin/python benchmarks/bill_scale.py [--options 1000] [--base 2d7676a] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,6 +83,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--options", type=int, default=1000)
     ap.add_argument("--base", default=BASE)
+    ap.add_argument("--repeat", type=int, default=3, help="children per tree, alternating; the fastest counts")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
@@ -88,19 +92,30 @@ def main() -> None:
         base_dir.mkdir()
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.base, "src"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(base_dir)], input=archive.stdout, check=True)
-        now = run_child(ROOT / "src", sc, cat)
-        base = run_child(base_dir / "src", sc, cat)
+        runs: dict[str, list[dict[str, float]]] = {"now": [], "base": []}
+        for _ in range(max(1, a.repeat)):
+            runs["now"].append(run_child(ROOT / "src", sc, cat))
+            runs["base"].append(run_child(base_dir / "src", sc, cat))
+    now, base = (min(runs[k], key=lambda r: r["cpu_s"]) for k in ("now", "base"))
     mb = 1024 * 1024
+    for label, k in (("base " + a.base, "base"), ("this tree", "now")):
+        cpus = ", ".join(f"{r['cpu_s']:.2f}" for r in runs[k])
+        print(
+            f"{label:>14}: CPU s of each child: {cpus}; max RSS of any {max(r['rss_bytes'] for r in runs[k]) / mb:.0f} MB"
+        )
     for label, r in (("base " + a.base, base), ("this tree", now)):
         print(
-            f"{label:>14}: {int(r['options'])} options billed as JSON in {r['cpu_s']:.2f} s CPU, {r['total_s']:.2f} s wall "
+            f"{label:>14}: fastest child: {int(r['options'])} options billed as JSON in {r['cpu_s']:.2f} s CPU, {r['total_s']:.2f} s wall "
             f"(load {r['load_s']:.2f} s, bill+json {r['bill_s']:.2f} s), max RSS {r['rss_bytes'] / mb:.0f} MB"
         )
     ratio = base["cpu_s"] / now["cpu_s"]
+    median = statistics.median(r["cpu_s"] for r in runs["base"]) / statistics.median(r["cpu_s"] for r in runs["now"])
+    peak = max(r["rss_bytes"] for r in runs["now"])
     print(
-        f"ratio base / this tree (CPU time, robust to other work on the machine): {ratio:.1f}x faster (target >= 5x: {'met' if ratio >= 5 else 'MISSED'}); "
-        f"peak RSS {now['rss_bytes'] / mb:.0f} MB (target < 150 MB: "
-        f"{'met' if now['rss_bytes'] < 150 * mb else 'MISSED'})"
+        f"ratio base / this tree (fastest child's CPU time each, robust to other work on the machine): {ratio:.1f}x faster (target >= 5x: {'met' if ratio >= 5 else 'MISSED'}; "
+        f"median children {median:.1f}x); "
+        f"peak RSS {peak / mb:.0f} MB, the most of any child (target < 150 MB: "
+        f"{'met' if peak < 150 * mb else 'MISSED'})"
     )
 
 

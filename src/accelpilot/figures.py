@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from accelpilot.errors import ConfigError, UnitMismatchError, VendorClaimError
 
@@ -142,10 +142,13 @@ def to_decimal(value: Any, what: str = "value") -> Decimal:
     return d
 
 
+_QUANTA = {places: Decimal(1).scaleb(-places) for places in range(9)}  # money() rounds tens of thousands a bill
+
+
 def money(value: Decimal, places: int = 2) -> Decimal:
     """Round half-up to cents (or ``places``), the way an invoice does."""
     try:
-        return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        return value.quantize(_QUANTA.get(places) or Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     except InvalidOperation:
         # More digits than the decimal context holds: the inputs multiplied to an absurd amount.
         raise ConfigError(
@@ -177,12 +180,11 @@ class Figure(BaseModel):
     @field_validator("unit", mode="before")
     @classmethod
     def _unit(cls, v: Any) -> str:
-        return normalise_unit(str(v or ""))
-
-    @model_validator(mode="after")
-    def _currency_consistent(self) -> Figure:
-        currency_of(self.unit)  # raises on mixed currencies
-        return self
+        text = normalise_unit(str(v or ""))
+        # Checked here, not in a model validator: pydantic runs an "after" model validator again for every
+        # Figure placed in another model (each option, line item, comparison), and a figure's unit never changes.
+        currency_of(text)  # raises on mixed currencies
+        return text
 
     @field_serializer("value")
     def _ser_value(self, v: Decimal) -> float | int:
@@ -240,21 +242,26 @@ class Figure(BaseModel):
             return Figure(value=Decimal(other), unit="", kind=Kind.DERIVED, label="constant")
         raise TypeError(f"cannot combine a Figure with {type(other).__name__}")
 
-    def _derive(self, other: Figure, value: Decimal, unit: Unit | str, op: str) -> Figure:
-        self._usable(op)
-        other._usable(op)
-        inputs = tuple(f for f in (self, other) if f.label != "constant" or f.inputs)
-        region = self.region if self.region == other.region else (self.region or other.region)
-        text = unit if isinstance(unit, str) else format_unit(unit)
-        currency_of(text)  # raises on mixed currencies, as validation would
+    def _derive(self, other: Figure, value: Decimal, unit: str, op: str) -> Figure:
+        """The derived figure ``self op other`` (``unit`` already normal: ``self.unit`` or ``_unit_product``'s)."""
+        if self.kind is _CLAIM or other.kind is _CLAIM:
+            self._usable(op)
+            other._usable(op)
+        currency_of(unit)  # raises on mixed currencies, as validation would
         if not value.is_finite():
             raise ConfigError(f"{op} gave a non-finite number")
+        # A pure constant (no provenance of its own) is not an input worth listing.
+        if other.label == "constant" and not other.inputs:
+            inputs: tuple[Figure, ...] = () if self.label == "constant" and not self.inputs else (self,)
+        else:
+            inputs = (other,) if self.label == "constant" and not self.inputs else (self, other)
+        region = self.region if self.region == other.region else (self.region or other.region)
         # Both operands were validated and the unit is already normal: skip re-validation (the bill's hot path).
         return _trusted(
             {
                 "value": value,
-                "unit": text,
-                "kind": Kind.DERIVED,
+                "unit": unit,
+                "kind": _DERIVED,
                 "source": f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
                 "as_of": None,
                 "region": region,
@@ -307,6 +314,14 @@ class Figure(BaseModel):
 
 
 _ALL_FIELDS = set(Figure.model_fields)  # shared: a frozen model never changes its fields-set
+_CLAIM = Kind.VENDOR_CLAIM  # enum members looked up once: a class attribute lookup per figure adds up
+_DERIVED = Kind.DERIVED
+_new_object = object.__new__
+_set_dict = object.__setattr__
+# pydantic's per-instance slots, set through their descriptors: half the cost of object.__setattr__ by name.
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _trusted(fields: dict[str, Any]) -> Figure:
@@ -315,11 +330,11 @@ def _trusted(fields: dict[str, Any]) -> Figure:
     Billing 1,000 options makes tens of thousands of derived figures; pydantic's construct/copy paths were the
     largest cost left (issue 10's benchmark). Only arithmetic and relabelling of valid figures come here.
     """
-    f = object.__new__(Figure)
-    object.__setattr__(f, "__dict__", fields)
-    object.__setattr__(f, "__pydantic_fields_set__", _ALL_FIELDS)
-    object.__setattr__(f, "__pydantic_extra__", None)
-    object.__setattr__(f, "__pydantic_private__", None)
+    f = _new_object(Figure)
+    _set_dict(f, "__dict__", fields)
+    _set_fields_set(f, _ALL_FIELDS)
+    _set_extra(f, None)
+    _set_private(f, None)
     return f
 
 

@@ -97,10 +97,10 @@ def make_report(
         checked.append((str(p), read_checked_result(p, sc)))
     log: LogView | None
     log = scan_log if scan_log is None or isinstance(scan_log, LogView) else read_log(scan_log)
-    bill = make_bill(sc, cat)
+    ev = read_evidence([*(sc.resolve(f) for f in sc.evidence.files), *map(Path, evidence)])
+    bill = make_bill(sc, cat, ev)
     checked += priced_results(bill, checked)  # the results the scenario names are shown too
     shown_beside = [(p, r) for p, r in beside if not any(_same(p, q) for q, _ in checked)]
-    ev = read_evidence([*(sc.resolve(f) for f in sc.evidence.files), *map(Path, evidence)])
     decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat, evidence=ev)
     return build_report(sc, bill, decision, log, results=checked, beside=shown_beside, notes=list(notes))
 

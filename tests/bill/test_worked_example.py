@@ -96,3 +96,16 @@ def test_break_even_run_against_day_rate(rate: int, run: int) -> None:
     }
     bill = make_bill(parse_scenario(data), load_catalog())
     assert bill.comparisons[0].break_even_runs == run
+
+
+def test_used_in_arithmetic_covers_figures_the_json_does_not_project() -> None:
+    """bill --json finds claims on its own walk: one hidden in a comparison (not projected with leaves) counts."""
+    bill = make_bill(load_scenario(BUNDLED), load_catalog())
+    row = bill.vendor_claims[0]
+    smuggled = Figure(value=1, unit="USD/month", kind=Kind.DERIVED, label="smuggled", inputs=(row.figure(),))
+    c = bill.comparisons[0].model_copy(update={"saving_per_month": smuggled})
+    tampered = bill.model_copy(update={"comparisons": [c, *bill.comparisons[1:]]})
+    assert tampered.claims_in_arithmetic() == {row.id}
+    flags = {c["id"]: c["used_in_arithmetic"] for c in bill_to_json(tampered)["vendor_claims"]}
+    assert flags[row.id] is True and not any(v for k, v in flags.items() if k != row.id)
+    assert not any(c["used_in_arithmetic"] for c in bill_to_json(bill)["vendor_claims"])

@@ -27,10 +27,12 @@ def test_all_gates_pass_qualifies_trainium(world: Any) -> None:
 
 
 @pytest.mark.parametrize("gid", ["aws_production_home", "accepts_aws_tooling", "capacity_available"])
-def test_answered_trainium_gate_false_prefers_gpu(world: Any, gid: str) -> None:
+def test_answered_trainium_gate_false_keeps_the_working_deployment(world: Any, gid: str) -> None:
     world.data["gates"][gid] = False
     d = world.decide()
-    assert d.verdict == "prefer_portable_gpu"
+    # a failing Trainium gate is not a reason to go portable: nothing asks for portability (issue 10)
+    assert d.verdict == "keep_working_deployment"
+    assert d.headline == "Keep the working deployment: the move to Trainium does not qualify"
     assert [r.gate for r in d.reasons] == [gid]
     assert d.reasons[0].evidence.scenario_field == f"gates.{gid}"
     assert gate(d, gid).status == "fail"
@@ -68,6 +70,14 @@ def test_unanswered_portability_gate_blocks_qualification(world: Any, gid: str) 
     assert any(m.gate == gid for m in d.missing)
 
 
+def test_portability_gate_wins_over_a_failing_trainium_gate(world: Any) -> None:
+    world.data["gates"]["research_churn"] = True
+    world.data["gates"]["aws_production_home"] = False
+    d = world.decide()
+    assert d.verdict == "prefer_portable_gpu"
+    assert [r.gate for r in d.reasons] == ["research_churn", "aws_production_home"]
+
+
 def test_portability_gate_wins_over_passing_trainium_gates(world: Any) -> None:
     world.data["gates"]["research_churn"] = True
     world.data["gates"]["aws_production_home"] = None
@@ -102,7 +112,7 @@ def test_validated_fails_on_blocking_finding_with_ids(world: Any, log_of: Any) -
     blocking_ids = [f for f in g.evidence.finding_ids]
     assert len(blocking_ids) == 1
     assert "triton-kernel" in g.reason
-    assert d.verdict == "prefer_portable_gpu"
+    assert d.verdict == "keep_working_deployment"
 
 
 def test_validated_ignores_blocking_findings_for_another_target(world: Any, log_of: Any) -> None:
@@ -159,7 +169,8 @@ def test_commercial_fails_when_not_cheaper(world: Any, result_of: Any) -> None:
     d = world.decide()
     g = gate(d, "commercial")
     assert g.holds is False and "not cheaper" in g.reason
-    assert d.verdict == "prefer_portable_gpu"
+    assert d.verdict == "keep_working_deployment"
+    assert d.headline.startswith("Keep the working deployment: the move to Trainium does not repay")
 
 
 def test_commercial_fails_when_port_does_not_repay_within_lifetime(world: Any) -> None:

@@ -22,7 +22,7 @@ def test_assumed_baseline_needs_the_wider_margin(world: Any, result_of: Any) -> 
     hours = _trn_hours(world, result_of, 0.10)  # 10% less, baseline hours assumed: inside the 30% margin
     d = world.decide()
     g = commercial(d)
-    assert d.verdict == "prefer_portable_gpu" and g.holds is False
+    assert d.verdict == "keep_working_deployment" and g.holds is False
     assert "too close: keep the working deployment" in g.reason and "30% margin" in g.reason
     # flip: trn1 hours at which its 4 runs + the port over 24 months (2,400 / 24 = 100) equal 4 x 1,100.80
     flip = hours * (4 * 1100.80 - 2400 / 24) / (4 * hours * 21.50)

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from accelpilot.bill.fleet import plan
-from accelpilot.bill.model import Bill, Comparison, FleetMode, LineItem, OptionBill
-from accelpilot.bill.scenario import Extras, Option, Owned, Scenario
+from accelpilot.bill.fleet import hourly_shares, peak_flip, peak_to_mean, plan, volume_flip
+from accelpilot.bill.model import Bill, Comparison, FleetInputs, FleetMode, LineItem, OptionBill
+from accelpilot.bill.scenario import Extras, Option, Owned, Scenario, Traffic
 from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.catalog.model import PriceRow, Pricing
 from accelpilot.errors import ConfigError, InputFileError, UnitMismatchError, UnknownNameError, VendorClaimError
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 if TYPE_CHECKING:
+    from accelpilot.evidence.model import EvidenceSet
     from accelpilot.pilot.result import PilotResult
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
@@ -371,13 +373,19 @@ def _h(f: Figure) -> str:
 
 
 def _totals(
-    monthly: Figure, maint: Figure, one_off: Figure, months: int, outstanding: Figure | None = None
+    monthly: Figure,
+    maint: Figure,
+    one_off: Figure,
+    months: int,
+    outstanding: Figure | None = None,
+    horizon: Figure | None = None,
 ) -> tuple[Figure, Figure]:
     """Cost over the scenario's months and over 36 months: monthly cost and maintenance, plus the one-off port.
 
     A commitment whose term outlives the horizon adds what is still owed at its end (never dropped).
+    ``horizon``: the months as a figure, when the caller made it once for the bill.
     """
-    horizon = _a(months, "month", "months", "volumes")
+    horizon = horizon or _a(months, "month", "months", "volumes")
     m36 = M36
     total = monthly * horizon + maint * horizon + one_off
     if outstanding is not None:
@@ -422,7 +430,14 @@ def _support(base: Figure, ex: Extras, where: str, per: Literal["run", "month"])
 
 
 def _usage(
-    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+    opt: Option,
+    sc: Scenario,
+    cat: Catalog,
+    where: str,
+    ex: Extras,
+    billed: Figure,
+    executed: Figure,
+    spot: tuple[Figure | None, str] | None = None,
 ) -> _Priced:
     """Billed per hour of use (on-demand, spot, rental, capacity block, a shared reservation)."""
     price, accel, count = _price(opt, cat, where, sc.path or None)
@@ -432,7 +447,8 @@ def _usage(
     items = [LineItem(name=name, per="run", figure=compute)]
     spot_note = []
     if opt.pricing == "spot" and opt.spot is not None:
-        items += _spot_items(opt, sc, where, price, billed)
+        items += _spot_items(opt, sc, where, price, billed, spot[0] if spot else None)
+        spot_note += [spot[1]] if spot else []
     elif opt.pricing == "spot":
         spot_note.append(
             "spot interruptions are not priced: add [options.spot] interruptions_per_hour (and restart_result or "
@@ -683,9 +699,15 @@ def _restart_cost(opt: Option, sc: Scenario, where: str) -> Figure:
     return _a(opt.spot.restart_s, "s", "cost of one interruption (assumed)", where)
 
 
-def _spot_items(opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure) -> list[LineItem]:
+def _spot_items(
+    opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure, advisor: Figure | None = None
+) -> list[LineItem]:
     assert opt.spot is not None
-    rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    if opt.spot.interruptions_per_hour is not None:  # stated: it wins over the Spot Advisor (bill.spot)
+        rate = _a(opt.spot.interruptions_per_hour, "1/h", "spot interruptions per hour", where)
+    else:
+        assert advisor is not None  # bill.spot.spot_rates refused the option otherwise
+        rate = advisor
     lost = (rate * billed * _restart_cost(opt, sc, where) / SECONDS_PER_HOUR).with_label("re-work hours per run")
     return [
         LineItem(
@@ -809,18 +831,57 @@ def _serverless(
     return monthly, share, notes, curve
 
 
-def price_option(
-    opt: Option, sc: Scenario, cat: Catalog, index: int, shared: dict[str, Any] | None = None
-) -> OptionBill:
+class _PerBill:
+    """Figures every option and comparison of one bill use alike, made once per bill (gather once, then compute;
+    issue 10's speed). Each equals what an option would make for itself, so the bill reads the same."""
+
+    def __init__(self, sc: Scenario, spot: dict[str, tuple[Figure | None, str]] | None = None) -> None:
+        self.sc = sc
+        self.spot = spot or {}  # spot options' interruption rates and notes (bill.spot.spot_rates), read once
+        self.rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
+        self.day_rate = _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
+        self.life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
+        self.horizon = _a(sc.volumes.months, "month", "months", "volumes")
+        self._extras: tuple[list[LineItem], Figure] | None = None
+        self._untaxed: Figure | None = None
+        self._base: tuple[OptionBill, Figure, Figure] | None = None
+
+    def extras(self, cat: Catalog) -> tuple[list[LineItem], Figure]:
+        """The scenario's [extras] (options without their own), priced on first use: the items and their month."""
+        if self._extras is None:
+            items = _extras_monthly(self.sc.extras, cat, "extras")
+            self._extras = items, _sum([li.figure for li in items], self.sc.currency, "month")
+        return self._extras
+
+    def untaxed_extras_month(self, cat: Catalog) -> Figure:
+        """The scenario's [extras] a month, paid whatever the runs, when no tax applies (with tax, the tax share
+        names each option)."""
+        if self._untaxed is None:
+            self._untaxed = _fixed_month(self.extras(cat)[1], constant(0))
+        return self._untaxed
+
+    def baseline(self, base: OptionBill) -> tuple[Figure, Figure]:
+        """The baseline's side of every flip point: its total a month and its cost per accepted run that scales."""
+        if self._base is None or self._base[0] is not base:
+            assert base.cost_per_accepted_run is not None and base.fixed_per_month is not None
+            total = (base.monthly_cost + base.maintenance_per_month).with_label("baseline a month")
+            var = (base.cost_per_accepted_run - base.fixed_per_month / self.rpm).with_label("baseline per accepted run")
+            self._base = base, total, var
+        return self._base[1], self._base[2]
+
+
+def _fixed_month(extras_month: Figure, tax: Figure) -> Figure:
+    return (extras_month * (constant(1) + tax)).with_label("monthly costs whatever the runs")
+
+
+def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: _PerBill | None = None) -> OptionBill:
     where = f"options[{index + 1} {opt.name!r}]"
     ex = opt.extras if opt.extras is not None else sc.extras
     cur = sc.currency
-    rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
+    bill = per_bill or _PerBill(sc)
+    rpm = bill.rpm
     maint = _a(opt.maintenance_per_month, "USD/month", "maintenance of a second toolchain", where)
-    one_off = (
-        _a(opt.porting_days, "day", "porting engineer-days", where)
-        * _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
-    ).with_label("porting")
+    one_off = (_a(opt.porting_days, "day", "porting engineer-days", where) * bill.day_rate).with_label("porting")
     notes: list[str] = []
     if opt.pricing == "measured_spend":
         from accelpilot.bill.measured_spend import monthly_figure, price_measured_spend
@@ -853,16 +914,14 @@ def price_option(
             fix='use on_demand, spot or rental for training, or set workload = "serving"',
         )
     else:
-        p = _usage(opt, sc, cat, where, ex, billed, executed)
+        p = _usage(opt, sc, cat, where, ex, billed, executed, bill.spot.get(opt.name))
     notes += p.notes
-    if opt.extras is None and shared is not None:
+    if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])
-        if "extras" not in shared:
-            shared["extras"] = _extras_monthly(ex, cat, "extras")
-        extras = shared["extras"]
+        extras, extras_month = bill.extras(cat)
     else:
         extras = _extras_monthly(ex, cat, where)
-    extras_month = _sum([li.figure for li in extras], cur, "month")
+        extras_month = _sum([li.figure for li in extras], cur, "month")
     if p.monthly_items:
         # Billed by the month whatever the use: the month's bill, shared by the runs executed in it.
         month_items = p.monthly_items + extras
@@ -879,8 +938,11 @@ def price_option(
             for li in extras
         ]
         items += _tax(items, ex, where, "run", cur)
-        tax = _a(ex.tax_percent / 100, "", "tax share", where) if ex.tax_percent else constant(0)
-        fixed = (extras_month * (constant(1) + tax)).with_label("monthly costs whatever the runs")
+        if opt.extras is None and not ex.tax_percent:
+            fixed = bill.untaxed_extras_month(cat)  # the same for every option without its own [extras]
+        else:
+            tax = _a(ex.tax_percent / 100, "", "tax share", where) if ex.tax_percent else constant(0)
+            fixed = _fixed_month(extras_month, tax)
         cost_per_run = _sum([li.figure for li in items], cur).with_label("cost per run")
         if accepted.value:
             cpar = (cost_per_run / accepted).with_label("cost per accepted run")
@@ -896,7 +958,7 @@ def price_option(
         # accepted share, so c carries it back out.
         coeff["c"] = float(extras_month.value) * float(accepted.value)
         coeff.update(accepted=float(accepted.value), one_off=float(one_off.value), maint=float(maint.value))
-    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months, p.outstanding)
+    total, total36 = _totals(monthly, maint, one_off, sc.volumes.months, p.outstanding, bill.horizon)
     return OptionBill(
         name=opt.name,
         pricing=opt.pricing,
@@ -1004,6 +1066,7 @@ def _price_serving(
     idle = _a(ex.idle_fraction, "", "idle fraction", where) if ex.idle_fraction else idle_measured
     usable = (capacity * (constant(1) - idle)).with_label("usable requests per month") if idle is not None else capacity
     fleet: list[FleetMode] = []
+    fleet_inputs: FleetInputs | None = None
     curve: dict[str, Any] = {}
     tr = sc.traffic
     if tr is not None and ex.idle_fraction:
@@ -1047,6 +1110,7 @@ def _price_serving(
             ex.tax_percent / 100,
         )
         chosen = next(m for m in fleet if m.mode == opt.operation)
+        fleet_inputs = _fleet_inputs(opt, tr, unit_month / hpm, peak, good, extras_month, ex, hpm, demand)
         n = chosen.instances
         monthly_compute = (unit_month / hpm * chosen.instance_hours).with_label(f"{chosen.mode} fleet")
         served = demand
@@ -1102,6 +1166,7 @@ def _price_serving(
         instances_needed=n,
         fleet=fleet,
         fleet_curve=curve,
+        fleet_inputs=fleet_inputs,
         monthly_cost=monthly,
         one_off_cost=one_off,
         maintenance_per_month=maint,
@@ -1117,11 +1182,12 @@ def _price_serving(
 # --- comparisons -------------------------------------------------------------------------------
 
 
-def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
+def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill | None = None) -> Comparison:
     rpm = Decimal(sc.volumes.runs_per_month)
     one_off = cand.one_off_cost
     extra_maint = cand.maintenance_per_month.value - base.maintenance_per_month.value
     if base.workload == "training" and base.cost_per_accepted_run is not None and cand.cost_per_accepted_run:
+        bill = per_bill or _PerBill(sc)
         saving = (base.cost_per_accepted_run - cand.cost_per_accepted_run).with_label("saving per accepted run")
         pct = saving.value / base.cost_per_accepted_run.value * 100 if base.cost_per_accepted_run.value else None
         net = saving.value - extra_maint / rpm
@@ -1130,26 +1196,23 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
             runs = max(1, int((one_off.value / net).to_integral_value(rounding=ROUND_CEILING)))
             months = one_off.value / (net * rpm)
         horizon = max(12, 2 * runs if runs else 12)
-        curve = []
-        for n in range(0, horizon + 1):
-            curve.append(
-                (
-                    n,
-                    base.cost_per_accepted_run.value * n + base.maintenance_per_month.value * n / rpm,
-                    one_off.value + cand.cost_per_accepted_run.value * n + cand.maintenance_per_month.value * n / rpm,
-                )
-            )
+        b_run, b_maint = base.cost_per_accepted_run.value, base.maintenance_per_month.value
+        c_run, c_maint = cand.cost_per_accepted_run.value, cand.maintenance_per_month.value
+        curve = [
+            (n, b_run * n + b_maint * n / rpm, one_off.value + c_run * n + c_maint * n / rpm)
+            for n in range(0, horizon + 1)
+        ]
         return Comparison(
             baseline=base.name,
             candidate=cand.name,
             saving_per_run=saving,
             saving_percent=pct,
-            saving_per_month=(saving * _a(rpm, "1/month", "runs per month", "volumes")),
+            saving_per_month=(saving * bill.rpm),
             one_off_cost=one_off,
             break_even_runs=runs,
             break_even_months=months,
             payback_curve=curve,
-            **training_flips(base, cand, sc),
+            **training_flips(base, cand, sc, bill),
         )
     if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
         # Spend per accepted output at the same served volume (the baseline's): an option with twice the
@@ -1181,7 +1244,95 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario) -> Comparison:
         one_off_cost=one_off,
         break_even_months=months,
         payback_curve=curve,
+        **serving_flips(base, cand, sc),
     )
+
+
+def decision_margin(base: OptionBill, cand: OptionBill, sc: Scenario) -> Figure:
+    """The saving a move must reach to be acted on (seed 004): wider when either side's hours or rates are
+    assumed rather than measured."""
+    measured = cand.measured and base.measured
+    return assumption(
+        sc.decision.margin if measured else sc.decision.assumed_margin,
+        "",
+        source="scenario [decision] " + ("margin" if measured else "assumed_margin"),
+        label="decision margin (" + ("measured" if measured else "assumed") + " hours or rates)",
+    )
+
+
+def _fleet_inputs(
+    opt: Option,
+    tr: Traffic,
+    instance_hour: Figure,
+    peak: Figure,
+    good: Figure,
+    overhead: Figure,
+    ex: Extras,
+    hpm: Figure,
+    demand: Figure,
+) -> FleetInputs:
+    """The exact inputs ``plan`` priced the chosen fleet from, kept for its flip points."""
+    src = "scenario [traffic]"
+    shares = hourly_shares(tr) if opt.operation == "scheduled" else None
+    return FleetInputs(
+        instance_hour=instance_hour.with_label(f"{opt.name}: instance-hour"),
+        capacity_rps=peak,
+        instances=opt.instances,
+        accepted=good,
+        overhead=overhead,
+        support_share=ex.support_percent / 100,
+        tax_share=ex.tax_percent / 100,
+        headroom=assumption(tr.headroom, "", source=src, label="headroom above peak"),
+        peak_to_mean=assumption(peak_to_mean(tr), "", source=src, label="peak-to-mean ratio"),
+        shares=shares if shares is not None else [peak_to_mean(tr)],
+        hours_per_month=hpm,
+        demand=demand,
+    )
+
+
+def serving_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str, Figure | None]:
+    """Serving flip points (issue 10, section 5), each a derived figure whose leaves are the fleets' inputs.
+
+    ``flip_requests_per_month``: the lowest monthly volume above today's at which the candidate's cost per 1,000
+    accepted requests crosses the baseline's, both fleets re-sized from [traffic] in whole instances (porting
+    and maintenance are not in it: they are in the break-even). ``flip_peak_qps``: the lowest peak rate per
+    candidate instance at which its saving reaches the [decision] margin at today's volume.
+    """
+    out: dict[str, Figure | None] = {"flip_requests_per_month": None, "flip_peak_qps": None}
+    fc, fb = cand.fleet_inputs, base.fleet_inputs
+    if fc is None or base.cost_per_1k_accepted_requests is None:
+        return out
+    cand_in = (fc.instance_hour, fc.capacity_rps, fc.accepted, fc.overhead, fc.peak_to_mean, fc.headroom, fc.demand)
+    if fb is not None:
+        v = volume_flip(fb, fc)
+        if v is not None:
+            out["flip_requests_per_month"] = Figure(
+                value=Decimal(v),
+                unit="1/month",
+                kind=Kind.DERIVED,
+                label=f"{cand.name}: requests a month at which it crosses {base.name} per 1,000 accepted requests",
+                source="the lowest monthly volume above today's at which the fleets, re-sized from [traffic] in "
+                "whole instances, change which option costs less per 1,000 accepted requests (bill.fleet)",
+                inputs=(*cand_in, fb.instance_hour, fb.capacity_rps, fb.accepted, fb.overhead),
+            )
+    margin = decision_margin(base, cand, sc)
+    p = peak_flip(fc, base.cost_per_1k_accepted_requests.value, margin.value)
+    if p is not None:
+        per_instance = p / fc.instances
+        value = Decimal(per_instance.numerator) / Decimal(per_instance.denominator)
+        if Fraction(value) < per_instance:  # a rounded quotient must not fall below the edge it stands for
+            value = value.next_plus()
+        out["flip_peak_qps"] = Figure(
+            value=value,
+            unit="1/s",
+            kind=Kind.DERIVED,
+            label=f"{cand.name}: peak requests/s per instance at which the saving reaches the margin",
+            source="the lowest peak rate under the SLO per instance at which the fleet, sized from [traffic] in "
+            "whole instances, costs the [decision] margin less per 1,000 accepted requests than the baseline "
+            "at today's volume (bill.fleet)",
+            inputs=(base.cost_per_1k_accepted_requests, margin, *cand_in),
+        )
+    return out
 
 
 def lifetime_months(sc: Scenario) -> int:
@@ -1189,7 +1340,9 @@ def lifetime_months(sc: Scenario) -> int:
     return sc.gates.workload_lifetime_months or sc.volumes.months
 
 
-def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str, Figure | None]:
+def training_flips(
+    base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill | None = None
+) -> dict[str, Figure | None]:
     """How far the inputs may move before the decision flips (issue 10, section 5), each a derived figure.
 
     Flip = the point where the candidate's monthly cost, its maintenance and its port spread over the lifetime
@@ -1202,12 +1355,11 @@ def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str
         return out
     if base.fixed_per_month is None or cand.fixed_per_month is None:
         return out
-    rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
-    life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")
-    port = (cand.one_off_cost / life).with_label("porting spread over the lifetime")
-    base_total = (base.monthly_cost + base.maintenance_per_month).with_label("baseline a month")
+    bill = per_bill or _PerBill(sc)
+    rpm = bill.rpm
+    port = (cand.one_off_cost / bill.life).with_label("porting spread over the lifetime")
+    base_total, var_b = bill.baseline(base)
     cand_over = (cand.maintenance_per_month + port).with_label("candidate's maintenance and port a month")
-    var_b = (base.cost_per_accepted_run - base.fixed_per_month / rpm).with_label("baseline per accepted run")
     var_c = (cand.cost_per_accepted_run - cand.fixed_per_month / rpm).with_label("candidate per accepted run")
     # budget the candidate's run-scaled costs may reach each month before the decision flips
     room = (base_total - cand_over - cand.fixed_per_month).with_label("room for the candidate's runs a month")
@@ -1221,11 +1373,15 @@ def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str
         )
         if gap.value > 0:
             out["flip_runs_per_month"] = (gap / (var_b - var_c)).with_label("break-even accepted runs per month")
-    cand_side = (cand.monthly_cost + cand_over - base.maintenance_per_month).with_label("candidate a month")
-    for o, other_total in ((cand, base_total - cand_over), (base, cand_side)):
+    for o in (cand, base):
         k = o.sweep_coefficients
         if "u0" not in k or o.pricing not in ("owned", "buy_and_host"):
             continue
+        # the other side's month, made only here: most comparisons hold no owned box (issue 10's speed)
+        if o is cand:
+            other_total = base_total - cand_over
+        else:
+            other_total = (cand.monthly_cost + cand_over - base.maintenance_per_month).with_label("candidate a month")
         # owned, shared: cost per accepted run = (a/u + b + c/r) / accepted (bill.sweep's form); solve for the
         # u at which its monthly cost equals ``other_total``.
         target = other_total.value / rpm.value * Decimal(repr(k["accepted"]))
@@ -1245,15 +1401,17 @@ def training_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str
     return out
 
 
-def make_bill(sc: Scenario, cat: Catalog) -> Bill:
-    """The whole bill: every option priced, every option compared with the baseline."""
+def make_bill(sc: Scenario, cat: Catalog, evidence: EvidenceSet | None = None) -> Bill:
+    """The whole bill: every option priced, every option compared with the baseline. ``evidence``: the
+    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot)."""
     from accelpilot.bill.scenario import check_money_unit
+    from accelpilot.bill.spot import spot_rates
 
     check_money_unit(sc.currency, sc.path or "scenario")
-    shared: dict[str, Any] = {}
-    options = [price_option(o, sc, cat, i, shared) for i, o in enumerate(sc.options)]
+    per_bill = _PerBill(sc, spot=spot_rates(sc, evidence, _hours_per_month(cat)))
+    options = [price_option(o, sc, cat, i, per_bill) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
-    comps = [compare(base, o, sc) for o in options if o.name != base.name]
+    comps = [compare(base, o, sc, per_bill) for o in options if o.name != base.name]
     taxed = sorted({str(o.extras.tax_percent if o.extras else sc.extras.tax_percent) for o in sc.options})
     statements = [
         TAX_STATEMENT

@@ -9,11 +9,14 @@ redoes the same arithmetic in floats over a range of monthly volumes for the rep
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 from decimal import Decimal
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
-from accelpilot.bill.model import FleetMode
+from accelpilot.bill.model import FleetInputs, FleetMode
 from accelpilot.bill.scenario import Traffic
 from accelpilot.figures import Figure, Kind, assumption, constant
 
@@ -140,3 +143,105 @@ def _serverless_float(k: dict[str, Any], volume: float) -> float:
         life = k["cold_start_s"] + over / k["capacity_rps"] / k["scale_ups"] + k["idle_timeout_s"]
         cost += k["per_second"] * k["scale_ups"] * math.ceil(life / k["increment_s"]) * k["increment_s"]
     return cost
+
+
+# --- flip points (issue 10, section 5) ----------------------------------------------------------
+#
+# A fleet is whole instances, so its cost is a step function of the volume and of the peak rate: each flip
+# point below is the lowest volume (or rate) at which the answer changes, found exactly with fractions over
+# the steps' edges, never by a float search.
+
+
+class _Exact(NamedTuple):
+    """A fleet's monthly cost divided by its accepted share, in exact fractions."""
+
+    per_unit_hour: Fraction  # instance_hour x (1 + support) x (1 + tax) / accepted
+    fixed: Fraction  # overhead x (1 + tax) / accepted
+    per_request: list[Fraction]  # peak requests/s with headroom per request a month, one per share of the day
+    hours: Fraction  # hours billed per share
+    capacity: Fraction
+
+
+def _exact(fi: FleetInputs) -> _Exact:
+    acc = Fraction(fi.accepted.value)
+    tax = 1 + Fraction(fi.tax_share)
+    hpm = Fraction(fi.hours_per_month.value)
+    head = 1 + Fraction(fi.headroom.value)
+    return _Exact(
+        per_unit_hour=Fraction(fi.instance_hour.value) * (1 + Fraction(fi.support_share)) * tax / acc,
+        fixed=Fraction(fi.overhead.value) * tax / acc,
+        per_request=[Fraction(s) * head / (hpm * 3600) for s in fi.shares],
+        hours=hpm / len(fi.shares),
+        capacity=Fraction(fi.capacity_rps.value),
+    )
+
+
+def _cost(e: _Exact, volume: Fraction, capacity: Fraction | None = None) -> Fraction:
+    """``plan``'s monthly cost over the accepted share, at a volume and a capacity per fleet unit."""
+    cap = e.capacity if capacity is None else capacity
+    units = sum(max(1, math.ceil(volume * x / cap)) for x in e.per_request)
+    return e.per_unit_hour * e.hours * units + e.fixed
+
+
+def volume_flip(base: FleetInputs, cand: FleetInputs, limit: int = 20_000) -> int | None:
+    """The lowest whole monthly volume above today's at which the candidate's cost per 1,000 accepted requests
+    moves to the other side of the baseline's (cheaper to dearer, or the reverse); None if none exists.
+
+    Between two steps of either fleet nothing changes, so only the steps' edges are tried, in order: the first
+    integer volume past ``m`` instances is floor(m x capacity / rate) + 1. The search ends where the slopes
+    settle the answer for good (a fleet's cost lies within one instance per share of its straight line), or
+    after ``limit`` edges (equal slopes), which then returns None.
+    """
+    eb, ec = _exact(base), _exact(cand)
+    v0 = Fraction(cand.demand.value)
+
+    def cheaper(v: Fraction) -> bool:
+        return _cost(ec, v) < _cost(eb, v)
+
+    now = cheaper(v0)
+    slope = {k: e.per_unit_hour * e.hours * sum(e.per_request) / e.capacity for k, e in (("b", eb), ("c", ec))}
+    spread = {k: e.per_unit_hour * e.hours * len(e.per_request) for k, e in (("b", eb), ("c", ec))}
+    bound: Fraction | None = None
+    if slope["c"] < slope["b"]:
+        bound = (ec.fixed + spread["c"] - eb.fixed) / (slope["b"] - slope["c"])
+    elif slope["c"] > slope["b"]:
+        bound = (eb.fixed + spread["b"] - ec.fixed) / (slope["c"] - slope["b"])
+    heap: list[tuple[Fraction, int, int]] = []
+    streams = [(e, x) for e in (eb, ec) for x in e.per_request if x > 0]
+    for i, (e, x) in enumerate(streams):
+        m = max(1, math.ceil(v0 * x / e.capacity))
+        heapq.heappush(heap, (Fraction(math.floor(m * e.capacity / x) + 1), i, m))
+    for _ in range(limit):
+        if not heap:
+            return None
+        v, i, m = heapq.heappop(heap)
+        if bound is not None and v > bound + 1:
+            return None  # past the bound the answer no longer changes
+        if cheaper(v) != now:
+            return int(v)
+        e, x = streams[i]
+        heapq.heappush(heap, (Fraction(math.floor((m + 1) * e.capacity / x) + 1), i, m + 1))
+    return None
+
+
+def peak_flip(cand: FleetInputs, base_per_1k: Decimal, margin: Decimal, limit: int = 200_000) -> Fraction | None:
+    """The lowest capacity per fleet unit (requests/s under the SLO) at which the candidate's cost per 1,000
+    accepted requests is at least ``margin`` below ``base_per_1k`` at today's volume; None if no rate does.
+
+    The cost only falls when a share's instances drop from m + 1 to m, at capacity = peak rate / m, so the
+    answer is one of those edges; cost never rises with capacity, so a bisection over them is exact.
+    """
+    e = _exact(cand)
+    v0 = Fraction(cand.demand.value)
+    budget = (1 - Fraction(margin)) * Fraction(base_per_1k) * v0 / 1000
+    peaks = [v0 * x for x in e.per_request if x > 0]
+    if not peaks or _cost(e, v0, max(peaks)) > budget:
+        return None  # even one instance per hour costs too much
+    room = budget - e.fixed
+    # no capacity below this can fit: the fleet costs at least its straight line
+    lowest = e.per_unit_hour * e.hours * sum(peaks) / room
+    if sum(int(p / lowest) for p in peaks) > limit:
+        return None
+    edges = sorted({p / m for p in peaks for m in range(1, int(p / lowest) + 1)} | {max(peaks)})
+    # the first edge that fits (the last one, every share on one instance, does)
+    return edges[bisect.bisect_left(edges, True, key=lambda c: _cost(e, v0, c) <= budget)]

@@ -47,6 +47,30 @@ class FleetMode(BaseModel):
     cost_per_1k_accepted_requests: Figure
 
 
+class FleetInputs(BaseModel):
+    """The exact inputs of a serving fleet's monthly cost, kept for the flip points (issue 10, section 5).
+
+    monthly = (instance_hour x instance-hours x (1 + support) + overhead) x (1 + tax), where instance-hours
+    is, per share of the day, max(1, ceil(mean rate x share x (1 + headroom) / capacity)) x hours_per_month /
+    len(shares): one share (the peak-to-mean ratio) always on, 24 hourly shares scheduled.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    instance_hour: Figure  # one fleet unit's price an hour (``instances`` instances)
+    capacity_rps: Figure  # one fleet unit's accepted requests/s at peak under the SLO
+    instances: int  # instances in one fleet unit (the option's ``instances``)
+    accepted: Figure
+    overhead: Figure  # monthly extras before tax
+    support_share: Decimal
+    tax_share: Decimal
+    headroom: Figure
+    peak_to_mean: Figure
+    shares: list[Decimal]  # multiples of the mean rate, each billed hours_per_month / len(shares)
+    hours_per_month: Figure
+    demand: Figure  # requests a month
+
+
 class OptionBill(BaseModel):
     """One way of buying compute for the workload, priced."""
 
@@ -79,6 +103,7 @@ class OptionBill(BaseModel):
     fixed_per_month: Figure | None = None  # training: paid whatever the runs (term, boxes, extras)
     fleet: list[FleetMode] = Field(default_factory=list)  # serving with [traffic]: each way of running it
     fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
+    fleet_inputs: FleetInputs | None = None  # serving with [traffic], not serverless: exact, for flip points
     result_file: str | None = None
     measured: bool = False  # hours or rates come from a pilot result
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
@@ -108,6 +133,10 @@ class Comparison(BaseModel):
     flip_hours_per_run: Figure | None = None
     flip_utilisation: Figure | None = None
     flip_runs_per_month: Figure | None = None
+    # serving with [traffic]: the lowest monthly volume above today's at which the cost per 1,000 accepted
+    # requests crosses the baseline's, and the lowest candidate peak rate at which the saving reaches the margin
+    flip_requests_per_month: Figure | None = None
+    flip_peak_qps: Figure | None = None
 
 
 class Bill(BaseModel):
@@ -133,7 +162,7 @@ class Bill(BaseModel):
         """Every figure the bill holds: option fields, line items, comparisons."""
         out: list[Figure] = []
         for m in [*self.options, *(li for o in self.options for li in o.line_items), *self.comparisons]:
-            out += [v for _, v in m if isinstance(v, Figure)]
+            out += [v for v in vars(m).values() if isinstance(v, Figure)]  # the fields (models allow no extras)
         return out
 
     def claims_in_arithmetic(self) -> set[str]:
@@ -142,7 +171,23 @@ class Bill(BaseModel):
         Figure arithmetic refuses claims, so this is empty unless a figure was built around that refusal; the
         bill's and report's ``used_in_arithmetic`` are read from here, not written as a constant.
         """
-        return {lf.label for f in self.figures() for lf in f.leaves() if lf.kind is Kind.VENDOR_CLAIM}
+        # One walk over the figure graph, each node once: options share subtrees (prices, [extras], the
+        # baseline in every comparison), and listing every figure's leaves repeated them (issue 10's speed).
+        found: set[str] = set()
+        seen: set[int] = set()
+        stack = self.figures()
+        while stack:
+            f = stack.pop()
+            if f.inputs:
+                if id(f) not in seen:
+                    seen.add(id(f))
+                    stack.extend(f.inputs)
+            elif f.kind is Kind.VENDOR_CLAIM:
+                found.add(f.label)
+        return found
+
+
+_KIND_TEXT = {k: k.value for k in Kind}  # ``kind.value`` is a descriptor call on every figure projected
 
 
 def _num(f: Figure | None, places: int = 2) -> float | None:
@@ -158,7 +203,10 @@ def _fig(f: Figure | None) -> dict[str, Any] | None:
 def bill_to_json(bill: Bill) -> dict[str, Any]:
     """Scripts get plain numbers at the top and each figure's provenance beside it."""
     # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
-    leaf_json: dict[int, dict[str, Any]] = {}
+    # A leaf is known by its index in ``leaf_json``; equal leaves (same fields, so the same projection) share one.
+    leaf_json: list[dict[str, Any]] = []
+    index_of_key: dict[tuple[Any, ...], int] = {}
+    claims_used: set[str] = set()  # vendor claims among the leaves walked: Bill.claims_in_arithmetic, on the way
 
     def head(f: Figure) -> dict[str, Any]:
         """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
@@ -166,39 +214,62 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "label": f.label,
             "value": float(f.value),
             "unit": f.unit,
-            "kind": f.kind.value,
+            "kind": _KIND_TEXT[f.kind],
             "source": f.source,
             "as_of": f.as_of.isoformat() if f.as_of else None,
             "region": f.region,
             "note": f.note,
         }
 
-    def leaf(lf: Figure) -> dict[str, Any]:
-        out = leaf_json.get(id(lf))
-        if out is None:
-            out = leaf_json[id(lf)] = head(lf)
-        return out
+    # id(figure) -> its leaf index, or its leaves as indices; every figure stays alive in the bill meanwhile, so
+    # ids are not reused.
+    index_of_leaf: dict[int, int] = {}
+    memo: dict[int, list[int]] = {}
 
-    memo: dict[int, list[Figure]] = {}
+    def leaf_index(lf: Figure) -> int:
+        i = index_of_leaf.get(id(lf))
+        if i is None:
+            key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
+            i = index_of_key.get(key)
+            if i is None:
+                i = index_of_key[key] = len(leaf_json)
+                leaf_json.append(head(lf))
+                if lf.kind is Kind.VENDOR_CLAIM:
+                    claims_used.add(lf.label)
+            index_of_leaf[id(lf)] = i
+        return i
 
-    def leaves(f: Figure) -> list[Figure]:
-        """``f.leaves()`` (depth first, first of equal leaves kept), memoised over the shared subtrees."""
-        if not f.inputs:
-            return [f]
+    def leaves(f: Figure) -> list[int]:
+        """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
         got = memo.get(id(f))
         if got is None:
-            seen: dict[tuple[Any, ...], Figure] = {}
-            for x in f.inputs:
-                for lf in leaves(x):
-                    seen.setdefault((lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note), lf)
-            got = memo[id(f)] = list(seen.values())
+            ins = f.inputs
+            if not ins:
+                got = [leaf_index(f)]
+            elif len(ins) == 1:
+                got = leaves(ins[0])  # already without duplicates; memo lists are never changed
+            else:
+                merged: list[int] = []
+                for x in ins:
+                    if x.inputs:
+                        known = memo.get(id(x))
+                        merged += known if known is not None else leaves(x)
+                    else:
+                        merged.append(leaf_index(x))
+                got = list(dict.fromkeys(merged))
+            memo[id(f)] = got
         return got
+
+    def leaf_list(f: Figure) -> list[dict[str, Any]]:
+        return [leaf_json[i] for i in leaves(f)]
 
     def fig(f: Figure | None) -> dict[str, Any] | None:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        return {**head(f), "leaves": [leaf(lf) for lf in leaves(f)] if f.inputs else []}
+        out = head(f)
+        out["leaves"] = leaf_list(f) if f.inputs else []
+        return out
 
     opts = []
     for o in bill.options:
@@ -245,7 +316,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "unit": li.figure.unit,
                         "kind": li.figure.kind.value,
                         "source": li.figure.source,
-                        "leaves": [leaf(lf) for lf in leaves(li.figure)],
+                        "leaves": leaf_list(li.figure),
                     }
                     for li in o.line_items
                 ],
@@ -276,10 +347,24 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "flip_hours_per_run": _num(c.flip_hours_per_run, 2),
             "flip_utilisation": _num(c.flip_utilisation, 4),
             "flip_runs_per_month": _num(c.flip_runs_per_month, 2),
+            "flip_requests_per_month": _num(c.flip_requests_per_month, 0),
+            "flip_peak_qps": _num(c.flip_peak_qps, 4),
         }
         for c in bill.comparisons
     ]
-    used = bill.claims_in_arithmetic()
+    # ``bill.claims_in_arithmetic()`` without walking the bill twice: the projected figures' leaves were indexed
+    # (claims noted on the way); the rest (totals over the horizon, comparisons) are only searched, not listed.
+    stack = bill.figures()
+    searched: set[int] = set()
+    while stack:
+        f = stack.pop()
+        if not f.inputs:
+            if f.kind is Kind.VENDOR_CLAIM:
+                claims_used.add(f.label)
+        elif id(f) not in memo and id(f) not in searched:
+            searched.add(id(f))
+            stack.extend(f.inputs)
+    used = claims_used
     return {
         "scenario": bill.scenario,
         "scenario_path": bill.scenario_path,

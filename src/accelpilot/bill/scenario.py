@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
@@ -124,7 +125,8 @@ class Owned(_Strict):
 class Spot(_Strict):
     """Spot: an interruption rate times the measured cost of one restart gives the expected re-work per run."""
 
-    interruptions_per_hour: Decimal  # assumed (no evidence file feeds it yet)
+    # assumed; when left out, read from the Spot Instance Advisor file under [evidence] files (bill.spot)
+    interruptions_per_hour: Decimal | None = Field(default=None, ge=0)
     restart_result: str | None = None  # a training result with --interrupt-at figures; default: the option's result
     restart_s: Decimal | None = None  # assumed cost of one interruption, when no result measured it
 
@@ -299,7 +301,7 @@ class Scenario(_Strict):
     @model_validator(mode="after")
     def _names(self) -> Scenario:
         names = [o.name for o in self.options]
-        dup = {n for n in names if names.count(n) > 1}
+        dup = {n for n, k in Counter(names).items() if k > 1}  # not names.count(n) per name: quadratic
         if dup:
             raise ValueError(f"option names must be unique (repeated: {', '.join(sorted(dup))})")
         if self.baseline is not None and self.baseline not in names:

@@ -32,7 +32,10 @@ def bill(
             sc = load_scenario(p)
     else:
         sc = load_scenario(scenario)
-    result = make_bill(sc, load_catalog(catalog or []))
+    from accelpilot.procedure import read_evidence
+
+    # the scenario's [evidence] files, read once: the Spot Advisor's bands price spot interruptions
+    result = make_bill(sc, load_catalog(catalog or []), read_evidence([sc.resolve(f) for f in sc.evidence.files]))
     if as_json:
         print_json(bill_to_json(result))
     else:

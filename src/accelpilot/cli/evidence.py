@@ -9,6 +9,7 @@ from rich.table import Table
 
 from accelpilot.cli.app import app
 from accelpilot.cli.common import console, err_console, print_json
+from accelpilot.termtext import cell
 
 evidence_app = typer.Typer(
     help="Capacity, quota, capacity-block and spot evidence from your AWS account (AWS CLI JSON).",
@@ -70,6 +71,12 @@ def _render(ev: object) -> None:
         for s in ev.scores:
             t.add_row(s.region, s.zone_id or "", ", ".join(s.instance_types) or "(not named)", str(s.score))
         console.print(t)
+    for a in ev.advisors:
+        rows = sum(len(v) for v in a.linux.values())
+        console.print(
+            f"Spot Instance Advisor {cell(a.file)} ({a.as_of}): {rows} Linux rows in {len(a.linux)} region(s); "
+            "bands " + ", ".join(f"{cell(b.label)} (up to {b.max}%)" for b in a.bands)
+        )
 
 
 @evidence_app.command("import")

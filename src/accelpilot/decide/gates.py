@@ -22,7 +22,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from accelpilot.bill.compute import compare
+from accelpilot.bill.compute import compare, decision_margin
 from accelpilot.bill.model import Bill, Comparison, OptionBill, per_output_name
 from accelpilot.bill.scenario import Scenario
 from accelpilot.decide.evidence import Evidence
@@ -409,17 +409,19 @@ def gate_commercial(ctx: Context) -> GateResult:
     # Seed 004: "if the answer is close, it is a no". A saving inside the margin (wider on assumed hours) keeps
     # the working deployment, and the flip points say how far the inputs may move (issue 10, section 5).
     assumed = not (c.measured and base.measured)
-    margin = sc.decision.assumed_margin if assumed else sc.decision.margin
+    margin_fig = decision_margin(base, c, sc)
+    margin = margin_fig.value
     if comp.saving_percent is not None and comp.saving_percent < margin * 100:
         flips = _flip_refs(comp)
-        close = Evidence(figures=[*figs, *(r for _, r in flips)], results=ev.results)
+        close = Evidence(figures=[*figs, fig_ref(margin_fig), *(r for _, r in flips)], results=ev.results)
         return _gate(
             gid,
             False,
             price_text
             + f" ({fmt_number(float(comp.saving_percent), 1)}% less), within the {margin:.0%} margin for "
             + ("assumed" if assumed else "measured")
-            + " hours ([decision] margin): too close: keep the working deployment; it flips at "
+            + (" rates" if sc.workload == "serving" else " hours")
+            + " ([decision] margin): too close: keep the working deployment; it flips at "
             + ("; ".join(t for t, _ in flips) or "no point within reach"),
             close,
             None,
@@ -458,9 +460,12 @@ def _flip_refs(comp: Comparison) -> list[tuple[str, FigureRef]]:
         (comp.flip_hours_per_run, "{} h per run"),
         (comp.flip_utilisation, "utilisation {}"),
         (comp.flip_runs_per_month, "{} accepted runs a month"),
+        (comp.flip_peak_qps, "a peak of {} requests/s per candidate instance (the saving reaches the margin)"),
+        (comp.flip_requests_per_month, "{} requests a month (the candidate crosses the baseline's cost per 1,000)"),
     ):
         if f is not None:
-            out.append((fmt.format(fmt_number(float(f.value), 2)), fig_ref(f, f.label)))
+            places = {id(comp.flip_requests_per_month): 0, id(comp.flip_peak_qps): None}.get(id(f), 2)
+            out.append((fmt.format(fmt_number(float(f.value), places)), fig_ref(f, f.label)))
     return out
 
 

@@ -1,9 +1,12 @@
-"""The verdict: qualify Trainium, prefer portable GPU, or not enough evidence (and what is missing).
+"""The verdict: qualify Trainium, prefer portable GPU, keep the working deployment, or not enough evidence.
 
 Rules, in order:
-1. Any portability gate holds -> ``prefer_portable_gpu`` (seed 000: "when one or more of these applies").
-2. Any Trainium gate fails -> ``prefer_portable_gpu``: keep the working GPU deployment (seed 002: "If the result
-   exceeds the workload's expected lifetime, keep the working GPU deployment").
+1. Any portability gate holds -> ``prefer_portable_gpu`` (seed 000: "prefer portable GPU infrastructure when one
+   or more of these conditions applies").
+2. Else any Trainium gate fails -> ``keep_working_deployment`` (seed 002: "If the result exceeds the workload's
+   expected lifetime, keep the working GPU deployment"; seed 004: "if the answer is close, it is a no"). This is
+   not a vote for portable GPU infrastructure: nothing asks the workload to be portable; the move to the target
+   simply does not qualify (too close, beyond the lifetime, blocked, or not AWS's to host).
 3. Every Trainium gate passes and every portability gate is answered "no" -> ``qualify_trainium``. The commercial
    gate only passes on a pilot measured on the target that beats the GPU baseline by enough to repay the port
    and its maintenance within the lifetime.
@@ -28,11 +31,12 @@ from accelpilot.evidence.capacity import CapacityCheck
 from accelpilot.evidence.model import EvidenceSet
 from accelpilot.pilot.result import PilotResult
 
-VerdictName = Literal["qualify_trainium", "prefer_portable_gpu", "not_enough_evidence"]
+VerdictName = Literal["qualify_trainium", "prefer_portable_gpu", "keep_working_deployment", "not_enough_evidence"]
 
 HEADLINES: dict[str, str] = {
     "qualify_trainium": "Qualify {target}: every gate passes and the measured pilot repays the port in its lifetime",
     "prefer_portable_gpu": "Prefer portable GPU infrastructure",
+    "keep_working_deployment": "Keep the working deployment: the move to {target} does not qualify",
     "not_enough_evidence": "Not enough evidence to decide yet",
 }
 
@@ -79,6 +83,17 @@ def _reason(g: GateResult) -> Reason:
     return Reason(gate=g.id, status=g.status, text=g.reason, evidence=g.evidence)
 
 
+def _headline(verdict: VerdictName, target: str, failing: list[GateResult]) -> str:
+    """The verdict in words; keeping the deployment says why when the bill alone is the reason."""
+    text = HEADLINES[verdict].format(target=target.capitalize())
+    if verdict == "keep_working_deployment" and [g.id for g in failing] == ["commercial"]:
+        return (
+            f"Keep the working deployment: the move to {target.capitalize()} does not repay "
+            "(not cheaper, too close to call, or not repaid within the lifetime)"
+        )
+    return text
+
+
 def decide(
     scenario: Scenario,
     bill: Bill,
@@ -100,9 +115,12 @@ def decide(
     holding = [g for g in pg if g.holds]
     failing = [g for g in tr if g.holds is False]
     verdict: VerdictName
-    if holding or failing:
+    if holding:
         verdict = "prefer_portable_gpu"
         reasons = [_reason(g) for g in holding + failing]
+    elif failing:
+        verdict = "keep_working_deployment"
+        reasons = [_reason(g) for g in failing]
     elif all(g.holds for g in tr) and all(g.holds is False for g in pg):
         verdict = "qualify_trainium"
         reasons = [_reason(g) for g in tr + pg]
@@ -114,7 +132,7 @@ def decide(
     target = target_key(scenario.gates.target_platform)
     return Decision(
         verdict=verdict,
-        headline=HEADLINES[verdict].format(target=target.capitalize()),
+        headline=_headline(verdict, target, failing),
         target=target,
         baseline=base.name if base else None,
         gates=gates,

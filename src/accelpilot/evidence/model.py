@@ -20,6 +20,7 @@ Shape = Literal[
     "service_quotas",
     "service_quota",
     "spot_placement_scores",
+    "spot_advisor",
 ]
 
 # The AWS CLI command that prints each accepted shape (the top-level key says which one a file is).
@@ -29,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "service_quotas": "aws service-quotas list-service-quotas --service-code ec2",
     "service_quota": "aws service-quotas get-service-quota --service-code ec2",
     "spot_placement_scores": "aws ec2 get-spot-placement-scores",
+    # Not a CLI command: the public JSON behind the Spot Instance Advisor page (no API prints it).
+    "spot_advisor": "the Spot Instance Advisor data (spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json)",
 }
 TOP_KEYS: dict[str, str] = {
     "InstanceTypeOfferings": "instance_type_offerings",
@@ -36,6 +39,7 @@ TOP_KEYS: dict[str, str] = {
     "Quotas": "service_quotas",
     "Quota": "service_quota",
     "SpotPlacementScores": "spot_placement_scores",
+    "spot_advisor": "spot_advisor",
 }
 
 
@@ -135,6 +139,45 @@ class SpotScore(_Item):
         return self._fig(self.score, "", f"spot placement score {where}", self.region)
 
 
+class SpotBand(BaseModel):
+    """One of the Spot Instance Advisor's "frequency of interruption" bands (``ranges``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    label: str  # as AWS prints it: "<5%", "5-10%", ..., ">20%"
+    max: Decimal  # the band's upper bound, percent of instances interrupted in the trailing month
+
+
+class SpotAdvisor(_Item):
+    """The Spot Instance Advisor's data: per region and Linux instance type, the savings over on-demand and the
+    band of its frequency of interruption (the share of its Spot instances AWS reclaimed in the trailing
+    month). Kept as one table per file, not one model per row: the file covers every region and type."""
+
+    bands: tuple[SpotBand, ...]
+    linux: dict[str, dict[str, tuple[int, int]]]  # region -> instance type -> (savings %, band index)
+
+    def band(self, region: str, instance: str) -> SpotBand | None:
+        row = self.linux.get(region, {}).get(instance)
+        if row is None:
+            return None
+        return next((b for b in self.bands if b.index == row[1]), None)
+
+    def interruption_share(self, region: str, instance: str) -> Figure | None:
+        """The band's upper bound as a share of instances interrupted a month (the conservative end)."""
+        b = self.band(region, instance)
+        if b is None:
+            return None
+        return self._fig(
+            b.max / 100,
+            "1/month",  # interruptions per instance-month (read so by bill.spot)
+            f"spot interruption frequency of {instance} in {region}: Spot Advisor band {b.label!r}, upper bound",
+            region,
+            note="share of Spot instances AWS interrupted in the trailing month; the band's upper bound is taken "
+            "(conservative)",
+        )
+
+
 class EvidenceFile(BaseModel):
     """One file read: its shape and how many items it held."""
 
@@ -158,6 +201,7 @@ class EvidenceSet(BaseModel):
     blocks: tuple[CapacityBlock, ...] = ()
     quotas: tuple[Quota, ...] = ()
     scores: tuple[SpotScore, ...] = ()
+    advisors: tuple[SpotAdvisor, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -170,6 +214,7 @@ class EvidenceSet(BaseModel):
             blocks=self.blocks + other.blocks,
             quotas=self.quotas + other.quotas,
             scores=self.scores + other.scores,
+            advisors=self.advisors + other.advisors,
         )
 
     def regions_for(self, shape: str) -> set[str]:

@@ -1,7 +1,8 @@
 """Read the JSON the AWS CLI prints, in its exact shapes, into an EvidenceSet.
 
 The shape is told by the top-level key (``InstanceTypeOfferings``, ``CapacityBlockOfferings``, ``Quotas``,
-``Quota``, ``SpotPlacementScores``); anything else is refused with the list of accepted shapes. The CLI prints
+``Quota``, ``SpotPlacementScores``, and ``spot_advisor`` for the Spot Instance Advisor's public data file);
+anything else is refused with the list of accepted shapes. The CLI prints
 no date, so a file's date is its modification time (the collector writes files at collection time). Where the
 content names no region (an empty answer, zone IDs), a region code in the file name stands in.
 """
@@ -25,6 +26,8 @@ from accelpilot.evidence.model import (
     EvidenceSet,
     Offering,
     Quota,
+    SpotAdvisor,
+    SpotBand,
     SpotScore,
 )
 from accelpilot.evidence.quotas import check_quota_unit
@@ -194,6 +197,13 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
             check_quota_unit(q, d.get("UsageMetric"), w)
             quotas.append(q)
         regions = tuple(dict.fromkeys([q.region for q in quotas if q.region] or name_regions))
+    elif shape == "spot_advisor":
+        advisor = _spot_advisor(data, p, base)
+        n = sum(len(v) for v in advisor.linux.values())
+        ef = EvidenceFile(
+            path=str(p), shape=shape, command=COMMANDS[shape], as_of=as_of, items=n, regions=tuple(advisor.linux)
+        )
+        return EvidenceSet(files=(ef,), advisors=(advisor,))
     else:
         types = instance_types_in_name(p)
         for i, d in enumerate(_list(p, data, "SpotPlacementScores")):
@@ -217,6 +227,38 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
     return EvidenceSet(
         files=(ef,), offerings=tuple(offerings), blocks=tuple(blocks), quotas=tuple(quotas), scores=tuple(scores)
     )
+
+
+def _spot_advisor(data: dict[str, Any], p: Path, base: dict[str, Any]) -> SpotAdvisor:
+    """``ranges`` (the interruption bands) and ``spot_advisor`` -> region -> "Linux" -> type -> {"s", "r"}."""
+    fix = "pass spot-advisor-data.json unchanged"
+    bands = []
+    for i, d in enumerate(_list(p, data, "ranges")):
+        w = f"ranges[{i}]"
+        idx, top = _dec(p, d.get("index"), f"{w}.index"), _dec(p, d.get("max"), f"{w}.max")
+        if idx != int(idx) or not (0 < top <= 100):
+            raise _bad(p, f"{w}: index must be whole and max a percentage above 0 (got {idx}, {top})", fix)
+        bands.append(SpotBand(index=int(idx), label=_str(p, d, "label", w), max=top))
+    known = {b.index for b in bands}
+    regions = data.get("spot_advisor")
+    if not isinstance(regions, dict):
+        raise _bad(p, "spot_advisor must be an object of regions", fix)
+    linux: dict[str, dict[str, tuple[int, int]]] = {}
+    for region, oses in regions.items():
+        rows = oses.get("Linux", {}) if isinstance(oses, dict) else None
+        if not isinstance(rows, dict):
+            raise _bad(p, f"spot_advisor.{region}.Linux must be an object of instance types", fix)
+        out: dict[str, tuple[int, int]] = {}
+        for inst, row in rows.items():
+            w = f"spot_advisor.{region}.Linux.{inst}"
+            if not isinstance(row, dict):
+                raise _bad(p, f"{w} must be an object with s and r", fix)
+            r = _dec(p, row.get("r"), f"{w}.r")
+            if r not in known:
+                raise _bad(p, f"{w}.r = {r} names no band in ranges ({sorted(known)})", fix)
+            out[inst] = (int(_dec(p, row.get("s", 0), f"{w}.s")), int(r))
+        linux[region] = out
+    return SpotAdvisor(**base, bands=tuple(bands), linux=linux)
 
 
 def read_files(paths: Iterable[Path | str]) -> EvidenceSet:

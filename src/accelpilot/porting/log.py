@@ -380,9 +380,10 @@ class Summary(BaseModel):
 
 
 class OpCount(BaseModel):
-    op: str  # normalised "aten::name"
+    op: str  # normalised "aten::name" (a custom op keeps its namespace: "mylib::name")
     count: int
-    supported: bool | None = None  # None: no supported-ops list given
+    supported: bool | None = None  # None: no supported-ops list given, or one not compared (another op set)
+    core: bool | None = None  # in the inventory's op set (core ATen); False: kept as is (custom op, no decomposition)
     call_site: str | None = None  # "file:line" of the first occurrence, when known
 
 
@@ -395,7 +396,8 @@ class OpInventory(BaseModel):
     """What the model actually runs: ATen operators with counts, graph breaks, data-dependent ops, dtypes."""
 
     model: str
-    method: str  # "torch.export", "dispatch-trace" (fallback) or "failed"
+    method: str  # capture path: "torch.export", "dispatch-trace" (the fallback trace) or "failed"
+    op_set: str | None = None  # what the op names are in: "core_aten" (None: a log written before op sets)
     export_error: str | None = None
     ops: list[OpCount] = Field(default_factory=list)
     graph_breaks: list[GraphBreak] = Field(default_factory=list)
@@ -403,6 +405,7 @@ class OpInventory(BaseModel):
     data_dependent_ops: list[str] = Field(default_factory=list)
     dtypes: list[str] = Field(default_factory=list)
     supported_ops_file: str | None = None
+    supported_ops_op_set: str | None = None  # the op set the list is in
     support_percentage: float | None = None  # of distinct ops, or the analyze dict's figure
     unsupported_ops: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # how the capture was made when that matters (cache off)

@@ -1,11 +1,15 @@
-"""Operator inventory of a real model: which ATen operators it runs, how often, with which dtypes.
+"""Operator inventory of a real model: which core ATen operators it runs, how often, with which dtypes.
 
-The only module of ``porting`` that imports torch (lazily, inside functions), and the only one that imports user
-code, and only when asked (``accelpilot scan --model module:factory``): it says so on stderr. The factory returns
-an object with ``build_model()`` and ``example_inputs()`` (the workload protocol, duck-typed here).
+The only module of ``porting`` that runs torch on a model (lazily, inside functions), and the only one that imports
+user code, and only when asked (``accelpilot scan --model module:factory``): it says so on stderr. The factory
+returns an object with ``build_model()`` and ``example_inputs()`` (the workload protocol, duck-typed here).
 
-Capture: ``torch.export`` (non-strict) first; if the model does not export, ``torch._dynamo.explain`` gives the
-graph breaks with reasons and a dispatch-level trace of one eager forward gives the operators.
+Capture: ``torch.export`` (non-strict) first, then ``run_decompositions()`` (core ATen, the default table); if the
+model does not export, ``torch._dynamo.explain`` gives the graph breaks with reasons and a dispatch-level trace of
+one eager forward gives the operators, each non-core operator decomposed on the fly with the same core ATen table
+(and functionalized, as export is). Either way the names are core ATen (``opset.py``): the same model gives the
+same operator names through both paths. Operators that stay outside core ATen (custom ops, ops without a
+decomposition) are kept, marked ``core=False``.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from typing import Any
 from accelpilot.errors import ConfigError
 from accelpilot.factory import import_factory
 from accelpilot.porting.log import Finding, GraphBreak, OpCount, OpInventory
+from accelpilot.porting.opset import CORE_ATEN, decomposition_table, is_core_overload
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.supported import SupportedOps, normalise_op
+from accelpilot.porting.supported import SupportedOps, check_core_aten, normalise_op
 
 # Operators whose output shape (or a Python value) depends on tensor values.
 DATA_DEPENDENT_ATEN = frozenset(
@@ -61,6 +66,7 @@ BOOKKEEPING = frozenset(
         "aten::sym_storage_offset",
     }
 )
+_REGION_HOPS = frozenset({"wrap_with_set_grad_enabled", "wrap_with_autocast"})
 FLOAT64 = ("float64",)
 COMPLEX = ("complex32", "complex64", "complex128")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -113,6 +119,9 @@ def _site(stack_trace: str | None) -> tuple[str | None, int | None]:
     frames = _FRAME.findall(stack_trace)
     if not frames:
         return None, None
+    frames = [f for f in frames if not f[0].startswith("<")]  # generated code (``<eval_with_key>``): no site
+    if not frames:
+        return None, None
     tdir = _torch_dir()
     user = [f for f in frames if not f[0].startswith(tdir)]
     file, line = (user or frames)[-1]
@@ -139,10 +148,15 @@ class _Capture:
         self.dtypes: set[str] = set()
         self.dtype_sites: dict[str, tuple[str | None, int | None]] = {}
         self.data_dependent: dict[str, tuple[str | None, int | None]] = {}
+        self.not_core: set[str] = set()
 
-    def add(self, op: str, site: tuple[str | None, int | None], dtypes: list[str], unbacked: bool) -> None:
+    def add(
+        self, op: str, site: tuple[str | None, int | None], dtypes: list[str], unbacked: bool, core: bool = True
+    ) -> None:
         if op in BOOKKEEPING:
             return
+        if not core:
+            self.not_core.add(op)
         if op.startswith("aten::sym_"):
             unbacked = False  # a shape query reports a data-dependent size; the op that made it is flagged
         self.counts[op] += 1
@@ -159,36 +173,115 @@ def _capture_export(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> None:
     import torch
     from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
-    ep = torch.export.export(model, inputs, strict=False)
-    # ``no_grad``/``autocast`` regions become higher-order ops around sub-graphs: walk every graph, not only the
-    # top one, or such a model would report no operators at all.
+    exported = torch.export.export(model, inputs, strict=False)
+    fallback_sites = _exported_sites(exported)
+    # Core ATen: the default table of run_decompositions is torch's core ATen decomposition table.
+    ep = exported.run_decompositions()
+    # ``no_grad``/``autocast`` regions are higher-order ops around sub-graphs in the exported program (the
+    # decomposition inlines them today): walk every graph, not only the top one, or such a model could report no
+    # operators at all.
     nodes = [n for gm in ep.graph_module.modules() if isinstance(gm, torch.fx.GraphModule) for n in gm.graph.nodes]
     for node in nodes:
         if node.op == "placeholder":
             for d in _dtype_names(node.meta.get("val")):
                 cap.dtypes.add(d)
             continue
-        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        if node.op != "call_function":
+            continue
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            # control flow (torch.cond, while_loop) and other higher-order ops: their sub-graphs are walked, the
+            # op itself has no core ATen form: kept and marked, never dropped (the no_grad/autocast wrappers are
+            # only regions, and the decomposition inlines them)
+            if node.target.name() not in _REGION_HOPS:
+                site = _origin_site(node, fallback_sites) or _site(node.meta.get("stack_trace"))
+                cap.add(f"higher_order::{node.target.name()}", site, [], False, core=False)
+            continue
+        if not isinstance(node.target, torch._ops.OpOverload):
             continue
         val = node.meta.get("val")
         try:
             unbacked = bool(free_unbacked_symbols(val))
         except Exception:
             unbacked = False
-        cap.add(normalise_op(node.target.name()), _site(node.meta.get("stack_trace")), _dtype_names(val), unbacked)
+        site = _site(node.meta.get("stack_trace"))
+        if site[0] is None or site[0].startswith(_torch_dir()):
+            site = _origin_site(node, fallback_sites) or site
+        cap.add(normalise_op(node.target.name()), site, _dtype_names(val), unbacked, is_core_overload(node.target))
 
 
-def _capture_dispatch(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> None:
-    """Run one eager forward under a dispatch mode: every ATen call, with the first user frame as call site."""
+def _exported_sites(ep: Any) -> dict[str, tuple[str | None, int | None]]:
+    """The user's line per node name of the exported program (before decomposition), for decomposed nodes whose
+    own stack trace lost it (a sub-graph inlined from a ``no_grad`` region). A higher-order op's node takes the
+    line of its first result."""
+    import torch
+
+    sites: dict[str, tuple[str | None, int | None]] = {}
+    tdir = _torch_dir()
+    for gm in ep.graph_module.modules():
+        if not isinstance(gm, torch.fx.GraphModule):
+            continue
+        for n in gm.graph.nodes:
+            site = _site(n.meta.get("stack_trace"))
+            if site[0] is None or site[0].startswith(tdir):
+                site = next(
+                    (s for u in n.users if (s := _site(u.meta.get("stack_trace")))[0] and not s[0].startswith(tdir)),
+                    site,
+                )
+            if site[0] is not None:
+                sites.setdefault(n.name, site)
+    return sites
+
+
+def _origin_site(node: Any, sites: dict[str, tuple[str | None, int | None]]) -> tuple[str | None, int | None] | None:
+    """The site of the exported node a decomposed node came from (``meta["from_node"]`` provenance)."""
+    todo = list(node.meta.get("from_node") or [])
+    while todo:
+        src = todo.pop(0)
+        site = sites.get(getattr(src, "name", ""))
+        if site is not None:
+            return site
+        todo.extend(getattr(src, "from_node", None) or [])
+    return None
+
+
+def _capture_dispatch(model: Any, inputs: tuple[Any, ...], cap: _Capture, functional: bool = True) -> None:
+    """Run one eager forward under a dispatch mode: every ATen call, with the first user frame as call site.
+
+    Each operator outside core ATen is decomposed on the spot with the core ATen table (or its
+    CompositeImplicitAutograd kernel, as ``run_decompositions`` does), re-entering the mode so the parts are recorded;
+    the forward is functionalized (``relu_`` -> ``relu``), as export is. Kept as a trace of a real forward, not
+    ``make_fx``: a model that fails to export usually has data-dependent control flow a tracer cannot follow either.
+    """
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     torch_dir = os.path.dirname(torch.__file__)
     here = os.path.dirname(__file__)
+    table = decomposition_table()
+    cia = torch._C.DispatchKey.CompositeImplicitAutograd
 
     class Mode(TorchDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            out = func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            core = is_core_overload(func)
+            if not core and func.name().split("::", 1)[0] in ("aten", "prims"):
+                decomp = table.get(func)
+                if decomp is None and func.has_kernel_for_dispatch_key(cia):
+                    decomp = func.decompose
+                if decomp is not None:
+                    mark = (cap.counts.copy(), set(cap.not_core))
+                    try:
+                        with self:  # the parts dispatch back into this mode and are recorded
+                            res = decomp(*args, **kwargs)
+                    except Exception:
+                        # a decomposition that does not apply to these real inputs: forget its parts, run the
+                        # operator itself and list it as outside core ATen rather than lose the whole trace
+                        cap.counts, cap.not_core = mark[0], mark[1]
+                        res = NotImplemented
+                        core = False
+                    if res is not NotImplemented:
+                        return res
+            out = func(*args, **kwargs)
             op = normalise_op(func.name())
             site: tuple[str | None, int | None] = (None, None)
             if op not in cap.sites or op in DATA_DEPENDENT_ATEN:
@@ -196,11 +289,14 @@ def _capture_dispatch(model: Any, inputs: tuple[Any, ...], cap: _Capture) -> Non
                     if not fr.filename.startswith((torch_dir, here)) and "<" not in fr.filename:
                         site = (_rel(fr.filename), fr.lineno)
                         break
-            cap.add(op, site, _dtype_names(out), False)
+            cap.add(op, site, _dtype_names(out), False, core)
             return out
 
     with torch.no_grad(), Mode():
-        model(*inputs)
+        if functional:
+            torch.func.functionalize(model, remove="mutations")(*inputs)
+        else:
+            model(*inputs)
 
 
 def _explain(model: Any, inputs: tuple[Any, ...]) -> tuple[int | None, list[GraphBreak]]:
@@ -270,7 +366,13 @@ def _capture_all(model: Any, inputs: tuple[Any, ...], inv: OpInventory) -> tuple
     findings.extend(_graph_break_findings(inv))
     cap = _Capture()
     try:
-        _capture_dispatch(model, inputs, cap)
+        try:
+            _capture_dispatch(model, inputs, cap)
+        except Exception:
+            # functionalization can fail where the plain forward runs: trace that, in-place ops named as they run
+            cap = _Capture()
+            _capture_dispatch(model, inputs, cap, functional=False)
+            inv.notes.append("fallback trace not functionalized: in-place operators appear as they run")
         inv.method = "dispatch-trace"
     except Exception as exc2:
         inv.method = "failed"
@@ -294,6 +396,8 @@ def inventory(
     given, plus compile-ahead hazards from the graph itself: data-dependent ops, float64/complex dtypes, graph
     breaks, export failure.
     """
+    # A list in another op set is refused before any model is built (one line: file, operator, fix).
+    compare = check_core_aten(supported_ops) if supported_ops is not None else False
     workload = load_factory(factory_spec, announce) if isinstance(factory_spec, str) else factory_spec
     name = factory_spec if isinstance(factory_spec, str) else type(workload).__name__
     model = workload.build_model()
@@ -308,10 +412,9 @@ def inventory(
         notes.append("captured with config.use_cache=False (cache objects are outputs, not operators)")
     inputs = workload.example_inputs()
     inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
-    inv = OpInventory(model=name, method="torch.export")
+    inv = OpInventory(model=name, method="torch.export", op_set=CORE_ATEN, notes=notes)
     with _quiet_torch():
         cap, findings = _capture_all(model, inputs, inv)
-    inv.notes = notes
     if not cap.counts and inv.method != "failed":
         # Never "0 operators" as a success: an empty inventory means the capture missed the model.
         why = f"{inv.method} captured no ATen operator"
@@ -319,12 +422,19 @@ def inventory(
         inv.export_error = f"{inv.export_error}; {why}" if inv.export_error else why
         findings.append(_finding("export-failure", (None, None), f"op inventory incomplete: {why}", "no operators"))
     unsupported: list[str] = []
+    listed_ops = {e.op for e in supported_ops.unsupported} if supported_ops is not None else set()
     for op, n in sorted(cap.counts.items()):
-        ok = supported_ops.is_supported(op) if supported_ops is not None else None
+        ok = None
+        if supported_ops is not None:
+            # a list in another op set is not compared; its own "unsupported" verdicts still mark the operator
+            ok = supported_ops.is_supported(op) if compare else (False if op in listed_ops else None)
         site = cap.sites.get(op, (None, None))
-        inv.ops.append(OpCount(op=op, count=n, supported=ok, call_site=f"{site[0]}:{site[1]}" if site[0] else None))
+        call_site = f"{site[0]}:{site[1]}" if site[0] else None
+        inv.ops.append(OpCount(op=op, count=n, supported=ok, core=op not in cap.not_core, call_site=call_site))
         if ok is False:
             unsupported.append(op)
+    if cap.not_core:
+        inv.notes.append(f"outside core ATen (no decomposition; kept as named): {', '.join(sorted(cap.not_core))}")
     inv.dtypes = sorted(cap.dtypes)
     inv.data_dependent_ops = sorted(cap.data_dependent)
     for op, site in sorted(cap.data_dependent.items()):
@@ -336,6 +446,13 @@ def inventory(
             findings.append(_finding("complex-dtype", cap.dtype_sites[d], f"the graph computes in {d}", d))
     if supported_ops is not None:
         inv.supported_ops_file = supported_ops.source
+        inv.supported_ops_op_set = supported_ops.op_set
+        if not compare:
+            inv.notes.append(
+                f"{Path(supported_ops.source).name} names operators as the tool traced them (op set "
+                f"{supported_ops.op_set}), not core ATen: its verdicts are reported as given, operators are not "
+                "compared with it one by one"
+            )
         listed = {e.op: e for e in supported_ops.unsupported}
         for op in unsupported:
             e = listed.get(op)
@@ -344,15 +461,16 @@ def inventory(
                 _finding(
                     "unsupported-op",
                     cap.sites.get(op, (None, None)),
-                    f"{op} x{cap.counts[op]} is not in {Path(supported_ops.source).name}{why}",
+                    f"{op} x{cap.counts[op]} is not in {Path(supported_ops.source).name} (core ATen){why}",
                     op,
                 )
             )
         for op, e in listed.items():
-            if op in cap.counts:
-                continue
+            if op in unsupported:
+                continue  # reported above, at its captured site
             m = _CALL.search(e.call or "")
             site = (m.group(1), int(m.group(2))) if m else (None, None)
+            site = cap.sites.get(op, site) if op in cap.counts else site
             findings.append(
                 _finding(
                     "unsupported-op",
@@ -364,7 +482,7 @@ def inventory(
         inv.unsupported_ops = sorted(set(unsupported) | set(listed))
         if supported_ops.support_percentage is not None:
             inv.support_percentage = supported_ops.support_percentage
-        elif cap.counts:
+        elif cap.counts and compare:
             inv.support_percentage = round(100.0 * (len(cap.counts) - len(unsupported)) / len(cap.counts), 2)
     inv.findings = findings
     return inv

@@ -8,13 +8,25 @@ from collections import defaultdict
 from rich.console import Console
 from rich.table import Table
 
-from accelpilot.porting.log import Finding, Item, ItemLine, PortabilityLog
+from accelpilot.porting.log import Finding, Item, ItemLine, OpInventory, PortabilityLog
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
 from accelpilot.termtext import cell as _cell
 from accelpilot.termtext import visible as plain
 
 _LINES_SHOWN = 3  # lines folded under an item in the terminal (Markdown and JSON list them all)
 _SEV_STYLE = {"blocking": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+_CAPTURE = {"torch.export": "torch.export", "dispatch-trace": "fallback trace"}
+_OP_SET_NAME = {"core_aten": "core ATen", "aten": "ATen (as traced)"}
+
+
+def inventory_title(inv: OpInventory) -> str:
+    """What the inventory's names are and how they were captured: "core ATen operators (captured by torch.export)"."""
+    names = f"{_OP_SET_NAME.get(inv.op_set, inv.op_set)} operators" if inv.op_set else "ATen operators"
+    if inv.method == "failed":
+        return f"{names} (capture failed)"
+    return f"{names} (captured by {_CAPTURE.get(inv.method, inv.method)})"
 
 
 def _grouped(log: PortabilityLog) -> dict[str, list[Finding]]:
@@ -117,11 +129,17 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
     if log.inventory is not None:
         inv = log.inventory
         console.print(
-            f"[bold]Op inventory[/bold] {_cell(inv.model)} via {inv.method}: {len(inv.ops)} distinct ATen ops, "
+            f"[bold]Op inventory[/bold] {_cell(inv.model)}: {len(inv.ops)} distinct {inventory_title(inv)}, "
             f"{sum(o.count for o in inv.ops)} calls; dtypes {', '.join(inv.dtypes) or '-'}; "
             f"graph breaks {len(inv.graph_breaks)}"
             + (
+                f"; outside core ATen: {_cell(', '.join(o.op for o in inv.ops if o.core is False))}"
+                if any(o.core is False for o in inv.ops)
+                else ""
+            )
+            + (
                 f"; support {inv.support_percentage:.1f}% vs {_cell(inv.supported_ops_file or '')}"
+                f" ({_OP_SET_NAME.get(inv.supported_ops_op_set or '', inv.supported_ops_op_set)})"
                 if inv.support_percentage is not None
                 else ""
             )
@@ -182,7 +200,7 @@ def render_markdown(log: PortabilityLog) -> str:
         out += [f"- `{rule}`: {_md(text)}" for rule, text in sorted(why.items())]
     if log.inventory is not None:
         inv = log.inventory
-        out += ["", f"## Op inventory: `{inv.model}` ({inv.method})", ""]
+        out += ["", f"## Op inventory: `{_md(inv.model)}`: {inventory_title(inv)}", ""]
         if inv.export_error:
             out.append(f"torch.export failed: {_md(inv.export_error)}")
             out.append("")
@@ -191,10 +209,15 @@ def render_markdown(log: PortabilityLog) -> str:
             f"{', '.join(inv.data_dependent_ops) or 'none'}; graph breaks: {len(inv.graph_breaks)}",
             "",
         ]
+        if inv.supported_ops_file:
+            op_set = _OP_SET_NAME.get(inv.supported_ops_op_set or "", inv.supported_ops_op_set)
+            out += [f"supported-operator list: {_md(inv.supported_ops_file)} ({op_set})", ""]
+        out += [f"- {_md(n)}" for n in inv.notes] + ([""] if inv.notes else [])
         out += ["| op | count | supported | first call site |", "| --- | ---: | --- | --- |"]
         for o in inv.ops:
             sup = "-" if o.supported is None else ("yes" if o.supported else "**no**")
-            out.append(f"| `{o.op}` | {o.count} | {sup} | {_md(o.call_site or '')} |")
+            outside = " (not core ATen)" if o.core is False else ""
+            out.append(f"| `{o.op}`{outside} | {o.count} | {sup} | {_md(o.call_site or '')} |")
         for br in inv.graph_breaks:
             out.append(f"- graph break at {br.location or '?'}: {_md(br.reason)}")
     if log.skipped:

@@ -15,7 +15,12 @@ from accelpilot.report.fmt import fmt_with_unit, kind_label
 from accelpilot.report.model import Report
 from accelpilot.termtext import cell
 
-STYLE = {"qualify_trainium": "green", "prefer_portable_gpu": "blue", "not_enough_evidence": "yellow"}
+STYLE = {
+    "qualify_trainium": "green",
+    "prefer_portable_gpu": "blue",
+    "keep_working_deployment": "magenta",
+    "not_enough_evidence": "yellow",
+}
 
 
 def print_summary(report: Report, console: Console, paths: dict[str, Path] | None = None) -> None:
