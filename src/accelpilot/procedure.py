@@ -28,7 +28,7 @@ from accelpilot.catalog import load_catalog
 from accelpilot.decide import decide
 from accelpilot.decide.portability import LogView, read_log, view_log
 from accelpilot.errors import InputFileError, Interrupted, UserError
-from accelpilot.evidence.model import EvidenceSet
+from accelpilot.evidence.read import read_evidence
 from accelpilot.pilot.result import PilotResult, read_result
 from accelpilot.report.build import build_report
 from accelpilot.report.model import Report
@@ -67,15 +67,6 @@ def priced_results(bill: Bill, have: Sequence[tuple[str, PilotResult]]) -> list[
         if o.result_file and not any(_same(o.result_file, p) for p, _ in [*have, *out]):
             out.append((o.result_file, read_result(o.result_file)))
     return out
-
-
-def read_evidence(paths: Sequence[Path]) -> EvidenceSet | None:
-    """The capacity evidence files, read once here so that decide/ reads no file."""
-    if not paths:
-        return None
-    from accelpilot.evidence import read_files
-
-    return read_files(paths)
 
 
 def make_report(

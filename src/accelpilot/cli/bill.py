@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from accelpilot.cli.app import app
-from accelpilot.cli.common import console, print_json
+from accelpilot.cli.common import console, gc_paused, print_json
 
 
 @app.command("bill")
@@ -24,19 +24,19 @@ def bill(
     from accelpilot.bill.render import render_bill
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
+    from accelpilot.evidence import read_evidence
 
-    if scenario is None:
-        from importlib import resources
+    with gc_paused():
+        if scenario is None:
+            from importlib import resources
 
-        with resources.as_file(resources.files("accelpilot.bill") / "examples" / "worked-example.toml") as p:
-            sc = load_scenario(p)
-    else:
-        sc = load_scenario(scenario)
-    from accelpilot.procedure import read_evidence
-
-    # the scenario's [evidence] files, read once: the Spot Advisor's bands price spot interruptions
-    result = make_bill(sc, load_catalog(catalog or []), read_evidence([sc.resolve(f) for f in sc.evidence.files]))
-    if as_json:
-        print_json(bill_to_json(result))
-    else:
-        render_bill(result, console)
+            with resources.as_file(resources.files("accelpilot.bill") / "examples" / "worked-example.toml") as p:
+                sc = load_scenario(p)
+        else:
+            sc = load_scenario(scenario)
+        # the scenario's [evidence] files, read once: the Spot Advisor's bands price spot interruptions
+        result = make_bill(sc, load_catalog(catalog or []), read_evidence([sc.resolve(f) for f in sc.evidence.files]))
+        if as_json:
+            print_json(bill_to_json(result))
+        else:
+            render_bill(result, console)

@@ -13,8 +13,6 @@ import typer
 from accelpilot.cli.app import app
 from accelpilot.cli.common import console
 from accelpilot.errors import ConfigError, InputFileError
-from accelpilot.porting.log import load_log
-from accelpilot.porting.rules import RULES, SEVERITY_RANK, get_rule, resolve_targets
 
 
 @app.command("scan")
@@ -41,7 +39,10 @@ def scan(
 ) -> None:
     """Write the portability log: device-specific code paths, container differences, unsupported operators,
     data movement steps and operational integrations, each with file, line, why and effort."""
+    # imported here, not at the top: every command's start pays for the CLI's top-level imports
+    from accelpilot.porting.log import load_log
     from accelpilot.porting.render import plain, render_markdown, render_table
+    from accelpilot.porting.rules import RULES, SEVERITY_RANK, get_rule, resolve_targets
     from accelpilot.porting.scan import scan_path
 
     if explain is not None:

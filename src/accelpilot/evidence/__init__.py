@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from accelpilot.evidence.capacity import CapacityCheck, EvidenceLine, Need, check_capacity
 from accelpilot.evidence.model import EvidenceSet
-from accelpilot.evidence.read import read_file, read_files
+from accelpilot.evidence.read import read_evidence, read_file, read_files
 
-__all__ = ["CapacityCheck", "EvidenceLine", "EvidenceSet", "Need", "check_capacity", "read_file", "read_files"]
+__all__ = [
+    "CapacityCheck",
+    "EvidenceLine",
+    "EvidenceSet",
+    "Need",
+    "check_capacity",
+    "read_evidence",
+    "read_file",
+    "read_files",
+]

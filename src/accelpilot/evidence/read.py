@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -266,3 +266,9 @@ def read_files(paths: Iterable[Path | str]) -> EvidenceSet:
     for p in paths:
         out = out.merged(read_file(p))
     return out
+
+
+def read_evidence(paths: Sequence[Path]) -> EvidenceSet | None:
+    """The evidence files a bill or report names, read once by the caller so that bill/ and decide/ read no
+    file; ``None`` when there are none."""
+    return read_files(paths) if paths else None
