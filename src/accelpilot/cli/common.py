@@ -45,5 +45,10 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        # Everything made meanwhile is still young: the first collection after enabling would walk it all. Move
+        # it straight to the oldest generation instead (freeze, then unfreeze into it), where a later full pass
+        # still finds any cycle.
+        gc.freeze()
+        gc.unfreeze()
         if was:
             gc.enable()
