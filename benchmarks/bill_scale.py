@@ -1,7 +1,8 @@
 """Bill 1,000 generated options as JSON: this tree against the commit before the bill rework, same run.
 
 Two paths, each in child processes on the same generated catalog and scenario, so neither tree warms the other's
-caches:
+caches; both are copied and byte-compiled first, as ``pip install`` leaves a package (without that, each child
+would compile every module from source whenever PYTHONDONTWRITEBYTECODE is set, a cost no installed copy pays):
 - ``cli`` (the target): the command a user runs, ``python -m accelpilot bill SCENARIO --catalog CATALOG --json``
   with stdout to a file, timed as the whole process (interpreter start, imports, billing, JSON, exit) by its CPU
   time (user + system, from ``os.wait4``) and its max RSS. This is what issue 10's "4.8 s and 272 MB today"
@@ -18,8 +19,10 @@ Run: PYTHONPATH=src .venv/bin/python benchmarks/bill_scale.py [--options 1000] [
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -132,7 +135,11 @@ def main() -> None:
         base_dir.mkdir()
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.base, "src"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(base_dir)], input=archive.stdout, check=True)
-        trees = {"now": ROOT / "src", "base": base_dir / "src"}
+        now_dir = t / "now"
+        shutil.copytree(ROOT / "src", now_dir / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        trees = {"now": now_dir / "src", "base": base_dir / "src"}
+        for src in trees.values():  # byte-compiled, as `pip install` leaves a package (and whatever
+            compileall.compile_dir(src, quiet=1)  # PYTHONDONTWRITEBYTECODE says)
         cli: dict[str, list[dict[str, float]]] = {"now": [], "base": []}
         lib: dict[str, list[dict[str, float]]] = {"now": [], "base": []}
         for _ in range(max(1, a.repeat)):
