@@ -7,7 +7,15 @@ concerning Trainium), hits, precision, recall, and the tool's exit-test engineer
 (``--installed``) it scans installed packages it has no labels for (transformers, ...) and prints their item
 counts only. Targets (issue 12): precision >= 0.95, recall >= 0.90, estimate within a factor of two.
 
-    .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses]
+For the installed transformers there is also a hand-judged sample (``benchmarks/data/scan_eval/
+transformers_sample.json``): 40 porting items drawn with a fixed seed (every severity and every rule present at
+least once, the blocking items always) and 10 not-porting lines, each judged by reading the source. When the
+installed version matches, the benchmark re-scans, checks each sampled key is still produced (a key no longer
+produced, or produced with another rule or severity, is printed as a change) and prints the sample's precision.
+A sample estimates precision only: recall needs every item labelled, which the sample does not do.
+``--draw-sample`` writes a fresh, unjudged sample file to stdout (verdicts empty) for the installed version.
+
+    .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses] [--draw-sample]
 """
 
 from __future__ import annotations
@@ -15,25 +23,83 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import random
+import sys
 from decimal import Decimal
 from pathlib import Path
 
 from accelpilot.decide.exit_cost import EFFORT_DAYS, REVALIDATION_DAYS
+from accelpilot.porting.log import PortabilityLog
 from accelpilot.porting.scan import scan_path
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "benchmarks" / "data" / "scan_eval" / "labels.json"
+SAMPLE = ROOT / "benchmarks" / "data" / "scan_eval" / "transformers_sample.json"
+SAMPLE_SEED = 20261130
+SAMPLE_ITEMS = 40
+SAMPLE_NOT_PORTING = 10
+VERDICTS = ("real", "false_positive", "wrong_severity", "wrong_grouping")
 
 
 def _estimate(items: list) -> Decimal:
     return REVALIDATION_DAYS + sum((EFFORT_DAYS.get(i.effort, EFFORT_DAYS["days"]) for i in items), Decimal(0))
 
 
+def draw_sample(log: PortabilityLog, seed: int = SAMPLE_SEED) -> tuple[list[dict], list[dict]]:
+    """Seeded sample of a log's porting items (strata: each severity, each rule; blocking items always) and of
+    its not-porting lines (each context at least once). Returns (items, lines) as unjudged entries."""
+    rng = random.Random(seed)
+    pool = sorted((i for i in log.items if "trainium" in i.targets), key=lambda i: i.key)
+    chosen = {i.key: i for i in pool if i.severity == "blocking"}
+    for attr in ("severity", "rule"):
+        for value in sorted({getattr(i, attr) for i in pool}):
+            if not any(getattr(i, attr) == value for i in chosen.values()):
+                pick = rng.choice([i for i in pool if getattr(i, attr) == value])
+                chosen[pick.key] = pick
+    rest = [i for i in pool if i.key not in chosen]
+    for pick in rng.sample(rest, max(0, SAMPLE_ITEMS - len(chosen))):
+        chosen[pick.key] = pick
+    items = [
+        {
+            "key": i.key,
+            "where": f"{i.file}:{i.line}",
+            "rule": i.rule,
+            "severity": i.severity,
+            "record_category": i.record_category,
+            "verdict": "",
+            "why": "",
+        }
+        for i in sorted(chosen.values(), key=lambda i: i.key)
+    ]
+    apart = sorted((f for f in log.findings if not f.porting), key=lambda f: f.fingerprint)
+    lines = {f.fingerprint: f for f in (rng.choice([f for f in apart if f.context == c]) for c in sorted({f.context for f in apart}))}
+    rest_f = [f for f in apart if f.fingerprint not in lines]
+    for f in rng.sample(rest_f, max(0, SAMPLE_NOT_PORTING - len(lines))):
+        lines[f.fingerprint] = f
+    out = [
+        {
+            "key": f.fingerprint,
+            "where": f"{f.file}:{f.line}",
+            "rule": f.rule,
+            "context": f.context,
+            "snippet": f.snippet,
+            "verdict": "",
+            "why": "",
+        }
+        for f in sorted(lines.values(), key=lambda f: (f.file or "", f.line or 0))
+    ]
+    return items, out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--installed", action="store_true", help="also scan installed packages (no labels)")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--draw-sample", action="store_true", help="print a fresh unjudged transformers sample and stop")
     args = ap.parse_args()
+    if args.draw_sample:
+        _print_draw()
+        return
     labels = json.loads(LABELS.read_text())["repositories"]
     head = f"{'repository':<14} {'pred':>4} {'label':>5} {'hit':>4} {'prec':>5} {'recall':>6} "
     print(head + f"{'tool days':>9} {'hand days':>9} {'ratio':>5}  not porting (apart)")
@@ -66,6 +132,7 @@ def main() -> None:
                 print(f"    false positive: {k}")
             for w in misses:
                 print(f"    missed: {w}")
+    _sample_line()
     if args.installed:
         print("\ninstalled packages (no hand labels: counts only)")
         for pkg in ("transformers", "torchvision", "diffusers", "timm", "accelerate"):
@@ -81,6 +148,67 @@ def main() -> None:
                 f"(blocking {s.items_by_severity.get('blocking', 0)}), tool days {float(_estimate(pred)):.1f}, "
                 f"not porting {dict(s.not_porting)}"
             )
+
+
+def _transformers_root() -> tuple[Path, str] | None:
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or spec.origin is None:
+        return None
+    import transformers  # only its version: the scan reads the files
+
+    return Path(spec.origin).parent, str(transformers.__version__)
+
+
+def _print_draw() -> None:
+    found = _transformers_root()
+    if found is None:
+        sys.exit("transformers is not installed: nothing to sample")
+    root, version = found
+    items, lines = draw_sample(scan_path(root, jobs=1))
+    doc = {"transformers": version, "seed": SAMPLE_SEED, "items": items, "not_porting": lines}
+    print(json.dumps(doc, indent=2))
+
+
+def _sample_line() -> None:
+    """The hand-judged transformers sample, re-checked against a fresh scan (skipped when versions differ)."""
+    found = _transformers_root()
+    if found is None or not SAMPLE.exists():
+        return
+    root, version = found
+    sample = json.loads(SAMPLE.read_text())
+    if sample["transformers"] != version:
+        print(f"\ntransformers sample: judged on {sample['transformers']}, installed {version}: not compared")
+        return
+    log = scan_path(root, jobs=1)
+    items = {i.key: i for i in log.items if "trainium" in i.targets}
+    lines = {f.fingerprint: f for f in log.findings if not f.porting}
+    changes: list[str] = []
+    for e in sample["items"]:
+        now = items.get(e["key"])
+        if now is None:
+            changes.append(f"no longer produced: {e['key']} (judged {e['verdict']})")
+        elif (now.rule, now.severity) != (e["rule"], e["severity"]):
+            changes.append(f"changed: {e['key']} {e['rule']}/{e['severity']} -> {now.rule}/{now.severity}")
+    for e in sample["not_porting"]:
+        if e["key"] not in lines:
+            changes.append(f"not-porting line no longer apart: {e['where']} {e['rule']} (judged {e['verdict']})")
+    n = len(sample["items"])
+    verdicts = [e["verdict"] for e in sample["items"]]
+    unknown = [v for v in verdicts if v not in VERDICTS]
+    if unknown:
+        sys.exit(f"{SAMPLE}: items[].verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}")
+    real = verdicts.count("real")
+    porting = n - verdicts.count("false_positive")  # severity is only judged on items that are porting work
+    sev_ok = porting - verdicts.count("wrong_severity")
+    np_ok = sum(e["verdict"] == "right" for e in sample["not_porting"])
+    print(
+        f"\ntransformers {version} (sample of {n} items, hand-judged): precision {real / n:.2f} ({real} real / {n}), "
+        f"severity right {sev_ok / porting:.2f} ({sev_ok}/{porting} porting items), "
+        f"not-porting right {np_ok}/{len(sample['not_porting'])}; a sample estimates precision only, "
+        "recall cannot come from it (unsampled items and misses are not labelled)"
+    )
+    for c in changes:
+        print(f"    {c}")
 
 
 if __name__ == "__main__":
