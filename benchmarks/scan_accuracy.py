@@ -72,7 +72,12 @@ def draw_sample(log: PortabilityLog, seed: int = SAMPLE_SEED) -> tuple[list[dict
         for i in sorted(chosen.values(), key=lambda i: i.key)
     ]
     apart = sorted((f for f in log.findings if not f.porting), key=lambda f: f.fingerprint)
-    lines = {f.fingerprint: f for f in (rng.choice([f for f in apart if f.context == c]) for c in sorted({f.context for f in apart}))}
+    lines = {
+        f.fingerprint: f
+        for f in (
+            rng.choice([f for f in apart if (f.context or "") == c]) for c in sorted({f.context or "" for f in apart})
+        )
+    }
     rest_f = [f for f in apart if f.fingerprint not in lines]
     for f in rng.sample(rest_f, max(0, SAMPLE_NOT_PORTING - len(lines))):
         lines[f.fingerprint] = f
@@ -200,7 +205,10 @@ def _sample_line() -> None:
     real = verdicts.count("real")
     porting = n - verdicts.count("false_positive")  # severity is only judged on items that are porting work
     sev_ok = porting - verdicts.count("wrong_severity")
-    np_ok = sum(e["verdict"] == "right" for e in sample["not_porting"])
+    np_verdicts = [e["verdict"] for e in sample["not_porting"]]
+    if any(v not in ("right", "wrong") for v in np_verdicts):
+        sys.exit(f"{SAMPLE}: not_porting[].verdict must be right or wrong")
+    np_ok = np_verdicts.count("right")
     print(
         f"\ntransformers {version} (sample of {n} items, hand-judged): precision {real / n:.2f} ({real} real / {n}), "
         f"severity right {sev_ok / porting:.2f} ({sev_ok}/{porting} porting items), "
