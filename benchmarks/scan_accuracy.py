@@ -214,6 +214,7 @@ def _sample_line() -> None:
         f"severity right {sev_ok / porting:.2f} ({sev_ok}/{porting} porting items), "
         f"not-porting right {np_ok}/{len(sample['not_porting'])}; a sample estimates precision only, "
         "recall cannot come from it (unsampled items and misses are not labelled)"
+        + (f"; {len(changes)} sampled entries changed since judged (below): re-judge them" if changes else "")
     )
     for c in changes:
         print(f"    {c}")
