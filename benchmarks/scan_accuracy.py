@@ -45,6 +45,16 @@ def _estimate(items: list) -> Decimal:
     return REVALIDATION_DAYS + sum((EFFORT_DAYS.get(i.effort, EFFORT_DAYS["days"]) for i in items), Decimal(0))
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson interval of a proportion k/n: how far a 40-item sample's precision can be from the whole's."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def draw_sample(log: PortabilityLog, seed: int = SAMPLE_SEED) -> tuple[list[dict], list[dict]]:
     """Seeded sample of a log's porting items (strata: each severity, each rule; blocking items always) and of
     its not-porting lines (each context at least once). Returns (items, lines) as unjudged entries."""
@@ -209,8 +219,10 @@ def _sample_line() -> None:
     if any(v not in ("right", "wrong") for v in np_verdicts):
         sys.exit(f"{SAMPLE}: not_porting[].verdict must be right or wrong")
     np_ok = np_verdicts.count("right")
+    lo, hi = wilson(real, n)
     print(
-        f"\ntransformers {version} (sample of {n} items, hand-judged): precision {real / n:.2f} ({real} real / {n}), "
+        f"\ntransformers {version} (sample of {n} items, hand-judged): precision {real / n:.2f} ({real} real / {n}, "
+        f"95% interval {lo:.2f}-{hi:.2f}), "
         f"severity right {sev_ok / porting:.2f} ({sev_ok}/{porting} porting items), "
         f"not-porting right {np_ok}/{len(sample['not_porting'])}; a sample estimates precision only, "
         "recall cannot come from it (unsampled items and misses are not labelled)"
