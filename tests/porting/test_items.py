@@ -179,3 +179,29 @@ def test_device_count_settings_of_one_job_are_one_item(tmp_path: Path) -> None:
     assert log.summary.items == 6  # the five settings and the CUDA image of the device plugin
     titles = {i.key: i.title for i in log.items}
     assert titles["setting|device-count|slurm/*.slurm"] == "devices per node of the job slurm/*.slurm"
+
+
+def test_modular_source_with_its_generated_twin_is_not_porting_work(tmp_path: Path) -> None:
+    """transformers' ``modular_X.py`` generates ``modeling_X.py`` beside it: only the generated file runs, so the
+    modular file's lines are set apart (generator-source); a modular file without its twin is scanned as code."""
+    body = "import torch\nx = torch.ones(2).cuda()\n"
+    for rel in ("models/foo/modeling_foo.py", "models/foo/modular_foo.py", "models/bar/modular_bar.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body)
+    log = scan_path(tmp_path, jobs=1)
+    assert _items(tmp_path) == [
+        ("file|device-placement|models/bar/modular_bar.py", "warning", "hours", [("models/bar/modular_bar.py", 2)]),
+        ("file|device-placement|models/foo/modeling_foo.py", "warning", "hours", [("models/foo/modeling_foo.py", 2)]),
+    ]
+    apart = [(f.file, f.line, f.context, f.severity, f.reason) for f in log.findings if not f.porting]
+    assert apart == [
+        (
+            "models/foo/modular_foo.py",
+            2,
+            "generator-source",
+            "info",
+            "code-generation source of models/foo/modeling_foo.py: that generated file is what runs, and its lines "
+            "are scanned there",
+        )
+    ]
+    assert log.summary.not_porting == {"generator-source": 1}

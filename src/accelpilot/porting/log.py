@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Container
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ NOT_PORTING: dict[str, str] = {
     "benchmark-tool": "benchmark helper (triton.testing), not a code path of the model",
     "test-only": "test-only: code only reached from tests",
     "host-side": "host-side code (tokeniser, processor, data loading, trainer): not part of the compiled model graph",
+    "generator-source": "code-generation source: the module generated from it is what runs, and is scanned",
 }
 # Porting work off the model's main path: at most a warning, with the reason.
 REACH_WARNING: dict[str, str] = {
@@ -51,8 +53,28 @@ def host_side(rel: str) -> bool:
     return _HOST_PATH.search(rel) is not None
 
 
-def context_of_path(rel: str) -> str | None:
-    """Reach told by where a file lives: tests, benchmark scripts, examples (else None: the project's code)."""
+_MODULAR = re.compile(r"(^|.*/)modular_(\w+)\.py$")
+
+
+def generated_twin(rel: str, present: Container[str]) -> str | None:
+    """transformers' ``modular_X.py`` is the source ``modeling_X.py`` (same folder) is generated from: when the
+    generated file is in the tree, it is what runs (and is scanned), so the modular file is not porting work."""
+    m = _MODULAR.match(rel)
+    if m is None:
+        return None
+    twin = f"{m.group(1)}modeling_{m.group(2)}.py"
+    return twin if twin in present else None
+
+
+def generator_reason(twin: str) -> str:
+    return f"code-generation source of {twin}: that generated file is what runs, and its lines are scanned there"
+
+
+def context_of_path(rel: str, present: Container[str] = ()) -> str | None:
+    """Reach told by where a file lives: tests, benchmark scripts, examples, a code-generation source whose
+    generated module is in ``present`` (else None: the project's code)."""
+    if present and generated_twin(rel, present) is not None:
+        return "generator-source"
     if _TEST_PATH.search(rel):
         return "test-only"
     if _BENCH_PATH.search(rel):
@@ -116,6 +138,8 @@ class Finding(BaseModel):
         severity: str = rule.severity
         reason = NOT_PORTING.get(context or "")
         porting = reason is None
+        if context == "generator-source" and file is not None and (m := _MODULAR.match(file)):
+            reason = generator_reason(f"{m.group(1)}modeling_{m.group(2)}.py")
         if not porting:
             severity = "info"
         elif context in REACH_WARNING and severity == "blocking":

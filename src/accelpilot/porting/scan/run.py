@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
-from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path, host_side
+from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path, generated_twin, host_side
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -171,6 +171,7 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
                     continue  # already a skip reason of the first pass
 
     have = {(f.rule, f.file, f.line) for f in findings}
+    present = {rel for _, rel, _ in files}
     out: list[Finding] = []
     refs, built = find_refs(sources(), index)
     for f in findings:  # a CUDA source an extension builds from is part of that extension's item
@@ -187,7 +188,7 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
                 message=message,
                 snippet=text,
                 subject=subject,
-                context=context or context_of_path(rel),
+                context="generator-source" if generated_twin(rel, present) else context or context_of_path(rel),
                 defined_in=defined_in,
             )
         )
@@ -229,14 +230,17 @@ def scan_path(
         outcomes = _scan_chunk(files, max_bytes)
     findings: list[Finding] = []
     suppressed = 0
+    present = {rel for _, rel, _ in files}
     for rel, found, reason, sup in outcomes:
         suppressed += sup
         if reason is not None:
             skipped.append(Skipped(path=rel, reason=reason))
-        path_context = context_of_path(rel)
+        path_context = context_of_path(rel, present)
         host = host_side(rel)
         for rule_id, line, message, snippet, cell, subject, context in found:
-            if host and context is None and RULES[rule_id].category == "compile_hazard":
+            if path_context == "generator-source":
+                context = path_context  # the whole file is generated elsewhere: no line of it runs
+            elif host and context is None and RULES[rule_id].category == "compile_hazard":
                 context = "host-side"
             findings.append(
                 Finding.from_rule(
