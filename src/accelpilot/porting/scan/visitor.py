@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -405,6 +406,16 @@ class PyVisitor:
         for x in (*node.orelse, *node.finalbody):
             self.visit(x)
 
+    def v_compare(self, node: ast.Compare) -> None:
+        """``device.type == "mps"``, ``d in ("cpu", "mps")``, ``device_map != "cuda"``: a branch on which backend
+        is in use selects nothing (the placement, if any, is its own line), so the device string is not a finding."""
+        for operand in (node.left, *node.comparators):
+            elts = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            for e in elts:
+                if isinstance(e, ast.Constant) and isinstance(e.value, str) and _COMPARED_DEVICE.match(e.value):
+                    self._consumed.add(id(e))
+        self.generic(node)
+
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
         self.generic(node)
@@ -470,6 +481,9 @@ class PyVisitor:
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
 
 
+# Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
+# Neuron port runs them.
+_COMPARED_DEVICE = re.compile(r"^(cuda|mps)(?::\d+)?$")
 # torch.utils.cpp_extension's builders of a native module (``load`` only when it resolves to cpp_extension's).
 _EXT_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "load_inline"})
 _DATASET_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset"})
@@ -515,6 +529,7 @@ _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
     ast.If: PyVisitor.v_if,
     ast.While: PyVisitor.v_if,
     ast.IfExp: PyVisitor.v_ifexp,
+    ast.Compare: PyVisitor.v_compare,
     ast.Assert: PyVisitor.v_if,
     ast.Constant: PyVisitor.v_constant,
     ast.For: PyVisitor.v_loop,
