@@ -8,6 +8,7 @@ from pathlib import Path
 from accelpilot.porting.scan import scan_path
 
 ITEMS = Path(__file__).parent / "fixtures" / "items"
+REACH_OPTIONAL = "optional path behind an availability check or an ImportError fallback"
 
 
 def _items(root: Path) -> list[tuple[str, str, str, list[tuple[str | None, int | None]]]]:
@@ -205,3 +206,33 @@ def test_modular_source_with_its_generated_twin_is_not_porting_work(tmp_path: Pa
         )
     ]
     assert log.summary.not_porting == {"generator-source": 1}
+
+
+def test_a_lazy_or_conditional_kernel_library_import_is_a_warning_with_its_reason(tmp_path: Path) -> None:
+    """A module-level import of a CUDA-only kernel library blocks; one inside a def (a lazy import, reached only when
+    that def runs) or under an ``if`` is an optional path; the probe naming the package is not porting work."""
+    (tmp_path / "model.py").write_text("import torch\nfrom causal_conv1d import causal_conv1d_fn\n")
+    (tmp_path / "liger.py").write_text(
+        "def apply_liger(model):\n"
+        "    if not is_liger_kernel_available():\n"
+        '        raise ImportError("set use_liger_kernel=True")\n'
+        "    from liger_kernel.transformers import patch\n"
+        "    patch(model)\n"
+    )
+    (tmp_path / "opt.py").write_text('import os\nif os.environ.get("FAST"):\n    import flashinfer\n')
+    (tmp_path / "probes.py").write_text(
+        'def is_liger_kernel_available():\n    return _is_package_available("liger_kernel")\n'
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert [(i.key, i.severity, i.reason, [(ln.file, ln.line) for ln in i.lines]) for i in log.items] == [
+        ("package|cuda-kernel-library|causal_conv1d", "blocking", None, [("model.py", 2)]),
+        ("package|cuda-kernel-library|flashinfer", "warning", REACH_OPTIONAL, [("opt.py", 3)]),
+        (
+            "package|cuda-kernel-library|liger_kernel",
+            "warning",
+            "imported only inside `apply_liger` (a lazy import): on the path that calls it, which the scan cannot "
+            "show is the model's forward path",
+            [("liger.py", 4)],
+        ),
+    ]
+    assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("probes.py", 2, "probe")]

@@ -36,6 +36,8 @@ REACH_WARNING: dict[str, str] = {
     "optional": "optional path behind an availability check or an ImportError fallback",
     "benchmark": "in a benchmark script, not on the model's forward/backward path",
     "example": "in an example script, not on the model's forward/backward path",
+    "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
+    "cannot show is the model's forward path",
 }
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
@@ -136,6 +138,9 @@ class Finding(BaseModel):
     ) -> Finding:
         snip = normalise_snippet(snippet)
         severity: str = rule.severity
+        lazy_in = None
+        if context is not None and context.startswith("lazy-import:"):  # the visitor names the enclosing def
+            context, lazy_in = context.split(":", 1)
         reason = NOT_PORTING.get(context or "")
         porting = reason is None
         if context == "generator-source" and file is not None and (m := _MODULAR.match(file)):
@@ -144,6 +149,8 @@ class Finding(BaseModel):
             severity = "info"
         elif context in REACH_WARNING and severity == "blocking":
             severity, reason = "warning", REACH_WARNING[context]
+            if lazy_in is not None:
+                reason = f"imported only inside `{lazy_in}` (a lazy import): " + reason.split(": ", 1)[1]
         return cls(
             rule=rule.id,
             category=rule.category,

@@ -66,6 +66,7 @@ class PyVisitor:
         self.context: str | None = None
         self.def_name: str | None = None
         self.loop_depth = 0
+        self.if_depth = 0
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -155,13 +156,22 @@ class PyVisitor:
         finally:
             self.forward_depth = saved
 
+    def _import_reach(self) -> str | None:
+        """An import inside a def runs only when that def is called (a lazy import), one under an ``if`` only on
+        that branch: neither is shown to be on the model's forward path, so at most a warning."""
+        if self.context is not None:
+            return None  # an outer context (probe, optional, ...) already says how it is reached
+        if self.def_name is not None:
+            return f"lazy-import:{self.def_name}"
+        return "optional" if self.if_depth else None
+
     def v_import(self, node: ast.Import) -> None:
         for a in node.names:
             if a.asname:
                 self.aliases[a.asname] = a.name
             rule = lib_rule(a.name)
             if rule:
-                bench = "benchmark-tool" if a.name.startswith(BENCHMARK_MODULES) else None
+                bench = "benchmark-tool" if a.name.startswith(BENCHMARK_MODULES) else self._import_reach()
                 self.add(rule, node.lineno, f"import {a.name}", subject=package_of(rule, a.name), context=bench)
 
     def v_importfrom(self, node: ast.ImportFrom) -> None:
@@ -176,7 +186,7 @@ class PyVisitor:
                 self.check_dotted(full, node.lineno)
             rule = lib_rule(full)
             if rule and not flagged:
-                bench = "benchmark-tool" if full.startswith(BENCHMARK_MODULES) else None
+                bench = "benchmark-tool" if full.startswith(BENCHMARK_MODULES) else self._import_reach()
                 self.add(
                     rule, node.lineno, f"from {mod} import {a.name}", subject=package_of(rule, full), context=bench
                 )
@@ -377,6 +387,13 @@ class PyVisitor:
             finally:
                 self.context = saved
             return
+        if isinstance(node, ast.If):
+            self.if_depth += 1
+            try:
+                self.generic(node)
+            finally:
+                self.if_depth -= 1
+            return
         self.generic(node)
 
     def _is_probe(self, test: ast.expr) -> bool:
@@ -471,7 +488,8 @@ class PyVisitor:
         rule = EXACT_STRINGS.get(v)
         if rule:
             # a kernel library named in a string is loaded lazily, by name, as a fast path with a fallback
-            lazy = "optional" if rule == "cuda-kernel-library" else None
+            # (unless an outer context, such as the probe call naming it, already says how it is reached)
+            lazy = "optional" if rule == "cuda-kernel-library" and self.context is None else None
             self.add(rule, line, f"string {v!r}", subject=v, context=lazy)
             return
         if STRING_TRIGGER.search(v):
