@@ -215,8 +215,11 @@ def _sample_line() -> None:
                 + (" (the judged correct severity: counted real)" if fixed else f" (judged {e['verdict']})")
             )
         kept.append(verdict)
+    np_ok = 0  # right and still apart, or judged wrong (porting work) and no longer apart
     for e in sample["not_porting"]:
-        if e["key"] not in lines:
+        apart = e["key"] in lines
+        np_ok += apart == (e["verdict"] == "right")
+        if not apart:
             changes.append(f"not-porting line no longer apart: {e['where']} {e['rule']} (judged {e['verdict']})")
     unknown = [e["verdict"] for e in sample["items"] if e["verdict"] not in VERDICTS]
     if unknown:
@@ -228,7 +231,6 @@ def _sample_line() -> None:
     np_verdicts = [e["verdict"] for e in sample["not_porting"]]
     if any(v not in ("right", "wrong") for v in np_verdicts):
         sys.exit(f"{SAMPLE}: not_porting[].verdict must be right or wrong")
-    np_ok = np_verdicts.count("right")
     lo, hi = wilson(real, n)
     gone = len(sample["items"]) - n
     print(

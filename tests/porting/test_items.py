@@ -236,3 +236,23 @@ def test_a_lazy_or_conditional_kernel_library_import_is_a_warning_with_its_reaso
         ),
     ]
     assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("probes.py", 2, "probe")]
+
+
+def test_a_probe_whose_branch_raises_is_a_requirement_not_a_probe(tmp_path: Path) -> None:
+    """``if not torch.cuda.is_available(): raise`` says this path needs CUDA (a warning item, with the reason); a probe
+    that only picks a branch stays not porting work."""
+    (tmp_path / "quant.py").write_text(
+        "import torch\n\ndef validate():\n    if not torch.cuda.is_available():\n"
+        '        raise RuntimeError("GPU is required")\n\n'
+        "def pick():\n    if torch.cuda.is_available():\n        return 1\n    return 0\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert [(i.key, i.severity, i.reason, [(ln.file, ln.line) for ln in i.lines]) for i in log.items] == [
+        (
+            "file|device-placement|quant.py",
+            "warning",
+            "a requirement check: this path raises unless the probed device or package is there",
+            [("quant.py", 4)],
+        )
+    ]
+    assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("quant.py", 8, "probe")]

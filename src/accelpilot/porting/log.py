@@ -36,6 +36,7 @@ REACH_WARNING: dict[str, str] = {
     "optional": "optional path behind an availability check or an ImportError fallback",
     "benchmark": "in a benchmark script, not on the model's forward/backward path",
     "example": "in an example script, not on the model's forward/backward path",
+    "requirement": "a requirement check: this path raises unless the probed device or package is there",
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
 }
@@ -147,7 +148,7 @@ class Finding(BaseModel):
             reason = generator_reason(f"{m.group(1)}modeling_{m.group(2)}.py")
         if not porting:
             severity = "info"
-        elif context in REACH_WARNING and severity == "blocking":
+        elif context in REACH_WARNING and (severity == "blocking" or context == "requirement"):
             severity, reason = "warning", REACH_WARNING[context]
             if lazy_in is not None:
                 reason = f"imported only inside `{lazy_in}` (a lazy import): " + reason.split(": ", 1)[1]

@@ -378,7 +378,15 @@ class PyVisitor:
                 self.loop_depth -= 1
             return
         if isinstance(node, ast.If) and self._is_probe(node.test):
-            self.visit(node.test)
+            if self.context is None and any(isinstance(x, ast.Raise) for x in node.body):
+                # ``if not torch.cuda.is_available(): raise ...``: not a question but a requirement of this path
+                self.context = "requirement"
+                try:
+                    self.visit(node.test)
+                finally:
+                    self.context = None
+            else:
+                self.visit(node.test)
             saved = self.context
             self.context = saved or "optional"  # the guarded body (and its else) is an optional path
             try:
