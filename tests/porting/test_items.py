@@ -256,3 +256,18 @@ def test_a_probe_whose_branch_raises_is_a_requirement_not_a_probe(tmp_path: Path
         )
     ]
     assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("quant.py", 8, "probe")]
+
+
+def test_tf32_switches_of_every_backend_are_one_item(tmp_path: Path) -> None:
+    """cuDNN's, MUSA's (mudnn) and the backend-wide ``fp32_precision`` TF32 switches are one numerics setting."""
+    (tmp_path / "tf32.py").write_text(
+        "import torch\n"
+        'torch.backends.fp32_precision = "tf32"\n'
+        "torch.backends.mudnn.allow_tf32 = True\n"
+        "torch.backends.cudnn.allow_tf32 = True\n"
+        "torch.backends.opt_einsum.enabled = True\n"
+    )
+    assert _items(tmp_path) == [
+        ("repo|cudnn-tf32-flag", "info", "hours", [("tf32.py", 2), ("tf32.py", 3), ("tf32.py", 4)]),
+        ("repo|torch-backends", "info", "hours", [("tf32.py", 5)]),
+    ]

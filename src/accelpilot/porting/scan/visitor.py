@@ -218,7 +218,11 @@ class PyVisitor:
                     self.add("cuda-graphs", line, d)
                 else:
                     self.add("torch-cuda-api", line, d)
-            elif d.startswith(("torch.backends.cudnn", "torch.backends.cuda")):
+            elif d.startswith(("torch.backends.cudnn", "torch.backends.cuda")) or (
+                # TF32 switches of any backend (``fp32_precision``, MUSA's ``mudnn.allow_tf32``) are the same
+                # numerics setting as cuDNN's: one item, not a second ``torch.backends`` one
+                d.startswith("torch.backends.") and d.endswith((".allow_tf32", ".fp32_precision"))
+            ):
                 self.add("cudnn-tf32-flag", line, d)
             elif d.startswith(("torch.backends.mps", "torch.mps")):
                 self.add("mps-device", line, d)
