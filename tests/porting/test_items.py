@@ -271,3 +271,18 @@ def test_tf32_switches_of_every_backend_are_one_item(tmp_path: Path) -> None:
         ("repo|cudnn-tf32-flag", "info", "hours", [("tf32.py", 2), ("tf32.py", 3), ("tf32.py", 4)]),
         ("repo|torch-backends", "info", "hours", [("tf32.py", 5)]),
     ]
+
+
+def test_a_device_query_that_only_decides_a_log_message_is_a_probe(tmp_path: Path) -> None:
+    """``if torch.cuda.device_count() > 1: logger.warning(...)`` changes no code path; the same query choosing
+    what runs (``DataParallel``) is porting work."""
+    (tmp_path / "m.py").write_text(
+        "import torch\n"
+        "if torch.cuda.device_count() > 1:\n"
+        '    logger.warning("several GPUs")\n'
+        "if torch.cuda.device_count() > 1:\n"
+        "    model = torch.nn.DataParallel(model)\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert _items(tmp_path) == [("file|device-placement|m.py", "warning", "hours", [("m.py", 4)])]
+    assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("m.py", 2, "probe")]

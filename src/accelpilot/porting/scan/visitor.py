@@ -399,6 +399,17 @@ class PyVisitor:
             finally:
                 self.context = saved
             return
+        if isinstance(node, ast.If) and self.context is None and not node.orelse and all(map(_only_logs, node.body)):
+            # the test only decides whether to print a message (``if torch.cuda.device_count() > 1: logger.warning``):
+            # it asks, and no code path changes, so it is a probe
+            self.context = "probe"
+            try:
+                self.visit(node.test)
+            finally:
+                self.context = None
+            for x in node.body:
+                self.visit(x)
+            return
         if isinstance(node, ast.If):
             self.if_depth += 1
             try:
@@ -526,6 +537,18 @@ def _local_source(node: ast.Call) -> bool:
         return False
     v = first.value
     return v.startswith(("/", "./", "../", "~")) or v in _DATASET_BUILDERS
+
+
+_LOG_CALLS = frozenset({"warning", "warning_once", "warn", "info", "info_once", "debug", "print"})
+
+
+def _only_logs(stmt: ast.stmt) -> bool:
+    """A statement that only emits a message: ``logger.warning(...)``, ``warnings.warn(...)``, ``print(...)``."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    f = stmt.value.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    return name in _LOG_CALLS
 
 
 def _root_name(node: ast.expr) -> str | None:
