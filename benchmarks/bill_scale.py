@@ -92,12 +92,14 @@ def run_cli(src: Path, sc: Path, cat: Path, out: Path) -> dict[str, float]:
     """``accelpilot bill --json`` as a user runs it; the whole child process's CPU time and max RSS."""
     env = dict(os.environ, PYTHONPATH=str(src))
     cmd = [sys.executable, "-m", "accelpilot", "bill", str(sc), "--catalog", str(cat), "--json"]
-    with out.open("wb") as f:
-        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.PIPE)
+    err_file = out.with_suffix(".stderr")
+    # stderr to a file, not a pipe: waiting on the child while it fills an unread pipe would deadlock
+    with out.open("wb") as f, err_file.open("wb") as e:
+        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=e)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.returncode != 0:
+        err = err_file.read_text(errors="replace")
         raise SystemExit(f"accelpilot bill on {src} failed ({proc.returncode}):\n{err[-2000:]}")
     return {"cpu_s": usage.ru_utime + usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024, "bytes": out.stat().st_size}
 
