@@ -65,6 +65,7 @@ class PyVisitor:
         # the enclosing call, ``if`` or ``try``; the innermost def names the kernel a decorator belongs to.
         self.context: str | None = None
         self.def_name: str | None = None
+        self.def_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost def, for data flow
         self.loop_depth = 0
         self.if_depth = 0
 
@@ -139,14 +140,14 @@ class PyVisitor:
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
-        saved, saved_name, saved_loop = self.forward_depth, self.def_name, self.loop_depth
+        saved = (self.forward_depth, self.def_name, self.loop_depth, self.def_node)
         self.forward_depth = 1 if node.name == "forward" else 0
-        self.def_name = node.name
+        self.def_name, self.def_node = node.name, node
         self.loop_depth = 0  # a def inside a loop is not run per iteration
         try:
             self.generic(node)
         finally:
-            self.forward_depth, self.def_name, self.loop_depth = saved, saved_name, saved_loop
+            self.forward_depth, self.def_name, self.loop_depth, self.def_node = saved
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -330,16 +331,51 @@ class PyVisitor:
         elif name in ("load_dataset", "cached_file"):
             if not _local_source(node):
                 self.add("hub-download", node.lineno, f"{name}(...)")
-        elif base == "requests" and name in ("get", "post", "request", "urlopen"):
-            self.add("http-download", node.lineno, f"requests.{name}(...)")
+        elif base == "requests" and name in ("get", "request", "urlopen"):
+            # ``requests.post/put/patch`` (and ``request("POST", ...)``) send a body: an upload or telemetry, not
+            # data moved into the workload
+            if not (name == "request" and _upload_method(first)):
+                self.add("http-download", node.lineno, f"requests.{name}(...)")
         elif name in ("urlopen", "urlretrieve") and _root_name(f) == "urllib":
-            self.add("http-download", node.lineno, f"urllib {name}(...)")
+            if name == "urlretrieve" or not self._urlopen_sends(node):
+                self.add("http-download", node.lineno, f"urllib {name}(...)")
         elif name == "compile" and base == "torch":
             backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
             if isinstance(backend, ast.Constant):
                 self._consumed.add(id(backend))  # a backend name, not a device string
             if backend is None or (isinstance(backend, ast.Constant) and backend.value == "inductor"):
                 self.add("compile-backend", node.lineno, "torch.compile without the target's backend")
+
+    def _urlopen_sends(self, node: ast.Call) -> bool:
+        """``urlopen`` that sends a body: ``urlopen(url, data)``, or of a ``Request`` built with ``data=`` or
+        ``method="POST"/"PUT"/"PATCH"`` (inline, or bound to a name by every assignment of it in the enclosing
+        def). Sending trainer status or uploading a file is not a download: nothing the workload reads comes in."""
+        data = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "data"), None)
+        if data is not None and not _is_none(data):
+            return True
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "url"), None)
+        if isinstance(first, ast.Call):
+            return self._request_sends(first)
+        if not (isinstance(first, ast.Name) and self.def_node is not None):
+            return False
+        values = [
+            a.value
+            for a in ast.walk(self.def_node)
+            if isinstance(a, (ast.Assign, ast.AnnAssign))
+            and a.value is not None
+            and any(isinstance(t, ast.Name) and t.id == first.id for t in _targets(a))
+        ]
+        return bool(values) and all(isinstance(v, ast.Call) and self._request_sends(v) for v in values)
+
+    def _request_sends(self, call: ast.Call) -> bool:
+        """``urllib.request.Request(url, data, ...)``: a POST unless ``method=`` says otherwise (urllib's rule)."""
+        if self.dotted(call.func) != "urllib.request.Request":
+            return False
+        method = next((k.value for k in call.keywords if k.arg == "method"), None)
+        if method is not None:
+            return _upload_method(method)
+        data = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "data"), None)
+        return data is not None and not _is_none(data)
 
     def _amp(self, node: ast.Call, name: str) -> None:
         cands: list[ast.expr] = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device_type"]
@@ -549,6 +585,21 @@ def _only_logs(stmt: ast.stmt) -> bool:
     f = stmt.value.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
     return name in _LOG_CALLS
+
+
+_UPLOAD_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _upload_method(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.upper() in _UPLOAD_METHODS
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _root_name(node: ast.expr) -> str | None:
