@@ -62,7 +62,110 @@ def test_an_http_request_that_sends_a_body_is_not_a_download(tmp_path: Path) -> 
     assert (item.key, len(item.lines)) == ("file|http-download|net.py", 8)
 
 
-@pytest.mark.parametrize("source", [UPLOADS], ids=["uploads"])
+DISPATCH = """\
+import torch
+
+
+def unused_memory(i):
+    if is_torch_xpu_available():
+        return torch.xpu.memory_reserved(i) - torch.xpu.memory_allocated(i)
+    elif torch.cuda.is_available():
+        return torch.cuda.memory_reserved(i) - torch.cuda.memory_allocated(i)
+    elif torch.backends.mps.is_available():
+        return torch.mps.driver_allocated_memory()
+    else:
+        return 0
+
+
+def pick_device(rank):
+    if torch.cuda.is_available():
+        torch.cuda.set_device(rank)
+        torch.cuda.empty_cache()
+    elif torch.backends.mps.is_available():
+        device = "mps"
+    else:
+        device = "cpu"
+    return device
+
+
+def memory_breakdown():
+    if torch.cuda.is_available():
+        device = torch.device("cuda:0")
+        free, total = torch.cuda.mem_get_info(device)
+    elif is_torch_xpu_available():
+        device = torch.device("xpu")
+        free, total = 0, torch.xpu.get_device_properties(device).total_memory
+    else:
+        device, free, total = torch.device("cpu"), 0, 0
+    return device, free, total
+
+
+def no_fallback(i):
+    if is_torch_xpu_available():
+        torch.xpu.empty_cache()
+    elif torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def raising_fallback(i):
+    if is_torch_xpu_available():
+        torch.xpu.synchronize()
+    elif torch.cuda.is_available():
+        torch.cuda.synchronize()
+    else:
+        raise RuntimeError("no accelerator")
+
+
+def one_backend():
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(0)
+    else:
+        torch.manual_seed(0)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+
+def test_a_backend_call_in_its_branch_of_a_per_backend_dispatch_is_not_porting_work(tmp_path: Path) -> None:
+    """``if xpu: ... elif torch.cuda.is_available(): torch.cuda.memory_reserved(...) elif mps: ... else: 0`` is
+    already portable (a port adds a branch, or the fallback runs). A branch that places (``set_device``,
+    ``torch.device("cuda:0")``) keeps all its lines, and so do chains with no fallback, a raising fallback, or
+    one backend, and the ``"cuda" if torch.cuda.is_available() else "cpu"`` placement."""
+    (tmp_path / "m.py").write_text(DISPATCH)
+    assert _findings(tmp_path, "m.py") == [
+        ("cuda-device-literal", 28, "optional"),  # torch.device("cuda:0"): this branch places
+        ("cuda-device-literal", 61, None),  # "cuda" if torch.cuda.is_available() else "cpu"
+        ("mps-device", 9, "probe"),
+        ("mps-device", 10, "backend-branch"),  # torch.mps.driver_allocated_memory in the mps branch
+        ("mps-device", 19, "probe"),
+        ("mps-device", 20, "optional"),  # device = "mps"
+        ("torch-cuda-api", 7, "probe"),
+        ("torch-cuda-api", 8, "backend-branch"),  # memory_reserved/memory_allocated in the cuda branch
+        ("torch-cuda-api", 16, "probe"),
+        ("torch-cuda-api", 17, "optional"),  # set_device: placement
+        ("torch-cuda-api", 18, "optional"),  # in a placing branch
+        ("torch-cuda-api", 27, "probe"),
+        ("torch-cuda-api", 29, "optional"),  # in a placing branch
+        ("torch-cuda-api", 41, "probe"),
+        ("torch-cuda-api", 42, "optional"),  # no fallback
+        ("torch-cuda-api", 48, "probe"),
+        ("torch-cuda-api", 49, "optional"),  # the fallback raises
+        ("torch-cuda-api", 55, "probe"),
+        ("torch-cuda-api", 56, "optional"),  # one backend only
+        ("torch-cuda-api", 61, "probe"),
+    ]
+    log = scan_path(tmp_path, jobs=1)
+    apart = [f for f in log.findings if f.context == "backend-branch"]
+    assert apart and all(not f.porting and f.severity == "info" for f in apart)
+    assert all((f.reason or "").startswith("one backend's branch") for f in apart)
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|device-placement|m.py", [17, 18, 28, 29, 42, 49, 56, 61]),
+        ("file|mps-device|m.py", [20]),
+    ]
+
+
+@pytest.mark.parametrize("source", [UPLOADS, DISPATCH], ids=["uploads", "dispatch"])
 def test_pruned_scan_equals_full_parse_on_fp_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))

@@ -68,6 +68,9 @@ class PyVisitor:
         self.def_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost def, for data flow
         self.loop_depth = 0
         self.if_depth = 0
+        # The backend whose branch of a per-backend dispatch is being visited, and every chain link read so far.
+        self.backend_branch: str | None = None
+        self._dispatch: dict[int, tuple[ast.If, str | None]] = {}
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -140,14 +143,15 @@ class PyVisitor:
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
-        saved = (self.forward_depth, self.def_name, self.loop_depth, self.def_node)
+        saved = (self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch)
         self.forward_depth = 1 if node.name == "forward" else 0
         self.def_name, self.def_node = node.name, node
         self.loop_depth = 0  # a def inside a loop is not run per iteration
+        self.backend_branch = None  # nor is a def inside a backend's branch run by that branch
         try:
             self.generic(node)
         finally:
-            self.forward_depth, self.def_name, self.loop_depth, self.def_node = saved
+            self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -218,7 +222,7 @@ class PyVisitor:
                 elif d.startswith(CUDA_GRAPH_NAMES):
                     self.add("cuda-graphs", line, d)
                 else:
-                    self.add("torch-cuda-api", line, d)
+                    self.add("torch-cuda-api", line, d, context=self._backend_call("cuda"))
             elif d.startswith(("torch.backends.cudnn", "torch.backends.cuda")) or (
                 # TF32 switches of any backend (``fp32_precision``, MUSA's ``mudnn.allow_tf32``) are the same
                 # numerics setting as cuDNN's: one item, not a second ``torch.backends`` one
@@ -226,7 +230,7 @@ class PyVisitor:
             ):
                 self.add("cudnn-tf32-flag", line, d)
             elif d.startswith(("torch.backends.mps", "torch.mps")):
-                self.add("mps-device", line, d)
+                self.add("mps-device", line, d, context=self._backend_call("mps"))
             elif d.startswith("torch.backends."):
                 self.add("torch-backends", line, d)
             elif d.startswith("torch.neuron"):
@@ -427,13 +431,17 @@ class PyVisitor:
                     self.context = None
             else:
                 self.visit(node.test)
-            saved = self.context
+            saved, saved_branch = self.context, self.backend_branch
             self.context = saved or "optional"  # the guarded body (and its else) is an optional path
             try:
-                for x in (*node.body, *node.orelse):
+                self.backend_branch = self._dispatch_backend(node) or saved_branch
+                for x in node.body:
+                    self.visit(x)
+                self.backend_branch = saved_branch
+                for x in node.orelse:
                     self.visit(x)
             finally:
-                self.context = saved
+                self.context, self.backend_branch = saved, saved_branch
             return
         if isinstance(node, ast.If) and self.context is None and not node.orelse and all(map(_only_logs, node.body)):
             # the test only decides whether to print a message (``if torch.cuda.device_count() > 1: logger.warning``):
@@ -454,6 +462,70 @@ class PyVisitor:
                 self.if_depth -= 1
             return
         self.generic(node)
+
+    def _dispatch_backend(self, node: ast.If) -> str | None:
+        """The backend whose branch ``node``'s body is, when ``node`` is a link of a per-backend dispatch.
+
+        A dispatch is an ``if``/``elif`` chain whose links probe at least two different backends (``if
+        is_torch_xpu_available(): ... elif torch.cuda.is_available(): ... else: ...``) and that ends in a fallback
+        ``else`` that does not raise. Such code is already portable: a port adds its branch, or the fallback runs.
+        The chain is read once, from its head; every link is remembered (the node kept alive with its id)."""
+        known = self._dispatch.get(id(node))
+        if known is not None:
+            return known[1]
+        links = [node]
+        while len(links[-1].orelse) == 1 and isinstance(links[-1].orelse[0], ast.If):
+            links.append(links[-1].orelse[0])
+        backends = [self._probed_backend(link.test) for link in links]
+        fallback = links[-1].orelse
+        dispatch = (
+            len({b for b in backends if b is not None}) >= 2
+            and bool(fallback)
+            and not any(isinstance(x, ast.Raise) for x in fallback)
+        )
+        for link, b in zip(links, backends, strict=True):
+            keep = dispatch and b is not None and not self._places(link.body, b)
+            self._dispatch[id(link)] = (link, b if keep else None)
+        return self._dispatch[id(node)][1]
+
+    def _places(self, body: list[ast.stmt], backend: str) -> bool:
+        """The branch places work on its backend (``torch.device("cuda")``, ``"cuda:0"``, ``.cuda()``,
+        ``torch.cuda.set_device``): then it is not a branch a port leaves alone. On Trainium the chain would take its
+        fallback and place the work on the CPU, so the branch is the code a port changes and its calls stay porting
+        work (``device = "cuda" if torch.cuda.is_available() else "cpu"`` likewise stays, as placement)."""
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    if sub.value.split(":", 1)[0] == backend:
+                        return True
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == backend:
+                    return True  # ``model.cuda()``
+                elif (
+                    isinstance(sub, ast.Attribute)
+                    and sub.attr in _PLACEMENT
+                    and (self.dotted(sub) or "").startswith(f"torch.{backend}.")
+                ):
+                    return True
+        return False
+
+    def _probed_backend(self, test: ast.expr) -> str | None:
+        """The one backend a test's availability probes name (``torch.cuda.is_available()`` -> cuda,
+        ``is_torch_xpu_available()`` -> xpu), or None (no probe, or probes of several backends)."""
+        found: set[str] = set()
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.Call):
+                f = sub.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name is not None and probe_kind(name, None) == "probe":
+                    found.update(w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS)
+        return found.pop() if len(found) == 1 else None
+
+    def _backend_call(self, backend: str) -> str | None:
+        """``backend-branch`` for a call of ``backend``'s own API (memory statistics, caches, seeds,
+        synchronisation) inside that backend's branch of a dispatch, the branch placing nothing (``_places``)."""
+        if self.backend_branch != backend:
+            return None
+        return "backend-branch" if self.context in (None, "optional") else None
 
     def _is_probe(self, test: ast.expr) -> bool:
         for sub in ast.walk(test):
@@ -558,6 +630,12 @@ class PyVisitor:
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
 
 
+# Backends an availability probe can name (``is_torch_<b>_available``, ``torch.<b>.is_available``).
+_BACKENDS = frozenset(
+    {"cuda", "xpu", "mps", "npu", "mlu", "hpu", "musa", "xla", "tpu", "neuron", "neuroncore", "sdaa", "gcu", "ipu"}
+)
+# Backend calls that place work on a device: a dispatch branch holding one is not set apart.
+_PLACEMENT = frozenset({"set_device", "device", "current_device"})
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
 # Neuron port runs them.
 _COMPARED_DEVICE = re.compile(r"^(cuda|mps)(?::\d+)?$")
