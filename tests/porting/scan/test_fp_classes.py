@@ -165,7 +165,38 @@ def test_a_backend_call_in_its_branch_of_a_per_backend_dispatch_is_not_porting_w
     ]
 
 
-@pytest.mark.parametrize("source", [UPLOADS, DISPATCH], ids=["uploads", "dispatch"])
+LONGS = """\
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, input_ids, duration, scores, attention_mask):
+        padding = attention_mask.ne(1).long()
+        pairs = (input_ids[:, None] != input_ids[None, :]).long()
+        lengths = (input_ids != 0).sum(dim=1).long()
+        predicted = torch.clamp_min(torch.sum(duration, [1, 2]), 1).long()
+        indices = torch.arange(predicted.max(), device=duration.device)
+        out_mask = indices.unsqueeze(0) < predicted.unsqueeze(1)
+        ids = (scores * 1000003).long()
+        totals = duration.sum(-1).long()
+        offsets = attention_mask.long().cumsum(-1)
+        window = torch.arange(0, totals.max())
+        return padding, pairs, lengths, out_mask, ids, offsets, window
+"""
+
+
+def test_a_long_whose_values_are_bounded_by_a_size_is_not_an_int64_item(tmp_path: Path) -> None:
+    """``.long()`` of a boolean (0/1), of a count of booleans, or of lengths whose maximum is a tensor's extent
+    (``torch.arange(lengths.max())``) fits int32, which is how Trn1 computes int64. Computed indices, a sum of
+    arbitrary values, a cast of a name (``attention_mask`` may hold anything) and a maximum that is only the end of
+    an ``arange(start, end)`` stay findings."""
+    (tmp_path / "modeling_m.py").write_text(LONGS)
+    assert _findings(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14)]
+    [item] = scan_path(tmp_path, jobs=1).items
+    assert (item.key, [ln.line for ln in item.lines]) == ("file|int64-index|modeling_m.py", [12, 13, 14])
+
+
+@pytest.mark.parametrize("source", [UPLOADS, DISPATCH, LONGS], ids=["uploads", "dispatch", "longs"])
 def test_pruned_scan_equals_full_parse_on_fp_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))

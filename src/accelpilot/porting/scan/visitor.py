@@ -283,7 +283,8 @@ class PyVisitor:
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
                     self.add("item-in-forward", line, f".{name}() inside forward")
                 elif name == "long" and self.forward_depth and self.torch_file and not is_module:
-                    self.add("int64-index", line, ".long() inside forward")
+                    if not self._fits_int32(node, f.value):
+                        self.add("int64-index", line, ".long() inside forward")
                 elif name in DATA_DEPENDENT_METHODS and self.torch_file and root not in NON_TORCH_MODULES:
                     self.add("data-dependent-op", line, f"{name}()")
                 elif name == "where" and root == "torch" and len(node.args) == 1 and not node.keywords:
@@ -380,6 +381,32 @@ class PyVisitor:
             return _upload_method(method)
         data = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "data"), None)
         return data is not None and not _is_none(data)
+
+    def _fits_int32(self, call: ast.Call, value: ast.expr) -> bool:
+        """``value.long()`` whose values are bounded by a tensor's size, so computing it as int32 (what Trn1
+        does with int64) cannot overflow: a boolean made 0/1 (``(ids != pad).long()``, ``mask.ne(0).long()``), a
+        count of one (``(ids != pad).sum(-1).long()``), or lengths whose maximum the same def uses as a tensor's
+        extent (``lengths = ....long()`` then ``torch.arange(lengths.max())``: every value is at most a length the
+        code materialises). Any other ``.long()``, such as indices computed from data, stays a finding."""
+        if _is_boolean(value) or _counts_booleans(value):
+            return True
+        if self.def_node is None:
+            return False
+        names = {
+            t.id
+            for a in ast.walk(self.def_node)
+            if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value is call
+            for t in _targets(a)
+            if isinstance(t, ast.Name)
+        }
+        if not names:
+            return False
+        for sub in ast.walk(self.def_node):
+            if isinstance(sub, ast.Call) and self.dotted(sub.func) == "torch.arange":
+                ends = [*sub.args[:1], *(k.value for k in sub.keywords if k.arg == "end")]
+                if len(sub.args) <= 1 and any(_extent_of(e) in names for e in ends):
+                    return True
+        return False
 
     def _amp(self, node: ast.Call, name: str) -> None:
         cands: list[ast.expr] = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device_type"]
@@ -663,6 +690,46 @@ def _only_logs(stmt: ast.stmt) -> bool:
     f = stmt.value.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
     return name in _LOG_CALLS
+
+
+_BOOLEAN_METHODS = frozenset({"ne", "eq", "lt", "le", "gt", "ge", "bool", "isnan", "isinf", "isfinite", "logical_not"})
+
+
+def _is_boolean(node: ast.expr) -> bool:
+    """An expression whose values are booleans: a comparison, ``x.ne(0)``-style calls, ``~``/``&``/``|`` of
+    those (names are not read: ``attention_mask`` may hold anything)."""
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+        return _is_boolean(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _is_boolean(node.left) and _is_boolean(node.right)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _BOOLEAN_METHODS
+
+
+def _counts_booleans(node: ast.expr) -> bool:
+    """``b.sum(...)``, ``torch.sum(b, ...)`` or ``torch.count_nonzero(b)`` of a boolean ``b``: at most a size."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    f = node.func
+    if f.attr in ("sum", "count_nonzero") and _root_name(f.value) == "torch" and isinstance(f.value, ast.Name):
+        return bool(node.args) and _is_boolean(node.args[0])
+    return f.attr in ("sum", "count_nonzero") and _is_boolean(f.value)
+
+
+def _extent_of(node: ast.expr) -> str | None:
+    """The name whose maximum an extent is: ``n``, ``n.max()``, ``n.amax()``, ``n.max().item()``, ``int(...)``."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
+            if node.func.attr not in ("max", "amax", "item"):
+                return None
+            node = node.func.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
+            node = node.args[0]
+        else:
+            return None
 
 
 _UPLOAD_METHODS = frozenset({"POST", "PUT", "PATCH"})
