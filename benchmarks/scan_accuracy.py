@@ -7,15 +7,19 @@ concerning Trainium), hits, precision, recall, and the tool's exit-test engineer
 (``--installed``) it scans installed packages it has no labels for (transformers, ...) and prints their item
 counts only. Targets (issue 12): precision >= 0.95, recall >= 0.90, estimate within a factor of two.
 
-For the installed transformers there is also a hand-judged sample (``benchmarks/data/scan_eval/
-transformers_sample.json``): 40 porting items drawn with a fixed seed (every severity and every rule present at
-least once, the blocking items always) and 10 not-porting lines, each judged by reading the source. When the
-installed version matches, the benchmark re-scans, checks each sampled key is still produced (a key no longer
-produced, or produced with another rule or severity, is printed as a change) and prints the sample's precision.
-A sample estimates precision only: recall needs every item labelled, which the sample does not do.
-``--draw-sample`` writes a fresh, unjudged sample file to stdout (verdicts empty) for the installed version.
+For the installed transformers there are also hand-judged samples (every ``benchmarks/data/scan_eval/
+transformers_sample*.json``): 40 porting items each, drawn with a fixed seed (every severity and every rule present
+at least once, the blocking items always) and 10 not-porting lines, each judged by reading the source. When the
+installed version matches, the benchmark re-scans once, checks each sampled key is still produced (a key no longer
+produced, or produced with another rule or severity, is printed as a change) and prints each sample's precision,
+then one pooled line over all samples (a key in two samples counted once; judged differently, it counts not real)
+with a 95% Wilson interval and a point estimate re-weighted by each rule family's share of the scan's items.
+A sample estimates precision only: recall needs every item labelled, which a sample does not do.
+``--draw-sample`` writes a fresh, unjudged sample file to stdout (verdicts empty) for the installed version;
+``--seed`` picks the draw, ``--avoid FILE`` (repeatable) keeps an earlier sample's keys out of it.
 
-    .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses] [--draw-sample]
+    .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses]
+    .venv/bin/python benchmarks/scan_accuracy.py --draw-sample [--seed N] [--avoid SAMPLE.json] > NEW.json
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import random
 import sys
 from decimal import Decimal
 from pathlib import Path
+from typing import NamedTuple, NoReturn
 
 from accelpilot.decide.exit_cost import EFFORT_DAYS, REVALIDATION_DAYS
 from accelpilot.porting.log import PortabilityLog
@@ -34,7 +39,7 @@ from accelpilot.porting.scan import scan_path
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "benchmarks" / "data" / "scan_eval" / "labels.json"
-SAMPLE = ROOT / "benchmarks" / "data" / "scan_eval" / "transformers_sample.json"
+SAMPLE_DIR = ROOT / "benchmarks" / "data" / "scan_eval"  # every transformers_sample*.json in it is read
 SAMPLE_SEED = 20261130
 SAMPLE_ITEMS = 40
 SAMPLE_NOT_PORTING = 10
@@ -55,19 +60,24 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def draw_sample(log: PortabilityLog, seed: int = SAMPLE_SEED) -> tuple[list[dict], list[dict]]:
+def draw_sample(
+    log: PortabilityLog, seed: int = SAMPLE_SEED, avoid: frozenset[str] = frozenset()
+) -> tuple[list[dict], list[dict]]:
     """Seeded sample of a log's porting items (strata: each severity, each rule; blocking items always) and of
-    its not-porting lines (each context at least once). Returns (items, lines) as unjudged entries."""
+    its not-porting lines (each context at least once). Returns (items, lines) as unjudged entries. Keys in
+    ``avoid`` (an earlier sample's) are never drawn again, except blocking items (always in): a stratum whose
+    every key was already sampled is left to the earlier sample, so its pick is drawn at random instead."""
     rng = random.Random(seed)
     pool = sorted((i for i in log.items if "trainium" in i.targets), key=lambda i: i.key)
     chosen = {i.key: i for i in pool if i.severity == "blocking"}
+    fresh = [i for i in pool if i.key not in avoid]
     for attr in ("severity", "rule"):
-        for value in sorted({getattr(i, attr) for i in pool}):
+        for value in sorted({getattr(i, attr) for i in fresh}):
             if not any(getattr(i, attr) == value for i in chosen.values()):
-                pick = rng.choice([i for i in pool if getattr(i, attr) == value])
+                pick = rng.choice([i for i in fresh if getattr(i, attr) == value])
                 chosen[pick.key] = pick
-    rest = [i for i in pool if i.key not in chosen]
-    for pick in rng.sample(rest, max(0, SAMPLE_ITEMS - len(chosen))):
+    rest = [i for i in fresh if i.key not in chosen]
+    for pick in rng.sample(rest, min(len(rest), max(0, SAMPLE_ITEMS - len(chosen)))):
         chosen[pick.key] = pick
     items = [
         {
@@ -81,7 +91,9 @@ def draw_sample(log: PortabilityLog, seed: int = SAMPLE_SEED) -> tuple[list[dict
         }
         for i in sorted(chosen.values(), key=lambda i: i.key)
     ]
-    apart = sorted((f for f in log.findings if not f.porting), key=lambda f: f.fingerprint)
+    apart = sorted(
+        (f for f in log.findings if not f.porting and f.fingerprint not in avoid), key=lambda f: f.fingerprint
+    )
     lines = {
         f.fingerprint: f
         for f in (
@@ -89,7 +101,7 @@ def draw_sample(log: PortabilityLog, seed: int = SAMPLE_SEED) -> tuple[list[dict
         )
     }
     rest_f = [f for f in apart if f.fingerprint not in lines]
-    for f in rng.sample(rest_f, max(0, SAMPLE_NOT_PORTING - len(lines))):
+    for f in rng.sample(rest_f, min(len(rest_f), max(0, SAMPLE_NOT_PORTING - len(lines)))):
         lines[f.fingerprint] = f
     out = [
         {
@@ -111,9 +123,17 @@ def main() -> None:
     ap.add_argument("--installed", action="store_true", help="also scan installed packages (no labels)")
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--draw-sample", action="store_true", help="print a fresh unjudged transformers sample and stop")
+    ap.add_argument("--seed", type=int, default=SAMPLE_SEED, help="seed of --draw-sample")
+    ap.add_argument(
+        "--avoid",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --draw-sample: an earlier sample file whose keys are not drawn again (unless a stratum has no other)",
+    )
     args = ap.parse_args()
     if args.draw_sample:
-        _print_draw()
+        _print_draw(args.seed, args.avoid)
         return
     labels = json.loads(LABELS.read_text())["repositories"]
     head = f"{'repository':<14} {'pred':>4} {'label':>5} {'hit':>4} {'prec':>5} {'recall':>6} "
@@ -174,33 +194,57 @@ def _transformers_root() -> tuple[Path, str] | None:
     return Path(spec.origin).parent, str(transformers.__version__)
 
 
-def _print_draw() -> None:
+def _print_draw(seed: int, avoid_files: list[Path]) -> None:
     found = _transformers_root()
     if found is None:
         sys.exit("transformers is not installed: nothing to sample")
     root, version = found
-    items, lines = draw_sample(scan_path(root, jobs=1))
-    doc = {"transformers": version, "seed": SAMPLE_SEED, "items": items, "not_porting": lines}
+    avoid: set[str] = set()
+    for path in avoid_files:
+        try:
+            earlier = json.loads(path.read_text())
+            avoid.update(e["key"] for e in earlier["items"] + earlier["not_porting"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            _bad(f"{path}: cannot read its items[].key / not_porting[].key to avoid ({exc}); fix: pass a sample file")
+    items, lines = draw_sample(scan_path(root, jobs=1), seed, frozenset(avoid))
+    doc = {"transformers": version, "seed": seed, "items": items, "not_porting": lines}
+    if avoid_files:
+        doc["avoided"] = [p.name for p in avoid_files]
     print(json.dumps(doc, indent=2))
 
 
-def _sample_line() -> None:
-    """The hand-judged transformers sample, re-checked against a fresh scan (skipped when versions differ)."""
-    found = _transformers_root()
-    if found is None or not SAMPLE.exists():
-        return
-    root, version = found
-    sample = json.loads(SAMPLE.read_text())
+class _Judged(NamedTuple):
+    """One sample re-checked against today's scan: the verdict of each still-produced item (after the
+    severity rule below), the not-porting lines judged right, and what changed since judging."""
+
+    name: str
+    version: str
+    drawn: int
+    kept: dict[str, str]
+    not_porting: dict[str, bool]
+    changes: list[str]
+
+
+def _bad(message: str) -> NoReturn:
+    """Bad input (a sample file): one line on stderr naming file, field and fix, exit code 2."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _check_sample(path: Path, items: dict, lines: dict, version: str) -> _Judged | None:
+    sample = json.loads(path.read_text())
     if sample["transformers"] != version:
-        print(f"\ntransformers sample: judged on {sample['transformers']}, installed {version}: not compared")
-        return
-    log = scan_path(root, jobs=1)
-    items = {i.key: i for i in log.items if "trainium" in i.targets}
-    lines = {f.fingerprint: f for f in log.findings if not f.porting}
+        print(f"\n{path.name}: judged on transformers {sample['transformers']}, installed {version}: not compared")
+        return None
+    unknown = [e["verdict"] for e in sample["items"] if e["verdict"] not in VERDICTS]
+    if unknown:
+        _bad(f"{path}: items[].verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}; fix: set one of them")
+    if any(e["verdict"] not in ("right", "wrong") for e in sample["not_porting"]):
+        _bad(f"{path}: not_porting[].verdict must be right or wrong; fix: set one of them")
     changes: list[str] = []
     # Precision is over the sampled items the scan still produces (an item no longer produced is listed below, so
     # a real one lost shows as a recall loss); a wrong_severity item now at its judged correct severity is right.
-    kept: list[str] = []
+    kept: dict[str, str] = {}
     for e in sample["items"]:
         now = items.get(e["key"])
         if now is None:
@@ -214,37 +258,100 @@ def _sample_line() -> None:
                 f"changed: {e['key']} {e['rule']}/{e['severity']} -> {now.rule}/{now.severity}"
                 + (" (the judged correct severity: counted real)" if fixed else f" (judged {e['verdict']})")
             )
-        kept.append(verdict)
-    np_ok = 0  # right and still apart, or judged wrong (porting work) and no longer apart
+        kept[e["key"]] = verdict
+    # A not-porting line is right when it is judged right and still apart, or judged wrong and no longer apart.
+    np_ok: dict[str, bool] = {}
     for e in sample["not_porting"]:
         apart = e["key"] in lines
-        np_ok += apart == (e["verdict"] == "right")
+        np_ok[e["key"]] = apart == (e["verdict"] == "right")
         if not apart:
             changes.append(f"not-porting line no longer apart: {e['where']} {e['rule']} (judged {e['verdict']})")
-    unknown = [e["verdict"] for e in sample["items"] if e["verdict"] not in VERDICTS]
-    if unknown:
-        sys.exit(f"{SAMPLE}: items[].verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}")
-    n = len(kept)
-    real = kept.count("real")
-    porting = n - kept.count("false_positive")  # severity is only judged on items that are porting work
-    sev_ok = porting - kept.count("wrong_severity")
-    np_verdicts = [e["verdict"] for e in sample["not_porting"]]
-    if any(v not in ("right", "wrong") for v in np_verdicts):
-        sys.exit(f"{SAMPLE}: not_porting[].verdict must be right or wrong")
+    return _Judged(path.name, version, len(sample["items"]), kept, np_ok, changes)
+
+
+def _precision(verdicts: list[str]) -> str:
+    n = len(verdicts)
+    real = verdicts.count("real")
+    porting = n - verdicts.count("false_positive")  # severity is only judged on items that are porting work
+    sev_ok = porting - verdicts.count("wrong_severity")
     lo, hi = wilson(real, n)
-    gone = len(sample["items"]) - n
-    print(
-        f"\ntransformers {version} (sample of {len(sample['items'])} items, hand-judged"
-        + (f"; {n} still produced, {gone} no longer" if gone else "")
-        + f"): precision {real / n:.2f} ({real} real / {n}, "
-        f"95% interval {lo:.2f}-{hi:.2f}), "
-        f"severity right {sev_ok / porting:.2f} ({sev_ok}/{porting} porting items), "
-        f"not-porting right {np_ok}/{len(sample['not_porting'])}; a sample estimates precision only, "
-        "recall cannot come from it (unsampled items and misses are not labelled)"
-        + (f"; {len(changes)} sampled entries changed since judged (below): re-judge them" if changes else "")
+    return (
+        f"precision {real / n if n else 0.0:.2f} ({real} real / {n}, 95% interval {lo:.2f}-{hi:.2f}), "
+        f"severity right {sev_ok / porting if porting else 0.0:.2f} ({sev_ok}/{porting} porting items)"
     )
-    for c in changes:
-        print(f"    {c}")
+
+
+def _sample_line() -> None:
+    """Every hand-judged transformers sample, re-checked against one fresh scan (skipped when versions differ),
+    one line each, then one pooled line over all of them (a key in two samples counted once)."""
+    found = _transformers_root()
+    paths = sorted(SAMPLE_DIR.glob("transformers_sample*.json"))
+    if found is None or not paths:
+        return
+    root, version = found
+    log = scan_path(root, jobs=1)
+    items = {i.key: i for i in log.items if "trainium" in i.targets}
+    lines = {f.fingerprint: f for f in log.findings if not f.porting}
+    judged = [j for j in (_check_sample(p, items, lines, version) for p in paths) if j is not None]
+    for j in judged:
+        gone = j.drawn - len(j.kept)
+        np_right = sum(j.not_porting.values())
+        print(
+            f"\ntransformers {version}, {j.name} (sample of {j.drawn} items, hand-judged"
+            + (f"; {len(j.kept)} still produced, {gone} no longer" if gone else "")
+            + f"): {_precision(list(j.kept.values()))}, not-porting right {np_right}/{len(j.not_porting)}"
+            + (f"; {len(j.changes)} sampled entries changed since judged (below): re-judge them" if j.changes else "")
+        )
+        for c in j.changes:
+            print(f"    {c}")
+    if len(judged) < 2:
+        return
+    # Pooled: each still-produced key once. Two samples that judged one key differently are printed, and the key
+    # counts as real only when every sample judged it so (the stricter verdict, so pooling cannot flatter).
+    pooled: dict[str, str] = {}
+    disagree: list[str] = []
+    for j in judged:
+        for key, verdict in j.kept.items():
+            before = pooled.get(key)
+            if before is not None and before != verdict:
+                disagree.append(f"judged differently across samples: {key} ({before} / {verdict}): counted not real")
+                pooled[key] = verdict if before == "real" else before
+            elif before is None:
+                pooled[key] = verdict
+    np_pooled: dict[str, bool] = {}
+    for j in judged:
+        for key, ok in j.not_porting.items():
+            np_pooled[key] = np_pooled.get(key, True) and ok
+    shared = sum(len(j.kept) for j in judged) - len(pooled)
+    weighted, left_out = _family_weighted(pooled, items)
+    print(
+        f"transformers {version}, all {len(judged)} samples pooled ({len(pooled)} distinct still-produced items"
+        + (f", {shared} shared counted once" if shared else "")
+        + f"): {_precision(list(pooled.values()))}, not-porting right {sum(np_pooled.values())}/{len(np_pooled)}; "
+        f"weighted by each rule family's share of today's {len(items)} items: {weighted:.2f}"
+        + (f" ({left_out} items of unsampled families left out)" if left_out else "")
+        + "; samples estimate precision only, recall cannot come from them (unsampled items and misses are not "
+        "labelled)"
+    )
+    for d in disagree:
+        print(f"    {d}")
+
+
+def _family_weighted(pooled: dict[str, str], items: dict) -> tuple[float, int]:
+    """Precision re-weighted by rule family (the key's second part): the strata pick every rule at least once,
+    so rare families are over-represented in a sample; weighting each family's sampled precision by its share of
+    the scan's items corrects that. Returns (estimate, items in families no sample reached). No interval: a
+    family holds a handful of sampled items, so this is a point estimate beside the pooled one, not a finding."""
+    real: dict[str, list[bool]] = {}
+    for key, verdict in pooled.items():
+        real.setdefault(key.split("|")[1], []).append(verdict == "real")
+    counts: dict[str, int] = {}
+    for key in items:
+        counts[key.split("|")[1]] = counts.get(key.split("|")[1], 0) + 1
+    covered = {f: n for f, n in counts.items() if f in real}
+    total = sum(covered.values())
+    est = sum(n * sum(real[f]) / len(real[f]) for f, n in covered.items()) / total if total else 0.0
+    return est, sum(counts.values()) - total
 
 
 if __name__ == "__main__":

@@ -45,3 +45,38 @@ def test_the_collector_stays_off_if_it_was_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+class _Tty:
+    """A stdout that says it is a terminal, with a byte buffer behind it."""
+
+    def __init__(self, tty: bool) -> None:
+        import io
+
+        self.buffer = io.BytesIO()
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def flush(self) -> None:
+        pass
+
+    def write(self, text: str) -> int:  # pragma: no cover - print_json writes bytes to .buffer
+        return self.buffer.write(text.encode())
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_print_json_indents_for_a_terminal_and_is_compact_for_a_pipe(
+    monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    out = _Tty(tty)
+    monkeypatch.setattr("sys.stdout", out)
+    print_json({"a": [1, 2], "b": {"c": None}})
+    text = out.buffer.getvalue()
+    assert json.loads(text) == {"a": [1, 2], "b": {"c": None}}
+    assert text == (
+        b'{\n  "a": [\n    1,\n    2\n  ],\n  "b": {\n    "c": null\n  }\n}\n'
+        if tty
+        else b'{"a":[1,2],"b":{"c":null}}\n'
+    )

@@ -21,7 +21,6 @@ def bill(
     """Cost per run and per accepted run, savings, payback and 36-month cost for every option."""
     from accelpilot.bill.compute import make_bill
     from accelpilot.bill.model import bill_to_json
-    from accelpilot.bill.render import render_bill
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
     from accelpilot.evidence import read_evidence
@@ -39,4 +38,6 @@ def bill(
         if as_json:
             print_json(bill_to_json(result))
         else:
+            from accelpilot.bill.render import render_bill  # tables only: --json need not import them
+
             render_bill(result, console)
