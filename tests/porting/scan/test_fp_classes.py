@@ -181,19 +181,23 @@ class M(torch.nn.Module):
         totals = duration.sum(-1).long()
         offsets = attention_mask.long().cumsum(-1)
         window = torch.arange(0, totals.max())
-        return padding, pairs, lengths, out_mask, ids, offsets, window
+        picked = torch.gather(scores, 1, input_ids.long())
+        marked = scores.scatter(-1, input_ids.long(), False)
+        spread = scores.scatter(-1, input_ids, duration.long())
+        return padding, pairs, lengths, out_mask, ids, offsets, window, picked, marked, spread
 """
 
 
 def test_a_long_whose_values_are_bounded_by_a_size_is_not_an_int64_item(tmp_path: Path) -> None:
-    """``.long()`` of a boolean (0/1), of a count of booleans, or of lengths whose maximum is a tensor's extent
-    (``torch.arange(lengths.max())``) fits int32, which is how Trn1 computes int64. Computed indices, a sum of
-    arbitrary values, a cast of a name (``attention_mask`` may hold anything) and a maximum that is only the end of
-    an ``arange(start, end)`` stay findings."""
+    """``.long()`` of a boolean (0/1), of a count of booleans, of lengths whose maximum is a tensor's extent
+    (``torch.arange(lengths.max())``), or the index argument of ``gather``/``scatter`` fits int32, which is how Trn1
+    computes int64. Computed indices, a sum of arbitrary values, a cast of a name (``attention_mask`` may hold
+    anything), a maximum that is only the end of an ``arange(start, end)`` and the values (not the index) of a
+    ``scatter`` stay findings."""
     (tmp_path / "modeling_m.py").write_text(LONGS)
-    assert _findings(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14)]
+    assert _findings(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14, 18)]
     [item] = scan_path(tmp_path, jobs=1).items
-    assert (item.key, [ln.line for ln in item.lines]) == ("file|int64-index|modeling_m.py", [12, 13, 14])
+    assert (item.key, [ln.line for ln in item.lines]) == ("file|int64-index|modeling_m.py", [12, 13, 14, 18])
 
 
 @pytest.mark.parametrize("source", [UPLOADS, DISPATCH, LONGS], ids=["uploads", "dispatch", "longs"])

@@ -387,11 +387,20 @@ class PyVisitor:
         does with int64) cannot overflow: a boolean made 0/1 (``(ids != pad).long()``, ``mask.ne(0).long()``), a
         count of one (``(ids != pad).sum(-1).long()``), or lengths whose maximum the same def uses as a tensor's
         extent (``lengths = ....long()`` then ``torch.arange(lengths.max())``: every value is at most a length the
-        code materialises). Any other ``.long()``, such as indices computed from data, stays a finding."""
+        code materialises), or the index argument of an op that requires int64 indices (``x.scatter(-1,
+        idx.long(), v)``, ``gather``, ``index_select``): an index past the indexed dimension is an error, so its
+        values are below that size. Any other ``.long()``, such as indices computed from data, stays a finding."""
         if _is_boolean(value) or _counts_booleans(value):
             return True
         if self.def_node is None:
             return False
+        for sub in ast.walk(self.def_node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _INDEX_OPS:
+                at = 2 if self.dotted(sub.func.value) == "torch" else 1  # torch.gather(x, dim, i) / x.gather(dim, i)
+                if (len(sub.args) > at and sub.args[at] is call) or any(
+                    k.arg == "index" and k.value is call for k in sub.keywords
+                ):
+                    return True
         names = {
             t.id
             for a in ast.walk(self.def_node)
@@ -692,6 +701,26 @@ def _only_logs(stmt: ast.stmt) -> bool:
     return name in _LOG_CALLS
 
 
+# Ops whose index argument must be int64 and lie inside the indexed dimension.
+_INDEX_OPS = frozenset(
+    {
+        "scatter",
+        "scatter_",
+        "scatter_add",
+        "scatter_add_",
+        "scatter_reduce",
+        "scatter_reduce_",
+        "gather",
+        "index_select",
+        "index_add",
+        "index_add_",
+        "index_copy",
+        "index_copy_",
+        "index_fill",
+        "index_fill_",
+        "take_along_dim",
+    }
+)
 _BOOLEAN_METHODS = frozenset({"ne", "eq", "lt", "le", "gt", "ge", "bool", "isnan", "isinf", "isfinite", "logical_not"})
 
 
