@@ -48,8 +48,9 @@ _EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
 
 
 _HOST_PATH = re.compile(
-    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*feature_extraction\w*|processing_\w+|\w*_processor\w*"
-    r"|audio_utils|image_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*|pipelines?)(\.py$|/)"
+    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*video_processing\w*|\w*feature_extraction\w*|processing_\w+"
+    r"|\w*_processor\w*|audio_utils|image_utils|video_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*"
+    r"|pipelines?)(\.py$|/)"
 )
 
 

@@ -200,6 +200,21 @@ def test_a_long_whose_values_are_bounded_by_a_size_is_not_an_int64_item(tmp_path
     assert (item.key, [ln.line for ln in item.lines]) == ("file|int64-index|modeling_m.py", [12, 13, 14, 18])
 
 
+def test_a_video_processor_is_host_side_like_an_image_processor(tmp_path: Path) -> None:
+    """``video_processing_*.py`` (and ``video_utils.py``) prepare frames on the host, like ``image_processing_*.py``:
+    their compile hazards are not the model graph's. The same line in a modeling file stays a finding."""
+    line = "import torch\n\n\ndef pad(video, frames):\n    for f in frames:\n        video = torch.cat([video, f])\n"
+    for name in ("video_processing_m.py", "video_utils.py", "modeling_m.py"):
+        (tmp_path / name).write_text(line)
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted((f.file, f.line, f.rule, f.context) for f in log.findings) == [
+        ("modeling_m.py", 6, "growing-sequence", None),
+        ("video_processing_m.py", 6, "growing-sequence", "host-side"),
+        ("video_utils.py", 6, "growing-sequence", "host-side"),
+    ]
+    assert [i.key for i in log.items] == ["file|growing-sequence|modeling_m.py"]
+
+
 @pytest.mark.parametrize("source", [UPLOADS, DISPATCH, LONGS], ids=["uploads", "dispatch", "longs"])
 def test_pruned_scan_equals_full_parse_on_fp_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
