@@ -215,7 +215,36 @@ def test_a_video_processor_is_host_side_like_an_image_processor(tmp_path: Path) 
     assert [i.key for i in log.items] == ["file|growing-sequence|modeling_m.py"]
 
 
-@pytest.mark.parametrize("source", [UPLOADS, DISPATCH, LONGS], ids=["uploads", "dispatch", "longs"])
+DELEGATION = """\
+import torch
+
+
+class Rigid:
+    def cuda(self):
+        return Rigid(self.rots.cuda(), self.trans.cuda())
+
+    def to_gpu(self):
+        return Rigid(self.rots.cuda(), self.trans)
+
+
+def fold(rigid):
+    return rigid.cuda()
+"""
+
+
+def test_cuda_inside_a_def_cuda_is_delegation_and_its_callers_are_findings(tmp_path: Path) -> None:
+    """``def cuda(self): return Rigid(self.rots.cuda(), ...)`` mirrors ``Tensor.cuda()``: whoever calls it places
+    the work, and that call is the finding; the same ``.cuda()`` in any other method stays one."""
+    (tmp_path / "rigid.py").write_text(DELEGATION)
+    assert _findings(tmp_path, "rigid.py") == [("cuda-call", 9, None), ("cuda-call", 13, None)]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in scan_path(tmp_path, jobs=1).items] == [
+        ("file|device-placement|rigid.py", [9, 13])
+    ]
+
+
+@pytest.mark.parametrize(
+    "source", [UPLOADS, DISPATCH, LONGS, DELEGATION], ids=["uploads", "dispatch", "longs", "delegation"]
+)
 def test_pruned_scan_equals_full_parse_on_fp_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))

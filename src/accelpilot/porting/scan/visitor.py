@@ -276,7 +276,9 @@ class PyVisitor:
             root = (recv or "").split(".", 1)[0]
             is_module = root in ("torch", "numba") or root in NON_TORCH_MODULES
             if isinstance(f, ast.Attribute):
-                if name == "cuda" and not is_module:
+                if name == "cuda" and not is_module and self.def_name != "cuda":
+                    # inside a ``def cuda`` (``Rigid.cuda()`` mirroring ``Tensor.cuda()``) it is delegation: the
+                    # placement is the caller's ``.cuda()``, itself a finding where it is called
                     self.add("cuda-call", line, ".cuda()")
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
