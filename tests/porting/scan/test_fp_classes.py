@@ -197,7 +197,20 @@ def test_a_long_whose_values_are_bounded_by_a_size_is_not_an_int64_item(tmp_path
     (tmp_path / "modeling_m.py").write_text(LONGS)
     assert _findings(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14, 18)]
     [item] = scan_path(tmp_path, jobs=1).items
-    assert (item.key, [ln.line for ln in item.lines]) == ("file|int64-index|modeling_m.py", [12, 13, 14, 18])
+    assert (item.key, [ln.line for ln in item.lines]) == ("repo|int64-index", [12, 13, 14, 18])
+
+
+def test_int64_casts_in_many_files_are_one_range_check_for_the_repository(tmp_path: Path) -> None:
+    """The scan cannot see value ranges: every remaining ``.long()`` is one check (confirm nothing reaches 2^31),
+    one info item for the repository with each file's lines under it, not an item per file."""
+    (tmp_path / "modeling_m.py").write_text(LONGS)
+    (tmp_path / "modeling_n.py").write_text(LONGS)
+    log = scan_path(tmp_path, jobs=1)
+    [item] = log.items
+    assert (item.key, item.severity, item.files) == ("repo|int64-index", "info", 2)
+    assert [(ln.file, ln.line) for ln in item.lines] == [
+        (name, line) for name in ("modeling_m.py", "modeling_n.py") for line in (12, 13, 14, 18)
+    ]
 
 
 def test_a_video_processor_is_host_side_like_an_image_processor(tmp_path: Path) -> None:
