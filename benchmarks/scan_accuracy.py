@@ -16,10 +16,15 @@ then one pooled line over all samples (a key in two samples counted once; judged
 with a 95% Wilson interval and a point estimate re-weighted by each rule family's share of the scan's items.
 A sample estimates precision only: recall needs every item labelled, which a sample does not do.
 ``--draw-sample`` writes a fresh, unjudged sample file to stdout (verdicts empty) for the installed version;
-``--seed`` picks the draw, ``--avoid FILE`` (repeatable) keeps an earlier sample's keys out of it.
+``--seed`` picks the draw, ``--avoid FILE`` (repeatable) keeps an earlier sample's keys out of it. ``--uniform`` draws
+a simple random sample instead (no strata, no forced blocking items, no ``--avoid``; the file says ``"draw":
+"uniform"``). Samples 1-2 were stratified and then used to design false-positive fixes, so their precision over the
+surviving items is optimistic by construction; a uniform sample judged before any fix designed after it is the
+unbiased estimate, and the benchmark prints it on its own, labelled, after the pooled line.
 
     .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses]
     .venv/bin/python benchmarks/scan_accuracy.py --draw-sample [--seed N] [--avoid SAMPLE.json] > NEW.json
+    .venv/bin/python benchmarks/scan_accuracy.py --draw-sample --uniform --seed N > NEW.json
 """
 
 from __future__ import annotations
@@ -79,18 +84,7 @@ def draw_sample(
     rest = [i for i in fresh if i.key not in chosen]
     for pick in rng.sample(rest, min(len(rest), max(0, SAMPLE_ITEMS - len(chosen)))):
         chosen[pick.key] = pick
-    items = [
-        {
-            "key": i.key,
-            "where": f"{i.file}:{i.line}",
-            "rule": i.rule,
-            "severity": i.severity,
-            "record_category": i.record_category,
-            "verdict": "",
-            "why": "",
-        }
-        for i in sorted(chosen.values(), key=lambda i: i.key)
-    ]
+    items = _item_entries(list(chosen.values()))
     apart = sorted(
         (f for f in log.findings if not f.porting and f.fingerprint not in avoid), key=lambda f: f.fingerprint
     )
@@ -103,7 +97,38 @@ def draw_sample(
     rest_f = [f for f in apart if f.fingerprint not in lines]
     for f in rng.sample(rest_f, min(len(rest_f), max(0, SAMPLE_NOT_PORTING - len(lines)))):
         lines[f.fingerprint] = f
-    out = [
+    return items, _line_entries(list(lines.values()))
+
+
+def draw_uniform(log: PortabilityLog, seed: int) -> tuple[list[dict], list[dict]]:
+    """Simple random sample (no strata, no forced blocking items, nothing avoided) of the log's trainium items
+    and of its not-porting lines, seeded. Every item has the same chance, so the sample's precision estimates the
+    population's without the composition bias of the strata (which over-represent rare rules)."""
+    rng = random.Random(seed)
+    pool = sorted((i for i in log.items if "trainium" in i.targets), key=lambda i: i.key)
+    apart = sorted((f for f in log.findings if not f.porting), key=lambda f: f.fingerprint)
+    picked = rng.sample(pool, min(len(pool), SAMPLE_ITEMS))
+    picked_f = rng.sample(apart, min(len(apart), SAMPLE_NOT_PORTING))
+    return _item_entries(picked), _line_entries(picked_f)
+
+
+def _item_entries(chosen: list) -> list[dict]:
+    return [
+        {
+            "key": i.key,
+            "where": f"{i.file}:{i.line}",
+            "rule": i.rule,
+            "severity": i.severity,
+            "record_category": i.record_category,
+            "verdict": "",
+            "why": "",
+        }
+        for i in sorted(chosen, key=lambda i: i.key)
+    ]
+
+
+def _line_entries(lines: list) -> list[dict]:
+    return [
         {
             "key": f.fingerprint,
             "where": f"{f.file}:{f.line}",
@@ -113,9 +138,8 @@ def draw_sample(
             "verdict": "",
             "why": "",
         }
-        for f in sorted(lines.values(), key=lambda f: (f.file or "", f.line or 0))
+        for f in sorted(lines, key=lambda f: (f.file or "", f.line or 0))
     ]
-    return items, out
 
 
 def main() -> None:
@@ -131,9 +155,18 @@ def main() -> None:
         default=[],
         help="with --draw-sample: an earlier sample file whose keys are not drawn again (unless a stratum has no other)",
     )
+    ap.add_argument(
+        "--uniform",
+        action="store_true",
+        help="with --draw-sample: a simple random sample (no strata, no forced blocking items, no --avoid)",
+    )
     args = ap.parse_args()
+    if args.uniform and not args.draw_sample:
+        _bad("--uniform: only with --draw-sample; fix: add --draw-sample")
+    if args.uniform and args.avoid:
+        _bad("--uniform with --avoid: a uniform draw avoids nothing (that would bias it); fix: drop --avoid")
     if args.draw_sample:
-        _print_draw(args.seed, args.avoid)
+        _print_draw(args.seed, args.avoid, uniform=args.uniform)
         return
     labels = json.loads(LABELS.read_text())["repositories"]
     head = f"{'repository':<14} {'pred':>4} {'label':>5} {'hit':>4} {'prec':>5} {'recall':>6} "
@@ -194,7 +227,7 @@ def _transformers_root() -> tuple[Path, str] | None:
     return Path(spec.origin).parent, str(transformers.__version__)
 
 
-def _print_draw(seed: int, avoid_files: list[Path]) -> None:
+def _print_draw(seed: int, avoid_files: list[Path], uniform: bool = False) -> None:
     found = _transformers_root()
     if found is None:
         sys.exit("transformers is not installed: nothing to sample")
@@ -206,8 +239,11 @@ def _print_draw(seed: int, avoid_files: list[Path]) -> None:
             avoid.update(e["key"] for e in earlier["items"] + earlier["not_porting"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             _bad(f"{path}: cannot read its items[].key / not_porting[].key to avoid ({exc}); fix: pass a sample file")
-    items, lines = draw_sample(scan_path(root, jobs=1), seed, frozenset(avoid))
-    doc = {"transformers": version, "seed": seed, "items": items, "not_porting": lines}
+    log = scan_path(root, jobs=1)
+    items, lines = draw_uniform(log, seed) if uniform else draw_sample(log, seed, frozenset(avoid))
+    doc: dict[str, object] = {"transformers": version, "seed": seed, "items": items, "not_porting": lines}
+    if uniform:
+        doc["draw"] = "uniform"
     if avoid_files:
         doc["avoided"] = [p.name for p in avoid_files]
     print(json.dumps(doc, indent=2))
@@ -220,6 +256,7 @@ class _Judged(NamedTuple):
     name: str
     version: str
     drawn: int
+    uniform: bool  # a simple random draw ("draw": "uniform"), not the strata
     kept: dict[str, str]
     not_porting: dict[str, bool]
     changes: list[str]
@@ -266,7 +303,7 @@ def _check_sample(path: Path, items: dict, lines: dict, version: str) -> _Judged
         np_ok[e["key"]] = apart == (e["verdict"] == "right")
         if not apart:
             changes.append(f"not-porting line no longer apart: {e['where']} {e['rule']} (judged {e['verdict']})")
-    return _Judged(path.name, version, len(sample["items"]), kept, np_ok, changes)
+    return _Judged(path.name, version, len(sample["items"]), sample.get("draw") == "uniform", kept, np_ok, changes)
 
 
 def _precision(verdicts: list[str]) -> str:
@@ -304,8 +341,19 @@ def _sample_line() -> None:
         )
         for c in j.changes:
             print(f"    {c}")
-    if len(judged) < 2:
-        return
+    if len(judged) >= 2:
+        _pooled_line(judged, items, version)
+    for j in (j for j in judged if j.uniform):
+        counts = ", ".join(f"{v} {list(j.kept.values()).count(v)}" for v in VERDICTS)
+        print(
+            f"UNBIASED ESTIMATE: {j.name} alone (uniform draw over all trainium items, judged before any fix designed "
+            f"after it; the other samples were stratified and used to design fixes, so they and the pooled line are "
+            f"optimistic): {_precision(list(j.kept.values()))}; verdicts: {counts}"
+        )
+
+
+def _pooled_line(judged: list[_Judged], items: dict, version: str) -> None:
+    """One line over all samples, a key in two samples counted once."""
     # Pooled: each still-produced key once. Two samples that judged one key differently are printed, and the key
     # counts as real only when every sample judged it so (the stricter verdict, so pooling cannot flatter).
     pooled: dict[str, str] = {}
