@@ -609,10 +609,10 @@ class PyVisitor:
         return "backend-branch" if self.context in (None, "optional") else None
 
     def _is_probe(self, test: ast.expr) -> bool:
-        if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
-            name = test.id if isinstance(test, ast.Name) else test.attr
-            if probe_kind(name, None) == "probe":
-                return True
+        # ``if _is_torch_xpu_available:``, a cached probe result
+        bare = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+        if bare is not None and probe_kind(bare, None) == "probe":
+            return True
         for sub in ast.walk(test):
             if isinstance(sub, ast.Call):
                 f = sub.func
