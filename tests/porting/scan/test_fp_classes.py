@@ -262,3 +262,75 @@ def test_pruned_scan_equals_full_parse_on_fp_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))
     assert pruned == full
+
+
+OTHER_BACKENDS = """
+import contextlib
+
+import torch
+
+from .hub_kernels import get_kernel
+
+_is_torch_xpu_available = torch.xpu.is_available()
+
+
+class Pipeline:
+    @contextlib.contextmanager
+    def device_placement(self):
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                yield
+        elif self.device.type == "xpu":
+            with torch.xpu.device(self.device):
+                yield
+        else:
+            yield
+
+    def pinned(self):
+        if self.device.type == "cuda":
+            torch.cuda.set_device(0)
+        elif self.device.type == "xpu":
+            torch.xpu.set_device(0)
+        else:
+            pass
+
+    def only_cuda(self):
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                return 1
+        return 0
+
+
+def quantize():
+    if _is_torch_xpu_available:
+        return get_kernel("kernels-community/fp8-fbgemm").quantize
+    return torch.ops.fbgemm.quantize
+
+
+def quantize_cuda():
+    if torch.cuda.is_available():
+        return get_kernel("kernels-community/fp8-fbgemm").quantize
+    return None
+"""
+
+
+def test_a_branch_chosen_by_the_device_type_or_by_another_accelerator_is_not_porting_work(tmp_path: Path) -> None:
+    """``if self.device.type == "cuda": with torch.cuda.device(self.device)`` in a chain with another backend and a
+    fallback ``else`` selects a device chosen elsewhere; Neuron takes the ``else``. A body under one probe of another
+    accelerator (``if _is_torch_xpu_available:``, a cached probe result) runs only there. Both are set apart as
+    ``backend-branch``. A literal device (``set_device(0)``), a lone CUDA branch without a fallback, and a body
+    under a CUDA probe stay porting work."""
+    (tmp_path / "pipe.py").write_text(OTHER_BACKENDS)
+    assert _findings(tmp_path, "pipe.py") == [
+        ("hub-kernel", 40, "backend-branch"),
+        ("hub-kernel", 46, "optional"),
+        ("torch-cuda-api", 15, "backend-branch"),
+        ("torch-cuda-api", 25, None),
+        ("torch-cuda-api", 33, None),
+        ("torch-cuda-api", 45, "probe"),
+    ]
+    items = scan_path(tmp_path, jobs=1).items
+    assert [(i.key, [ln.line for ln in i.lines]) for i in items] == [
+        ("file|device-placement|pipe.py", [25, 33]),
+        ("setting|hub-kernel|kernels-community/fp8-fbgemm", [46]),
+    ]

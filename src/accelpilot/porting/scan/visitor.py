@@ -71,6 +71,7 @@ class PyVisitor:
         # The backend whose branch of a per-backend dispatch is being visited, and every chain link read so far.
         self.backend_branch: str | None = None
         self._dispatch: dict[int, tuple[ast.If, str | None]] = {}
+        self._given_ok: set[int] = set()  # placement calls that select a device already chosen (see _places)
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -473,8 +474,12 @@ class PyVisitor:
             self.context = saved or "optional"  # the guarded body (and its else) is an optional path
             try:
                 self.backend_branch = self._dispatch_backend(node) or saved_branch
+                if saved is None and self._foreign_probe(node.test):
+                    # ``if is_torch_xpu_available(): ...``: only another accelerator ever runs this body
+                    self.context = "backend-branch"
                 for x in node.body:
                     self.visit(x)
+                self.context = saved or "optional"
                 self.backend_branch = saved_branch
                 for x in node.orelse:
                     self.visit(x)
@@ -494,10 +499,22 @@ class PyVisitor:
             return
         if isinstance(node, ast.If):
             self.if_depth += 1
+            saved_branch = self.backend_branch
             try:
-                self.generic(node)
+                if _compared_backend(node.test) is not None:
+                    # ``if device.type == "cuda": ... elif device.type == "xpu": ... else: ...``
+                    self.visit(node.test)
+                    self.backend_branch = self._dispatch_backend(node) or saved_branch
+                    for x in node.body:
+                        self.visit(x)
+                    self.backend_branch = saved_branch
+                    for x in node.orelse:
+                        self.visit(x)
+                else:
+                    self.generic(node)
             finally:
                 self.if_depth -= 1
+                self.backend_branch = saved_branch
             return
         self.generic(node)
 
@@ -514,7 +531,7 @@ class PyVisitor:
         links = [node]
         while len(links[-1].orelse) == 1 and isinstance(links[-1].orelse[0], ast.If):
             links.append(links[-1].orelse[0])
-        backends = [self._probed_backend(link.test) for link in links]
+        backends = [self._probed_backend(link.test) or _compared_backend(link.test) for link in links]
         fallback = links[-1].orelse
         dispatch = (
             len({b for b in backends if b is not None}) >= 2
@@ -522,17 +539,32 @@ class PyVisitor:
             and not any(isinstance(x, ast.Raise) for x in fallback)
         )
         for link, b in zip(links, backends, strict=True):
-            keep = dispatch and b is not None and not self._places(link.body, b)
+            # a branch chosen by the device's own type may select that device (``torch.cuda.device(self.device)``)
+            given = _compared_backend(link.test) is not None
+            keep = dispatch and b is not None and not self._places(link.body, b, given)
             self._dispatch[id(link)] = (link, b if keep else None)
         return self._dispatch[id(node)][1]
 
-    def _places(self, body: list[ast.stmt], backend: str) -> bool:
+    def _places(self, body: list[ast.stmt], backend: str, given: bool = False) -> bool:
         """The branch places work on its backend (``torch.device("cuda")``, ``"cuda:0"``, ``.cuda()``,
         ``torch.cuda.set_device``): then it is not a branch a port leaves alone. On Trainium the chain would take its
         fallback and place the work on the CPU, so the branch is the code a port changes and its calls stay porting
-        work (``device = "cuda" if torch.cuda.is_available() else "cpu"`` likewise stays, as placement)."""
+        work (``device = "cuda" if torch.cuda.is_available() else "cpu"`` likewise stays, as placement).
+
+        ``given``: the branch was chosen by comparing a device's type, so the device is already chosen elsewhere;
+        selecting it by a name (``torch.cuda.device(self.device)``) places nothing new, a literal still does."""
         for stmt in body:
             for sub in ast.walk(stmt):
+                if (
+                    given
+                    and isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr in _PLACEMENT
+                    and (self.dotted(sub.func) or "").startswith(f"torch.{backend}.")
+                    and not any(isinstance(a, ast.Constant) for a in sub.args)
+                ):
+                    self._given_ok.add(id(sub.func))
+                    continue
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                     if sub.value.split(":", 1)[0] == backend:
                         return True
@@ -541,10 +573,21 @@ class PyVisitor:
                 elif (
                     isinstance(sub, ast.Attribute)
                     and sub.attr in _PLACEMENT
+                    and id(sub) not in self._given_ok
                     and (self.dotted(sub) or "").startswith(f"torch.{backend}.")
                 ):
                     return True
         return False
+
+    def _foreign_probe(self, test: ast.expr) -> bool:
+        """``test`` is one availability probe (called or its cached result, ``_is_torch_xpu_available``) of an
+        accelerator that is neither CUDA nor the target's (Neuron runs through XLA): the body runs only there."""
+        f = test.func if isinstance(test, ast.Call) else test
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name is None or probe_kind(name, None) != "probe":
+            return False
+        named = {w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS}
+        return len(named) == 1 and not named & {"cuda", "xla", "neuron", "neuroncore"}
 
     def _probed_backend(self, test: ast.expr) -> str | None:
         """The one backend a test's availability probes name (``torch.cuda.is_available()`` -> cuda,
@@ -566,6 +609,10 @@ class PyVisitor:
         return "backend-branch" if self.context in (None, "optional") else None
 
     def _is_probe(self, test: ast.expr) -> bool:
+        # ``if _is_torch_xpu_available:``, a cached probe result
+        bare = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+        if bare is not None and probe_kind(bare, None) == "probe":
+            return True
         for sub in ast.walk(test):
             if isinstance(sub, ast.Call):
                 f = sub.func
@@ -672,6 +719,23 @@ class PyVisitor:
 _BACKENDS = frozenset(
     {"cuda", "xpu", "mps", "npu", "mlu", "hpu", "musa", "xla", "tpu", "neuron", "neuroncore", "sdaa", "gcu", "ipu"}
 )
+
+
+def _compared_backend(test: ast.expr) -> str | None:
+    """The backend a test compares a device's type with (``x.device.type == "cuda"``, ``device_type == "xpu"``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
+    if not (name == "type" or name.endswith("device_type")):
+        return None
+    if isinstance(right, ast.Constant) and isinstance(right.value, str) and right.value in _BACKENDS:
+        return right.value
+    return None
+
+
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
 _PLACEMENT = frozenset({"set_device", "device", "current_device"})
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
