@@ -119,7 +119,9 @@ class Finding(BaseModel):
     snippet: str = ""
     source: str = "static"  # "static" (scanner) or "model" (op inventory)
     fingerprint: str = ""
-    subject: str | None = None  # what the porting item is about: kernel, package, image, setting
+    # What the porting item is about: kernel, package, image, setting; for a compile hazard the enclosing function
+    # (``name:line of its def``), which decides its item (``_merge_same_function``).
+    subject: str | None = None
     context: str | None = None  # how the line is reached (NOT_PORTING or REACH_WARNING keys), None = main path
     porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
     reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
@@ -291,6 +293,58 @@ def item_key(f: Finding) -> tuple[str, str]:
     return f"file|{family}|{f.file}", f.file or "model"
 
 
+# Compile hazards of the model graph: one rewrite of a function (static shapes, no host sync) fixes all of them in
+# that function, whichever rules fired. float64/complex are left out: a dtype change is its own work (and its own
+# accuracy check), not part of the shape rewrite.
+SAME_FUNCTION_RULES = frozenset(
+    r.id
+    for r in RULES.values()
+    if r.category == "compile_hazard" and r.item == "file" and r.id not in {"float64-dtype", "complex-dtype"}
+)
+
+
+def _line_order(f: Finding) -> tuple[str, int, int, str]:
+    return (f.file or "", f.cell or 0, f.line or 0, f.rule)
+
+
+def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
+    """One item per rewrite: the per-file items of the hazard rules that share an enclosing function (a finding's
+    ``subject``, set by the scanner) become one item, transitively (union-find over items). The merged item keeps
+    the key of the member holding its earliest line, so its key, rule and title all name that first line. Logs
+    written before findings named their function (subject None) keep one item per rule and file."""
+    parent: dict[str, str] = {}
+
+    def root(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    owner: dict[tuple[str, int, str], str] = {}  # (file, cell, function) -> the first item seen holding it
+    for k, (_, fs) in groups.items():
+        parts = k.split("|")
+        if parts[0] != "file" or parts[1] not in SAME_FUNCTION_RULES:
+            continue
+        parent.setdefault(k, k)
+        for f in fs:
+            if f.subject is None:
+                continue
+            other = owner.setdefault((f.file or "", f.cell or 0, f.subject), k)
+            a, b = root(other), root(k)
+            if a != b:
+                parent[b] = a
+    members: dict[str, list[str]] = {}
+    for k in parent:
+        members.setdefault(root(k), []).append(k)
+    for ks in members.values():
+        if len(ks) < 2:
+            continue
+        keep = min(ks, key=lambda k: min(_line_order(f) for f in groups[k][1]))
+        for k in ks:
+            if k != keep:
+                groups[keep][1].extend(groups.pop(k)[1])
+
+
 def build_items(findings: list[Finding]) -> list[Item]:
     """Group porting findings into items (not-porting findings stay lines only, counted apart)."""
     groups: dict[str, tuple[str, list[Finding]]] = {}
@@ -325,6 +379,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
             groups[k] = (groups[k][0], kept)
         else:
             del groups[k]
+    _merge_same_function(groups)
     items: list[Item] = []
     for key, (label, fs) in groups.items():
         fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))

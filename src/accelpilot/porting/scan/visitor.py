@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import (
     BENCHMARK_MODULES,
     CUDA_GRAPH_NAMES,
@@ -50,6 +51,11 @@ def _is_masky(node: ast.AST, top: bool = True) -> bool:
     return False
 
 
+# Compile-hazard rules grouped per file: their subject is the innermost enclosing def (``name:line``), so that the
+# log can make the hazards one rewrite of one function fixes one item (``build_items``).
+FUNCTION_RULES = frozenset(r.id for r in RULES.values() if r.category == "compile_hazard" and r.item == "file")
+
+
 class PyVisitor:
     """One pass over the (pruned) tree; records RawFindings, at most one per rule and line."""
 
@@ -80,6 +86,8 @@ class PyVisitor:
             self._seen.add(key)
             if subject is None and rule in KERNEL_RULES:
                 subject = self.def_name
+            elif subject is None and rule in FUNCTION_RULES and self.def_node is not None:
+                subject = f"{self.def_name}:{self.def_node.lineno}"  # the function one rewrite changes (log.py)
             self.found.append((rule, line, message, "", subject, context or self.context))
 
     def _within(self, context: str, node: ast.AST) -> None:
