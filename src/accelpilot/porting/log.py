@@ -30,6 +30,8 @@ NOT_PORTING: dict[str, str] = {
     "test-only": "test-only: code only reached from tests",
     "host-side": "host-side code (tokeniser, processor, data loading, trainer): not part of the compiled model graph",
     "generator-source": "code-generation source: the module generated from it is what runs, and is scanned",
+    "reference-fallback": "the eager reference body of a module whose forward a dispatcher replaces by default "
+    "(@use_experts_implementation runs grouped_mm unless eager is asked for): the dispatcher is the porting item",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
 }

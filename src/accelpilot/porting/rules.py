@@ -442,6 +442,21 @@ _RULES: tuple[Rule, ...] = (
         "written with complex numbers usually need a real-valued rewrite.",
     ),
     Rule(
+        id="moe-experts-dispatch",
+        # One task for every MoE model of the library: the shared dispatcher, not each model's eager loop.
+        item="repo",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="MoE experts behind the library's experts dispatcher",
+        why="transformers' @use_experts_implementation replaces each experts module's forward by the configured "
+        "implementation, grouped_mm by default (torch grouped_mm on CUDA SM80+, else a registered fallback op), with "
+        "data-dependent token counts per expert. Choose and validate the implementation Neuron compiles with fixed "
+        "shapes (batched_mm, or the eager loop with capacity padding) once for all MoE models.",
+    ),
+    Rule(
         id="int64-index",
         # One check for the repository, not an item per file: a static scan cannot see value ranges, and the work
         # is the same wherever the casts are (confirm no index or count reaches 2^31; where one can, keep it

@@ -334,3 +334,51 @@ def test_a_branch_chosen_by_the_device_type_or_by_another_accelerator_is_not_por
         ("file|device-placement|pipe.py", [25, 33]),
         ("setting|hub-kernel|kernels-community/fp8-fbgemm", [46]),
     ]
+
+
+MOE = """
+import torch
+from torch import nn
+
+from ...integrations import use_experts_implementation
+
+
+@use_experts_implementation
+class MoeExperts(nn.Module):
+    def forward(self, hidden_states, top_k_index):
+        expert_hit = torch.greater(top_k_index.sum(dim=-1), 0).nonzero()
+        for expert_idx in expert_hit:
+            token_idx = torch.where(top_k_index[expert_idx])
+        return hidden_states
+
+
+@use_experts_implementation(is_transposed=True)
+class OtherExperts(nn.Module):
+    def forward(self, hidden_states, top_k_index):
+        return hidden_states[top_k_index.nonzero()]
+
+
+class PlainExperts(nn.Module):
+    def forward(self, hidden_states, top_k_index):
+        return hidden_states[top_k_index.nonzero()]
+"""
+
+
+def test_an_experts_class_the_library_dispatches_by_default_is_one_repository_item(tmp_path: Path) -> None:
+    """transformers' ``@use_experts_implementation`` replaces the experts' forward by grouped_mm unless eager is
+    asked for: every decorated class is one line of one repository item (the shared dispatcher is the porting
+    work), and its eager loop is ``reference-fallback``, not porting work. An undecorated experts loop stays."""
+    (tmp_path / "modeling_moe.py").write_text(MOE)
+    assert _findings(tmp_path, "modeling_moe.py") == [
+        ("data-dependent-op", 11, "reference-fallback"),
+        ("data-dependent-op", 13, "reference-fallback"),
+        ("data-dependent-op", 20, "reference-fallback"),
+        ("data-dependent-op", 25, None),
+        ("moe-experts-dispatch", 8, None),
+        ("moe-experts-dispatch", 17, None),
+    ]
+    items = scan_path(tmp_path, jobs=1).items
+    assert [(i.key, i.severity, [ln.line for ln in i.lines]) for i in items] == [
+        ("file|data-dependent-op|modeling_moe.py", "warning", [25]),
+        ("repo|moe-experts-dispatch", "warning", [8, 17]),
+    ]

@@ -170,3 +170,10 @@ def probe_kind(name: str, recv: str | None) -> str | None:
 def package_of(rule: str, dotted: str) -> str:
     """The dependency an import names: its top-level package (``flash_attn.bert_padding`` -> ``flash_attn``)."""
     return dotted.split(".", 1)[0]
+
+
+# Class decorators that replace the decorated module's forward by a registered implementation BY DEFAULT: the class
+# body is then the eager reference, run only when asked for. transformers 5.x: @use_experts_implementation
+# dispatches by ``config._experts_implementation``, which ``get_correct_experts_implementation`` sets to grouped_mm
+# when none is requested. (Not @use_kernel_forward_from_hub: its default is the module's own forward.)
+DISPATCHED_BY_DEFAULT = frozenset({"use_experts_implementation"})

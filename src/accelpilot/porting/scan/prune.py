@@ -152,6 +152,7 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"load_dataset", _called),
     (b"cached_file", _called),
     (b"torch.cat", _grows_in_loop),
+    (b"use_experts_implementation", None),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
 _FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS

@@ -16,6 +16,7 @@ from accelpilot.porting.scan.patterns import (
     DEFAULT_ALIASES,
     DEVICE,
     DEVICE_RULE,
+    DISPATCHED_BY_DEFAULT,
     EXACT_STRINGS,
     HOST_SYNC_METHODS,
     HUB_CALLS,
@@ -166,7 +167,13 @@ class PyVisitor:
         saved = self.forward_depth
         self.forward_depth = 0
         try:
-            self.generic(node)
+            dispatcher = next((d for d in node.decorator_list if _decorator_name(d) in DISPATCHED_BY_DEFAULT), None)
+            if dispatcher is None:
+                self.generic(node)
+                return
+            # the library's dispatcher runs by default: one repository item; this body is its eager reference
+            self.add("moe-experts-dispatch", dispatcher.lineno, f"@{_decorator_name(dispatcher)} class {node.name}")
+            self._within("reference-fallback", node)
         finally:
             self.forward_depth = saved
 
@@ -727,6 +734,12 @@ class PyVisitor:
 _BACKENDS = frozenset(
     {"cuda", "xpu", "mps", "npu", "mlu", "hpu", "musa", "xla", "tpu", "neuron", "neuroncore", "sdaa", "gcu", "ipu"}
 )
+
+
+def _decorator_name(d: ast.expr) -> str | None:
+    """``@name``, ``@mod.name`` or ``@name(...)``: the decorator's own name."""
+    f = d.func if isinstance(d, ast.Call) else d
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
 def _compared_backend(test: ast.expr) -> str | None:
