@@ -131,6 +131,9 @@ def test_a_concat_under_if_loop_variable_equals_runs_once_and_grows_nothing() ->
         "            s = torch.cat([s, t])\n"  # 14: the inner loop grows it
         "    if i == i0 + i:\n"
         "        s = torch.cat([s, t])\n"  # 16: the value uses the loop variable: not shown once
+        "    while more:\n"
+        "        if i == 0:\n"
+        "            s = torch.cat([s, t])\n"  # 19: the innermost loop is the while: it grows
     )
     for prune in (True, False):
         assert sorted((r, ln) for r, ln, *_ in scan_python(src, prune=prune)) == [
@@ -138,4 +141,43 @@ def test_a_concat_under_if_loop_variable_equals_runs_once_and_grows_nothing() ->
             ("growing-sequence", 11),
             ("growing-sequence", 14),
             ("growing-sequence", 16),
+            ("growing-sequence", 19),
+        ]
+
+
+def test_a_concat_onto_a_name_set_afresh_each_iteration_grows_nothing() -> None:
+    """The hazard is a sequence carried from one iteration to the next. A name the ``for`` binds, or one the loop
+    body sets without reading it before the concat (``chunk = x[:, i]``), starts anew each iteration: a per-item
+    join. A name carried in (first set from itself, set afresh only after the concat, or grown by an inner loop) is
+    flagged."""
+    src = (
+        "import torch\n"
+        "for image in images:\n"
+        "    image = torch.cat((image, newline), dim=-1)\n"  # 3: the loop variable: per item
+        "for i in range(n):\n"
+        "    chunk = x[:, i]\n"
+        "    if cls:\n"
+        "        chunk = torch.cat([cls_tok, chunk], dim=1)\n"  # 7: fresh from line 5
+        "    seq = torch.cat([seq, chunk])\n"  # 8: carried
+        "for i in range(n):\n"
+        "    buf = buf * 2\n"
+        "    buf = torch.cat([buf, t])\n"  # 11: its first assignment reads it: carried
+        "for i in range(n):\n"
+        "    if c:\n"
+        "        y = torch.cat([y, t])\n"  # 14: set afresh only after the concat: taken as carried
+        "    y = z[i]\n"
+        "for a in A:\n"
+        "    s = init\n"
+        "    for b in B:\n"
+        "        s = torch.cat([s, b])\n"  # 19: the inner loop carries it
+        "while cond:\n"
+        "    w = x0\n"
+        "    w = torch.cat([w, t])\n"  # 22: fresh in the while body
+    )
+    for prune in (True, False):
+        assert sorted((r, ln) for r, ln, *_ in scan_python(src, prune=prune)) == [
+            ("growing-sequence", 8),
+            ("growing-sequence", 11),
+            ("growing-sequence", 14),
+            ("growing-sequence", 19),
         ]

@@ -68,6 +68,8 @@ class PyVisitor:
         self.loop_depth = 0
         self.if_depth = 0
         self._loop_vars: list[frozenset[str]] = []  # names bound by each enclosing ``for``, innermost last
+        # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
+        self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
 
@@ -143,16 +145,16 @@ class PyVisitor:
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
         saved, saved_name, saved_loop = self.forward_depth, self.def_name, self.loop_depth
-        saved_vars, saved_once = self._loop_vars, self._once_at
+        saved_vars, saved_once, saved_fresh = self._loop_vars, self._once_at, self._fresh
         self.forward_depth = 1 if node.name == "forward" else 0
         self.def_name = node.name
         self.loop_depth = 0  # a def inside a loop is not run per iteration
-        self._loop_vars, self._once_at = [], -1
+        self._loop_vars, self._once_at, self._fresh = [], -1, []
         try:
             self.generic(node)
         finally:
             self.forward_depth, self.def_name, self.loop_depth = saved, saved_name, saved_loop
-            self._loop_vars, self._once_at = saved_vars, saved_once
+            self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -384,10 +386,14 @@ class PyVisitor:
         self._cond(node.test, node.lineno)
         if isinstance(node, ast.While):
             self.loop_depth += 1
+            self._loop_vars.append(frozenset())  # no loop variable: an ``if`` in it is not shown to run once
+            self._fresh.append((node.body, {}))
             try:
                 self.generic(node)
             finally:
                 self.loop_depth -= 1
+                self._loop_vars.pop()
+                self._fresh.pop()
             return
         if isinstance(node, ast.If) and self._is_probe(node.test):
             if self.context is None and any(isinstance(x, ast.Raise) for x in node.body):
@@ -482,12 +488,15 @@ class PyVisitor:
 
     def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
         self.loop_depth += 1
-        self._loop_vars.append(frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)))
+        names = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        self._loop_vars.append(names)
+        self._fresh.append((node.body, dict.fromkeys(names, node.lineno)))
         try:
             self.generic(node)
         finally:
             self.loop_depth -= 1
             self._loop_vars.pop()
+            self._fresh.pop()
 
     def v_assign(self, node: ast.Assign) -> None:
         """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
@@ -507,7 +516,11 @@ class PyVisitor:
             and isinstance(v.args[0], (ast.List, ast.Tuple))
         ):
             targets = {ast.unparse(t) for t in node.targets}
-            if any(ast.unparse(e) in targets for e in v.args[0].elts):
+            fresh = _fresh_names(*self._fresh[-1]) if self._fresh else {}
+            # a name set afresh earlier in the same iteration (``x = rows[i]``, ``for x in items``) is joined once
+            # per item: nothing is carried from one iteration to the next, so nothing grows
+            carried = not any(fresh.get(t, node.lineno) < node.lineno for t in targets)
+            if carried and any(ast.unparse(e) in targets for e in v.args[0].elts):
                 self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
         self.generic(node)
 
@@ -656,6 +669,25 @@ def _delegates(def_name: str | None, call: ast.Call) -> bool:
     if def_name == "cuda":
         return True
     return def_name == "to" and bool(call.args or call.keywords)
+
+
+def _fresh_names(body: list[ast.stmt], fresh: dict[str, int]) -> dict[str, int]:
+    """``fresh`` plus the names the loop body's top-level statements assign without reading them (``x = rows[i]``):
+    each iteration starts them anew from that line. A name whose first top-level assignment reads it
+    (``x = torch.cat([x, t])``) is carried from the iteration before, and is not added."""
+    out = dict(fresh)
+    seen: set[str] = set(out)
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            t = stmt.targets[0]
+            if isinstance(t, (ast.Name, ast.Attribute)):
+                name = ast.unparse(t)
+                if name not in seen:
+                    seen.add(name)
+                    reads = {ast.unparse(n) for n in ast.walk(stmt.value) if isinstance(n, (ast.Name, ast.Attribute))}
+                    if name not in reads:
+                        out[name] = stmt.lineno
+    return out
 
 
 def _once_per_loop(test: ast.expr, loop_vars: frozenset[str]) -> bool:
