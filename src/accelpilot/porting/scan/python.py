@@ -50,14 +50,15 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 
 # Rules whose line is moot when only weight initialisation runs it (a dtype used to build initial values).
 _INIT_MOOT = frozenset({"float64-dtype"})
+_INIT_DEF = re.compile(rb"def[ \t]+_?init(?:ialize)?_weights\b")
 
 
 def _weight_init(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     """float64 in a def reached only from ``_init_weights``/``initialize_weights`` (same-file callers) is set apart
     as weight-init: it builds initial values on the host, and a loaded checkpoint skips it. float64 on the forward
     path (the same helper called from ``forward``) stays a finding."""
-    if not any(r in _INIT_MOOT and ctx is None for r, _, _, _, _, ctx in found):
-        return found
+    if not any(r in _INIT_MOOT and ctx is None for r, _, _, _, _, ctx in found) or not _INIT_DEF.search(data):
+        return found  # no candidate line, or no weight-initialisation def in the file to be reached from
     reach = FileReach(data)
     out: list[RawFinding] = []
     for r, ln, msg, snip, sub, ctx in found:

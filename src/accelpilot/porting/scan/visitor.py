@@ -684,10 +684,18 @@ def _fresh_names(body: list[ast.stmt], fresh: dict[str, int]) -> dict[str, int]:
                 name = ast.unparse(t)
                 if name not in seen:
                     seen.add(name)
-                    reads = {ast.unparse(n) for n in ast.walk(stmt.value) if isinstance(n, (ast.Name, ast.Attribute))}
-                    if name not in reads:
+                    if not _reads(stmt.value, t):
                         out[name] = stmt.lineno
     return out
+
+
+def _reads(value: ast.expr, target: ast.Name | ast.Attribute) -> bool:
+    """``value`` mentions ``target`` (a name, or the same ``obj.attr``)."""
+    if isinstance(target, ast.Name):
+        return any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(value))
+    want = ast.unparse(target)
+    attrs = (n for n in ast.walk(value) if isinstance(n, ast.Attribute) and n.attr == target.attr)
+    return any(ast.unparse(n) == want for n in attrs)
 
 
 def _once_per_loop(test: ast.expr, loop_vars: frozenset[str]) -> bool:
