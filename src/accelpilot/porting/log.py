@@ -34,6 +34,8 @@ NOT_PORTING: dict[str, str] = {
     "not the PyTorch path a Neuron port compiles",
     "weight-init": "weight initialisation: reached only from `_init_weights`/`initialize_weights`, which run when "
     "weights are created (on the host) and not for loaded checkpoints; not the compiled forward",
+    "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
+    "branch or the fallback, and this call (not placement) only serves the backend it names",
 }
 # Contexts that hold for every line of a file, whatever the line's own reach.
 FILE_WIDE = frozenset({"generator-source", "other-runtime"})
@@ -52,9 +54,9 @@ _EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
 
 
 _HOST_PATH = re.compile(
-    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*feature_extraction\w*|processing_\w+|\w*_processor\w*"
-    r"|audio_utils|image_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*|pipelines?"
-    r"|\w*video_processing\w*|video_utils)(\.py$|/)"
+    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*video_processing\w*|\w*feature_extraction\w*|processing_\w+"
+    r"|\w*_processor\w*|audio_utils|image_utils|video_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*"
+    r"|pipelines?)(\.py$|/)"
 )
 
 

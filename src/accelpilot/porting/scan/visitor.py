@@ -65,8 +65,13 @@ class PyVisitor:
         # the enclosing call, ``if`` or ``try``; the innermost def names the kernel a decorator belongs to.
         self.context: str | None = None
         self.def_name: str | None = None
+        self.def_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost def, for data flow
         self.loop_depth = 0
         self.if_depth = 0
+        # The backend whose branch of a per-backend dispatch is being visited, and every chain link read so far.
+        self.backend_branch: str | None = None
+        self._dispatch: dict[int, tuple[ast.If, str | None]] = {}
+        self._given_ok: set[int] = set()  # placement calls that select a device already chosen (see _places)
         self._loop_vars: list[frozenset[str]] = []  # names bound by each enclosing ``for``, innermost last
         # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
@@ -144,16 +149,17 @@ class PyVisitor:
 
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
-        saved, saved_name, saved_loop = self.forward_depth, self.def_name, self.loop_depth
+        saved = (self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch)
         saved_vars, saved_once, saved_fresh = self._loop_vars, self._once_at, self._fresh
         self.forward_depth = 1 if node.name == "forward" else 0
-        self.def_name = node.name
+        self.def_name, self.def_node = node.name, node
         self.loop_depth = 0  # a def inside a loop is not run per iteration
         self._loop_vars, self._once_at, self._fresh = [], -1, []
+        self.backend_branch = None  # nor is a def inside a backend's branch run by that branch
         try:
             self.generic(node)
         finally:
-            self.forward_depth, self.def_name, self.loop_depth = saved, saved_name, saved_loop
+            self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
             self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
 
     def v_class(self, node: ast.ClassDef) -> None:
@@ -227,7 +233,7 @@ class PyVisitor:
                 elif d.startswith(CUDA_GRAPH_NAMES):
                     self.add("cuda-graphs", line, d)
                 else:
-                    self.add("torch-cuda-api", line, d)
+                    self.add("torch-cuda-api", line, d, context=self._backend_call("cuda"))
             elif d.startswith(("torch.backends.cudnn", "torch.backends.cuda")) or (
                 # TF32 switches of any backend (``fp32_precision``, MUSA's ``mudnn.allow_tf32``) are the same
                 # numerics setting as cuDNN's: one item, not a second ``torch.backends`` one
@@ -235,7 +241,7 @@ class PyVisitor:
             ):
                 self.add("cudnn-tf32-flag", line, d)
             elif d.startswith(("torch.backends.mps", "torch.mps")):
-                self.add("mps-device", line, d)
+                self.add("mps-device", line, d, context=self._backend_call("mps"))
             elif d.startswith("torch.backends."):
                 self.add("torch-backends", line, d)
             elif d.startswith("torch.neuron"):
@@ -282,13 +288,16 @@ class PyVisitor:
             is_module = root in ("torch", "numba") or root in NON_TORCH_MODULES
             if isinstance(f, ast.Attribute):
                 if name == "cuda" and not is_module and not _delegates(self.def_name, node):
+                    # inside a ``def cuda`` (``Rigid.cuda()`` mirroring ``Tensor.cuda()``) it is delegation: the
+                    # placement is the caller's ``.cuda()``, itself a finding where it is called (``_delegates``)
                     self.add("cuda-call", line, ".cuda()")
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
                     self.add("item-in-forward", line, f".{name}() inside forward")
                 elif name == "long" and self.forward_depth and self.torch_file and not is_module:
-                    self.add("int64-index", line, ".long() inside forward")
+                    if not self._fits_int32(node, f.value):
+                        self.add("int64-index", line, ".long() inside forward")
                 elif name in DATA_DEPENDENT_METHODS and self.torch_file and root not in NON_TORCH_MODULES:
                     self.add("data-dependent-op", line, f"{name}()")
                 elif name == "where" and root == "torch" and len(node.args) == 1 and not node.keywords:
@@ -340,16 +349,86 @@ class PyVisitor:
         elif name in ("load_dataset", "cached_file"):
             if not _local_source(node):
                 self.add("hub-download", node.lineno, f"{name}(...)")
-        elif base == "requests" and name in ("get", "post", "request", "urlopen"):
-            self.add("http-download", node.lineno, f"requests.{name}(...)")
+        elif base == "requests" and name in ("get", "request", "urlopen"):
+            # ``requests.post/put/patch`` (and ``request("POST", ...)``) send a body: an upload or telemetry, not
+            # data moved into the workload
+            if not (name == "request" and _upload_method(first)):
+                self.add("http-download", node.lineno, f"requests.{name}(...)")
         elif name in ("urlopen", "urlretrieve") and _root_name(f) == "urllib":
-            self.add("http-download", node.lineno, f"urllib {name}(...)")
+            if name == "urlretrieve" or not self._urlopen_sends(node):
+                self.add("http-download", node.lineno, f"urllib {name}(...)")
         elif name == "compile" and base == "torch":
             backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
             if isinstance(backend, ast.Constant):
                 self._consumed.add(id(backend))  # a backend name, not a device string
             if backend is None or (isinstance(backend, ast.Constant) and backend.value == "inductor"):
                 self.add("compile-backend", node.lineno, "torch.compile without the target's backend")
+
+    def _urlopen_sends(self, node: ast.Call) -> bool:
+        """``urlopen`` that sends a body: ``urlopen(url, data)``, or of a ``Request`` built with ``data=`` or
+        ``method="POST"/"PUT"/"PATCH"`` (inline, or bound to a name by every assignment of it in the enclosing
+        def). Sending trainer status or uploading a file is not a download: nothing the workload reads comes in."""
+        data = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "data"), None)
+        if data is not None and not _is_none(data):
+            return True
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "url"), None)
+        if isinstance(first, ast.Call):
+            return self._request_sends(first)
+        if not (isinstance(first, ast.Name) and self.def_node is not None):
+            return False
+        values = [
+            a.value
+            for a in ast.walk(self.def_node)
+            if isinstance(a, (ast.Assign, ast.AnnAssign))
+            and a.value is not None
+            and any(isinstance(t, ast.Name) and t.id == first.id for t in _targets(a))
+        ]
+        return bool(values) and all(isinstance(v, ast.Call) and self._request_sends(v) for v in values)
+
+    def _request_sends(self, call: ast.Call) -> bool:
+        """``urllib.request.Request(url, data, ...)``: a POST unless ``method=`` says otherwise (urllib's rule)."""
+        if self.dotted(call.func) != "urllib.request.Request":
+            return False
+        method = next((k.value for k in call.keywords if k.arg == "method"), None)
+        if method is not None:
+            return _upload_method(method)
+        data = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "data"), None)
+        return data is not None and not _is_none(data)
+
+    def _fits_int32(self, call: ast.Call, value: ast.expr) -> bool:
+        """``value.long()`` whose values are bounded by a tensor's size, so computing it as int32 (what Trn1
+        does with int64) cannot overflow: a boolean made 0/1 (``(ids != pad).long()``, ``mask.ne(0).long()``), a
+        count of one (``(ids != pad).sum(-1).long()``), or lengths whose maximum the same def uses as a tensor's
+        extent (``lengths = ....long()`` then ``torch.arange(lengths.max())``: every value is at most a length the
+        code materialises), or the index argument of an op that requires int64 indices (``x.scatter(-1,
+        idx.long(), v)``, ``gather``, ``index_select``): an index past the indexed dimension is an error, so its
+        values are below that size. Any other ``.long()``, such as indices computed from data, stays a finding."""
+        if _is_boolean(value) or _counts_booleans(value):
+            return True
+        if self.def_node is None:
+            return False
+        for sub in ast.walk(self.def_node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _INDEX_OPS:
+                at = 2 if self.dotted(sub.func.value) == "torch" else 1  # torch.gather(x, dim, i) / x.gather(dim, i)
+                if (len(sub.args) > at and sub.args[at] is call) or any(
+                    k.arg == "index" and k.value is call for k in sub.keywords
+                ):
+                    return True
+        names = {
+            t.id
+            for a in ast.walk(self.def_node)
+            if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value is call
+            for t in _targets(a)
+            if isinstance(t, ast.Name)
+        }
+        if not names:
+            return False
+        for sub in ast.walk(self.def_node):
+            if isinstance(sub, ast.Call) and self.dotted(sub.func) == "torch.arange":
+                ends = [*sub.args[:1], *(k.value for k in sub.keywords if k.arg == "end")]
+                if len(sub.args) <= 1 and any(_extent_of(e) in names for e in ends):
+                    return True
+        return False
 
     def _amp(self, node: ast.Call, name: str) -> None:
         cands: list[ast.expr] = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device_type"]
@@ -405,13 +484,21 @@ class PyVisitor:
                     self.context = None
             else:
                 self.visit(node.test)
-            saved = self.context
+            saved, saved_branch = self.context, self.backend_branch
             self.context = saved or "optional"  # the guarded body (and its else) is an optional path
             try:
-                for x in (*node.body, *node.orelse):
+                self.backend_branch = self._dispatch_backend(node) or saved_branch
+                if saved is None and self._foreign_probe(node.test):
+                    # ``if is_torch_xpu_available(): ...``: only another accelerator ever runs this body
+                    self.context = "backend-branch"
+                for x in node.body:
+                    self.visit(x)
+                self.context = saved or "optional"
+                self.backend_branch = saved_branch
+                for x in node.orelse:
                     self.visit(x)
             finally:
-                self.context = saved
+                self.context, self.backend_branch = saved, saved_branch
             return
         if isinstance(node, ast.If) and self.context is None and not node.orelse and all(map(_only_logs, node.body)):
             # the test only decides whether to print a message (``if torch.cuda.device_count() > 1: logger.warning``):
@@ -426,8 +513,18 @@ class PyVisitor:
             return
         if isinstance(node, ast.If):
             self.if_depth += 1
+            saved_branch = self.backend_branch
             try:
-                if self._loop_vars and _once_per_loop(node.test, self._loop_vars[-1]):
+                if _compared_backend(node.test) is not None:
+                    # ``if device.type == "cuda": ... elif device.type == "xpu": ... else: ...``
+                    self.visit(node.test)
+                    self.backend_branch = self._dispatch_backend(node) or saved_branch
+                    for x in node.body:
+                        self.visit(x)
+                    self.backend_branch = saved_branch
+                    for x in node.orelse:
+                        self.visit(x)
+                elif self._loop_vars and _once_per_loop(node.test, self._loop_vars[-1]):
                     # ``if idx == k:`` inside ``for idx ...``: its body runs once per loop, its else every other time
                     self.visit(node.test)
                     saved_once, self._once_at = self._once_at, self.loop_depth
@@ -442,10 +539,105 @@ class PyVisitor:
                     self.generic(node)
             finally:
                 self.if_depth -= 1
+                self.backend_branch = saved_branch
             return
         self.generic(node)
 
+    def _dispatch_backend(self, node: ast.If) -> str | None:
+        """The backend whose branch ``node``'s body is, when ``node`` is a link of a per-backend dispatch.
+
+        A dispatch is an ``if``/``elif`` chain whose links probe at least two different backends (``if
+        is_torch_xpu_available(): ... elif torch.cuda.is_available(): ... else: ...``) and that ends in a fallback
+        ``else`` that does not raise. Such code is already portable: a port adds its branch, or the fallback runs.
+        The chain is read once, from its head; every link is remembered (the node kept alive with its id)."""
+        known = self._dispatch.get(id(node))
+        if known is not None:
+            return known[1]
+        links = [node]
+        while len(links[-1].orelse) == 1 and isinstance(links[-1].orelse[0], ast.If):
+            links.append(links[-1].orelse[0])
+        backends = [self._probed_backend(link.test) or _compared_backend(link.test) for link in links]
+        fallback = links[-1].orelse
+        dispatch = (
+            len({b for b in backends if b is not None}) >= 2
+            and bool(fallback)
+            and not any(isinstance(x, ast.Raise) for x in fallback)
+        )
+        for link, b in zip(links, backends, strict=True):
+            # a branch chosen by the device's own type may select that device (``torch.cuda.device(self.device)``)
+            given = _compared_backend(link.test) is not None
+            keep = dispatch and b is not None and not self._places(link.body, b, given)
+            self._dispatch[id(link)] = (link, b if keep else None)
+        return self._dispatch[id(node)][1]
+
+    def _places(self, body: list[ast.stmt], backend: str, given: bool = False) -> bool:
+        """The branch places work on its backend (``torch.device("cuda")``, ``"cuda:0"``, ``.cuda()``,
+        ``torch.cuda.set_device``): then it is not a branch a port leaves alone. On Trainium the chain would take its
+        fallback and place the work on the CPU, so the branch is the code a port changes and its calls stay porting
+        work (``device = "cuda" if torch.cuda.is_available() else "cpu"`` likewise stays, as placement).
+
+        ``given``: the branch was chosen by comparing a device's type, so the device is already chosen elsewhere;
+        selecting it by a name (``torch.cuda.device(self.device)``) places nothing new, a literal still does."""
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if (
+                    given
+                    and isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr in _PLACEMENT
+                    and (self.dotted(sub.func) or "").startswith(f"torch.{backend}.")
+                    and not any(isinstance(a, ast.Constant) for a in sub.args)
+                ):
+                    self._given_ok.add(id(sub.func))
+                    continue
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    if sub.value.split(":", 1)[0] == backend:
+                        return True
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == backend:
+                    return True  # ``model.cuda()``
+                elif (
+                    isinstance(sub, ast.Attribute)
+                    and sub.attr in _PLACEMENT
+                    and id(sub) not in self._given_ok
+                    and (self.dotted(sub) or "").startswith(f"torch.{backend}.")
+                ):
+                    return True
+        return False
+
+    def _foreign_probe(self, test: ast.expr) -> bool:
+        """``test`` is one availability probe (called or its cached result, ``_is_torch_xpu_available``) of an
+        accelerator that is neither CUDA nor the target's (Neuron runs through XLA): the body runs only there."""
+        f = test.func if isinstance(test, ast.Call) else test
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name is None or probe_kind(name, None) != "probe":
+            return False
+        named = {w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS}
+        return len(named) == 1 and not named & {"cuda", "xla", "neuron", "neuroncore"}
+
+    def _probed_backend(self, test: ast.expr) -> str | None:
+        """The one backend a test's availability probes name (``torch.cuda.is_available()`` -> cuda,
+        ``is_torch_xpu_available()`` -> xpu), or None (no probe, or probes of several backends)."""
+        found: set[str] = set()
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.Call):
+                f = sub.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name is not None and probe_kind(name, None) == "probe":
+                    found.update(w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS)
+        return found.pop() if len(found) == 1 else None
+
+    def _backend_call(self, backend: str) -> str | None:
+        """``backend-branch`` for a call of ``backend``'s own API (memory statistics, caches, seeds,
+        synchronisation) inside that backend's branch of a dispatch, the branch placing nothing (``_places``)."""
+        if self.backend_branch != backend:
+            return None
+        return "backend-branch" if self.context in (None, "optional") else None
+
     def _is_probe(self, test: ast.expr) -> bool:
+        # ``if _is_torch_xpu_available:``, a cached probe result
+        bare = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+        if bare is not None and probe_kind(bare, None) == "probe":
+            return True
         for sub in ast.walk(test):
             if isinstance(sub, ast.Call):
                 f = sub.func
@@ -600,6 +792,29 @@ class PyVisitor:
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
 
 
+# Backends an availability probe can name (``is_torch_<b>_available``, ``torch.<b>.is_available``).
+_BACKENDS = frozenset(
+    {"cuda", "xpu", "mps", "npu", "mlu", "hpu", "musa", "xla", "tpu", "neuron", "neuroncore", "sdaa", "gcu", "ipu"}
+)
+
+
+def _compared_backend(test: ast.expr) -> str | None:
+    """The backend a test compares a device's type with (``x.device.type == "cuda"``, ``device_type == "xpu"``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else ""
+    if not (name == "type" or name.endswith("device_type")):
+        return None
+    if isinstance(right, ast.Constant) and isinstance(right.value, str) and right.value in _BACKENDS:
+        return right.value
+    return None
+
+
+# Backend calls that place work on a device: a dispatch branch holding one is not set apart.
+_PLACEMENT = frozenset({"set_device", "device", "current_device"})
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
 # Neuron port runs them.
 _COMPARED_DEVICE = re.compile(r"^(cuda|mps)(?::\d+)?$")
@@ -739,6 +954,81 @@ def _only_logs(stmt: ast.stmt) -> bool:
     f = stmt.value.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
     return name in _LOG_CALLS
+
+
+# Ops whose index argument must be int64 and lie inside the indexed dimension.
+_INDEX_OPS = frozenset(
+    {
+        "scatter",
+        "scatter_",
+        "scatter_add",
+        "scatter_add_",
+        "scatter_reduce",
+        "scatter_reduce_",
+        "gather",
+        "index_select",
+        "index_add",
+        "index_add_",
+        "index_copy",
+        "index_copy_",
+        "index_fill",
+        "index_fill_",
+        "take_along_dim",
+    }
+)
+_BOOLEAN_METHODS = frozenset({"ne", "eq", "lt", "le", "gt", "ge", "bool", "isnan", "isinf", "isfinite", "logical_not"})
+
+
+def _is_boolean(node: ast.expr) -> bool:
+    """An expression whose values are booleans: a comparison, ``x.ne(0)``-style calls, ``~``/``&``/``|`` of
+    those (names are not read: ``attention_mask`` may hold anything)."""
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+        return _is_boolean(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _is_boolean(node.left) and _is_boolean(node.right)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _BOOLEAN_METHODS
+
+
+def _counts_booleans(node: ast.expr) -> bool:
+    """``b.sum(...)``, ``torch.sum(b, ...)`` or ``torch.count_nonzero(b)`` of a boolean ``b``: at most a size."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    f = node.func
+    if f.attr in ("sum", "count_nonzero") and _root_name(f.value) == "torch" and isinstance(f.value, ast.Name):
+        return bool(node.args) and _is_boolean(node.args[0])
+    return f.attr in ("sum", "count_nonzero") and _is_boolean(f.value)
+
+
+def _extent_of(node: ast.expr) -> str | None:
+    """The name whose maximum an extent is: ``n``, ``n.max()``, ``n.amax()``, ``n.max().item()``, ``int(...)``."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
+            if node.func.attr not in ("max", "amax", "item"):
+                return None
+            node = node.func.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
+            node = node.args[0]
+        else:
+            return None
+
+
+_UPLOAD_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _upload_method(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.upper() in _UPLOAD_METHODS
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _root_name(node: ast.expr) -> str | None:

@@ -1,0 +1,336 @@
+"""False-positive classes found by the hand-judged transformers sample (issue 12), each beside the near-miss that
+must stay a finding: exact findings and items, and pruned scans equal to full parses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelpilot.porting.scan import scan_path, scan_python
+
+UPLOADS = """\
+import json
+import urllib.request
+
+import requests
+
+
+def report_status(url, status):
+    req = urllib.request.Request(url, data=json.dumps(status).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return resp.status
+
+
+def upload(url, blob):
+    urllib.request.urlopen(url, blob)
+    urllib.request.urlopen(urllib.request.Request(url, blob))
+    requests.post(url, data=blob)
+    requests.put(url, data=blob)
+    requests.request("PATCH", url, data=blob)
+
+
+def fetch(url, given):
+    req = urllib.request.Request(url, headers={"User-Agent": "x"})
+    body = urllib.request.urlopen(req).read()
+    urllib.request.urlopen(url)
+    urllib.request.urlopen(urllib.request.Request(url, b"q", method="GET"))
+    urllib.request.urlopen(given)
+    requests.get(url)
+    requests.request("GET", url)
+    urllib.request.urlretrieve(url, "weights.bin")
+    either = urllib.request.Request(url, data=b"x")
+    either = urllib.request.Request(url)
+    urllib.request.urlopen(either)
+    return body
+"""
+
+
+def _findings(root: Path, name: str) -> list[tuple[str, int, str | None]]:
+    log = scan_path(root, jobs=1)
+    return sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
+
+
+def test_an_http_request_that_sends_a_body_is_not_a_download(tmp_path: Path) -> None:
+    """A POST/PUT/PATCH (``requests.post``, ``urlopen`` of a ``Request`` with ``data=``/``method="POST"``, or
+    ``urlopen(url, data)``) sends telemetry or an upload: nothing the workload reads comes in. GETs, ``urlretrieve``,
+    a ``Request`` with an explicit ``method="GET"``, a request of unknown origin (a parameter) and a name also bound
+    to a GET ``Request`` stay downloads."""
+    (tmp_path / "net.py").write_text(UPLOADS)
+    assert _findings(tmp_path, "net.py") == [("http-download", line, None) for line in (23, 24, 25, 26, 27, 28, 29, 32)]
+    [item] = scan_path(tmp_path, jobs=1).items
+    assert (item.key, len(item.lines)) == ("file|http-download|net.py", 8)
+
+
+DISPATCH = """\
+import torch
+
+
+def unused_memory(i):
+    if is_torch_xpu_available():
+        return torch.xpu.memory_reserved(i) - torch.xpu.memory_allocated(i)
+    elif torch.cuda.is_available():
+        return torch.cuda.memory_reserved(i) - torch.cuda.memory_allocated(i)
+    elif torch.backends.mps.is_available():
+        return torch.mps.driver_allocated_memory()
+    else:
+        return 0
+
+
+def pick_device(rank):
+    if torch.cuda.is_available():
+        torch.cuda.set_device(rank)
+        torch.cuda.empty_cache()
+    elif torch.backends.mps.is_available():
+        device = "mps"
+    else:
+        device = "cpu"
+    return device
+
+
+def memory_breakdown():
+    if torch.cuda.is_available():
+        device = torch.device("cuda:0")
+        free, total = torch.cuda.mem_get_info(device)
+    elif is_torch_xpu_available():
+        device = torch.device("xpu")
+        free, total = 0, torch.xpu.get_device_properties(device).total_memory
+    else:
+        device, free, total = torch.device("cpu"), 0, 0
+    return device, free, total
+
+
+def no_fallback(i):
+    if is_torch_xpu_available():
+        torch.xpu.empty_cache()
+    elif torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def raising_fallback(i):
+    if is_torch_xpu_available():
+        torch.xpu.synchronize()
+    elif torch.cuda.is_available():
+        torch.cuda.synchronize()
+    else:
+        raise RuntimeError("no accelerator")
+
+
+def one_backend():
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(0)
+    else:
+        torch.manual_seed(0)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+
+def test_a_backend_call_in_its_branch_of_a_per_backend_dispatch_is_not_porting_work(tmp_path: Path) -> None:
+    """``if xpu: ... elif torch.cuda.is_available(): torch.cuda.memory_reserved(...) elif mps: ... else: 0`` is
+    already portable (a port adds a branch, or the fallback runs). A branch that places (``set_device``,
+    ``torch.device("cuda:0")``) keeps all its lines, and so do chains with no fallback, a raising fallback, or
+    one backend, and the ``"cuda" if torch.cuda.is_available() else "cpu"`` placement."""
+    (tmp_path / "m.py").write_text(DISPATCH)
+    assert _findings(tmp_path, "m.py") == [
+        ("cuda-device-literal", 28, "optional"),  # torch.device("cuda:0"): this branch places
+        ("cuda-device-literal", 61, None),  # "cuda" if torch.cuda.is_available() else "cpu"
+        ("mps-device", 9, "probe"),
+        ("mps-device", 10, "backend-branch"),  # torch.mps.driver_allocated_memory in the mps branch
+        ("mps-device", 19, "probe"),
+        ("mps-device", 20, "optional"),  # device = "mps"
+        ("torch-cuda-api", 7, "probe"),
+        ("torch-cuda-api", 8, "backend-branch"),  # memory_reserved/memory_allocated in the cuda branch
+        ("torch-cuda-api", 16, "probe"),
+        ("torch-cuda-api", 17, "optional"),  # set_device: placement
+        ("torch-cuda-api", 18, "optional"),  # in a placing branch
+        ("torch-cuda-api", 27, "probe"),
+        ("torch-cuda-api", 29, "optional"),  # in a placing branch
+        ("torch-cuda-api", 41, "probe"),
+        ("torch-cuda-api", 42, "optional"),  # no fallback
+        ("torch-cuda-api", 48, "probe"),
+        ("torch-cuda-api", 49, "optional"),  # the fallback raises
+        ("torch-cuda-api", 55, "probe"),
+        ("torch-cuda-api", 56, "optional"),  # one backend only
+        ("torch-cuda-api", 61, "probe"),
+    ]
+    log = scan_path(tmp_path, jobs=1)
+    apart = [f for f in log.findings if f.context == "backend-branch"]
+    assert apart and all(not f.porting and f.severity == "info" for f in apart)
+    assert all((f.reason or "").startswith("one backend's branch") for f in apart)
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|device-placement|m.py", [17, 18, 28, 29, 42, 49, 56, 61]),
+        ("file|mps-device|m.py", [20]),
+    ]
+
+
+LONGS = """\
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, input_ids, duration, scores, attention_mask):
+        padding = attention_mask.ne(1).long()
+        pairs = (input_ids[:, None] != input_ids[None, :]).long()
+        lengths = (input_ids != 0).sum(dim=1).long()
+        predicted = torch.clamp_min(torch.sum(duration, [1, 2]), 1).long()
+        indices = torch.arange(predicted.max(), device=duration.device)
+        out_mask = indices.unsqueeze(0) < predicted.unsqueeze(1)
+        ids = (scores * 1000003).long()
+        totals = duration.sum(-1).long()
+        offsets = attention_mask.long().cumsum(-1)
+        window = torch.arange(0, totals.max())
+        picked = torch.gather(scores, 1, input_ids.long())
+        marked = scores.scatter(-1, input_ids.long(), False)
+        spread = scores.scatter(-1, input_ids, duration.long())
+        return padding, pairs, lengths, out_mask, ids, offsets, window, picked, marked, spread
+"""
+
+
+def test_a_long_whose_values_are_bounded_by_a_size_is_not_an_int64_item(tmp_path: Path) -> None:
+    """``.long()`` of a boolean (0/1), of a count of booleans, of lengths whose maximum is a tensor's extent
+    (``torch.arange(lengths.max())``), or the index argument of ``gather``/``scatter`` fits int32, which is how Trn1
+    computes int64. Computed indices, a sum of arbitrary values, a cast of a name (``attention_mask`` may hold
+    anything), a maximum that is only the end of an ``arange(start, end)`` and the values (not the index) of a
+    ``scatter`` stay findings."""
+    (tmp_path / "modeling_m.py").write_text(LONGS)
+    assert _findings(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14, 18)]
+    [item] = scan_path(tmp_path, jobs=1).items
+    assert (item.key, [ln.line for ln in item.lines]) == ("repo|int64-index", [12, 13, 14, 18])
+
+
+def test_int64_casts_in_many_files_are_one_range_check_for_the_repository(tmp_path: Path) -> None:
+    """The scan cannot see value ranges: every remaining ``.long()`` is one check (confirm nothing reaches 2^31),
+    one info item for the repository with each file's lines under it, not an item per file."""
+    (tmp_path / "modeling_m.py").write_text(LONGS)
+    (tmp_path / "modeling_n.py").write_text(LONGS)
+    log = scan_path(tmp_path, jobs=1)
+    [item] = log.items
+    assert (item.key, item.severity, item.files) == ("repo|int64-index", "info", 2)
+    assert [(ln.file, ln.line) for ln in item.lines] == [
+        (name, line) for name in ("modeling_m.py", "modeling_n.py") for line in (12, 13, 14, 18)
+    ]
+
+
+def test_a_video_processor_is_host_side_like_an_image_processor(tmp_path: Path) -> None:
+    """``video_processing_*.py`` (and ``video_utils.py``) prepare frames on the host, like ``image_processing_*.py``:
+    their compile hazards are not the model graph's. The same line in a modeling file stays a finding."""
+    line = "import torch\n\n\ndef pad(video, frames):\n    for f in frames:\n        video = torch.cat([video, f])\n"
+    for name in ("video_processing_m.py", "video_utils.py", "modeling_m.py"):
+        (tmp_path / name).write_text(line)
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted((f.file, f.line, f.rule, f.context) for f in log.findings) == [
+        ("modeling_m.py", 6, "growing-sequence", None),
+        ("video_processing_m.py", 6, "growing-sequence", "host-side"),
+        ("video_utils.py", 6, "growing-sequence", "host-side"),
+    ]
+    assert [i.key for i in log.items] == ["file|growing-sequence|modeling_m.py"]
+
+
+DELEGATION = """\
+import torch
+
+
+class Rigid:
+    def cuda(self):
+        return Rigid(self.rots.cuda(), self.trans.cuda())
+
+    def to_gpu(self):
+        return Rigid(self.rots.cuda(), self.trans)
+
+
+def fold(rigid):
+    return rigid.cuda()
+"""
+
+
+def test_cuda_inside_a_def_cuda_is_delegation_and_its_callers_are_findings(tmp_path: Path) -> None:
+    """``def cuda(self): return Rigid(self.rots.cuda(), ...)`` mirrors ``Tensor.cuda()``: whoever calls it places
+    the work, and that call is the finding; the same ``.cuda()`` in any other method stays one."""
+    (tmp_path / "rigid.py").write_text(DELEGATION)
+    assert _findings(tmp_path, "rigid.py") == [("cuda-call", 9, None), ("cuda-call", 13, None)]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in scan_path(tmp_path, jobs=1).items] == [
+        ("file|device-placement|rigid.py", [9, 13])
+    ]
+
+
+@pytest.mark.parametrize(
+    "source", [UPLOADS, DISPATCH, LONGS, DELEGATION], ids=["uploads", "dispatch", "longs", "delegation"]
+)
+def test_pruned_scan_equals_full_parse_on_fp_classes(source: str) -> None:
+    pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
+    full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))
+    assert pruned == full
+
+
+OTHER_BACKENDS = """
+import contextlib
+
+import torch
+
+from .hub_kernels import get_kernel
+
+_is_torch_xpu_available = torch.xpu.is_available()
+
+
+class Pipeline:
+    @contextlib.contextmanager
+    def device_placement(self):
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                yield
+        elif self.device.type == "xpu":
+            with torch.xpu.device(self.device):
+                yield
+        else:
+            yield
+
+    def pinned(self):
+        if self.device.type == "cuda":
+            torch.cuda.set_device(0)
+        elif self.device.type == "xpu":
+            torch.xpu.set_device(0)
+        else:
+            pass
+
+    def only_cuda(self):
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                return 1
+        return 0
+
+
+def quantize():
+    if _is_torch_xpu_available:
+        return get_kernel("kernels-community/fp8-fbgemm").quantize
+    return torch.ops.fbgemm.quantize
+
+
+def quantize_cuda():
+    if torch.cuda.is_available():
+        return get_kernel("kernels-community/fp8-fbgemm").quantize
+    return None
+"""
+
+
+def test_a_branch_chosen_by_the_device_type_or_by_another_accelerator_is_not_porting_work(tmp_path: Path) -> None:
+    """``if self.device.type == "cuda": with torch.cuda.device(self.device)`` in a chain with another backend and a
+    fallback ``else`` selects a device chosen elsewhere; Neuron takes the ``else``. A body under one probe of another
+    accelerator (``if _is_torch_xpu_available:``, a cached probe result) runs only there. Both are set apart as
+    ``backend-branch``. A literal device (``set_device(0)``), a lone CUDA branch without a fallback, and a body
+    under a CUDA probe stay porting work."""
+    (tmp_path / "pipe.py").write_text(OTHER_BACKENDS)
+    assert _findings(tmp_path, "pipe.py") == [
+        ("hub-kernel", 40, "backend-branch"),
+        ("hub-kernel", 46, "optional"),
+        ("torch-cuda-api", 15, "backend-branch"),
+        ("torch-cuda-api", 25, None),
+        ("torch-cuda-api", 33, None),
+        ("torch-cuda-api", 45, "probe"),
+    ]
+    items = scan_path(tmp_path, jobs=1).items
+    assert [(i.key, [ln.line for ln in i.lines]) for i in items] == [
+        ("file|device-placement|pipe.py", [25, 33]),
+        ("setting|hub-kernel|kernels-community/fp8-fbgemm", [46]),
+    ]
