@@ -286,3 +286,111 @@ def test_a_device_query_that_only_decides_a_log_message_is_a_probe(tmp_path: Pat
     log = scan_path(tmp_path, jobs=1)
     assert _items(tmp_path) == [("file|device-placement|m.py", "warning", "hours", [("m.py", 4)])]
     assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("m.py", 2, "probe")]
+
+
+OTHER_RUNTIME = (
+    "export to or run on another runtime (ONNX Runtime, OpenVINO, ExecuTorch, TFLite, Core ML): not the PyTorch "
+    "path a Neuron port compiles"
+)
+
+
+def test_exporters_for_other_runtimes_are_counted_apart(tmp_path: Path) -> None:
+    """A file named for another runtime (ONNX, OpenVINO/NNCF, ExecuTorch) exports to or runs on it: every line is
+    set apart, whatever its own reach (a requirement included). torch.export/dynamo files and TensorRT (NVIDIA's own
+    runtime) stay porting work."""
+    body = (
+        "import torch\n"
+        "if not torch.cuda.is_available():\n"
+        '    raise RuntimeError("needs CUDA")\n'
+        'x = torch.ones(2, device="cuda")\n'
+        "y = torch.view_as_complex(z)\n"
+    )
+    rels = (
+        "exporters/exporter_onnx.py",
+        "exporters/onnxruntime_fusions.py",
+        "exporters/runners/runner_openvino.py",
+        "exporters/quantizers/quantizer_nncf.py",
+        "integrations/executorch.py",
+        "exporters/exporter_dynamo.py",
+        "exporters/exporter_tensorrt.py",
+    )
+    for rel in rels:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body)
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted(i.key for i in log.items) == [
+        "file|complex-dtype|exporters/exporter_dynamo.py",
+        "file|complex-dtype|exporters/exporter_tensorrt.py",
+        "file|device-placement|exporters/exporter_dynamo.py",
+        "file|device-placement|exporters/exporter_tensorrt.py",
+    ]
+    apart = {(f.file, f.line, f.rule) for f in log.findings if not f.porting}
+    assert {f for f, _, _ in apart} == set(rels[:5])
+    assert len(apart) == 5 * 3  # the requirement, the device string, the complex view in each of the five
+    assert {f.reason for f in log.findings if not f.porting} == {OTHER_RUNTIME}
+    assert log.summary.not_porting == {"other-runtime": 15}
+
+
+def test_video_processors_are_host_side(tmp_path: Path) -> None:
+    """Video processors (``video_processing_*.py``, ``video_utils.py``) pad and sample frames on the host, like image
+    processors; the same loop in a modeling file is a hazard of the model graph."""
+    body = "import torch\nfor f in frames:\n    video = torch.cat((video, f[None]), dim=0)\n"
+    for rel in ("models/foo/video_processing_foo.py", "video_utils.py", "models/foo/modeling_foo.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body)
+    log = scan_path(tmp_path, jobs=1)
+    assert _items(tmp_path) == [
+        ("file|growing-sequence|models/foo/modeling_foo.py", "warning", "days", [("models/foo/modeling_foo.py", 3)])
+    ]
+    apart = sorted((f.file, f.line, f.context) for f in log.findings if not f.porting)
+    assert apart == [("models/foo/video_processing_foo.py", 3, "host-side"), ("video_utils.py", 3, "host-side")]
+
+
+def test_float64_reached_only_from_weight_initialisation_is_set_apart(tmp_path: Path) -> None:
+    """float64 in a helper that only ``_init_weights``/``initialize_weights`` call (directly or through another
+    helper) builds initial values; the same helper also called from ``forward`` or at module level, one nobody in
+    the file calls, and float64 in ``__init__`` (a buffer forward reads) stay findings."""
+    (tmp_path / "modeling_init.py").write_text(
+        "import torch\n"
+        "def build_pos(n, device=None):\n"
+        "    return torch.arange(n, dtype=torch.float64, device=device)\n"  # 3: init only
+        "class Model(PreTrainedModel):\n"
+        "    def _init_weights(self, module):\n"
+        "        module.pos.copy_(build_pos(4))\n"
+        "    def initialize_weights(self):\n"
+        "        self._fill()\n"
+        "    def _fill(self):\n"
+        "        self.p.copy_(self.make(3))\n"
+        "    def make(self, n):\n"
+        "        return torch.zeros(n, dtype=torch.float64)\n"  # 12: init only, through _fill
+        "    def __init__(self):\n"
+        "        self.register_buffer('b', torch.ones(2).double())\n"  # 14: a float64 buffer
+    )
+    (tmp_path / "modeling_fwd.py").write_text(
+        "import torch\n"
+        "def build_pos(n, device=None):\n"
+        "    return torch.arange(n, dtype=torch.float64, device=device)\n"  # 3: also on the forward path
+        "def unused(n):\n"
+        "    return torch.zeros(n, dtype=torch.float64)\n"  # 5: no caller in this file
+        "class Model(PreTrainedModel):\n"
+        "    def _init_weights(self, module):\n"
+        "        module.pos.copy_(build_pos(4) + table())\n"
+        "    def forward(self, x):\n"
+        "        return x + build_pos(x.shape[-1], x.device)\n"
+        "def table():\n"
+        "    return torch.ones(2, dtype=torch.float64)\n"  # 12: also run at import (module level)
+        "TABLE = table()\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert _items(tmp_path) == [
+        (
+            "file|float64-dtype|modeling_fwd.py",
+            "warning",
+            "days",
+            [("modeling_fwd.py", 3), ("modeling_fwd.py", 5), ("modeling_fwd.py", 12)],
+        ),
+        ("file|float64-dtype|modeling_init.py", "warning", "days", [("modeling_init.py", 14)]),
+    ]
+    apart = sorted((f.file, f.line, f.context) for f in log.findings if not f.porting)
+    assert apart == [("modeling_init.py", 3, "weight-init"), ("modeling_init.py", 12, "weight-init")]
+    assert log.summary.not_porting == {"weight-init": 2}

@@ -32,9 +32,15 @@ NOT_PORTING: dict[str, str] = {
     "generator-source": "code-generation source: the module generated from it is what runs, and is scanned",
     "reference-fallback": "the eager reference body of a module whose forward a dispatcher replaces by default "
     "(@use_experts_implementation runs grouped_mm unless eager is asked for): the dispatcher is the porting item",
+    "other-runtime": "export to or run on another runtime (ONNX Runtime, OpenVINO, ExecuTorch, TFLite, Core ML): "
+    "not the PyTorch path a Neuron port compiles",
+    "weight-init": "weight initialisation: reached only from `_init_weights`/`initialize_weights`, which run when "
+    "weights are created (on the host) and not for loaded checkpoints; not the compiled forward",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
 }
+# Contexts that hold for every line of a file, whatever the line's own reach.
+FILE_WIDE = frozenset({"generator-source", "other-runtime"})
 # Porting work off the model's main path: at most a warning, with the reason.
 REACH_WARNING: dict[str, str] = {
     "optional": "optional path behind an availability check or an ImportError fallback",
@@ -59,6 +65,13 @@ _HOST_PATH = re.compile(
 def host_side(rel: str) -> bool:
     """Files that run on the host around the model (their compile hazards are not hazards of the model graph)."""
     return _HOST_PATH.search(rel) is not None
+
+
+# A file named for another inference runtime (``exporter_onnx.py``, ``onnxruntime_fusions.py``, ``runner_openvino.py``,
+# ``quantizer_nncf.py``, ``executorch.py``) or in a folder so named: it exports to or runs on that runtime. TensorRT is
+# not one: it is NVIDIA's own (CUDA-only) runtime, so its code is the GPU path a port replaces. torch.export/dynamo
+# files are not either: a Neuron flow can go through torch.export, so their lines stay porting work.
+_OTHER_RUNTIME = re.compile(r"(^|/)\w*(onnx|openvino|nncf|executorch|tflite|coreml)\w*(\.py$|/)", re.I)
 
 
 _MODULAR = re.compile(r"(^|.*/)modular_(\w+)\.py$")
@@ -89,6 +102,8 @@ def context_of_path(rel: str, present: Container[str] = ()) -> str | None:
         return "benchmark"
     if _EXAMPLE_PATH.search(rel):
         return "example"
+    if _OTHER_RUNTIME.search(rel):
+        return "other-runtime"
     return None
 
 

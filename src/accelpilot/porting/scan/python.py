@@ -7,6 +7,7 @@ import re
 
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
+from accelpilot.porting.scan.reach import FileReach
 from accelpilot.porting.scan.visitor import PyVisitor
 
 # A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own: in files that
@@ -31,7 +32,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
-        return v.found
+        return _weight_init(data, v.found)
     hits = trigger_lines(data)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
@@ -44,4 +45,26 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
     for t in trees:
         v.visit(t)
-    return v.found
+    return _weight_init(data, v.found)
+
+
+# Rules whose line is moot when only weight initialisation runs it (a dtype used to build initial values).
+_INIT_MOOT = frozenset({"float64-dtype"})
+_INIT_DEF = re.compile(rb"def[ \t]+_?init(?:ialize)?_weights\b")
+
+
+def _weight_init(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """float64 in a def reached only from ``_init_weights``/``initialize_weights`` (same-file callers) is set apart
+    as weight-init: it builds initial values on the host, and a loaded checkpoint skips it. float64 on the forward
+    path (the same helper called from ``forward``) stays a finding."""
+    if not any(r in _INIT_MOOT and ctx is None for r, _, _, _, _, ctx in found) or not _INIT_DEF.search(data):
+        return found  # no candidate line, or no weight-initialisation def in the file to be reached from
+    reach = FileReach(data)
+    out: list[RawFinding] = []
+    for r, ln, msg, snip, sub, ctx in found:
+        if r in _INIT_MOOT and ctx is None and ln is not None:
+            holder = reach.def_at_line(ln)
+            if holder is not None and reach.init_only(holder):
+                ctx = "weight-init"
+        out.append((r, ln, msg, snip, sub, ctx))
+    return out

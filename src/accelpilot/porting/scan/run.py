@@ -11,7 +11,15 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
-from accelpilot.porting.log import Finding, PortabilityLog, Skipped, context_of_path, generated_twin, host_side
+from accelpilot.porting.log import (
+    FILE_WIDE,
+    Finding,
+    PortabilityLog,
+    Skipped,
+    context_of_path,
+    generated_twin,
+    host_side,
+)
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -188,7 +196,7 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
                 message=message,
                 snippet=text,
                 subject=subject,
-                context="generator-source" if generated_twin(rel, present) else context or context_of_path(rel),
+                context=_line_context(rel, present, context),
                 defined_in=defined_in,
             )
         )
@@ -197,6 +205,15 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
     own = {(f.file, f.line) for f in out if f.rule == "cpp-extension-cuda"}
     kept = [f for f in findings if (f.file, f.line) not in own or RULES[f.rule].item != "package"]
     return kept + out
+
+
+def _line_context(rel: str, present: set[str], context: str | None) -> str | None:
+    """A cross-file line's context: the file's own when it holds for the whole file, else the line's, else the
+    file's."""
+    if generated_twin(rel, present):
+        return "generator-source"
+    path_context = context_of_path(rel)
+    return path_context if path_context in FILE_WIDE else context or path_context
 
 
 def scan_path(
@@ -238,8 +255,8 @@ def scan_path(
         path_context = context_of_path(rel, present)
         host = host_side(rel)
         for rule_id, line, message, snippet, cell, subject, context in found:
-            if path_context == "generator-source":
-                context = path_context  # the whole file is generated elsewhere: no line of it runs
+            if path_context in FILE_WIDE:
+                context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
             elif host and context is None and RULES[rule_id].category == "compile_hazard":
                 context = "host-side"
             findings.append(

@@ -79,6 +79,11 @@ class PyVisitor:
         self.backend_branch: str | None = None
         self._dispatch: dict[int, tuple[ast.If, str | None]] = {}
         self._given_ok: set[int] = set()  # placement calls that select a device already chosen (see _places)
+        self._loop_vars: list[frozenset[str]] = []  # names bound by each enclosing ``for``, innermost last
+        # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
+        self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
+        self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
+        self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -154,14 +159,17 @@ class PyVisitor:
     def v_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
         saved = (self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch)
+        saved_vars, saved_once, saved_fresh = self._loop_vars, self._once_at, self._fresh
         self.forward_depth = 1 if node.name == "forward" else 0
         self.def_name, self.def_node = node.name, node
         self.loop_depth = 0  # a def inside a loop is not run per iteration
+        self._loop_vars, self._once_at, self._fresh = [], -1, []
         self.backend_branch = None  # nor is a def inside a backend's branch run by that branch
         try:
             self.generic(node)
         finally:
             self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
+            self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -219,6 +227,8 @@ class PyVisitor:
                     break
 
     def v_attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self._consumed:
+            return  # a dtype named in a dtype table (``"F64": torch.float64``): a name, not a use
         d = self.dotted(node)
         if d is None:
             base: ast.AST = node
@@ -292,9 +302,9 @@ class PyVisitor:
             root = (recv or "").split(".", 1)[0]
             is_module = root in ("torch", "numba") or root in NON_TORCH_MODULES
             if isinstance(f, ast.Attribute):
-                if name == "cuda" and not is_module and self.def_name != "cuda":
+                if name == "cuda" and not is_module and not _delegates(self.def_name, node):
                     # inside a ``def cuda`` (``Rigid.cuda()`` mirroring ``Tensor.cuda()``) it is delegation: the
-                    # placement is the caller's ``.cuda()``, itself a finding where it is called
+                    # placement is the caller's ``.cuda()``, itself a finding where it is called (``_delegates``)
                     self.add("cuda-call", line, ".cuda()")
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
@@ -470,10 +480,14 @@ class PyVisitor:
         self._cond(node.test, node.lineno)
         if isinstance(node, ast.While):
             self.loop_depth += 1
+            self._loop_vars.append(frozenset())  # no loop variable: an ``if`` in it is not shown to run once
+            self._fresh.append((node.body, {}))
             try:
                 self.generic(node)
             finally:
                 self.loop_depth -= 1
+                self._loop_vars.pop()
+                self._fresh.pop()
             return
         if isinstance(node, ast.If) and self._is_probe(node.test):
             if self.context is None and any(isinstance(x, ast.Raise) for x in node.body):
@@ -523,6 +537,17 @@ class PyVisitor:
                     for x in node.body:
                         self.visit(x)
                     self.backend_branch = saved_branch
+                    for x in node.orelse:
+                        self.visit(x)
+                elif self._loop_vars and _once_per_loop(node.test, self._loop_vars[-1]):
+                    # ``if idx == k:`` inside ``for idx ...``: its body runs once per loop, its else every other time
+                    self.visit(node.test)
+                    saved_once, self._once_at = self._once_at, self.loop_depth
+                    try:
+                        for x in node.body:
+                            self.visit(x)
+                    finally:
+                        self._once_at = saved_once
                     for x in node.orelse:
                         self.visit(x)
                 else:
@@ -670,16 +695,22 @@ class PyVisitor:
 
     def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
         self.loop_depth += 1
+        names = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        self._loop_vars.append(names)
+        self._fresh.append((node.body, dict.fromkeys(names, node.lineno)))
         try:
             self.generic(node)
         finally:
             self.loop_depth -= 1
+            self._loop_vars.pop()
+            self._fresh.pop()
 
     def v_assign(self, node: ast.Assign) -> None:
         """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
         v = node.value
         if (
             self.loop_depth
+            and self._once_at != self.loop_depth  # under ``if i == k:`` the concat runs once: nothing grows
             and len(node.targets) == 1
             and isinstance(node.targets[0], (ast.Name, ast.Attribute))
             and isinstance(v, ast.Call)
@@ -692,9 +723,55 @@ class PyVisitor:
             and isinstance(v.args[0], (ast.List, ast.Tuple))
         ):
             targets = {ast.unparse(t) for t in node.targets}
-            if any(ast.unparse(e) in targets for e in v.args[0].elts):
+            fresh = _fresh_names(*self._fresh[-1]) if self._fresh else {}
+            # a name set afresh earlier in the same iteration (``x = rows[i]``, ``for x in items``) is joined once
+            # per item: nothing is carried from one iteration to the next, so nothing grows
+            carried = not any(fresh.get(t, node.lineno) < node.lineno for t in targets)
+            if carried and any(ast.unparse(e) in targets for e in v.args[0].elts):
                 self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
         self.generic(node)
+
+    def v_literal(self, node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> None:
+        if id(node) not in self._tables:
+            self._read_table(node)
+        self.generic(node)
+
+    def _read_table(self, root: ast.Dict | ast.List | ast.Tuple | ast.Set) -> None:
+        """A literal read as a whole, with the containers nested in it as elements, keys or values. Device names
+        it lists as a table or vocabulary of backends (a dict keyed only by device names, or lists naming two or
+        more device types) are not a choice of CUDA/MPS; torch dtypes in a table of dtypes are names, not uses."""
+        listed: list[ast.Constant] = []  # device strings that are elements of a list/tuple/set
+        keyed: list[ast.Constant] = []  # device strings that key a dict whose string keys are all device names
+        kinds: set[str] = set()
+        stack: list[ast.expr] = [root]
+        while stack:
+            n = stack.pop()
+            self._tables.add(id(n))
+            if isinstance(n, ast.Dict):
+                keys = [k for k in n.keys if k is not None]
+                named = _device_keys(keys)
+                for k in keys:
+                    if isinstance(k, ast.Constant) and _device_kind(k) is not None:
+                        kinds.add(_device_kind(k) or "")
+                        if named:
+                            keyed.append(k)
+                    elif named and isinstance(k, ast.Call):
+                        keyed.extend(_device_type_args(k))
+                    elif isinstance(k, _CONTAINERS):
+                        stack.append(k)
+                stack.extend(v for v in n.values if isinstance(v, _CONTAINERS))
+                if _dtype_table(n):
+                    names = [*n.keys, *n.values]
+                    self._consumed.update(id(x) for x in names if _is_dtype(x))
+            elif isinstance(n, (ast.List, ast.Tuple, ast.Set)):
+                for e in n.elts:
+                    if isinstance(e, ast.Constant) and _device_kind(e) is not None:
+                        kinds.add(_device_kind(e) or "")
+                        listed.append(e)
+                    elif isinstance(e, _CONTAINERS):
+                        stack.append(e)
+        table = keyed + listed if len(kinds) >= 2 else keyed
+        self._consumed.update(id(c) for c in table if _COMPARED_DEVICE.match(str(c.value)))
 
     def v_name(self, node: ast.Name) -> None:
         if "cu_seqlens" in node.id:
@@ -762,6 +839,118 @@ _PLACEMENT = frozenset({"set_device", "device", "current_device"})
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
 # Neuron port runs them.
 _COMPARED_DEVICE = re.compile(r"^(cuda|mps)(?::\d+)?$")
+# Names of device types (torch's, and other runtimes' such as ONNX Runtime's dml/webgpu): a literal naming two or more
+# of them, or a dict keyed only by them, is a table of backends.
+_DEVICE_NAME = re.compile(
+    r"^(cpu|cuda|mps|xpu|xla|neuron|npu|hpu|mlu|musa|rocm|hip|tpu|meta|dml|webgpu|supa|ipu|mtia|vulkan|metal"
+    r"|privateuseone|sdaa|gcu)(?::\d+)?$"
+)
+_CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
+# torch dtype attribute names (``torch.float64``, ``torch.double``, ``torch.cfloat``, ``torch.float8_e4m3fn``).
+_DTYPE_NAME = re.compile(
+    r"^(q?u?int\d+\w*|float\d*(_\w+)?|bfloat16|half|double|long|int|short|bool|complex\d+|c(half|float|double))$"
+)
+
+
+def _device_kind(node: ast.expr) -> str | None:
+    """The device type a string constant names (``"cuda:0"`` -> ``cuda``), or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        m = _DEVICE_NAME.match(node.value)
+        return m.group(1) if m else None
+    return None
+
+
+def _device_keys(keys: list[ast.expr]) -> bool:
+    """A dict keyed by device names: it has string keys or ``Device(...)`` keys (as the ``kernels`` package writes
+    them), and every string key names a device."""
+    strings = [k for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    devices = [k for k in keys if isinstance(k, ast.Call) and _call_name(k) == "Device"]
+    return bool(strings or devices) and all(_device_kind(k) is not None for k in strings)
+
+
+def _device_type_args(call: ast.Call) -> list[ast.Constant]:
+    """``Device(type="cuda", ...)`` / ``Device("cuda")`` as a dict key: the device string it names."""
+    if _call_name(call) != "Device":
+        return []
+    cands = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "type")]
+    return [c for c in cands if isinstance(c, ast.Constant) and _device_kind(c) is not None]
+
+
+def _call_name(call: ast.Call) -> str | None:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _is_dtype(node: ast.expr | None) -> bool:
+    """``torch.<dtype>`` spelt out (the root is the name ``torch``)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "torch"
+        and _DTYPE_NAME.match(node.attr) is not None
+    )
+
+
+def _dtype_table(node: ast.Dict) -> bool:
+    """Two or more entries, each pairing a torch dtype with something (``"F64": torch.float64``,
+    ``torch.float64: DataType.DOUBLE``): a table that names dtypes, and computes nothing in them."""
+    pairs = zip(node.keys, node.values, strict=True)
+    return len(node.keys) >= 2 and all(_is_dtype(k) or _is_dtype(v) for k, v in pairs)
+
+
+def _delegates(def_name: str | None, call: ast.Call) -> bool:
+    """``.cuda()`` in a wrapper's own ``def cuda`` is delegation (whoever calls the wrapper chose CUDA); in
+    ``def to`` only when it forwards an argument (``module.cuda(device)``): a bare ``.cuda()`` there ignores the
+    requested device, which is hard-coded placement."""
+    if def_name == "cuda":
+        return True
+    return def_name == "to" and bool(call.args or call.keywords)
+
+
+def _fresh_names(body: list[ast.stmt], fresh: dict[str, int]) -> dict[str, int]:
+    """``fresh`` plus the names the loop body's top-level statements assign without reading them (``x = rows[i]``):
+    each iteration starts them anew from that line. A name whose first top-level assignment reads it
+    (``x = torch.cat([x, t])``) is carried from the iteration before, and is not added."""
+    out = dict(fresh)
+    seen: set[str] = set(out)
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            t = stmt.targets[0]
+            if isinstance(t, (ast.Name, ast.Attribute)):
+                name = ast.unparse(t)
+                if name not in seen:
+                    seen.add(name)
+                    if not _reads(stmt.value, t):
+                        out[name] = stmt.lineno
+    return out
+
+
+def _reads(value: ast.expr, target: ast.Name | ast.Attribute) -> bool:
+    """``value`` mentions ``target`` (a name, or the same ``obj.attr``)."""
+    if isinstance(target, ast.Name):
+        return any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(value))
+    want = ast.unparse(target)
+    attrs = (n for n in ast.walk(value) if isinstance(n, ast.Attribute) and n.attr == target.attr)
+    return any(ast.unparse(n) == want for n in attrs)
+
+
+def _once_per_loop(test: ast.expr, loop_vars: frozenset[str]) -> bool:
+    """``i == k`` (alone or in an ``and``) with ``i`` bound by the innermost ``for`` and ``k`` not using it: true on
+    at most one iteration."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for p in parts:
+        if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], (ast.Eq, ast.Is)):
+            sides = (p.left, p.comparators[0])
+            for a, b in (sides, sides[::-1]):
+                if (
+                    isinstance(a, ast.Name)
+                    and a.id in loop_vars
+                    and not any(isinstance(n, ast.Name) and n.id in loop_vars for n in ast.walk(b))
+                ):
+                    return True
+    return False
+
+
 # torch.utils.cpp_extension's builders of a native module (``load`` only when it resolves to cpp_extension's).
 _EXT_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "load_inline"})
 _DATASET_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset"})
@@ -901,5 +1090,9 @@ _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
     ast.AsyncFor: PyVisitor.v_loop,
     ast.Assign: PyVisitor.v_assign,
     ast.Name: PyVisitor.v_name,
+    ast.Dict: PyVisitor.v_literal,
+    ast.List: PyVisitor.v_literal,
+    ast.Tuple: PyVisitor.v_literal,
+    ast.Set: PyVisitor.v_literal,
     ast.arg: PyVisitor.v_arg,
 }

@@ -1,0 +1,65 @@
+"""Reach within one file, read lexically: is a def only ever called from weight initialisation?
+
+A float64 position table built in ``build_sincos(...)`` and called only from ``_init_weights`` runs when weights are
+created, not in the compiled forward. Which def holds a line, and which defs name a function, are read from the
+source bytes (indentation and ``def`` headers), so this needs no full parse of a pruned file; it runs only for the
+few lines it is asked about.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+# Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
+# (``_initialize_weights`` too). ``__init__`` is not one: a float64 buffer made there is what forward reads.
+INIT_DEFS = re.compile(r"^_?init(ialize)?_weights$")
+_HEADER = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+_MAX_DEPTH = 4
+
+
+class FileReach:
+    """The ``def``/``class`` headers of one file, for "which def holds this line" and "who names this def"."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.headers = [(m.start(), len(m.group(1)), m.group(2), m.group(3).decode()) for m in _HEADER.finditer(data)]
+        self.starts = [h[0] for h in self.headers]
+        self.line_starts = [0, *(m.end() for m in re.finditer(rb"\n", data))]
+
+    def enclosing_def(self, pos: int) -> str | None:
+        """The innermost def holding the line at byte ``pos`` (None at module or class level)."""
+        ls = self.data.rfind(b"\n", 0, pos) + 1
+        line = self.data[ls : ls + 400]
+        indent = len(line) - len(line.lstrip(b" \t"))
+        for i in range(bisect.bisect_right(self.starts, ls) - 1, -1, -1):
+            start, h_indent, kind, name = self.headers[i]
+            if start < ls and h_indent < indent:
+                return name if kind == b"def" else None
+        return None
+
+    def def_at_line(self, line: int) -> str | None:
+        if not 1 <= line <= len(self.line_starts):
+            return None
+        return self.enclosing_def(self.line_starts[line - 1])
+
+    def init_only(self, name: str, depth: int = 0, seen: frozenset[str] = frozenset()) -> bool:
+        """``name`` is a weight-initialisation def, or every mention of it in this file (outside its own ``def``
+        header and comments) sits in a def that is only reached from one. A def never mentioned is not shown to
+        be init-only (another file may call it), nor is one named at module level (``__all__``, a default)."""
+        if INIT_DEFS.match(name):
+            return True
+        if depth >= _MAX_DEPTH or name in seen:
+            return False
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        callers: set[str] = set()
+        for m in word.finditer(self.data):
+            ls = self.data.rfind(b"\n", 0, m.start()) + 1
+            head = self.data[ls : m.start()].lstrip()
+            if head.startswith(b"#") or head.endswith((b"def ", b"class ")):
+                continue
+            caller = self.enclosing_def(m.start())
+            if caller is None:
+                return False
+            callers.add(caller)
+        return bool(callers) and all(self.init_only(c, depth + 1, seen | {name}) for c in callers)
