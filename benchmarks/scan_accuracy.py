@@ -18,9 +18,14 @@ A sample estimates precision only: recall needs every item labelled, which a sam
 ``--draw-sample`` writes a fresh, unjudged sample file to stdout (verdicts empty) for the installed version;
 ``--seed`` picks the draw, ``--avoid FILE`` (repeatable) keeps an earlier sample's keys out of it. ``--uniform`` draws
 a simple random sample instead (no strata, no forced blocking items, no ``--avoid``; the file says ``"draw":
-"uniform"``). Samples 1-2 were stratified and then used to design false-positive fixes, so their precision over the
-surviving items is optimistic by construction; a uniform sample judged before any fix designed after it is the
-unbiased estimate, and the benchmark prints it on its own, labelled, after the pooled line.
+"uniform"``, ``"drawn_at"``: the accelpilot commit it was drawn at, and ``"used_for_fixes": false``). Samples 1-2
+were stratified and then used to design false-positive fixes, so their precision over the surviving items is
+optimistic by construction; a uniform sample judged before any fix designed after it is the unbiased estimate. Only
+the LATEST uniform sample (highest file number) is that estimate, printed on its own, labelled, after the pooled line;
+an earlier uniform sample has been read to design the fixes that followed it, so it is printed as "uniform at
+<commit>, since used to design fixes: optimistic". Set ``"used_for_fixes": true`` (metadata only, never a verdict)
+on a sample once fixes are designed from it: if the latest uniform sample carries it, no unbiased estimate is printed
+and the benchmark says to draw a new one.
 
     .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses]
     .venv/bin/python benchmarks/scan_accuracy.py --draw-sample [--seed N] [--avoid SAMPLE.json] > NEW.json
@@ -33,6 +38,8 @@ import argparse
 import importlib.util
 import json
 import random
+import re
+import subprocess
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -241,12 +248,32 @@ def _print_draw(seed: int, avoid_files: list[Path], uniform: bool = False) -> No
             _bad(f"{path}: cannot read its items[].key / not_porting[].key to avoid ({exc}); fix: pass a sample file")
     log = scan_path(root, jobs=1)
     items, lines = draw_uniform(log, seed) if uniform else draw_sample(log, seed, frozenset(avoid))
-    doc: dict[str, object] = {"transformers": version, "seed": seed, "items": items, "not_porting": lines}
+    doc: dict[str, object] = {"transformers": version, "seed": seed}
     if uniform:
         doc["draw"] = "uniform"
+    doc["drawn_at"] = _commit()
+    doc["used_for_fixes"] = False  # set true once fixes are designed from this sample: it is then optimistic
+    doc["items"], doc["not_porting"] = items, lines
     if avoid_files:
         doc["avoided"] = [p.name for p in avoid_files]
     print(json.dumps(doc, indent=2))
+
+
+def _commit() -> str | None:
+    """The accelpilot commit a sample is drawn at (None outside a git checkout): which scanner it judges."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _sample_number(path: Path) -> int:
+    """transformers_sample.json is 1, transformers_sample_N.json is N: the order samples were drawn in."""
+    m = re.search(r"_(\d+)\.json$", path.name)
+    return int(m.group(1)) if m else 1
 
 
 class _Judged(NamedTuple):
@@ -257,6 +284,8 @@ class _Judged(NamedTuple):
     version: str
     drawn: int
     uniform: bool  # a simple random draw ("draw": "uniform"), not the strata
+    drawn_at: str | None  # the accelpilot commit it was drawn at ("drawn_at", else the older "drawn_from")
+    used_for_fixes: bool  # fixes were designed after reading it: its precision over surviving items is optimistic
     kept: dict[str, str]
     not_porting: dict[str, bool]
     changes: list[str]
@@ -278,6 +307,9 @@ def _check_sample(path: Path, items: dict, lines: dict, version: str) -> _Judged
         _bad(f"{path}: items[].verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}; fix: set one of them")
     if any(e["verdict"] not in ("right", "wrong") for e in sample["not_porting"]):
         _bad(f"{path}: not_porting[].verdict must be right or wrong; fix: set one of them")
+    used = sample.get("used_for_fixes", False)
+    if not isinstance(used, bool):
+        _bad(f"{path}: used_for_fixes {used!r} is not true or false; fix: set true once fixes were designed from it")
     changes: list[str] = []
     # Precision is over the sampled items the scan still produces (an item no longer produced is listed below, so
     # a real one lost shows as a recall loss); a wrong_severity item now at its judged correct severity is right.
@@ -303,7 +335,9 @@ def _check_sample(path: Path, items: dict, lines: dict, version: str) -> _Judged
         np_ok[e["key"]] = apart == (e["verdict"] == "right")
         if not apart:
             changes.append(f"not-porting line no longer apart: {e['where']} {e['rule']} (judged {e['verdict']})")
-    return _Judged(path.name, version, len(sample["items"]), sample.get("draw") == "uniform", kept, np_ok, changes)
+    drawn_at = sample.get("drawn_at") or sample.get("drawn_from")
+    uniform = sample.get("draw") == "uniform"
+    return _Judged(path.name, version, len(sample["items"]), uniform, drawn_at, used, kept, np_ok, changes)
 
 
 def _precision(verdicts: list[str]) -> str:
@@ -322,7 +356,7 @@ def _sample_line() -> None:
     """Every hand-judged transformers sample, re-checked against one fresh scan (skipped when versions differ),
     one line each, then one pooled line over all of them (a key in two samples counted once)."""
     found = _transformers_root()
-    paths = sorted(SAMPLE_DIR.glob("transformers_sample*.json"))
+    paths = sorted(SAMPLE_DIR.glob("transformers_sample*.json"), key=_sample_number)
     if found is None or not paths:
         return
     root, version = found
@@ -333,8 +367,10 @@ def _sample_line() -> None:
     for j in judged:
         gone = j.drawn - len(j.kept)
         np_right = sum(j.not_porting.values())
+        how = f"uniform at {j.drawn_at or 'an unrecorded commit'}" if j.uniform else "stratified"
+        how += ", since used to design fixes" if j.used_for_fixes else ""
         print(
-            f"\ntransformers {version}, {j.name} (sample of {j.drawn} items, hand-judged"
+            f"\ntransformers {version}, {j.name} ({how}; sample of {j.drawn} items, hand-judged"
             + (f"; {len(j.kept)} still produced, {gone} no longer" if gone else "")
             + f"): {_precision(list(j.kept.values()))}, not-porting right {np_right}/{len(j.not_porting)}"
             + (f"; {len(j.changes)} sampled entries changed since judged (below): re-judge them" if j.changes else "")
@@ -343,13 +379,38 @@ def _sample_line() -> None:
             print(f"    {c}")
     if len(judged) >= 2:
         _pooled_line(judged, items, version)
-    for j in (j for j in judged if j.uniform):
-        counts = ", ".join(f"{v} {list(j.kept.values()).count(v)}" for v in VERDICTS)
+    _unbiased_lines([j for j in judged if j.uniform])
+
+
+def _unbiased_lines(uniform: list[_Judged]) -> None:
+    """Only the latest uniform sample estimates today's scanner without bias; earlier ones were read to design the
+    fixes after them, so their precision over the items that survived those fixes is optimistic."""
+    if not uniform:
+        return
+    *earlier, latest = uniform
+    for j in earlier:
+        state = "since used to design fixes" if j.used_for_fixes else f"superseded by {latest.name}"
         print(
-            f"UNBIASED ESTIMATE: {j.name} alone (uniform draw over all trainium items, judged before any fix designed "
-            f"after it; the other samples were stratified and used to design fixes, so they and the pooled line are "
-            f"optimistic): {_precision(list(j.kept.values()))}; verdicts: {counts}"
+            f"{j.name}: uniform at {j.drawn_at or 'an unrecorded commit'}, {state}: optimistic: "
+            f"{_precision(list(j.kept.values()))}; verdicts: {_counts(j)}"
         )
+    if latest.used_for_fixes:
+        print(
+            f"NO UNBIASED ESTIMATE: the latest uniform sample, {latest.name} (uniform at "
+            f"{latest.drawn_at or 'an unrecorded commit'}), has been used to design fixes; draw and judge a new one "
+            f"(--draw-sample --uniform --seed N) before quoting a precision"
+        )
+        return
+    print(
+        f"UNBIASED ESTIMATE: {latest.name} alone (the latest uniform draw, at {latest.drawn_at or 'an unrecorded commit'}"
+        f", over all trainium items, judged before any fix designed after it; every other sample was stratified or "
+        f"has been used to design fixes, so they and the pooled line are optimistic): "
+        f"{_precision(list(latest.kept.values()))}; verdicts: {_counts(latest)}"
+    )
+
+
+def _counts(j: _Judged) -> str:
+    return ", ".join(f"{v} {list(j.kept.values()).count(v)}" for v in VERDICTS)
 
 
 def _pooled_line(judged: list[_Judged], items: dict, version: str) -> None:
