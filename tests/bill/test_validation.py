@@ -83,3 +83,17 @@ def test_foreign_currency_price_row_is_refused_with_its_file(tmp_path: Path) -> 
     with pytest.raises(UserError, match="is in EUR") as exc:
         make_bill(parse_scenario({"options": [OPT]}), load_catalog([f]))
     assert str(f) in str(exc.value) and "currency" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ({"options": [OPT, OPT]}, "option names must be unique"),
+        ({"scenario": {"baseline": ""}, "options": [OPT]}, "baseline '' names no option"),
+    ],
+)
+def test_a_whole_scenario_check_is_one_clear_error(data: dict[str, Any], match: str) -> None:
+    """Checks across options (unique names, the baseline) have no field location; they still give one line, not
+    an IndexError (found by tests/hostile/test_fuzz_readers.py)."""
+    with pytest.raises(ConfigError, match=match):
+        parse_scenario(data)

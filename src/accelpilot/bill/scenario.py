@@ -350,7 +350,14 @@ def parse_scenario(data: dict[str, Any], path: str = "") -> Scenario:
         loc = list(err["loc"])
         field = _field_name(loc, data)
         msg = str(err["msg"]).removeprefix("Value error, ")
-        fix = "remove it or check the spelling" if err["type"] == "extra_forbidden" else FIXES.get(str(loc[-1]))
+        # a whole-scenario check (unique option names, the baseline) has an empty location
+        fix = (
+            "remove it or check the spelling"
+            if err["type"] == "extra_forbidden"
+            else FIXES.get(str(loc[-1]))
+            if loc
+            else None
+        )
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
         raise ConfigError(msg, file=path or None, field=field, fix=fix) from None
