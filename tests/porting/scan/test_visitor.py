@@ -91,6 +91,28 @@ def test_a_dtype_table_names_float64_without_using_it() -> None:
         ]
 
 
+def test_a_dtype_compared_with_is_not_a_float64_or_complex_use() -> None:
+    """``x.dtype == torch.float64`` / ``t.dtype in (torch.float32, torch.float64)`` test which dtype is in use and
+    convert nothing; a conversion in the branch, an ordering comparison's operand computed in float64, or a dtype
+    passed to a call inside the comparison still use it."""
+    src = (
+        "import torch\n"
+        "if t.dtype in (torch.float32, torch.float64):\n"  # 2: membership test
+        "    t = t.float()\n"
+        "ok = x.dtype == torch.float64 or y.dtype is not torch.complex64\n"  # 4: equality / identity tests
+        "if x.dtype != torch.double:\n"  # 5: inequality test
+        "    x = x.to(torch.float64)\n"  # 6: a conversion: a use
+        "big = x.to(torch.float64) > 1\n"  # 7: the dtype is a call's argument, not an operand: a use
+        "z = torch.view_as_complex(a) == b\n"  # 8: a complex op compared: a use
+    )
+    for prune in (True, False):
+        assert sorted((r, ln) for r, ln, *_ in scan_python(src, prune=prune)) == [
+            ("complex-dtype", 8),
+            ("float64-dtype", 6),
+            ("float64-dtype", 7),
+        ]
+
+
 def test_cuda_inside_a_wrappers_own_cuda_or_to_is_delegation() -> None:
     """``.cuda()`` as the body of ``def cuda`` (or forwarding the device in ``def to``) moves what the caller asked
     for; a bare ``.cuda()`` in ``def to`` ignores the requested device, and one anywhere else places on CUDA."""

@@ -681,11 +681,16 @@ class PyVisitor:
 
     def v_compare(self, node: ast.Compare) -> None:
         """``device.type == "mps"``, ``d in ("cpu", "mps")``, ``device_map != "cuda"``: a branch on which backend
-        is in use selects nothing (the placement, if any, is its own line), so the device string is not a finding."""
+        is in use selects nothing (the placement, if any, is its own line), so the device string is not a finding.
+        Likewise a torch dtype compared with (``x.dtype == torch.float64``, ``t.dtype in (torch.float32,
+        torch.float64)``) is a test of which dtype is in use: it converts nothing, so it is not a float64 or complex
+        use (a conversion in the branch is its own line)."""
+        dtype_test = all(isinstance(op, _DTYPE_TESTS) for op in node.ops)
         for operand in (node.left, *node.comparators):
             elts = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for e in elts:
-                if isinstance(e, ast.Constant) and isinstance(e.value, str) and _COMPARED_DEVICE.match(e.value):
+                device = isinstance(e, ast.Constant) and isinstance(e.value, str) and _COMPARED_DEVICE.match(e.value)
+                if device or (dtype_test and _is_dtype(e)):
                     self._consumed.add(id(e))
         self.generic(node)
 
@@ -846,6 +851,8 @@ _DEVICE_NAME = re.compile(
     r"|privateuseone|sdaa|gcu)(?::\d+)?$"
 )
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
+# Comparison operators that test which dtype a value has (``==``, ``in``, ``is``), not order it.
+_DTYPE_TESTS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 # torch dtype attribute names (``torch.float64``, ``torch.double``, ``torch.cfloat``, ``torch.float8_e4m3fn``).
 _DTYPE_NAME = re.compile(
     r"^(q?u?int\d+\w*|float\d*(_\w+)?|bfloat16|half|double|long|int|short|bool|complex\d+|c(half|float|double))$"
