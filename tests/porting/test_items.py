@@ -394,3 +394,31 @@ def test_float64_reached_only_from_weight_initialisation_is_set_apart(tmp_path: 
     apart = sorted((f.file, f.line, f.context) for f in log.findings if not f.porting)
     assert apart == [("modeling_init.py", 3, "weight-init"), ("modeling_init.py", 12, "weight-init")]
     assert log.summary.not_porting == {"weight-init": 2}
+
+
+def test_growing_sequences_of_a_generation_package_are_one_repository_item(tmp_path: Path) -> None:
+    """The decode loops of a ``generation/`` package (the default loop, assisted decoding, candidate generators) are
+    one item: a port replaces the generate machinery once. A model's own ``generation_foo.py``, a modeling file's
+    loop and another hazard rule in ``generation/`` stay items of their files."""
+    grow = (
+        "import torch\ndef decode(ids, n):\n    for _ in range(n):\n        ids = torch.cat([ids, ids[:, -1:]], -1)\n"
+    )
+    files = {
+        "generation/utils.py": grow + "def assisted(ids, n):\n    while n:\n        ids = torch.cat([ids, ids], -1)\n",
+        "generation/candidate_generator.py": grow,
+        "generation/logits.py": "import torch\ndef f(x):\n    return torch.nonzero(x)\n",
+        "models/foo/generation_foo.py": grow,
+        "models/foo/modeling_foo.py": grow,
+    }
+    for rel, body in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body)
+    assert sorted((k, lines) for k, _, _, lines in _items(tmp_path)) == [
+        ("file|data-dependent-op|generation/logits.py", [("generation/logits.py", 3)]),
+        ("file|growing-sequence|models/foo/generation_foo.py", [("models/foo/generation_foo.py", 4)]),
+        ("file|growing-sequence|models/foo/modeling_foo.py", [("models/foo/modeling_foo.py", 4)]),
+        (
+            "repo|growing-sequence|generation",
+            [("generation/candidate_generator.py", 4), ("generation/utils.py", 4), ("generation/utils.py", 7)],
+        ),
+    ]

@@ -306,8 +306,17 @@ def item_key(f: Finding) -> tuple[str, str]:
     if scope == "op":
         name = sub or f.snippet or f.message
         return f"op|{f.rule}|{name}", name
+    if f.rule == "growing-sequence":
+        gen = _GENERATION_DIR.match(f.file or "")
+        if gen is not None:  # the library's generate loops: a port replaces them once, with a fixed-size decode
+            return f"repo|{f.rule}|{gen.group(0)}", f"the generate loops of {gen.group(0)}/"
     family = _FILE_FAMILIES.get(f.rule, f.rule)
     return f"file|{family}|{f.file}", f.file or "model"
+
+
+# A ``generation/`` package (transformers' decode loops, assisted decoding, candidate generators): its growing
+# sequences are one item, as a port swaps the generate machinery for one fixed-size decode loop, not file by file.
+_GENERATION_DIR = re.compile(r"^(?:.*/)?generation(?=/)")
 
 
 # Compile hazards of the model graph: one rewrite of a function (static shapes, no host sync) fixes all of them in
