@@ -382,3 +382,52 @@ def test_an_experts_class_the_library_dispatches_by_default_is_one_repository_it
         ("file|data-dependent-op|modeling_moe.py", "warning", [25]),
         ("repo|moe-experts-dispatch", "warning", [8, 17]),
     ]
+
+
+APPLE_KERNELS = """
+from .hub_kernels import get_kernel
+
+
+def metal_kernel():
+    try:
+        return get_kernel("kernels-community/mlx-quantization-metal-kernels", version=1)
+    except Exception:
+        return None
+
+
+def mlx_kernel():
+    return get_kernel("org/MLX_ops")
+
+
+def metal_suffix():
+    return get_kernel("org/attention.metal")
+
+
+def metalearning():
+    return get_kernel("org/metalearning-kernels")
+
+
+def ggml():
+    return get_kernel("ggml-org/ggml-quantization")
+"""
+
+
+def test_a_hub_kernel_built_for_metal_or_mlx_is_another_backends_branch(tmp_path: Path) -> None:
+    """A hub kernel whose repo id names Apple's Metal/MLX (a word of the id: ``mlx-...-metal-kernels``,
+    ``MLX_ops``, ``attention.metal``) runs only on MPS, like an XPU-only kernel: backend-branch. A word that merely
+    starts with the letters (``metalearning``) and a kernel for several backends (GGML) stay items."""
+    (tmp_path / "quant.py").write_text(APPLE_KERNELS)
+    assert _findings(tmp_path, "quant.py") == [
+        ("hub-kernel", 7, "backend-branch"),
+        ("hub-kernel", 13, "backend-branch"),
+        ("hub-kernel", 17, "backend-branch"),
+        ("hub-kernel", 21, None),
+        ("hub-kernel", 25, None),
+    ]
+    items = scan_path(tmp_path, jobs=1).items
+    assert sorted(i.key for i in items) == [
+        "setting|hub-kernel|ggml-org/ggml-quantization",
+        "setting|hub-kernel|org/metalearning-kernels",
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(APPLE_KERNELS, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(APPLE_KERNELS)) == full

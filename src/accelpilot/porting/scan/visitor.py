@@ -360,7 +360,11 @@ class PyVisitor:
             repo = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
             if first is not None and repo is not None:
                 self._consumed.add(id(first))
-            self.add("hub-kernel", node.lineno, f"get_kernel({repo!r})" if repo else "get_kernel(...)", subject=repo)
+            # a kernel built for Apple's Metal/MLX runs only on MPS: like an XPU-only branch, the port leaves it be
+            apple = repo is not None and bool(_APPLE_KERNEL & set(re.split(r"[/_.-]", repo.lower())))
+            context = "backend-branch" if apple and self.context in (None, "optional") else None
+            label = f"get_kernel({repo!r})" if repo else "get_kernel(...)"
+            self.add("hub-kernel", node.lineno, label, subject=repo, context=context)
         elif name in ("load_dataset", "cached_file"):
             if not _local_source(node):
                 self.add("hub-download", node.lineno, f"{name}(...)")
@@ -839,6 +843,8 @@ def _compared_backend(test: ast.expr) -> str | None:
     return None
 
 
+# Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
+_APPLE_KERNEL = frozenset({"mlx", "metal"})
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
 _PLACEMENT = frozenset({"set_device", "device", "current_device"})
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
