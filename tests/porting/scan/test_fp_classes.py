@@ -431,3 +431,75 @@ def test_a_hub_kernel_built_for_metal_or_mlx_is_another_backends_branch(tmp_path
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(APPLE_KERNELS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(APPLE_KERNELS)) == full
+
+
+MPS_CHAINS = """
+import torch
+
+
+def main_devices(gpus):
+    if "mps" in gpus:
+        return ["mps"]
+    elif len(gpus) > 0:
+        return [gpus[0], "cpu"]
+    else:
+        return ["cpu"]
+
+
+def attention(device, default):
+    is_mps = isinstance(device, str) and device.startswith("mps")
+    if is_mps:
+        return "metal-flash"
+    return default
+
+
+def memory():
+    if torch.backends.mps.is_available() and torch.backends.mps.is_built():
+        device = torch.device("mps")
+        total = torch.mps.recommended_max_memory()
+    else:
+        device, total = torch.device("cpu"), 0
+    return device, total
+
+
+def only_mps(gpus):
+    if "mps" in gpus:
+        return ["mps"]
+    return None
+
+
+def mps_or_raise(gpus):
+    if "mps" in gpus:
+        return ["mps"]
+    else:
+        raise ValueError(gpus)
+
+
+def two_backends_no_fallback(device):
+    if device.type == "mps":
+        x = torch.ones(2, device="mps")
+    elif device.type == "xpu":
+        x = torch.ones(2, device="xpu")
+    return torch.device("mps")
+"""
+
+
+def test_an_mps_branch_beside_a_generic_branch_is_another_backends_branch(tmp_path: Path) -> None:
+    """An MPS test (``"mps" in gpus``, ``device.type == "mps"``, an MPS probe) in an if/elif chain that also has a
+    generic branch (a link testing no backend, or a fallback ``else`` that does not raise) runs only on an Apple
+    GPU; a port takes the generic branch: backend-branch, placement included. ``device.startswith("mps")`` is a
+    comparison, like ``== "mps"``. An MPS branch with no else (the code after it is not a branch of the chain), one
+    whose else raises, two backends with no fallback, and placement outside any branch stay findings."""
+    (tmp_path / "dev.py").write_text(MPS_CHAINS)
+    assert _findings(tmp_path, "dev.py") == [
+        ("mps-device", 7, "backend-branch"),
+        ("mps-device", 22, "probe"),
+        ("mps-device", 23, "backend-branch"),
+        ("mps-device", 24, "backend-branch"),
+        ("mps-device", 32, None),
+        ("mps-device", 38, None),
+        ("mps-device", 45, None),
+        ("mps-device", 48, None),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_CHAINS, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_CHAINS)) == full

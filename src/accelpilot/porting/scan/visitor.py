@@ -79,6 +79,7 @@ class PyVisitor:
         self.backend_branch: str | None = None
         self._dispatch: dict[int, tuple[ast.If, str | None]] = {}
         self._given_ok: set[int] = set()  # placement calls that select a device already chosen (see _places)
+        self._apple: set[int] = set()  # chain links whose body runs only on MPS, beside a generic branch
         self._loop_vars: list[frozenset[str]] = []  # names bound by each enclosing ``for``, innermost last
         # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
@@ -317,6 +318,12 @@ class PyVisitor:
                     self.add("data-dependent-op", line, f"{name}()")
                 elif name == "where" and root == "torch" and len(node.args) == 1 and not node.keywords:
                     self.add("data-dependent-op", line, "torch.where(condition) with one argument")
+            if name in ("startswith", "endswith") and isinstance(f, ast.Attribute):
+                # ``device.startswith("mps")`` compares a device string, like ``== "mps"`` (``v_compare``)
+                for a in node.args[:1]:
+                    for e in a.elts if isinstance(a, ast.Tuple) else [a]:
+                        if isinstance(e, ast.Constant) and _COMPARED_DEVICE.match(str(e.value)):
+                            self._consumed.add(id(e))
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
             elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
@@ -507,7 +514,7 @@ class PyVisitor:
             self.context = saved or "optional"  # the guarded body (and its else) is an optional path
             try:
                 self.backend_branch = self._dispatch_backend(node) or saved_branch
-                if saved is None and self._foreign_probe(node.test):
+                if saved is None and (self._foreign_probe(node.test) or id(node) in self._apple):
                     # ``if is_torch_xpu_available(): ...``: only another accelerator ever runs this body
                     self.context = "backend-branch"
                 for x in node.body:
@@ -538,8 +545,14 @@ class PyVisitor:
                     # ``if device.type == "cuda": ... elif device.type == "xpu": ... else: ...``
                     self.visit(node.test)
                     self.backend_branch = self._dispatch_backend(node) or saved_branch
-                    for x in node.body:
-                        self.visit(x)
+                    saved_context = self.context
+                    if id(node) in self._apple and saved_context in (None, "optional"):
+                        self.context = "backend-branch"  # only an Apple GPU runs it: another backend's branch
+                    try:
+                        for x in node.body:
+                            self.visit(x)
+                    finally:
+                        self.context = saved_context
                     self.backend_branch = saved_branch
                     for x in node.orelse:
                         self.visit(x)
@@ -568,7 +581,11 @@ class PyVisitor:
         A dispatch is an ``if``/``elif`` chain whose links probe at least two different backends (``if
         is_torch_xpu_available(): ... elif torch.cuda.is_available(): ... else: ...``) and that ends in a fallback
         ``else`` that does not raise. Such code is already portable: a port adds its branch, or the fallback runs.
-        The chain is read once, from its head; every link is remembered (the node kept alive with its id)."""
+        The chain is read once, from its head; every link is remembered (the node kept alive with its id).
+
+        An MPS link of a chain that also has a generic branch (a link testing no backend, as ``elif len(gpus) > 0``,
+        or a fallback ``else`` that does not raise) runs only on an Apple GPU, whatever it does there (placement
+        included): a port takes the generic branch, so the body is set apart as another backend's (``_apple``)."""
         known = self._dispatch.get(id(node))
         if known is not None:
             return known[1]
@@ -582,7 +599,10 @@ class PyVisitor:
             and bool(fallback)
             and not any(isinstance(x, ast.Raise) for x in fallback)
         )
+        generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
+            if b == "mps" and generic:
+                self._apple.add(id(link))
             # a branch chosen by the device's own type may select that device (``torch.cuda.device(self.device)``)
             given = _compared_backend(link.test) is not None
             keep = dispatch and b is not None and not self._places(link.body, b, given)
@@ -829,8 +849,16 @@ def _decorator_name(d: ast.expr) -> str | None:
 
 
 def _compared_backend(test: ast.expr) -> str | None:
-    """The backend a test compares a device's type with (``x.device.type == "cuda"``, ``device_type == "xpu"``)."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+    """The backend a test compares a device's type with (``x.device.type == "cuda"``, ``device_type == "xpu"``), or
+    whose name it looks up among devices (``"mps" in gpus``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if isinstance(test.ops[0], ast.In):
+        named = test.left
+        if isinstance(named, ast.Constant) and isinstance(named.value, str) and named.value in _BACKENDS:
+            return named.value
+        return None
+    if not isinstance(test.ops[0], ast.Eq):
         return None
     left, right = test.left, test.comparators[0]
     if isinstance(left, ast.Constant):
