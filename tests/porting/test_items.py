@@ -399,13 +399,17 @@ def test_float64_reached_only_from_weight_initialisation_is_set_apart(tmp_path: 
 def test_growing_sequences_of_a_generation_package_are_one_repository_item(tmp_path: Path) -> None:
     """The decode loops of a ``generation/`` package (the default loop, assisted decoding, candidate generators) are
     one item: a port replaces the generate machinery once. A model's own ``generation_foo.py``, a modeling file's
-    loop and another hazard rule in ``generation/`` stay items of their files."""
+    loop and another hazard rule in ``generation/`` stay items of their files; a hazard in the same function as a
+    generate loop (assisted decoding's ``nonzero``) is a line of the loop's item, like any same-function hazard."""
     grow = (
         "import torch\ndef decode(ids, n):\n    for _ in range(n):\n        ids = torch.cat([ids, ids[:, -1:]], -1)\n"
     )
     files = {
-        "generation/utils.py": grow + "def assisted(ids, n):\n    while n:\n        ids = torch.cat([ids, ids], -1)\n",
+        "generation/utils.py": grow
+        + "def assisted(ids, n):\n    while n:\n        ids = torch.cat([ids, ids], -1)\n        n = ids.nonzero()\n",
         "generation/candidate_generator.py": grow,
+        "generation/beam.py": "import torch\ndef beam(ids, n):\n    k = ids.nonzero()\n    for _ in range(n):\n"
+        "        ids = torch.cat([ids, k], -1)\n",
         "generation/logits.py": "import torch\ndef f(x):\n    return torch.nonzero(x)\n",
         "models/foo/generation_foo.py": grow,
         "models/foo/modeling_foo.py": grow,
@@ -419,6 +423,13 @@ def test_growing_sequences_of_a_generation_package_are_one_repository_item(tmp_p
         ("file|growing-sequence|models/foo/modeling_foo.py", [("models/foo/modeling_foo.py", 4)]),
         (
             "repo|growing-sequence|generation",
-            [("generation/candidate_generator.py", 4), ("generation/utils.py", 4), ("generation/utils.py", 7)],
+            [
+                ("generation/beam.py", 3),
+                ("generation/beam.py", 5),
+                ("generation/candidate_generator.py", 4),
+                ("generation/utils.py", 4),
+                ("generation/utils.py", 7),
+                ("generation/utils.py", 8),
+            ],
         ),
     ]

@@ -335,9 +335,10 @@ def _line_order(f: Finding) -> tuple[str, int, int, str]:
 
 def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
     """One item per rewrite: the per-file items of the hazard rules that share an enclosing function (a finding's
-    ``subject``, set by the scanner) become one item, transitively (union-find over items). The merged item keeps
-    the key of the member holding its earliest line, so its key, rule and title all name that first line. Logs
-    written before findings named their function (subject None) keep one item per rule and file."""
+    ``subject``, set by the scanner) become one item, transitively (union-find over items); the repository item of
+    a ``generation/`` package's growing sequences takes part, and absorbs what shares its functions. Otherwise the
+    merged item keeps the key of the member holding its earliest line, so its key, rule and title all name that
+    first line. Logs written before findings named their function (subject None) keep one item per rule and file."""
     parent: dict[str, str] = {}
 
     def root(k: str) -> str:
@@ -349,7 +350,8 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
     owner: dict[tuple[str, int, str], str] = {}  # (file, cell, function) -> the first item seen holding it
     for k, (_, fs) in groups.items():
         parts = k.split("|")
-        if parts[0] != "file" or parts[1] not in SAME_FUNCTION_RULES:
+        generate = parts[0] == "repo" and parts[1] == "growing-sequence"  # the generate loops (``item_key``)
+        if not generate and (parts[0] != "file" or parts[1] not in SAME_FUNCTION_RULES):
             continue
         parent.setdefault(k, k)
         for f in fs:
@@ -365,7 +367,8 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
     for ks in members.values():
         if len(ks) < 2:
             continue
-        keep = min(ks, key=lambda k: min(_line_order(f) for f in groups[k][1]))
+        # the generate loops' repository item absorbs the hazards of its functions (one rewrite of the loops)
+        keep = min(ks, key=lambda k: (not k.startswith("repo|"), min(_line_order(f) for f in groups[k][1])))
         for k in ks:
             if k != keep:
                 groups[keep][1].extend(groups.pop(k)[1])
