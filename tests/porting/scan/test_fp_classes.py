@@ -503,3 +503,39 @@ def test_an_mps_branch_beside_a_generic_branch_is_another_backends_branch(tmp_pa
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_CHAINS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_CHAINS)) == full
+
+
+HOST_BUILT = """
+import torch
+
+
+class Loss(torch.nn.Module):
+    def forward(self, outputs, targets):
+        num_boxes = sum(len(t["class_labels"]) for t in targets)
+        num_boxes = torch.as_tensor([num_boxes], dtype=torch.float, device=outputs.device)
+        num_boxes = torch.clamp(num_boxes, min=1).item()
+        steps = torch.tensor((3, 4)).float().tolist()
+        direct = torch.as_tensor(outputs).item()
+        model = outputs.sum().item()
+        later = torch.tensor([1])
+        later = outputs.max()
+        late = later.item()
+        reduced = torch.as_tensor([num_boxes]).mean().item()
+        return num_boxes, steps, direct, model, late, reduced
+"""
+
+
+def test_reading_back_a_tensor_built_from_python_values_is_not_a_host_sync(tmp_path: Path) -> None:
+    """``.item()``/``.tolist()`` of ``torch.as_tensor([n])``/``torch.tensor((a, b))`` (through ``torch.clamp``,
+    ``.float()`` and a name's last assignment in the def) returns what the host had. Stays: ``as_tensor`` of a
+    name (maybe a model tensor), a model tensor's reduction, a name reassigned from model data before the read,
+    and an op outside the one-input set (``mean``)."""
+    (tmp_path / "loss.py").write_text(HOST_BUILT)
+    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "loss.py") if r == "item-in-forward"] == [
+        ("item-in-forward", 11),
+        ("item-in-forward", 12),
+        ("item-in-forward", 15),
+        ("item-in-forward", 16),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_BUILT, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_BUILT)) == full

@@ -310,7 +310,8 @@ class PyVisitor:
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
-                    self.add("item-in-forward", line, f".{name}() inside forward")
+                    if not self._host_built(f.value, node.lineno, 4):
+                        self.add("item-in-forward", line, f".{name}() inside forward")
                 elif name == "long" and self.forward_depth and self.torch_file and not is_module:
                     if not self._fits_int32(node, f.value):
                         self.add("int64-index", line, ".long() inside forward")
@@ -345,6 +346,36 @@ class PyVisitor:
                 self._within("benchmark-tool", node)
                 return
         self.generic(node)
+
+    def _host_built(self, value: ast.expr, line: int, depth: int) -> bool:
+        """``value`` is a tensor built from Python values: ``torch.as_tensor([n])``/``torch.tensor([n, m])`` of a
+        list/tuple/constant, through one-input ops (``torch.clamp(t, min=1)``, ``t.float()``) and through the last
+        assignment of a name earlier in the same def. Reading it back (``.item()``) returns a number the host already
+        had, not a value of the model's data (the loss's ``num_boxes = torch.as_tensor([num_boxes]).clamp(min=1)
+        .item()``)."""
+        if depth == 0:
+            return False
+        if isinstance(value, ast.Name) and self.def_node is not None:
+            last = max(
+                (
+                    a
+                    for a in ast.walk(self.def_node)
+                    if isinstance(a, ast.Assign)
+                    and a.lineno < line
+                    and any(isinstance(t, ast.Name) and t.id == value.id for t in a.targets)
+                ),
+                key=lambda a: a.lineno,
+                default=None,
+            )
+            return last is not None and self._host_built(last.value, last.lineno, depth - 1)
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+            return False
+        name, recv = value.func.attr, value.func.value
+        if isinstance(recv, ast.Name) and self.aliases.get(recv.id, recv.id) == "torch":
+            if name in ("as_tensor", "tensor"):
+                return bool(value.args) and isinstance(value.args[0], (ast.List, ast.Tuple, ast.Constant))
+            return name in _ONE_INPUT and bool(value.args) and self._host_built(value.args[0], line, depth - 1)
+        return name in _ONE_INPUT and self._host_built(recv, line, depth - 1)
 
     def _ext_name(self, node: ast.Call) -> str | None:
         """The module name a cpp_extension builder gives its build (first argument or ``name=``): what the
@@ -871,6 +902,8 @@ def _compared_backend(test: ast.expr) -> str | None:
     return None
 
 
+# Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
+_ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
 # Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
 _APPLE_KERNEL = frozenset({"mlx", "metal"})
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
