@@ -674,15 +674,19 @@ class PyVisitor:
                     return True
         return False
 
+    def _probe_backends(self, f: ast.expr) -> set[str] | None:
+        """The backends a probe name names (``torch.cuda.is_available`` -> {cuda}, ``is_torch_xpu_available`` ->
+        {xpu}, ``find_spec`` -> empty), or None when ``f`` is not a probe's name."""
+        name = _name_of(f)
+        if name is None or probe_kind(name, None) != "probe":
+            return None
+        return {w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS}
+
     def _foreign_probe(self, test: ast.expr) -> bool:
         """``test`` is one availability probe (called or its cached result, ``_is_torch_xpu_available``) of an
         accelerator that is neither CUDA nor the target's (Neuron runs through XLA): the body runs only there."""
-        f = test.func if isinstance(test, ast.Call) else test
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-        if name is None or probe_kind(name, None) != "probe":
-            return False
-        named = {w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS}
-        return len(named) == 1 and not named & {"cuda", "xla", "neuron", "neuroncore"}
+        named = self._probe_backends(test.func if isinstance(test, ast.Call) else test)
+        return named is not None and len(named) == 1 and not named & {"cuda", "xla", "neuron", "neuroncore"}
 
     def _probed_backend(self, test: ast.expr) -> str | None:
         """The one backend a test's availability probes name (``torch.cuda.is_available()`` -> cuda,
@@ -690,10 +694,7 @@ class PyVisitor:
         found: set[str] = set()
         for sub in ast.walk(test):
             if isinstance(sub, ast.Call):
-                f = sub.func
-                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-                if name is not None and probe_kind(name, None) == "probe":
-                    found.update(w for w in re.split(r"[._]", self.dotted(f) or name) if w in _BACKENDS)
+                found |= self._probe_backends(sub.func) or set()
         return found.pop() if len(found) == 1 else None
 
     def _backend_call(self, backend: str) -> str | None:
@@ -704,17 +705,9 @@ class PyVisitor:
         return "backend-branch" if self.context in (None, "optional") else None
 
     def _is_probe(self, test: ast.expr) -> bool:
-        # ``if _is_torch_xpu_available:``, a cached probe result
-        bare = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
-        if bare is not None and probe_kind(bare, None) == "probe":
-            return True
-        for sub in ast.walk(test):
-            if isinstance(sub, ast.Call):
-                f = sub.func
-                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-                if name is not None and probe_kind(name, None) == "probe":
-                    return True
-        return False
+        if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
+            return self._probe_backends(test) is not None
+        return any(isinstance(sub, ast.Call) and self._probe_backends(sub.func) is not None for sub in ast.walk(test))
 
     def v_try(self, node: ast.Try) -> None:
         """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
@@ -873,10 +866,14 @@ _BACKENDS = frozenset(
 )
 
 
+def _name_of(f: ast.expr) -> str | None:
+    """The last name of ``name`` or ``a.b.name``; None for anything else."""
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
 def _decorator_name(d: ast.expr) -> str | None:
     """``@name``, ``@mod.name`` or ``@name(...)``: the decorator's own name."""
-    f = d.func if isinstance(d, ast.Call) else d
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    return _name_of(d.func if isinstance(d, ast.Call) else d)
 
 
 def _compared_backend(test: ast.expr) -> str | None:
