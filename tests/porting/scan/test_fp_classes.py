@@ -139,7 +139,7 @@ def test_a_backend_call_in_its_branch_of_a_per_backend_dispatch_is_not_porting_w
         ("mps-device", 9, "probe"),
         ("mps-device", 10, "backend-branch"),  # torch.mps.driver_allocated_memory in the mps branch
         ("mps-device", 19, "probe"),
-        ("mps-device", 20, "optional"),  # device = "mps"
+        ("mps-device", 20, "backend-branch"),  # device = "mps": an elif link beside the cpu fallback
         ("torch-cuda-api", 7, "probe"),
         ("torch-cuda-api", 8, "backend-branch"),  # memory_reserved/memory_allocated in the cuda branch
         ("torch-cuda-api", 16, "probe"),
@@ -161,7 +161,6 @@ def test_a_backend_call_in_its_branch_of_a_per_backend_dispatch_is_not_porting_w
     assert all((f.reason or "").startswith("one backend's branch") for f in apart)
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
         ("file|device-placement|m.py", [17, 18, 28, 29, 42, 49, 56, 61]),
-        ("file|mps-device|m.py", [20]),
     ]
 
 
@@ -539,3 +538,82 @@ def test_reading_back_a_tensor_built_from_python_values_is_not_a_host_sync(tmp_p
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_BUILT, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_BUILT)) == full
+
+
+MPS_LINKS = """
+import torch
+
+
+def device_for(use_cpu):
+    if use_cpu:
+        device = torch.device("cpu")
+    elif is_torch_mps_available():
+        device = torch.device("mps")
+    elif is_torch_xpu_available():
+        device = torch.device("xpu:0")
+    else:
+        device = torch.device("cuda:0")
+    return device
+
+
+def step(model, steps):
+    if steps % 10 == 0:
+        if torch.backends.mps.is_available() and hasattr(torch.mps, "clear_graph_cache"):
+            torch.mps.clear_graph_cache()
+
+
+def default_map(device_map):
+    if device_map is None and is_torch_mps_available():
+        device_map = {"": torch.device("mps")}
+    return device_map
+
+
+def either(device_map):
+    if device_map is None or is_torch_mps_available():
+        device_map = {"": torch.device("mps")}
+    return device_map
+
+
+def cuda_link(use_cpu, rank):
+    if use_cpu:
+        return torch.device("cpu")
+    elif torch.cuda.is_available():
+        torch.cuda.set_device(rank)
+    else:
+        raise RuntimeError("no device")
+
+
+def memory():
+    if torch.cuda.is_available():
+        return torch.cuda.mem_get_info()[1]
+    elif torch.backends.mps.is_available():
+        return torch.device("mps"), torch.mps.recommended_max_memory()
+    else:
+        return 0
+"""
+
+
+def test_an_mps_elif_link_or_an_mps_probe_in_an_and_is_another_backends_branch(tmp_path: Path) -> None:
+    """An MPS probe as an ``elif`` link of a chain with a generic fallback (visited inside the chain's ``optional``
+    else, which is no stronger context), and an ``if`` whose test is an ``and`` with an MPS probe as one operand,
+    run only on an Apple GPU: backend-branch. Stays: an ``or`` with the probe (either side opens the body) and an MPS
+    a CUDA ``elif`` link (CUDA is not another accelerator: its placement stays)."""
+    (tmp_path / "dev.py").write_text(MPS_LINKS)
+    assert [f for f in _findings(tmp_path, "dev.py") if f[0] in ("mps-device", "torch-cuda-api")] == [
+        ("mps-device", 9, "backend-branch"),
+        ("mps-device", 19, "probe"),
+        ("mps-device", 20, "backend-branch"),
+        ("mps-device", 25, "backend-branch"),
+        ("mps-device", 31, "optional"),
+        ("mps-device", 47, "probe"),
+        ("mps-device", 48, "backend-branch"),  # a placing elif link after a probe head: was "optional"
+        ("torch-cuda-api", 38, "probe"),
+        ("torch-cuda-api", 39, "optional"),
+        ("torch-cuda-api", 45, "probe"),
+        ("torch-cuda-api", 46, "backend-branch"),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in scan_path(tmp_path, jobs=1).items if "mps" in i.key] == [
+        ("file|mps-device|dev.py", [31])
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_LINKS, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_LINKS)) == full

@@ -545,8 +545,9 @@ class PyVisitor:
             self.context = saved or "optional"  # the guarded body (and its else) is an optional path
             try:
                 self.backend_branch = self._dispatch_backend(node) or saved_branch
-                if saved is None and (self._foreign_probe(node.test) or id(node) in self._apple):
-                    # ``if is_torch_xpu_available(): ...``: only another accelerator ever runs this body
+                if saved in (None, "optional") and (self._foreign_probe(node.test) or id(node) in self._apple):
+                    # ``if is_torch_xpu_available(): ...``: only another accelerator ever runs this body (an
+                    # ``elif`` link is visited inside the chain's ``optional`` else: that is no stronger context)
                     self.context = "backend-branch"
                 for x in node.body:
                     self.visit(x)
@@ -684,7 +685,11 @@ class PyVisitor:
 
     def _foreign_probe(self, test: ast.expr) -> bool:
         """``test`` is one availability probe (called or its cached result, ``_is_torch_xpu_available``) of an
-        accelerator that is neither CUDA nor the target's (Neuron runs through XLA): the body runs only there."""
+        accelerator that is neither CUDA nor the target's (Neuron runs through XLA), or an ``and`` with such a probe
+        as one operand (``torch.backends.mps.is_available() and hasattr(torch.mps, "x")``): the body runs only
+        there. An ``or`` is not: either side alone opens the body."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(self._foreign_probe(v) for v in test.values)
         named = self._probe_backends(test.func if isinstance(test, ast.Call) else test)
         return named is not None and len(named) == 1 and not named & {"cuda", "xla", "neuron", "neuroncore"}
 
