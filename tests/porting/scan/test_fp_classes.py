@@ -617,3 +617,67 @@ def test_an_mps_elif_link_or_an_mps_probe_in_an_and_is_another_backends_branch(t
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_LINKS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_LINKS)) == full
+
+
+NOT_CARRIED = """
+import torch
+
+
+def tiles(features, newline, sample, stamps):
+    out = []
+    for idx in range(len(features)):
+        local = features[idx]
+        if local is not None:
+            grid = local.reshape(4, 4, -1)
+            grid = torch.cat([grid, newline], dim=1)
+            out.append(grid)
+        if sample:
+            tok = torch.multinomial(local, 1)
+        else:
+            tok = torch.argmax(local)
+        tok = torch.cat([tok, tok])
+        if stamps:
+            ts = local.sum(0)
+        if local is not None:
+            if stamps:
+                ts = torch.cat([ts, local], dim=0)
+    return out, tok, ts
+
+
+def grow(ids, prompt, steps, sample, first):
+    for i in range(steps):
+        if first:
+            ids = prompt
+        ids = torch.cat([ids, prompt])
+        if sample:
+            tok = ids[0]
+        if i > 3:
+            tok = torch.cat([tok, ids])
+        if sample:
+            if i > 1:
+                seq = torch.cat([seq, ids])
+            seq = ids[1]
+        with torch.no_grad():
+            out = torch.cat([out, ids])
+        if first:
+            head = ids[0]
+        else:
+            first = False
+        head = torch.cat([head, ids])
+    return ids, tok, seq, out, head
+"""
+
+
+def test_a_concat_of_a_name_set_afresh_earlier_in_the_same_iteration_does_not_grow(tmp_path: Path) -> None:
+    """``torch.cat([x, t])`` in a loop, where ``x`` was set afresh earlier in the same iteration inside the ``if``
+    holding the concat, by an ``if``/``else`` that sets it on both paths, or by an earlier ``if`` with the same test
+    as one holding the concat, joins once per item: nothing is carried between iterations. Stays: a name set afresh
+    only under another condition (``if first:``, no else; an ``if``/``else`` setting it in one branch), an earlier
+    ``if`` with a different test, a fresh assignment after the concat, and a carried name under ``with``."""
+    (tmp_path / "modeling_m.py").write_text(NOT_CARRIED)
+    found = [(r, ln) for r, ln, _ in _findings(tmp_path, "modeling_m.py") if r == "growing-sequence"]
+    assert found == [("growing-sequence", ln) for ln in (30, 34, 37, 40, 45)]
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if "growing" in i.key]
+    assert (item.key, [ln.line for ln in item.lines]) == ("file|growing-sequence|modeling_m.py", [30, 34, 37, 40, 45])
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(NOT_CARRIED, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(NOT_CARRIED)) == full

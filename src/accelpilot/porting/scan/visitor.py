@@ -781,9 +781,10 @@ class PyVisitor:
             and isinstance(v.args[0], (ast.List, ast.Tuple))
         ):
             targets = {ast.unparse(t) for t in node.targets}
-            fresh = _fresh_names(*self._fresh[-1]) if self._fresh else {}
-            # a name set afresh earlier in the same iteration (``x = rows[i]``, ``for x in items``) is joined once
-            # per item: nothing is carried from one iteration to the next, so nothing grows
+            fresh = _fresh_on_path(*self._fresh[-1], node) if self._fresh else {}
+            # a name set afresh earlier in the same iteration (``x = rows[i]``, ``for x in items``, also inside the
+            # ``if`` that holds the concat) is joined once per item: nothing is carried from one iteration to the
+            # next, so nothing grows
             carried = not any(fresh.get(t, node.lineno) < node.lineno for t in targets)
             if carried and any(ast.unparse(e) in targets for e in v.args[0].elts):
                 self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
@@ -983,10 +984,14 @@ def _delegates(def_name: str | None, call: ast.Call) -> bool:
     return def_name == "to" and bool(call.args or call.keywords)
 
 
-def _fresh_names(body: list[ast.stmt], fresh: dict[str, int]) -> dict[str, int]:
+def _fresh_names(body: list[ast.stmt], fresh: dict[str, int], tests: frozenset[str] = frozenset()) -> dict[str, int]:
     """``fresh`` plus the names the loop body's top-level statements assign without reading them (``x = rows[i]``):
     each iteration starts them anew from that line. A name whose first top-level assignment reads it
-    (``x = torch.cat([x, t])``) is carried from the iteration before, and is not added."""
+    (``x = torch.cat([x, t])``) is carried from the iteration before, and is not added.
+
+    An ``if`` whose body and ``else`` both set a name afresh sets it on every path (``if sample: t = multinomial(..)
+    else: t = argmax(..)``); so does an ``if`` with no else whose test (``tests``, unparsed) is also the test of an
+    ``if`` holding the concat: the concat runs only when that body ran."""
     out = dict(fresh)
     seen: set[str] = set(out)
     for stmt in body:
@@ -998,7 +1003,53 @@ def _fresh_names(body: list[ast.stmt], fresh: dict[str, int]) -> dict[str, int]:
                     seen.add(name)
                     if not _reads(stmt.value, t):
                         out[name] = stmt.lineno
+        elif isinstance(stmt, ast.If):
+            sets = set(_fresh_names(stmt.body, {}, tests))
+            if stmt.orelse:
+                sets &= set(_fresh_names(stmt.orelse, {}, tests))
+            elif ast.unparse(stmt.test) not in tests:
+                continue
+            for name in sets - seen:
+                seen.add(name)
+                out[name] = stmt.end_lineno or stmt.lineno  # set once the whole ``if`` has run
     return out
+
+
+def _fresh_on_path(body: list[ast.stmt], fresh: dict[str, int], node: ast.stmt) -> dict[str, int]:
+    """``_fresh_names`` of the loop body, then of each ``if``/``with``/``try`` block on the way down to ``node``:
+    a name set afresh earlier in a block that holds the concat is set afresh before it on every iteration that
+    reaches it."""
+    path: list[list[ast.stmt]] = [body]
+    tests: set[str] = set()
+    while True:
+        holder = next((s for s in path[-1] if s.lineno <= node.lineno <= (s.end_lineno or s.lineno)), None)
+        if holder is None or holder is node:
+            break
+        inner = next(
+            (b for b in _blocks(holder) if any(s.lineno <= node.lineno <= (s.end_lineno or 0) for s in b)), None
+        )
+        if inner is None:
+            break
+        if isinstance(holder, ast.If) and inner is holder.body:
+            tests.add(ast.unparse(holder.test))
+        path.append(inner)
+    out = _fresh_names(body, fresh, frozenset(tests))
+    for block in path[1:]:
+        for name, line in _fresh_names(block, {}, frozenset(tests)).items():
+            if line < node.lineno:
+                out[name] = line
+    return out
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists an ``if``/``with``/``try`` runs within one iteration (not a nested loop's or def's)."""
+    if isinstance(stmt, ast.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [stmt.body]
+    if isinstance(stmt, ast.Try):
+        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    return []
 
 
 def _reads(value: ast.expr, target: ast.Name | ast.Attribute) -> bool:
