@@ -681,3 +681,50 @@ def test_a_concat_of_a_name_set_afresh_earlier_in_the_same_iteration_does_not_gr
     assert (item.key, [ln.line for ln in item.lines]) == ("file|growing-sequence|modeling_m.py", [30, 34, 37, 40, 45])
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(NOT_CARRIED, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(NOT_CARRIED)) == full
+
+
+PROBE_DEFS = """
+import torch
+
+
+def is_fastmoe_loadable(raise_error=False):
+    if not torch.cuda.is_available():
+        return False
+    major = torch.cuda.get_device_capability()[0]
+    return major >= 9
+
+
+def is_bf16_gpu_available():
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+def load_fastmoe():
+    if not torch.cuda.is_available():
+        return None
+    major = torch.cuda.get_device_capability()[0]
+    return major
+
+
+def is_stream_capturing():
+    return torch.cuda.is_current_stream_capturing()
+"""
+
+
+def test_the_body_of_an_is_available_or_is_loadable_def_is_a_probe(tmp_path: Path) -> None:
+    """A def named ``is_x_available``/``is_x_loadable`` answers whether something can run (its callers' probe): the
+    CUDA queries after its own ``is_available`` early return are part of the question. Stays: the same early-return
+    shape in a def that does something (``load_fastmoe``), and a def whose name is not a probe's."""
+    (tmp_path / "m.py").write_text(PROBE_DEFS)
+    assert [f for f in _findings(tmp_path, "m.py") if f[0] == "torch-cuda-api"] == [
+        ("torch-cuda-api", 6, "probe"),
+        ("torch-cuda-api", 8, "probe"),
+        ("torch-cuda-api", 13, "probe"),
+        ("torch-cuda-api", 17, "probe"),
+        ("torch-cuda-api", 19, None),
+        ("torch-cuda-api", 24, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in scan_path(tmp_path, jobs=1).items] == [
+        ("file|device-placement|m.py", [19, 24])
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(PROBE_DEFS, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(PROBE_DEFS)) == full

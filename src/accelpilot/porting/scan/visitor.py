@@ -167,7 +167,13 @@ class PyVisitor:
         self._loop_vars, self._once_at, self._fresh = [], -1, []
         self.backend_branch = None  # nor is a def inside a backend's branch run by that branch
         try:
-            self.generic(node)
+            if _PROBE_DEF.match(node.name):
+                # a def that answers whether something can run here (``is_x_available``, ``is_x_loadable``: what
+                # its callers ask, a probe by its name) only asks: ``torch.cuda.get_device_capability()`` after its
+                # own ``if not torch.cuda.is_available(): return False`` is part of the question
+                self._within("probe", node)
+            else:
+                self.generic(node)
         finally:
             self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
             self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
@@ -905,6 +911,8 @@ def _compared_backend(test: ast.expr) -> str | None:
     return None
 
 
+# A def answering whether something can run here (``is_torch_xla_available``, ``is_sonicmoe_loadable``).
+_PROBE_DEF = re.compile(r"^_?is_\w+_(available|loadable)$")
 # Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
 _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
 # Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
