@@ -728,3 +728,40 @@ def test_the_body_of_an_is_available_or_is_loadable_def_is_a_probe(tmp_path: Pat
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(PROBE_DEFS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(PROBE_DEFS)) == full
+
+
+REFUSED_PACKING = """
+import torch
+
+
+def wrapped(fn, *args, **kwargs):
+    if kwargs.get("cu_seqlens") is not None or kwargs.get("seq_idx") is not None:
+        name = fn.__name__
+        raise ValueError(f"{name} can't keep packed sequences apart")
+    return fn(*args, **kwargs)
+
+
+def attend(q, k, v, cu_seqlens=None, **kwargs):
+    if cu_seqlens is not None and not kwargs.get("allow"):
+        raise NotImplementedError("packed sequences")
+    if kwargs.get("cu_seqlens") is not None:
+        return varlen(q, k, v, kwargs["cu_seqlens"])
+    if kwargs.get("cu_seqlens_q") is not None:
+        raise ValueError(f"bad cu_seqlens_q {kwargs['cu_seqlens_q'].shape}")
+    if kwargs.get("cu_seqlens_k") is not None:
+        return packed(q, k, v, **kwargs)
+    return q
+"""
+
+
+def test_a_test_of_packed_input_whose_branch_only_raises_is_not_packing(tmp_path: Path) -> None:
+    """``if kwargs.get("cu_seqlens") is not None: raise ...`` names the packing input only to refuse it: nothing is
+    packed, so the test's names are not varlen uses. Stays: the parameter itself, a branch that uses the packed
+    lengths (by name, or handing on ``**kwargs``: any branch that does not raise), and a raising branch whose body
+    reads them (its message formats ``cu_seqlens_q``)."""
+    (tmp_path / "m.py").write_text(REFUSED_PACKING)
+    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "m.py") if r == "varlen-packing"] == [
+        ("varlen-packing", ln) for ln in (12, 15, 16, 17, 18, 19)
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(REFUSED_PACKING, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(REFUSED_PACKING)) == full

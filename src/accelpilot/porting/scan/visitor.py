@@ -243,7 +243,7 @@ class PyVisitor:
                 base = base.value
             self.visit(base)
             return
-        if "cu_seqlens" in d:
+        if "cu_seqlens" in d and id(node) not in self._consumed:
             self.add("varlen-packing", node.lineno, d)
         self.check_dotted(d, node.lineno)
 
@@ -526,6 +526,8 @@ class PyVisitor:
 
     def v_if(self, node: ast.If | ast.While | ast.Assert) -> None:
         self._cond(node.test, node.lineno)
+        if isinstance(node, ast.If):
+            self._refuses_packing(node)
         if isinstance(node, ast.While):
             self.loop_depth += 1
             self._loop_vars.append(frozenset())  # no loop variable: an ``if`` in it is not shown to run once
@@ -612,6 +614,17 @@ class PyVisitor:
                 self.backend_branch = saved_branch
             return
         self.generic(node)
+
+    def _refuses_packing(self, node: ast.If) -> None:
+        """``if kwargs.get("cu_seqlens") is not None: raise ValueError("can't keep packed sequences apart")``: the
+        test names the packing input only to refuse it, and the body raises without touching it. Nothing is packed
+        there, so the names in the test are not a varlen use (the consumed nodes are skipped by the varlen checks)."""
+        body = node.body
+        if not (body and isinstance(body[-1], ast.Raise)) or any(_names_varlen(x) for x in body):
+            return
+        for sub in ast.walk(node.test):
+            if isinstance(sub, (ast.Constant, ast.Name, ast.Attribute)) and _names_varlen(sub):
+                self._consumed.add(id(sub))
 
     def _dispatch_backend(self, node: ast.If) -> str | None:
         """The backend whose branch ``node``'s body is, when ``node`` is a link of a per-backend dispatch.
@@ -839,7 +852,7 @@ class PyVisitor:
         self._consumed.update(id(c) for c in table if _COMPARED_DEVICE.match(str(c.value)))
 
     def v_name(self, node: ast.Name) -> None:
-        if "cu_seqlens" in node.id:
+        if "cu_seqlens" in node.id and id(node) not in self._consumed:
             self.add("varlen-packing", node.lineno, node.id)
 
     def v_arg(self, node: ast.arg) -> None:
@@ -876,6 +889,18 @@ class PyVisitor:
 _BACKENDS = frozenset(
     {"cuda", "xpu", "mps", "npu", "mlu", "hpu", "musa", "xla", "tpu", "neuron", "neuroncore", "sdaa", "gcu", "ipu"}
 )
+
+
+def _names_varlen(node: ast.AST) -> bool:
+    """``node`` mentions ``cu_seqlens`` (a name, an attribute or a string), what the varlen rule reads."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and "cu_seqlens" in sub.id:
+            return True
+        if isinstance(sub, ast.Attribute) and "cu_seqlens" in sub.attr:
+            return True
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "cu_seqlens" in sub.value:
+            return True
+    return False
 
 
 def _name_of(f: ast.expr) -> str | None:
