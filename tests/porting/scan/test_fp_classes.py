@@ -765,3 +765,53 @@ def test_a_test_of_packed_input_whose_branch_only_raises_is_not_packing(tmp_path
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(REFUSED_PACKING, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(REFUSED_PACKING)) == full
+
+
+MPS_FLAGS = """
+import sys
+
+
+def loader(device_map):
+    is_mps = device_map is not None and any(d == "mps" for d in device_map.values())
+    if is_mps:
+        backend, device = "pread", "mps"
+    elif sys.platform == "win32":
+        backend, device = "pread", "cpu"
+    else:
+        backend, device = "mmap", "cpu"
+    return backend, device
+
+
+def twice(device_map, forced):
+    is_mps = any(d == "mps" for d in device_map.values())
+    if forced:
+        is_mps = True
+    if is_mps:
+        device = "mps"
+    else:
+        device = "cpu"
+    return device
+
+
+def two_kinds(device):
+    on_gpu = device.type == "cuda" or device.type == "mps"
+    if on_gpu:
+        device = "mps"
+    else:
+        device = "cpu"
+    return device
+"""
+
+
+def test_a_flag_set_from_one_device_comparison_is_that_comparison(tmp_path: Path) -> None:
+    """``is_mps = any(d == "mps" for d in device_map.values())`` then ``if is_mps: ... elif ...: ... else: ...``: the
+    flag, assigned once in the def from comparisons naming one backend, is that comparison, so the MPS branch beside
+    a generic one is another backend's branch. Stays: a flag assigned twice, and one comparing two backends."""
+    (tmp_path / "m.py").write_text(MPS_FLAGS)
+    assert [f for f in _findings(tmp_path, "m.py") if f[0] == "mps-device"] == [
+        ("mps-device", 8, "backend-branch"),
+        ("mps-device", 21, None),
+        ("mps-device", 30, None),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_FLAGS, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_FLAGS)) == full

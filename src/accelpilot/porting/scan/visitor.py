@@ -581,7 +581,7 @@ class PyVisitor:
             self.if_depth += 1
             saved_branch = self.backend_branch
             try:
-                if _compared_backend(node.test) is not None:
+                if self._compared(node.test) is not None:
                     # ``if device.type == "cuda": ... elif device.type == "xpu": ... else: ...``
                     self.visit(node.test)
                     self.backend_branch = self._dispatch_backend(node) or saved_branch
@@ -643,7 +643,7 @@ class PyVisitor:
         links = [node]
         while len(links[-1].orelse) == 1 and isinstance(links[-1].orelse[0], ast.If):
             links.append(links[-1].orelse[0])
-        backends = [self._probed_backend(link.test) or _compared_backend(link.test) for link in links]
+        backends = [self._probed_backend(link.test) or self._compared(link.test) for link in links]
         fallback = links[-1].orelse
         dispatch = (
             len({b for b in backends if b is not None}) >= 2
@@ -655,7 +655,7 @@ class PyVisitor:
             if b == "mps" and generic:
                 self._apple.add(id(link))
             # a branch chosen by the device's own type may select that device (``torch.cuda.device(self.device)``)
-            given = _compared_backend(link.test) is not None
+            given = self._compared(link.test) is not None
             keep = dispatch and b is not None and not self._places(link.body, b, given)
             self._dispatch[id(link)] = (link, b if keep else None)
         return self._dispatch[id(node)][1]
@@ -720,6 +720,29 @@ class PyVisitor:
             if isinstance(sub, ast.Call):
                 found |= self._probe_backends(sub.func) or set()
         return found.pop() if len(found) == 1 else None
+
+    def _compared(self, test: ast.expr) -> str | None:
+        """``_compared_backend``, or for a flag (``if is_mps:``) whose only assignment in the def compares device
+        types with exactly one backend's name (``is_mps = any(d.type == "mps" for d in device_map.values())``): the
+        flag is that comparison."""
+        found = _compared_backend(test)
+        if found is not None or not isinstance(test, ast.Name) or self.def_node is None:
+            return found
+        values = [
+            a.value
+            for a in ast.walk(self.def_node)
+            if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in a.targets)
+        ]
+        if len(values) != 1:
+            return None
+        named = {
+            c.value
+            for sub in ast.walk(values[0])
+            if isinstance(sub, ast.Compare) and all(isinstance(op, (ast.Eq, ast.In)) for op in sub.ops)
+            for c in (sub.left, *sub.comparators)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value in _BACKENDS
+        }
+        return named.pop() if len(named) == 1 else None
 
     def _backend_call(self, backend: str) -> str | None:
         """``backend-branch`` for a call of ``backend``'s own API (memory statistics, caches, seeds,
