@@ -815,3 +815,43 @@ def test_a_flag_set_from_one_device_comparison_is_that_comparison(tmp_path: Path
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_FLAGS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(MPS_FLAGS)) == full
+
+
+FLASH_BRANCH = """
+import torch
+
+
+class VisionAttention(torch.nn.Module):
+    def forward(self, q, k, v, cu_seqlens, **kwargs):
+        if is_flash_attention_requested(self.config):
+            max_seqlen = (cu_seqlens[1:] - cu_seqlens[:-1]).max()
+            return flash_varlen(q, k, v, cu_seqlens_q=cu_seqlens, max_seqlen=max_seqlen)
+        else:
+            lengths = cu_seqlens[1:] - cu_seqlens[:-1]
+            return [attend(a, b, c) for a, b, c in zip(q.split(lengths), k.split(lengths), v.split(lengths))]
+
+    def pack(self, sizes, x):
+        if not is_flash_attention_requested(self.config):
+            cu_seqlens = torch.tensor(sizes).cumsum(0)
+        if is_flash_attention_requested(self.config) or x is None:
+            cu_seqlens = torch.tensor(sizes).cumsum(0)
+        return cu_seqlens
+"""
+
+
+def test_the_body_of_a_flash_attention_request_test_is_flash_attns_branch(tmp_path: Path) -> None:
+    """``if is_flash_attention_requested(config): <cu_seqlens for flash_attn_varlen_func>`` is the flash-attn
+    package's path (counted by its package item); a port runs sdpa/eager: backend-branch. Stays: the else (the
+    sdpa/eager split by ``cu_seqlens``), a ``not`` of the question, an ``or`` with it, and the parameter."""
+    (tmp_path / "modeling_m.py").write_text(FLASH_BRANCH)
+    assert [(r, ln, c) for r, ln, c in _findings(tmp_path, "modeling_m.py") if r == "varlen-packing"] == [
+        ("varlen-packing", 6, None),
+        ("varlen-packing", 8, "backend-branch"),
+        ("varlen-packing", 9, "backend-branch"),
+        ("varlen-packing", 11, None),
+        ("varlen-packing", 16, None),
+        ("varlen-packing", 18, None),
+        ("varlen-packing", 19, None),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FLASH_BRANCH, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FLASH_BRANCH)) == full

@@ -566,6 +566,19 @@ class PyVisitor:
             finally:
                 self.context, self.backend_branch = saved, saved_branch
             return
+        if isinstance(node, ast.If) and self.context in (None, "optional") and _asks_flash(node.test):
+            # ``if is_flash_attention_requested(config): <cu_seqlens for flash_attn_varlen_func>``: the body is the
+            # flash-attn package's path (its own item); a port runs sdpa/eager, the code after or the else
+            self.visit(node.test)
+            saved_context, self.context = self.context, "backend-branch"
+            try:
+                for x in node.body:
+                    self.visit(x)
+            finally:
+                self.context = saved_context
+            for x in node.orelse:
+                self.visit(x)
+            return
         if isinstance(node, ast.If) and self.context is None and not node.orelse and all(map(_only_logs, node.body)):
             # the test only decides whether to print a message (``if torch.cuda.device_count() > 1: logger.warning``):
             # it asks, and no code path changes, so it is a probe
@@ -914,6 +927,14 @@ _BACKENDS = frozenset(
 )
 
 
+def _asks_flash(test: ast.expr) -> bool:
+    """``is_flash_attention_requested(...)``, alone or as an operand of an ``and``: true only when a flash-attention
+    implementation was asked for (a ``not`` of it is the other path)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_asks_flash(v) for v in test.values)
+    return isinstance(test, ast.Call) and _FLASH_REQUESTED.match(_name_of(test.func) or "") is not None
+
+
 def _names_varlen(node: ast.AST) -> bool:
     """``node`` mentions ``cu_seqlens`` (a name, an attribute or a string), what the varlen rule reads."""
     for sub in ast.walk(node):
@@ -961,6 +982,8 @@ def _compared_backend(test: ast.expr) -> str | None:
 
 # A def answering whether something can run here (``is_torch_xla_available``, ``is_sonicmoe_loadable``).
 _PROBE_DEF = re.compile(r"^_?is_\w+_(available|loadable)$")
+# A question whether a flash-attention implementation was requested (transformers' ``is_flash_attention_requested``).
+_FLASH_REQUESTED = re.compile(r"^_?is_flash_\w*requested$")
 # Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
 _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
 # Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
