@@ -167,7 +167,8 @@ class PyVisitor:
         self._loop_vars, self._once_at, self._fresh = [], -1, []
         self.backend_branch = None  # nor is a def inside a backend's branch run by that branch
         try:
-            self.generic(node)
+            for x in (*node.decorator_list, node.args, *node.body):  # not ``returns``: a type, not code (v_arg)
+                self.visit(x)
         finally:
             self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
             self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
@@ -833,7 +834,14 @@ class PyVisitor:
     def v_arg(self, node: ast.arg) -> None:
         if "cu_seqlens" in node.arg:
             self.add("varlen-packing", node.lineno, node.arg)
-        self.generic(node)
+        # its annotation (``stream: torch.cuda.Stream``) names a type: it places and runs nothing (``v_annassign``)
+
+    def v_annassign(self, node: ast.AnnAssign) -> None:
+        """``self.h2d_stream: torch.cuda.Stream = create_device_stream(device)``: the annotation names a type (under
+        ``from __future__ import annotations`` it is not even evaluated), so only the target and the value are code."""
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
 
     def v_constant(self, node: ast.Constant) -> None:
         v = node.value
@@ -1166,4 +1174,5 @@ _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
     ast.Tuple: PyVisitor.v_literal,
     ast.Set: PyVisitor.v_literal,
     ast.arg: PyVisitor.v_arg,
+    ast.AnnAssign: PyVisitor.v_annassign,
 }
