@@ -49,3 +49,45 @@ def test_annotations_leave_the_continuous_batching_item_shape(tmp_path: Path) ->
     )
     log = scan_path(tmp_path, jobs=1)
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|streams.py", [3])]
+
+
+GUARDED = """\
+import torch
+
+if torch.cuda.is_available():
+    torch_device = "cuda"
+print(torch.cuda.device_count())
+
+
+def pick():
+    import deepspeed
+    return torch.device("cuda")
+"""
+
+
+def test_a_guarded_path_of_test_code_is_still_test_code(tmp_path: Path) -> None:
+    """In ``testing_utils.py`` (a test file by its name), ``if torch.cuda.is_available(): torch_device = "cuda"`` is
+    an optional path of test code: test-only, like the file's unguarded lines and its lazy imports. The same code in
+    a library file stays porting work (the guarded line a warning, ``optional``); a probe keeps its own context."""
+    (tmp_path / "testing_utils.py").write_text(GUARDED)
+    (tmp_path / "lib.py").write_text(GUARDED)
+    log = scan_path(tmp_path, jobs=1)
+    by_file = {
+        name: sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
+        for name in ("testing_utils.py", "lib.py")
+    }
+    assert by_file["testing_utils.py"] == [
+        ("cuda-device-literal", 4, "test-only"),
+        ("cuda-device-literal", 10, "test-only"),
+        ("deepspeed", 9, "test-only"),
+        ("torch-cuda-api", 3, "probe"),
+        ("torch-cuda-api", 5, "test-only"),
+    ]
+    assert by_file["lib.py"] == [
+        ("cuda-device-literal", 4, "optional"),
+        ("cuda-device-literal", 10, None),
+        ("deepspeed", 9, "lazy-import"),
+        ("torch-cuda-api", 3, "probe"),
+        ("torch-cuda-api", 5, None),
+    ]
+    assert sorted(i.key for i in log.items) == ["file|device-placement|lib.py", "package|deepspeed|deepspeed"]
