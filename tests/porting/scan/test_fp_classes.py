@@ -80,7 +80,7 @@ def unused_memory(i):
 def pick_device(rank):
     if torch.cuda.is_available():
         torch.cuda.set_device(rank)
-        torch.cuda.empty_cache()
+        torch.cuda.synchronize()
     elif torch.backends.mps.is_available():
         device = "mps"
     else:
@@ -104,7 +104,7 @@ def no_fallback(i):
     if is_torch_xpu_available():
         torch.xpu.empty_cache()
     elif torch.cuda.is_available():
-        torch.cuda.empty_cache()
+        torch.cuda.ipc_collect()
 
 
 def raising_fallback(i):
@@ -118,7 +118,7 @@ def raising_fallback(i):
 
 def one_backend():
     if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(0)
+        torch.cuda.reset_peak_memory_stats()
     else:
         torch.manual_seed(0)
 

@@ -91,3 +91,32 @@ def test_a_guarded_path_of_test_code_is_still_test_code(tmp_path: Path) -> None:
         ("torch-cuda-api", 5, None),
     ]
     assert sorted(i.key for i in log.items) == ["file|device-placement|lib.py", "package|deepspeed|deepspeed"]
+
+
+def test_a_cuda_call_that_does_nothing_without_cuda_is_not_porting_work(tmp_path: Path) -> None:
+    """``torch.cuda.empty_cache()`` and the CUDA seeds do nothing on a machine with no CUDA device (measured on the
+    CPU-only torch: no error, no effect), guarded or not: ``no-op-elsewhere``, no item. Stays: ``synchronize`` (it
+    raises there), a memory statistic the code uses (0 there), ``set_device``."""
+    (tmp_path / "lib.py").write_text(
+        "import torch\n"
+        "def set_seed(seed):\n"
+        "    torch.manual_seed(seed)\n"
+        "    torch.cuda.manual_seed_all(seed)\n"  # 4
+        "def unload(model):\n"
+        "    del model\n"
+        "    if torch.cuda.is_available():\n"  # 7: probe
+        "        torch.cuda.empty_cache()\n"  # 8
+        "    torch.cuda.synchronize()\n"  # 9: stays
+        "    free = torch.cuda.memory_allocated()\n"  # 10: stays
+        "    torch.cuda.set_device(0)\n"  # 11: stays
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted((f.line, f.context) for f in log.findings) == [
+        (4, "no-op-elsewhere"),
+        (7, "probe"),
+        (8, "no-op-elsewhere"),
+        (9, None),
+        (10, None),
+        (11, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|lib.py", [9, 10, 11])]

@@ -249,6 +249,8 @@ class PyVisitor:
                     self.add("amp-cuda", line, d)
                 elif d.startswith(CUDA_GRAPH_NAMES):
                     self.add("cuda-graphs", line, d)
+                elif d in _CUDA_NO_OPS:
+                    self.add("torch-cuda-api", line, d, context="no-op-elsewhere")
                 else:
                     self.add("torch-cuda-api", line, d, context=self._backend_call("cuda"))
             elif d.startswith(("torch.backends.cudnn", "torch.backends.cuda")) or (
@@ -913,6 +915,13 @@ _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "i
 _APPLE_KERNEL = frozenset({"mlx", "metal"})
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
 _PLACEMENT = frozenset({"set_device", "device", "current_device"})
+# torch.cuda calls that return nothing and do nothing where no CUDA device is initialised (measured on a CPU-only
+# torch: ``empty_cache`` checks ``is_initialized()``, the seeds are queued lazily): on the target they run and change
+# nothing, so nothing is ported. ``synchronize``, ``mem_get_info``, ``reset_peak_memory_stats`` raise there, and the
+# memory statistics return 0 that the code then uses: those stay findings.
+_CUDA_NO_OPS = frozenset(
+    f"torch.cuda.{n}" for n in ("empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all")
+)
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
 # Neuron port runs them.
 _COMPARED_DEVICE = re.compile(r"^(cuda|mps)(?::\d+)?$")
