@@ -120,3 +120,71 @@ def test_a_cuda_call_that_does_nothing_without_cuda_is_not_porting_work(tmp_path
         (11, None),
     ]
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|lib.py", [9, 10, 11])]
+
+
+LONE = """\
+import torch
+
+
+def communicate(tensor, comm_device):
+    send(tensor)
+    if comm_device.type == "cuda":
+        torch.cuda.synchronize()
+    return tensor
+
+
+def run(model):
+    if model.device.type == "cuda" and model.device.index is not None:
+        torch.cuda.set_device(model.device)
+    if model.device.type == "cuda":
+        torch.cuda.set_device(0)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    if model.device.type == "cuda" or model.forced:
+        torch.cuda.synchronize()
+    if model.device.type == "cuda":
+        torch.cuda.synchronize()
+    else:
+        model.sync()
+"""
+
+
+def test_a_lone_branch_on_a_given_devices_type_only_tunes_that_backend(tmp_path: Path) -> None:
+    """``if comm_device.type == "cuda": torch.cuda.synchronize()`` (no ``else``; also ``... == "cuda" and x.index is
+    not None: torch.cuda.set_device(x.device)``): on another device the test is false and the code goes on, so the
+    branch is ``backend-branch``. Stays: a lone branch that places anew (``set_device(0)``), a lone branch on an
+    availability probe, an ``or`` test (it runs elsewhere too), a one-backend branch with an ``else``."""
+    (tmp_path / "m.py").write_text(LONE)
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted((f.line or 0, f.context) for f in log.findings) == [
+        (7, "backend-branch"),
+        (13, "backend-branch"),
+        (15, None),
+        (16, "probe"),
+        (17, "optional"),
+        (19, None),
+        (21, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|device-placement|m.py", [15, 17, 19, 21])
+    ]
+
+
+def test_a_lone_device_type_branch_that_returns_is_an_alternative_and_stays() -> None:
+    """A lone branch whose body leaves (``return``, ``yield``) is a CUDA-only alternative of what follows, with its
+    own result: porting work, unlike the same call in a branch the code falls through."""
+    src = (
+        "import torch\n"
+        "def on_device(device):\n"
+        "    if device.type == 'cuda':\n"
+        "        with torch.cuda.device(device):\n"  # 4: stays
+        "            yield\n"
+        "            return\n"
+        "    yield\n"
+        "def tune(device):\n"
+        "    if device.type == 'cuda':\n"
+        "        with torch.cuda.device(device):\n"  # 10: falls through
+        "            warm()\n"
+        "    return 0\n"
+    )
+    assert _raw(src) == [("torch-cuda-api", 4, None), ("torch-cuda-api", 10, "backend-branch")]

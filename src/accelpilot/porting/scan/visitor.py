@@ -632,7 +632,7 @@ class PyVisitor:
             len({b for b in backends if b is not None}) >= 2
             and bool(fallback)
             and not any(isinstance(x, ast.Raise) for x in fallback)
-        )
+        ) or _tunes_given_device(links, backends)
         generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
             if b == "mps" and generic:
@@ -886,9 +886,29 @@ def _decorator_name(d: ast.expr) -> str | None:
     return _name_of(d.func if isinstance(d, ast.Call) else d)
 
 
+def _tunes_given_device(links: list[ast.If], backends: list[str | None]) -> bool:
+    """``if comm_device.type == "cuda": torch.cuda.synchronize()`` with no ``else``: a lone branch chosen by the type
+    of a device the code already holds. On another device the test is false and the code goes on, so the branch
+    only tunes for the backend it names (a port leaves it alone); it is read as a dispatch whose fallback is to do
+    nothing, and ``_places`` (with the device given) still keeps a branch that places work anew (``"cuda:0"``).
+    A body that leaves (``return``, ``raise``, ``yield``, ``break``) is not tuning but a CUDA-only alternative of what
+    follows, with its own result: it stays porting work."""
+    if not (len(links) == 1 and not links[0].orelse and _compared_backend(links[0].test) is not None):
+        return False
+    return not any(isinstance(n, _LEAVES) for stmt in links[0].body for n in ast.walk(stmt))
+
+
+# Statements and expressions by which a branch's body leaves or hands back control (``_tunes_given_device``).
+_LEAVES = (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Break, ast.Continue)
+
+
 def _compared_backend(test: ast.expr) -> str | None:
     """The backend a test compares a device's type with (``x.device.type == "cuda"``, ``device_type == "xpu"``), or
-    whose name it looks up among devices (``"mps" in gpus``)."""
+    whose name it looks up among devices (``"mps" in gpus``); in an ``and`` of tests, the one backend they compare
+    (``x.type == "cuda" and x.index is not None``: the body runs only there)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        backends = {b for b in map(_compared_backend, test.values) if b is not None}
+        return backends.pop() if len(backends) == 1 else None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     if isinstance(test.ops[0], ast.In):
