@@ -188,3 +188,49 @@ def test_a_lone_device_type_branch_that_returns_is_an_alternative_and_stays() ->
         "    return 0\n"
     )
     assert _raw(src) == [("torch-cuda-api", 4, None), ("torch-cuda-api", 10, "backend-branch")]
+
+
+WRAPPED = """\
+import torch
+from torch import nn
+
+from .moe import use_experts_implementation
+
+
+class FP8Experts(nn.Module):
+    def forward(self, hidden_states, top_k_index):
+        hit = torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero()
+        return hit
+
+
+if ready:
+    idx = x.nonzero()
+
+
+class Router(nn.Module):
+    def forward(self, x):
+        return x.nonzero()
+
+
+def replace(model, config):
+    cls = use_experts_implementation(experts_class=FP8Experts, has_bias=False)
+    return cls(config)
+"""
+
+
+def test_a_class_a_dispatcher_call_wraps_is_an_eager_reference(tmp_path: Path) -> None:
+    """``use_experts_implementation(experts_class=FP8Experts)`` is the decorator's call form: the wrapped class's
+    forward is the eager reference the dispatcher replaces by default (``reference-fallback``) and the call is a line
+    of the repository's dispatch item. Stays: another class of the file, a module-level block after the class."""
+    assert _raw(WRAPPED) == [
+        ("data-dependent-op", 9, "reference-fallback"),
+        ("data-dependent-op", 14, None),
+        ("data-dependent-op", 19, None),
+        ("moe-experts-dispatch", 23, None),
+    ]
+    (tmp_path / "fp8.py").write_text(WRAPPED)
+    log = scan_path(tmp_path, jobs=1)
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|data-dependent-op|fp8.py", [14, 19]),
+        ("repo|moe-experts-dispatch", [23]),
+    ]

@@ -32,7 +32,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
-        return _weight_init(data, v.found)
+        return _weight_init(data, _dispatched_bodies(data, v))
     hits = trigger_lines(data)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
@@ -45,7 +45,24 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
     for t in trees:
         v.visit(t)
-    return _weight_init(data, v.found)
+    return _weight_init(data, _dispatched_bodies(data, v))
+
+
+def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
+    """Findings in the body of a class that a dispatcher call of this file wraps (``use_experts_implementation(
+    experts_class=FP8Experts)``, the call form of the decorator) are ``reference-fallback`` unless a stronger
+    context holds, as ``PyVisitor.v_class`` does for a decorated class. Read lexically (the class that holds a
+    line, by indentation), so the pruned scan needs no parse of the class."""
+    if not v.dispatched:
+        return v.found
+    reach = FileReach(data)
+    out: list[RawFinding] = []
+    for r, ln, msg, snip, sub, ctx in v.found:
+        candidate = ln is not None and r != "moe-experts-dispatch" and ctx in (None, "optional")
+        if candidate and ln is not None and v.dispatched & reach.classes_at_line(ln):
+            ctx = "reference-fallback"
+        out.append((r, ln, msg, snip, sub, ctx))
+    return out
 
 
 # Rules whose line is moot when only weight initialisation runs it (a dtype used to build initial values).

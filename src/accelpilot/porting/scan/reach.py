@@ -38,6 +38,34 @@ class FileReach:
                 return name if kind == b"def" else None
         return None
 
+    def classes_at_line(self, line: int) -> set[str]:
+        """The classes whose body holds the line (nested ones too), read from headers and indentation."""
+        if not 1 <= line <= len(self.line_starts):
+            return set()
+        ls = self.line_starts[line - 1]
+        text = self.data[ls : ls + 400]
+        indent = len(text) - len(text.lstrip(b" \t"))
+        found: set[str] = set()
+        for i in range(bisect.bisect_right(self.starts, ls) - 1, -1, -1):
+            start, h_indent, kind, name = self.headers[i]
+            if start < ls and h_indent < indent:
+                if self._closed(start, ls, h_indent):
+                    break  # that block ended before the line (``if x:`` at its level follows a class)
+                indent = h_indent  # the header holding this line; go on outwards from it
+                if kind == b"class":
+                    found.add(name)
+        return found
+
+    def _closed(self, start: int, end: int, indent: int) -> bool:
+        """A code line between the header at ``start`` and ``end`` is indented no deeper than the header: its block
+        ended there (blank lines, comments and the header's own continuation lines aside)."""
+        body = self.data.find(b":\n", start, end)  # the header's own line(s) end at the first ``:`` line end
+        for line in self.data[body + 2 if body >= 0 else end : end].splitlines():
+            stripped = line.lstrip(b" \t")
+            if stripped and not stripped.startswith((b"#", b")", b"]", b"}")) and len(line) - len(stripped) <= indent:
+                return True
+        return False
+
     def def_at_line(self, line: int) -> str | None:
         if not 1 <= line <= len(self.line_starts):
             return None

@@ -85,6 +85,8 @@ class PyVisitor:
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
+        # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
+        self.dispatched: set[str] = set()
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -328,6 +330,8 @@ class PyVisitor:
                     for e in a.elts if isinstance(a, ast.Tuple) else [a]:
                         if isinstance(e, ast.Constant) and _COMPARED_DEVICE.match(str(e.value)):
                             self._consumed.add(id(e))
+            if name in DISPATCHED_BY_DEFAULT:
+                self._dispatched_class(node, name)
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
             elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
@@ -349,6 +353,16 @@ class PyVisitor:
                 self._within("benchmark-tool", node)
                 return
         self.generic(node)
+
+    def _dispatched_class(self, node: ast.Call, name: str) -> None:
+        """``use_experts_implementation(experts_class=FP8Experts, ...)``: the call form of the decorator, wrapping a
+        class of this file; its body is then the eager reference, like a decorated class's (the call may come after
+        the class, so python.py's ``_dispatched_bodies`` sets the body apart once the file is visited)."""
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "experts_class")]
+        for a in given:
+            if isinstance(a, ast.Name):
+                self.dispatched.add(a.id)
+                self.add("moe-experts-dispatch", node.lineno, f"{name}({a.id})")
 
     def _host_built(self, value: ast.expr, line: int, depth: int) -> bool:
         """``value`` is a tensor built from Python values: ``torch.as_tensor([n])``/``torch.tensor([n, m])`` of a
