@@ -234,3 +234,19 @@ def test_a_class_a_dispatcher_call_wraps_is_an_eager_reference(tmp_path: Path) -
         ("file|data-dependent-op|fp8.py", [14, 19]),
         ("repo|moe-experts-dispatch", [23]),
     ]
+
+
+def test_the_default_device_of_a_wrappers_own_cuda_is_delegation() -> None:
+    """In ``def cuda(self, *args, **kwargs)``, ``kwargs.get("device", "cuda")`` is the device the caller's ``.cuda()``
+    asked for (that call is the finding). Stays: "cuda:0" there (a fixed device), "cuda" in any other def."""
+    src = (
+        "import torch\n"
+        "class Model:\n"
+        "    def cuda(self, *args, **kwargs):\n"
+        "        device = kwargs.get('device', 'cuda')\n"  # 4: delegation
+        "        pinned = 'cuda:0'\n"  # 5: stays
+        "        return device, pinned\n"
+        "    def place(self, **kwargs):\n"
+        "        return kwargs.get('device', 'cuda')\n"  # 8: stays
+    )
+    assert _raw(src) == [("cuda-device-literal", 5, None), ("cuda-device-literal", 8, None)]

@@ -867,6 +867,8 @@ class PyVisitor:
         if "cu_seqlens" in v:
             self.add("varlen-packing", line, f"string {v!r}")
         m = DEVICE.match(v)
+        if m and self.def_name == "cuda" and v == "cuda":
+            return  # a wrapper's own ``def cuda`` defaulting to "cuda" (``kwargs.get("device", "cuda")``): delegation
         if m:
             self.add(DEVICE_RULE[m.group(1)], line, f"device string {v!r}")
             return
