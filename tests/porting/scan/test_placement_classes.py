@@ -250,3 +250,30 @@ def test_the_default_device_of_a_wrappers_own_cuda_is_delegation() -> None:
         "        return kwargs.get('device', 'cuda')\n"  # 8: stays
     )
     assert _raw(src) == [("cuda-device-literal", 5, None), ("cuda-device-literal", 8, None)]
+
+
+def test_device_names_added_one_by_one_to_an_inventory_are_not_placement() -> None:
+    """``devices.add("cuda")`` beside ``devices.add("mps")`` in the same def lists the backends present (like a
+    literal naming two device types): no finding. Stays: a device type added alone (``targets.append("cuda")`` with
+    only ``"cuda:1"`` besides), or beside another device added to a different collection."""
+    src = (
+        "import torch\n"
+        "def available():\n"
+        "    devices = {'cpu'}\n"
+        "    if torch.cuda.is_available():\n"  # 4: probe
+        "        devices.add('cuda')\n"  # 5: inventory
+        "    if has_mps():\n"
+        "        devices.add('mps')\n"  # 7: inventory
+        "    return devices\n"
+        "def chosen(flag):\n"
+        "    targets, other = [], []\n"
+        "    targets.append('cuda')\n"  # 11: stays
+        "    targets.append('cuda:1')\n"  # 12: stays
+        "    other.append('xpu')\n"
+        "    return targets\n"
+    )
+    assert _raw(src) == [
+        ("cuda-device-literal", 11, None),
+        ("cuda-device-literal", 12, None),
+        ("torch-cuda-api", 4, "probe"),
+    ]

@@ -332,6 +332,8 @@ class PyVisitor:
                             self._consumed.add(id(e))
             if name in DISPATCHED_BY_DEFAULT:
                 self._dispatched_class(node, name)
+            if name in ("add", "append") and isinstance(f, ast.Attribute) and self._inventory(node, f):
+                self._consumed.add(id(node.args[0]))
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
             elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
@@ -353,6 +355,26 @@ class PyVisitor:
                 self._within("benchmark-tool", node)
                 return
         self.generic(node)
+
+    def _inventory(self, node: ast.Call, f: ast.Attribute) -> bool:
+        """``devices.add("cuda")`` where the same def also adds another device type to ``devices``: a vocabulary of
+        backends built one call at a time (``get_available_devices``), like a literal naming two device types
+        (``_read_table``), not a choice of CUDA. Stays: one device type added alone."""
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if arg is None or _device_kind(arg) is None or self.def_node is None:
+            return False
+        target = ast.unparse(f.value)
+        for sub in ast.walk(self.def_node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in ("add", "append")
+                and len(sub.args) == 1
+                and _device_kind(sub.args[0]) not in (None, _device_kind(arg))
+                and ast.unparse(sub.func.value) == target
+            ):
+                return True
+        return False
 
     def _dispatched_class(self, node: ast.Call, name: str) -> None:
         """``use_experts_implementation(experts_class=FP8Experts, ...)``: the call form of the decorator, wrapping a
