@@ -525,6 +525,44 @@ class Loss(torch.nn.Module):
 """
 
 
+HOST_COUNT_REDUCED = """
+import torch
+import torch.distributed as dist
+from accelerate.utils import reduce
+
+
+class Loss(torch.nn.Module):
+    def forward(self, outputs, targets, scale):
+        num_boxes = sum(len(t["class_labels"]) for t in targets)
+        num_boxes = torch.as_tensor([num_boxes], dtype=torch.float, device=outputs.device)
+        world_size = 1
+        if dist.is_initialized():
+            num_boxes = reduce(num_boxes)
+            world_size = dist.get_world_size()
+        count = torch.clamp(num_boxes / world_size, min=1).item()
+        norm = outputs.sum()
+        by_model = torch.clamp(num_boxes / norm, min=1).item()
+        by_arg = (num_boxes * scale).item()
+        summed = reduce(outputs.sum()).item()
+        return count, by_model, by_arg, summed
+"""
+
+
+def test_a_host_count_summed_over_ranks_and_scaled_by_the_world_size_is_not_a_host_sync(tmp_path: Path) -> None:
+    """The DETR losses' ``num_boxes``: a host count put in a tensor, summed over ranks (``reduce``/``all_reduce``)
+    and divided by the world size (a number no input decides) is still a count the hosts had: reading it back is not
+    a host sync of model data. Stays: divided by a model tensor (``outputs.sum()``), scaled by a parameter (maybe a
+    tensor), and a collective of model data."""
+    (tmp_path / "loss.py").write_text(HOST_COUNT_REDUCED)
+    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "loss.py") if r == "item-in-forward"] == [
+        ("item-in-forward", 17),
+        ("item-in-forward", 18),
+        ("item-in-forward", 19),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_COUNT_REDUCED, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_COUNT_REDUCED)) == full
+
+
 def test_reading_back_a_tensor_built_from_python_values_is_not_a_host_sync(tmp_path: Path) -> None:
     """``.item()``/``.tolist()`` of ``torch.as_tensor([n])``/``torch.tensor((a, b))`` (through ``torch.clamp``,
     ``.float()`` and a name's last assignment in the def) returns what the host had. Stays: ``as_tensor`` of a

@@ -310,7 +310,7 @@ class PyVisitor:
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
-                    if not self._host_built(f.value, node.lineno, 4):
+                    if not self._host_built(f.value, node.lineno, 6):
                         self.add("item-in-forward", line, f".{name}() inside forward")
                 elif name == "long" and self.forward_depth and self.torch_file and not is_module:
                     if not self._fits_int32(node, f.value):
@@ -368,6 +368,15 @@ class PyVisitor:
                 default=None,
             )
             return last is not None and self._host_built(last.value, last.lineno, depth - 1)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, _ARITH):
+            # ``num_boxes / world_size``: a host count scaled by a number the inputs do not decide
+            a, b = value.left, value.right
+            return (self._host_built(a, line, depth - 1) and self._host_number(b)) or (
+                self._host_built(b, line, depth - 1) and self._host_number(a)
+            )
+        if isinstance(value, ast.Call) and _call_name(value) in _COLLECTIVES and value.args:
+            # ``reduce(num_boxes)``: every rank gives its host count; the sum is still no value of the model's data
+            return self._host_built(value.args[0], line, depth - 1)
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
             return False
         name, recv = value.func.attr, value.func.value
@@ -376,6 +385,25 @@ class PyVisitor:
                 return bool(value.args) and isinstance(value.args[0], (ast.List, ast.Tuple, ast.Constant))
             return name in _ONE_INPUT and bool(value.args) and self._host_built(value.args[0], line, depth - 1)
         return name in _ONE_INPUT and self._host_built(recv, line, depth - 1)
+
+    def _host_number(self, value: ast.expr) -> bool:
+        """A number the function's inputs do not decide: a constant, or a local name assigned in the def, every
+        assignment of which reads neither a parameter nor ``self`` (``world_size = 1`` / ``dist.get_world_size()``)."""
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+        node = self.def_node
+        if not isinstance(value, ast.Name) or node is None:
+            return False
+        a = node.args
+        params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        sources = [
+            x.value
+            for x in ast.walk(node)
+            if isinstance(x, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in x.targets)
+        ]
+        return bool(sources) and not any(
+            isinstance(n, ast.Name) and n.id in params for src in sources for n in ast.walk(src)
+        )
 
     def _ext_name(self, node: ast.Call) -> str | None:
         """The module name a cpp_extension builder gives its build (first argument or ``name=``): what the
@@ -901,6 +929,10 @@ def _compared_backend(test: ast.expr) -> str | None:
 
 # Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
 _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
+# Arithmetic that keeps a host-built tensor host-built when the other operand is a number the inputs do not decide.
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+# Collectives (torch.distributed, accelerate.utils): of a host-built tensor, their result is still host values.
+_COLLECTIVES = frozenset({"reduce", "all_reduce", "all_gather", "gather", "broadcast", "reduce_scatter"})
 # Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
 _APPLE_KERNEL = frozenset({"mlx", "metal"})
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
