@@ -529,9 +529,26 @@ class PyVisitor:
         store = isinstance(node.ctx, ast.Store)
         if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-            if any(_is_masky(e) for e in elts):
+            if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts):
                 self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
         self.generic(node)
+
+    def _not_a_mask_read(self, index: ast.expr) -> bool:
+        """A masky index whose read keeps a shape fixed: a name the function builds only as integers
+        (``cls_mask = attention_mask.argmax(-1)``: a gather, not a mask), or a mask made only from the module's own
+        state, constants and host-typed arguments (``self._vocab_map != SUPPRESS``, a config-only noise schedule):
+        its count is the same on every call, decided before any input tensor is seen."""
+        node = self.def_node
+        if node is None:
+            return False
+        binds = _bindings(node)
+        if isinstance(index, ast.Name) and index.id in binds:
+            values = binds[index.id]
+            if values and all(_integer_valued(v) for v in values):
+                return True
+        a = node.args
+        every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None)
+        return _fixed_by_module(index, binds, (every, _host_params(node)), set(), 6)
 
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
         """A tensor-value method called on the line of the ``if``/``while``/``assert`` keyword (one-line rule)."""
@@ -929,6 +946,15 @@ def _compared_backend(test: ast.expr) -> str | None:
 
 # Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
 _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
+# Ops whose result is integer positions, not a mask (``_integer_valued``), and integer dtypes of a factory's dtype=.
+_POSITION_OPS = frozenset({"argmax", "argmin", "argsort", "arange", "long", "int", "searchsorted", "bucketize"})
+_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "short"})
+# Ops that move or reshape a tensor without changing its values (an integer index stays one through them).
+_KEEPS_VALUES = frozenset(
+    {"to", "view", "reshape", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "contiguous", "clone"}
+)
+# Annotation names of a host value: a parameter so typed is never a tensor input (``_host_params``).
+_HOST_TYPES = frozenset({"int", "float", "bool", "str", "None", "device", "dtype", "Optional", "Union"})
 # Arithmetic that keeps a host-built tensor host-built when the other operand is a number the inputs do not decide.
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
 # Collectives (torch.distributed, accelerate.utils): of a host-built tensor, their result is still host values.
@@ -977,6 +1003,96 @@ def _device_type_args(call: ast.Call) -> list[ast.Constant]:
         return []
     cands = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "type")]
     return [c for c in cands if isinstance(c, ast.Constant) and _device_kind(c) is not None]
+
+
+def _bindings(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr] | None]:
+    """Every name the def binds, with the values of its plain assignments; None for a name also bound another way
+    (a loop or comprehension target, ``+=``, ``with ... as``, a walrus), whose values are not followed."""
+    out: dict[str, list[ast.expr] | None] = {}
+    for x in ast.walk(node):
+        if isinstance(x, ast.Assign):
+            for t in x.targets:
+                if isinstance(t, ast.Name):
+                    vals = out.setdefault(t.id, [])
+                    if vals is not None:
+                        vals.append(x.value)
+                    continue
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        out[n.id] = None  # a tuple target: which part of the value is not followed
+        elif isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and x.id not in out:
+            out[x.id] = None
+    for x in ast.walk(node):
+        if isinstance(x, (ast.For, ast.comprehension, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.withitem)):
+            target = x.optional_vars if isinstance(x, ast.withitem) else x.target
+            for n in ast.walk(target) if target is not None else ():
+                if isinstance(n, ast.Name):
+                    out[n.id] = None
+    return out
+
+
+def _host_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Parameters annotated as host values (``int | None``, ``torch.device``, ``str``): never a tensor input."""
+    a = node.args
+    out = set()
+    for x in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        ann = x.annotation
+        if ann is not None and all(
+            (isinstance(n, ast.Name) and n.id in _HOST_TYPES)
+            or (isinstance(n, ast.Attribute) and n.attr in _HOST_TYPES)
+            or (isinstance(n, ast.Constant) and n.value is None)
+            for n in ast.walk(ann)
+            if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))
+            and not (isinstance(n, ast.Name) and n.id == "torch")
+        ):
+            out.add(x.arg)
+    return frozenset(out)
+
+
+def _fixed_by_module(
+    e: ast.expr,
+    binds: dict[str, list[ast.expr] | None],
+    params: tuple[frozenset[str], frozenset[str]],
+    seen: set[str],
+    depth: int,
+) -> bool:
+    """``e`` reads only ``self``/``cls`` state, constants, names of the module and host-typed parameters
+    (``params`` = every parameter, the host-typed ones), through the def's plain assignments (``depth`` deep)."""
+    every, host = params
+    for n in ast.walk(e):
+        if not isinstance(n, ast.Name) or n.id in ("self", "cls") or n.id in seen:
+            continue
+        if n.id in every:
+            if n.id in host and n.id not in binds:
+                continue
+            return False  # an input of the function: maybe a tensor
+        if n.id not in binds:
+            continue  # a module-level name (``torch``, a constant)
+        values = binds[n.id]
+        if not values or depth == 0:
+            return False
+        seen.add(n.id)
+        if not all(_fixed_by_module(v, binds, params, seen, depth - 1) for v in values):
+            return False
+    return True
+
+
+def _integer_valued(v: ast.expr) -> bool:
+    """``v`` is built as integers: an index op (``argmax``, ``arange``, ``.long()``), a factory with an integer
+    ``dtype=``, an int constant, through ops that keep values (``.to(device)``, ``.view``, ``.unsqueeze``)."""
+    if isinstance(v, ast.Constant):
+        return isinstance(v.value, int) and not isinstance(v.value, bool)
+    if not isinstance(v, ast.Call):
+        return False
+    name = _call_name(v)
+    if name in _POSITION_OPS:
+        return True
+    dtype = next((k.value for k in v.keywords if k.arg == "dtype"), None)
+    if dtype is not None:
+        return _is_dtype(dtype) and isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+    if name in _KEEPS_VALUES and isinstance(v.func, ast.Attribute):
+        return not any(_is_dtype(a) for a in v.args) and _integer_valued(v.func.value)
+    return False
 
 
 def _call_name(call: ast.Call) -> str | None:
