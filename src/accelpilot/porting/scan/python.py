@@ -77,8 +77,9 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
     helper moves, and only when every line of each of its rules in the file then lies in that one caller: a rule whose
     item also spans other functions keeps the helper apart, so the join folds a helper into its caller and never
     pulls unrelated work together."""
-    if not any(r in FUNCTION_RULES and sub for r, _, _, _, sub, _ in found):
-        return found
+    names = {sub.rpartition(":")[0] for r, _, _, _, sub, _ in found if r in FUNCTION_RULES and sub}
+    if not any(_helper_name(n, data) for n in names):
+        return found  # only methods such as ``forward``: no helper to join (and no file read for callers)
     reach = FileReach(data)
     callers: dict[str, str] = {}
 
@@ -109,3 +110,11 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
+
+
+def _helper_name(name: str, data: bytes) -> bool:
+    """Cheap pre-check of ``FileReach.sole_caller``'s helpers: a ``_private`` name or a module-level def."""
+    if name.startswith("_") and not name.startswith("__"):
+        return True
+    head = name.encode() + b"("
+    return data.startswith(b"def " + head) or b"\ndef " + head in data or b"\nasync def " + head in data

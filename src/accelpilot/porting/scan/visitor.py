@@ -85,6 +85,8 @@ class PyVisitor:
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
+        # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
+        self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -541,14 +543,17 @@ class PyVisitor:
         node = self.def_node
         if node is None:
             return False
-        binds = _bindings(node)
+        known = self._def_names.get(id(node))
+        if known is None:
+            a = node.args
+            every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
+            known = self._def_names[id(node)] = (_bindings(node), (every, _host_params(node)))
+        binds, params = known
         if isinstance(index, ast.Name) and index.id in binds:
             values = binds[index.id]
             if values and all(_integer_valued(v) for v in values):
                 return True
-        a = node.args
-        every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None)
-        return _fixed_by_module(index, binds, (every, _host_params(node)), set(), 6)
+        return _fixed_by_module(index, binds, params, set(), 6)
 
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
         """A tensor-value method called on the line of the ``if``/``while``/``assert`` keyword (one-line rule)."""
@@ -1007,27 +1012,20 @@ def _device_type_args(call: ast.Call) -> list[ast.Constant]:
 
 def _bindings(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr] | None]:
     """Every name the def binds, with the values of its plain assignments; None for a name also bound another way
-    (a loop or comprehension target, ``+=``, ``with ... as``, a walrus), whose values are not followed."""
+    (a loop or comprehension target, ``+=``, ``with ... as``, a walrus, a tuple target), whose values are not
+    followed. One walk: an ``Assign`` is met before the names it stores."""
     out: dict[str, list[ast.expr] | None] = {}
+    direct: set[int] = set()
     for x in ast.walk(node):
         if isinstance(x, ast.Assign):
             for t in x.targets:
                 if isinstance(t, ast.Name):
+                    direct.add(id(t))
                     vals = out.setdefault(t.id, [])
                     if vals is not None:
                         vals.append(x.value)
-                    continue
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        out[n.id] = None  # a tuple target: which part of the value is not followed
-        elif isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and x.id not in out:
+        elif isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and id(x) not in direct:
             out[x.id] = None
-    for x in ast.walk(node):
-        if isinstance(x, (ast.For, ast.comprehension, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.withitem)):
-            target = x.optional_vars if isinstance(x, ast.withitem) else x.target
-            for n in ast.walk(target) if target is not None else ():
-                if isinstance(n, ast.Name):
-                    out[n.id] = None
     return out
 
 
