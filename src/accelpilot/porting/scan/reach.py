@@ -9,6 +9,7 @@ few lines it is asked about.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 # Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
@@ -25,7 +26,6 @@ class FileReach:
         self.data = data
         self.headers = [(m.start(), len(m.group(1)), m.group(2), m.group(3).decode()) for m in _HEADER.finditer(data)]
         self.starts = [h[0] for h in self.headers]
-        self.line_starts = [0, *(m.end() for m in re.finditer(rb"\n", data))]
 
     def enclosing_def(self, pos: int) -> str | None:
         """The innermost def holding the line at byte ``pos`` (None at module or class level)."""
@@ -71,7 +71,12 @@ class FileReach:
         if caller is None:
             return None
         start = self.headers[caller][0]
-        return self.headers[caller][3], bisect.bisect_right(self.line_starts, start)
+        return self.headers[caller][3], self.data.count(b"\n", 0, start) + 1
+
+    @functools.cached_property
+    def line_starts(self) -> list[int]:
+        """Byte offset of each line's start (built on first use: the sole-caller check never needs it)."""
+        return [0, *(m.end() for m in re.finditer(rb"\n", self.data))]
 
     def def_at_line(self, line: int) -> str | None:
         if not 1 <= line <= len(self.line_starts):
