@@ -9,6 +9,7 @@ few lines it is asked about.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 # Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
@@ -25,7 +26,6 @@ class FileReach:
         self.data = data
         self.headers = [(m.start(), len(m.group(1)), m.group(2), m.group(3).decode()) for m in _HEADER.finditer(data)]
         self.starts = [h[0] for h in self.headers]
-        self.line_starts = [0, *(m.end() for m in re.finditer(rb"\n", data))]
 
     def enclosing_def(self, pos: int) -> str | None:
         """The innermost def holding the line at byte ``pos`` (None at module or class level)."""
@@ -65,6 +65,46 @@ class FileReach:
             if stripped and not stripped.startswith((b"#", b")", b"]", b"}")) and len(line) - len(stripped) <= indent:
                 return True
         return False
+
+    def _holder(self, pos: int) -> int | None:
+        """Index in ``headers`` of the innermost def holding byte ``pos`` (None at module or class level)."""
+        ls = self.data.rfind(b"\n", 0, pos) + 1
+        line = self.data[ls : ls + 400]
+        indent = len(line) - len(line.lstrip(b" \t"))
+        for i in range(bisect.bisect_right(self.starts, ls) - 1, -1, -1):
+            start, h_indent, kind, _ = self.headers[i]
+            if start < ls and h_indent < indent:
+                return i if kind == b"def" else None
+        return None
+
+    def sole_caller(self, name: str) -> tuple[str, int] | None:
+        """``(caller, line of its def)`` when ``name`` is a helper (a module-level def or a ``_private`` method,
+        defined once in this file) and every mention of it sits in that one other def: the caller's rewrite is the
+        helper's. None when it is mentioned at module or class level, from two defs, or never (another file may
+        call it)."""
+        defs = [h for h in self.headers if h[2] == b"def" and h[3] == name]
+        if len(defs) != 1 or not (defs[0][1] == 0 or (name.startswith("_") and not name.startswith("__"))):
+            return None
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        caller: int | None = None
+        for m in word.finditer(self.data):
+            ls = self.data.rfind(b"\n", 0, m.start()) + 1
+            head = self.data[ls : m.start()].lstrip()
+            if head.startswith(b"#") or head.endswith((b"def ", b"class ")):
+                continue
+            i = self._holder(m.start())
+            if i is None or (caller is not None and i != caller) or self.headers[i][3] == name:
+                return None
+            caller = i
+        if caller is None:
+            return None
+        start = self.headers[caller][0]
+        return self.headers[caller][3], self.data.count(b"\n", 0, start) + 1
+
+    @functools.cached_property
+    def line_starts(self) -> list[int]:
+        """Byte offset of each line's start (built on first use: the sole-caller check never needs it)."""
+        return [0, *(m.end() for m in re.finditer(rb"\n", self.data))]
 
     def def_at_line(self, line: int) -> str | None:
         if not 1 <= line <= len(self.line_starts):

@@ -87,6 +87,8 @@ class PyVisitor:
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
         # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
         self.dispatched: set[str] = set()
+        # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
+        self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -315,7 +317,7 @@ class PyVisitor:
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
-                    if not self._host_built(f.value, node.lineno, 4):
+                    if not self._host_built(f.value, node.lineno, 6):
                         self.add("item-in-forward", line, f".{name}() inside forward")
                 elif name == "long" and self.forward_depth and self.torch_file and not is_module:
                     if not self._fits_int32(node, f.value):
@@ -407,6 +409,15 @@ class PyVisitor:
                 default=None,
             )
             return last is not None and self._host_built(last.value, last.lineno, depth - 1)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, _ARITH):
+            # ``num_boxes / world_size``: a host count scaled by a number the inputs do not decide
+            a, b = value.left, value.right
+            return (self._host_built(a, line, depth - 1) and self._host_number(b)) or (
+                self._host_built(b, line, depth - 1) and self._host_number(a)
+            )
+        if isinstance(value, ast.Call) and _call_name(value) in _COLLECTIVES and value.args:
+            # ``reduce(num_boxes)``: every rank gives its host count; the sum is still no value of the model's data
+            return self._host_built(value.args[0], line, depth - 1)
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
             return False
         name, recv = value.func.attr, value.func.value
@@ -415,6 +426,25 @@ class PyVisitor:
                 return bool(value.args) and isinstance(value.args[0], (ast.List, ast.Tuple, ast.Constant))
             return name in _ONE_INPUT and bool(value.args) and self._host_built(value.args[0], line, depth - 1)
         return name in _ONE_INPUT and self._host_built(recv, line, depth - 1)
+
+    def _host_number(self, value: ast.expr) -> bool:
+        """A number the function's inputs do not decide: a constant, or a local name assigned in the def, every
+        assignment of which reads neither a parameter nor ``self`` (``world_size = 1`` / ``dist.get_world_size()``)."""
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+        node = self.def_node
+        if not isinstance(value, ast.Name) or node is None:
+            return False
+        a = node.args
+        params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        sources = [
+            x.value
+            for x in ast.walk(node)
+            if isinstance(x, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in x.targets)
+        ]
+        return bool(sources) and not any(
+            isinstance(n, ast.Name) and n.id in params for src in sources for n in ast.walk(src)
+        )
 
     def _ext_name(self, node: ast.Call) -> str | None:
         """The module name a cpp_extension builder gives its build (first argument or ``name=``): what the
@@ -540,9 +570,29 @@ class PyVisitor:
         store = isinstance(node.ctx, ast.Store)
         if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-            if any(_is_masky(e) for e in elts):
+            if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts):
                 self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
         self.generic(node)
+
+    def _not_a_mask_read(self, index: ast.expr) -> bool:
+        """A masky index whose read keeps a shape fixed: a name the function builds only as integers
+        (``cls_mask = attention_mask.argmax(-1)``: a gather, not a mask), or a mask made only from the module's own
+        state, constants and host-typed arguments (``self._vocab_map != SUPPRESS``, a config-only noise schedule):
+        its count is the same on every call, decided before any input tensor is seen."""
+        node = self.def_node
+        if node is None:
+            return False
+        known = self._def_names.get(id(node))
+        if known is None:
+            a = node.args
+            every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
+            known = self._def_names[id(node)] = (_bindings(node), (every, _host_params(node)))
+        binds, params = known
+        if isinstance(index, ast.Name) and index.id in binds:
+            values = binds[index.id]
+            if values and all(_integer_valued(v) for v in values):
+                return True
+        return _fixed_by_module(index, binds, params, set(), 6)
 
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
         """A tensor-value method called on the line of the ``if``/``while``/``assert`` keyword (one-line rule)."""
@@ -969,6 +1019,19 @@ def _compared_backend(test: ast.expr) -> str | None:
 
 # Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
 _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
+# Ops whose result is integer positions, not a mask (``_integer_valued``), and integer dtypes of a factory's dtype=.
+_POSITION_OPS = frozenset({"argmax", "argmin", "argsort", "arange", "long", "int", "searchsorted", "bucketize"})
+_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "short"})
+# Ops that move or reshape a tensor without changing its values (an integer index stays one through them).
+_KEEPS_VALUES = frozenset(
+    {"to", "view", "reshape", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "contiguous", "clone"}
+)
+# Annotation names of a host value: a parameter so typed is never a tensor input (``_host_params``).
+_HOST_TYPES = frozenset({"int", "float", "bool", "str", "None", "device", "dtype", "Optional", "Union"})
+# Arithmetic that keeps a host-built tensor host-built when the other operand is a number the inputs do not decide.
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+# Collectives (torch.distributed, accelerate.utils): of a host-built tensor, their result is still host values.
+_COLLECTIVES = frozenset({"reduce", "all_reduce", "all_gather", "gather", "broadcast", "reduce_scatter"})
 # Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
 _APPLE_KERNEL = frozenset({"mlx", "metal"})
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
@@ -1020,6 +1083,89 @@ def _device_type_args(call: ast.Call) -> list[ast.Constant]:
         return []
     cands = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "type")]
     return [c for c in cands if isinstance(c, ast.Constant) and _device_kind(c) is not None]
+
+
+def _bindings(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr] | None]:
+    """Every name the def binds, with the values of its plain assignments; None for a name also bound another way
+    (a loop or comprehension target, ``+=``, ``with ... as``, a walrus, a tuple target), whose values are not
+    followed. One walk: an ``Assign`` is met before the names it stores."""
+    out: dict[str, list[ast.expr] | None] = {}
+    direct: set[int] = set()
+    for x in ast.walk(node):
+        if isinstance(x, ast.Assign):
+            for t in x.targets:
+                if isinstance(t, ast.Name):
+                    direct.add(id(t))
+                    vals = out.setdefault(t.id, [])
+                    if vals is not None:
+                        vals.append(x.value)
+        elif isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and id(x) not in direct:
+            out[x.id] = None
+    return out
+
+
+def _host_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Parameters annotated as host values (``int | None``, ``torch.device``, ``str``): never a tensor input."""
+    a = node.args
+    out = set()
+    for x in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        ann = x.annotation
+        if ann is not None and all(
+            (isinstance(n, ast.Name) and n.id in _HOST_TYPES)
+            or (isinstance(n, ast.Attribute) and n.attr in _HOST_TYPES)
+            or (isinstance(n, ast.Constant) and n.value is None)
+            for n in ast.walk(ann)
+            if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))
+            and not (isinstance(n, ast.Name) and n.id == "torch")
+        ):
+            out.add(x.arg)
+    return frozenset(out)
+
+
+def _fixed_by_module(
+    e: ast.expr,
+    binds: dict[str, list[ast.expr] | None],
+    params: tuple[frozenset[str], frozenset[str]],
+    seen: set[str],
+    depth: int,
+) -> bool:
+    """``e`` reads only ``self``/``cls`` state, constants, names of the module and host-typed parameters
+    (``params`` = every parameter, the host-typed ones), through the def's plain assignments (``depth`` deep)."""
+    every, host = params
+    for n in ast.walk(e):
+        if not isinstance(n, ast.Name) or n.id in ("self", "cls") or n.id in seen:
+            continue
+        if n.id in every:
+            if n.id in host and n.id not in binds:
+                continue
+            return False  # an input of the function: maybe a tensor
+        if n.id not in binds:
+            continue  # a module-level name (``torch``, a constant)
+        values = binds[n.id]
+        if not values or depth == 0:
+            return False
+        seen.add(n.id)
+        if not all(_fixed_by_module(v, binds, params, seen, depth - 1) for v in values):
+            return False
+    return True
+
+
+def _integer_valued(v: ast.expr) -> bool:
+    """``v`` is built as integers: an index op (``argmax``, ``arange``, ``.long()``), a factory with an integer
+    ``dtype=``, an int constant, through ops that keep values (``.to(device)``, ``.view``, ``.unsqueeze``)."""
+    if isinstance(v, ast.Constant):
+        return isinstance(v.value, int) and not isinstance(v.value, bool)
+    if not isinstance(v, ast.Call):
+        return False
+    name = _call_name(v)
+    if name in _POSITION_OPS:
+        return True
+    dtype = next((k.value for k in v.keywords if k.arg == "dtype"), None)
+    if dtype is not None:
+        return _is_dtype(dtype) and isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+    if name in _KEEPS_VALUES and isinstance(v.func, ast.Attribute):
+        return not any(_is_dtype(a) for a in v.args) and _integer_valued(v.func.value)
+    return False
 
 
 def _call_name(call: ast.Call) -> str | None:
