@@ -128,7 +128,6 @@ class Comparison(BaseModel):
     one_off_cost: Figure
     break_even_runs: int | None = None  # None: never pays back
     break_even_months: Decimal | None = None
-    payback_curve: list[tuple[int, Decimal, Decimal]] = Field(default_factory=list)  # run, baseline, candidate
     # How far the inputs may move before the decision flips (derived; None where no such point exists).
     flip_hours_per_run: Figure | None = None
     flip_utilisation: Figure | None = None
@@ -137,6 +136,30 @@ class Comparison(BaseModel):
     # requests crosses the baseline's, and the lowest candidate peak rate at which the saving reaches the margin
     flip_requests_per_month: Figure | None = None
     flip_peak_qps: Figure | None = None
+
+
+def payback_curve(
+    c: Comparison, base: OptionBill, cand: OptionBill, runs_per_month: Decimal
+) -> list[tuple[int, Decimal, Decimal]]:
+    """Cumulative cost of ``c``'s baseline and candidate, the port included: (step, baseline, candidate).
+
+    By accepted run for training options priced per accepted run (to twice the break-even, at least 12 runs),
+    else by month over 36 months. Made where it is drawn (the report's payback chart), not stored for every
+    comparison: a bill of a catalog's 1,000 options never draws them (issue 10's speed).
+    """
+    one_off = c.one_off_cost.value
+    if base.workload == "training" and base.cost_per_accepted_run is not None and cand.cost_per_accepted_run:
+        runs = c.break_even_runs
+        horizon = max(12, 2 * runs if runs else 12)
+        b_run, b_maint = base.cost_per_accepted_run.value, base.maintenance_per_month.value
+        c_run, c_maint = cand.cost_per_accepted_run.value, cand.maintenance_per_month.value
+        rpm = runs_per_month
+        return [
+            (n, b_run * n + b_maint * n / rpm, one_off + c_run * n + c_maint * n / rpm) for n in range(0, horizon + 1)
+        ]
+    b_month, b_maint = base.monthly_cost.value, base.maintenance_per_month.value
+    c_month = cand.monthly_cost.value + cand.maintenance_per_month.value
+    return [(m, b_month * m + b_maint * m, one_off + c_month * m) for m in range(0, 37)]
 
 
 class Bill(BaseModel):
