@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -213,87 +213,109 @@ class Bill(BaseModel):
 _KIND_TEXT = {k: k.value for k in Kind}  # ``kind.value`` is a descriptor call on every figure projected
 
 
+_PLACES = {places: Decimal(1).scaleb(-places) for places in range(5)}  # the roundings bill_to_json uses
+
+
 def _num(f: Figure | None, places: int = 2) -> float | None:
+    """``float(money(f.value, places))``: the quantize inlined, as bill_to_json rounds ~26 numbers an option."""
     if f is None:
         return None
-    return float(money(f.value, places))
+    try:
+        return float(f.value.quantize(_PLACES[places], ROUND_HALF_UP))
+    except InvalidOperation:
+        return float(money(f.value, places))  # too many digits to round: money() says so, with its fix
 
 
 def _fig(f: Figure | None) -> dict[str, Any] | None:
     return None if f is None else fig_ref(f).flat_json()
 
 
-def bill_to_json(bill: Bill) -> dict[str, Any]:
-    """Scripts get plain numbers at the top and each figure's provenance beside it."""
-    # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
-    # A leaf is known by its index in ``leaf_json``; equal leaves (same fields, so the same projection) share one.
-    leaf_json: list[dict[str, Any]] = []
-    index_of_key: dict[tuple[Any, ...], int] = {}
-    claims_used: set[str] = set()  # vendor claims among the leaves walked: Bill.claims_in_arithmetic, on the way
+def _head(f: Figure) -> dict[str, Any]:
+    """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
+    return {
+        "label": f.label,
+        "value": float(f.value),
+        "unit": f.unit,
+        "kind": _KIND_TEXT[f.kind],
+        "source": f.source,
+        "as_of": f.as_of.isoformat() if f.as_of else None,
+        "region": f.region,
+        "note": f.note,
+    }
 
-    def head(f: Figure) -> dict[str, Any]:
-        """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
-        return {
-            "label": f.label,
-            "value": float(f.value),
-            "unit": f.unit,
-            "kind": _KIND_TEXT[f.kind],
-            "source": f.source,
-            "as_of": f.as_of.isoformat() if f.as_of else None,
-            "region": f.region,
-            "note": f.note,
-        }
 
-    # id(figure) -> its leaf index, or its leaves as indices; every figure stays alive in the bill meanwhile, so
-    # ids are not reused.
-    index_of_leaf: dict[int, int] = {}
-    memo: dict[int, list[int]] = {}
+class _Leaves:
+    """The leaves of one bill's figures, each projected once: the same leaves (a price row, a catalog default)
+    recur in every option (issue 10's speed).
 
-    def leaf_index(lf: Figure) -> int:
-        i = index_of_leaf.get(id(lf))
+    A leaf is known by its index in ``json``; equal leaves (same fields, so the same projection) share one. A
+    class, not closures: recursive closures form a reference cycle, and their memo (tens of thousands of lists at
+    catalog scale) then waited for the cycle collector instead of being freed when ``bill_to_json`` returns.
+    """
+
+    __slots__ = ("claims", "index_of_key", "index_of_leaf", "json", "memo")
+
+    def __init__(self) -> None:
+        self.json: list[dict[str, Any]] = []
+        self.index_of_key: dict[tuple[Any, ...], int] = {}
+        # id(figure) -> its leaf index, or its leaves as indices; every figure stays alive in the bill meanwhile,
+        # so ids are not reused.
+        self.index_of_leaf: dict[int, int] = {}
+        self.memo: dict[int, list[int]] = {}
+        self.claims: set[str] = set()  # vendor claims among the leaves: Bill.claims_in_arithmetic, on the way
+
+    def leaf_index(self, lf: Figure) -> int:
+        i = self.index_of_leaf.get(id(lf))
         if i is None:
             key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
-            i = index_of_key.get(key)
+            i = self.index_of_key.get(key)
             if i is None:
-                i = index_of_key[key] = len(leaf_json)
-                leaf_json.append(head(lf))
+                i = self.index_of_key[key] = len(self.json)
+                self.json.append(_head(lf))
                 if lf.kind is Kind.VENDOR_CLAIM:
-                    claims_used.add(lf.label)
-            index_of_leaf[id(lf)] = i
+                    self.claims.add(lf.label)
+            self.index_of_leaf[id(lf)] = i
         return i
 
-    def leaves(f: Figure) -> list[int]:
+    def leaves(self, f: Figure) -> list[int]:
         """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
+        memo = self.memo
         got = memo.get(id(f))
         if got is None:
             ins = f.inputs
             if not ins:
-                got = [leaf_index(f)]
+                got = [self.leaf_index(f)]
             elif len(ins) == 1:
-                got = leaves(ins[0])  # already without duplicates; memo lists are never changed
+                got = self.leaves(ins[0])  # already without duplicates; memo lists are never changed
             else:
                 merged: list[int] = []
                 for x in ins:
                     if x.inputs:
                         known = memo.get(id(x))
-                        merged += known if known is not None else leaves(x)
+                        merged += known if known is not None else self.leaves(x)
                     else:
-                        merged.append(leaf_index(x))
+                        merged.append(self.leaf_index(x))
                 got = list(dict.fromkeys(merged))
             memo[id(f)] = got
         return got
 
-    def leaf_list(f: Figure) -> list[dict[str, Any]]:
-        return [leaf_json[i] for i in leaves(f)]
+    def leaf_list(self, f: Figure) -> list[dict[str, Any]]:
+        js = self.json
+        return [js[i] for i in self.leaves(f)]
 
-    def fig(f: Figure | None) -> dict[str, Any] | None:
+    def fig(self, f: Figure | None) -> dict[str, Any] | None:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        out = head(f)
-        out["leaves"] = leaf_list(f) if f.inputs else []
+        out = _head(f)
+        out["leaves"] = self.leaf_list(f) if f.inputs else []
         return out
 
+
+def bill_to_json(bill: Bill) -> dict[str, Any]:
+    """Scripts get plain numbers at the top and each figure's provenance beside it."""
+    lv = _Leaves()
+    leaf_list, fig, memo = lv.leaf_list, lv.fig, lv.memo
     opts = []
     for o in bill.options:
         opts.append(
@@ -337,7 +359,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "per": li.per,
                         "value": _num(li.figure, 4),
                         "unit": li.figure.unit,
-                        "kind": li.figure.kind.value,
+                        "kind": _KIND_TEXT[li.figure.kind],
                         "source": li.figure.source,
                         "leaves": leaf_list(li.figure),
                     }
@@ -383,11 +405,11 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         f = stack.pop()
         if not f.inputs:
             if f.kind is Kind.VENDOR_CLAIM:
-                claims_used.add(f.label)
+                lv.claims.add(f.label)
         elif id(f) not in memo and id(f) not in searched:
             searched.add(id(f))
             stack.extend(f.inputs)
-    used = claims_used
+    used = lv.claims
     return {
         "scenario": bill.scenario,
         "scenario_path": bill.scenario_path,
