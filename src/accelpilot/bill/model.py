@@ -280,7 +280,8 @@ class _Leaves:
     def leaves(self, f: Figure) -> list[int]:
         """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
         memo = self.memo
-        got = memo.get(id(f))
+        key = id(f)
+        got = memo.get(key)
         if got is None:
             ins = f.inputs
             if not ins:
@@ -288,15 +289,17 @@ class _Leaves:
             elif len(ins) == 1:
                 got = self.leaves(ins[0])  # already without duplicates; memo lists are never changed
             else:
+                index_of_leaf = self.index_of_leaf
                 merged: list[int] = []
                 for x in ins:
                     if x.inputs:
                         known = memo.get(id(x))
                         merged += known if known is not None else self.leaves(x)
                     else:
-                        merged.append(self.leaf_index(x))
+                        i = index_of_leaf.get(id(x))  # a leaf seen before (most are: prices, [extras])
+                        merged.append(i if i is not None else self.leaf_index(x))
                 got = list(dict.fromkeys(merged))
-            memo[id(f)] = got
+            memo[key] = got
         return got
 
     def leaf_list(self, f: Figure) -> list[dict[str, Any]]:
