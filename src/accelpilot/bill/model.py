@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -184,8 +184,15 @@ class Bill(BaseModel):
     def figures(self) -> list[Figure]:
         """Every figure the bill holds: option fields, line items, comparisons."""
         out: list[Figure] = []
-        for m in [*self.options, *(li for o in self.options for li in o.line_items), *self.comparisons]:
-            out += [v for v in vars(m).values() if isinstance(v, Figure)]  # the fields (models allow no extras)
+        line_items = [li for o in self.options for li in o.line_items]
+        for models, names in (
+            (self.options, _OPTION_FIGURES),
+            (line_items, _LINE_FIGURES),
+            (self.comparisons, _COMPARISON_FIGURES),
+        ):
+            for m in models:
+                fields = vars(m)
+                out += [f for n in names if (f := fields[n]) is not None]
         return out
 
     def claims_in_arithmetic(self) -> set[str]:
@@ -210,6 +217,15 @@ class Bill(BaseModel):
         return found
 
 
+def _figure_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The names of ``model``'s fields that hold a Figure (or None), in field order: read by name, a bill's ~17,000
+    figures are listed without testing each of its ~60,000 field values (issue 10's speed)."""
+    return tuple(n for n, f in model.model_fields.items() if f.annotation is Figure or Figure in get_args(f.annotation))
+
+
+_OPTION_FIGURES = _figure_fields(OptionBill)
+_LINE_FIGURES = _figure_fields(LineItem)
+_COMPARISON_FIGURES = _figure_fields(Comparison)
 _KIND_TEXT = {k: k.value for k in Kind}  # ``kind.value`` is a descriptor call on every figure projected
 
 
