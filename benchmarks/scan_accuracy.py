@@ -21,7 +21,8 @@ a simple random sample instead (no strata, no forced blocking items, no ``--avoi
 "uniform"``, ``"drawn_at"``: the accelpilot commit it was drawn at, and ``"used_for_fixes": false``). Samples 1-2
 were stratified and then used to design false-positive fixes, so their precision over the surviving items is
 optimistic by construction; a uniform sample judged before any fix designed after it is the unbiased estimate. Only
-the LATEST uniform sample (highest file number) is that estimate, printed on its own, labelled, after the pooled line;
+the LATEST uniform sample (highest file number) is that estimate, printed on its own, labelled, after the pooled line
+(several uniform samples drawn at the latest one's commit and none used for fixes are pooled into it, a key once);
 an earlier uniform sample has been read to design the fixes that followed it, so it is printed as "uniform at
 <commit>, since used to design fixes: optimistic". Set ``"used_for_fixes": true`` (metadata only, never a verdict)
 on a sample once fixes are designed from it: if the latest uniform sample carries it, no unbiased estimate is printed
@@ -383,12 +384,16 @@ def _sample_line() -> None:
 
 
 def _unbiased_lines(uniform: list[_Judged]) -> None:
-    """Only the latest uniform sample estimates today's scanner without bias; earlier ones were read to design the
-    fixes after them, so their precision over the items that survived those fixes is optimistic."""
+    """Only uniform samples drawn at the latest draw's commit and not yet read to design fixes estimate today's
+    scanner without bias; earlier ones were read to design the fixes after them, so their precision over the items
+    that survived those fixes is optimistic. Several fresh draws at one commit are pooled (a key once)."""
     if not uniform:
         return
-    *earlier, latest = uniform
-    for j in earlier:
+    latest = uniform[-1]
+    fresh = [j for j in uniform if not j.used_for_fixes and j.drawn_at == latest.drawn_at]
+    for j in uniform:
+        if j in fresh:
+            continue
         state = "since used to design fixes" if j.used_for_fixes else f"superseded by {latest.name}"
         print(
             f"{j.name}: uniform at {j.drawn_at or 'an unrecorded commit'}, {state}: optimistic: "
@@ -401,12 +406,18 @@ def _unbiased_lines(uniform: list[_Judged]) -> None:
             f"(--draw-sample --uniform --seed N) before quoting a precision"
         )
         return
+    pooled, disagree = _pool(fresh)
+    names = " + ".join(j.name for j in fresh)
+    which = f"{names} alone" if len(fresh) == 1 else f"{names} pooled ({len(pooled)} distinct still-produced items)"
     print(
-        f"UNBIASED ESTIMATE: {latest.name} alone (the latest uniform draw, at {latest.drawn_at or 'an unrecorded commit'}"
-        f", over all trainium items, judged before any fix designed after it; every other sample was stratified or "
-        f"has been used to design fixes, so they and the pooled line are optimistic): "
-        f"{_precision(list(latest.kept.values()))}; verdicts: {_counts(latest)}"
+        f"UNBIASED ESTIMATE: {which} (uniform draw{'s' if len(fresh) > 1 else ''} at "
+        f"{latest.drawn_at or 'an unrecorded commit'}, over all trainium items, judged before any fix designed after "
+        f"{'them' if len(fresh) > 1 else 'it'}; every other sample was stratified or has been used to design fixes, "
+        f"so they and the pooled line are optimistic): {_precision(list(pooled.values()))}; verdicts: "
+        + ", ".join(f"{v} {list(pooled.values()).count(v)}" for v in VERDICTS)
     )
+    for d in disagree:
+        print(f"    {d}")
 
 
 def _counts(j: _Judged) -> str:
@@ -417,16 +428,7 @@ def _pooled_line(judged: list[_Judged], items: dict, version: str) -> None:
     """One line over all samples, a key in two samples counted once."""
     # Pooled: each still-produced key once. Two samples that judged one key differently are printed, and the key
     # counts as real only when every sample judged it so (the stricter verdict, so pooling cannot flatter).
-    pooled: dict[str, str] = {}
-    disagree: list[str] = []
-    for j in judged:
-        for key, verdict in j.kept.items():
-            before = pooled.get(key)
-            if before is not None and before != verdict:
-                disagree.append(f"judged differently across samples: {key} ({before} / {verdict}): counted not real")
-                pooled[key] = verdict if before == "real" else before
-            elif before is None:
-                pooled[key] = verdict
+    pooled, disagree = _pool(judged)
     np_pooled: dict[str, bool] = {}
     for j in judged:
         for key, ok in j.not_porting.items():
@@ -444,6 +446,21 @@ def _pooled_line(judged: list[_Judged], items: dict, version: str) -> None:
     )
     for d in disagree:
         print(f"    {d}")
+
+
+def _pool(judged: list[_Judged]) -> tuple[dict[str, str], list[str]]:
+    """Each still-produced key once; a key judged differently counts with the stricter (not real) verdict."""
+    pooled: dict[str, str] = {}
+    disagree: list[str] = []
+    for j in judged:
+        for key, verdict in j.kept.items():
+            before = pooled.get(key)
+            if before is not None and before != verdict:
+                disagree.append(f"judged differently across samples: {key} ({before} / {verdict}): counted not real")
+                pooled[key] = verdict if before == "real" else before
+            elif before is None:
+                pooled[key] = verdict
+    return pooled, disagree
 
 
 def _family_weighted(pooled: dict[str, str], items: dict) -> tuple[float, int]:
