@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from accelpilot.porting.log import Finding, build_items
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan import scan_path
@@ -110,4 +112,97 @@ def test_merge_is_transitive_and_leaves_dtype_and_unnamed_functions_apart() -> N
         ("file|float64-dtype|m.py", [23]),
         ("file|tensor-control-flow|m.py", [51]),
         ("file|varlen-packing|m.py", [5, 6, 22, 30]),
+    ]
+
+
+# superpoint-style: the border mask lives in a helper that only `_extract` calls, whose nonzero makes the variable
+# keypoint count: one rewrite of `_extract` (and its helper), one item.
+SOLE_CALLER = """\
+import torch
+from torch import nn
+
+
+def remove_borders(keypoints, scores):
+    mask = keypoints[:, 0] > 4
+    return keypoints[mask], scores[mask]
+
+
+class Points(nn.Module):
+    def _extract(self, scores):
+        keypoints = torch.nonzero(scores > 0.5)
+        return remove_borders(keypoints, scores)
+"""
+
+# Near misses, each two items: a helper two defs call; a helper whose rule also has a line in another function
+# (joining would pull that function's work in too); a public method (other files may call it).
+TWO_CALLERS = """\
+import torch
+from torch import nn
+
+
+def drop(x):
+    mask = x > 0
+    return x[mask]
+
+
+class Points(nn.Module):
+    def a(self, s):
+        return drop(torch.nonzero(s))
+
+    def b(self, s):
+        return drop(torch.nonzero(s))
+"""
+
+RULE_ELSEWHERE = """\
+import torch
+from torch import nn
+
+
+class Points(nn.Module):
+    def _pick(self, s):
+        keep_mask = s > 1
+        return s[keep_mask]
+
+    def c(self, s):
+        return self._pick(torch.nonzero(s))
+
+    def e(self, t):
+        return t[t > 2]
+"""
+
+PUBLIC = """\
+import torch
+from torch import nn
+
+
+class Points(nn.Module):
+    def select(self, s):
+        mask = s > 3
+        return s[mask]
+
+    def d(self, s):
+        return self.select(torch.nonzero(s))
+"""
+
+
+def test_a_helper_one_function_alone_calls_joins_that_functions_item(tmp_path: Path) -> None:
+    assert _items(tmp_path, SOLE_CALLER) == [
+        (
+            "file|boolean-mask-index|modeling_x.py",
+            "boolean-mask-index",
+            [(7, "boolean-mask-index"), (12, "data-dependent-op")],
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "masks", "nonzero"),
+    [(TWO_CALLERS, [7], [12, 15]), (RULE_ELSEWHERE, [8, 14], [11]), (PUBLIC, [8], [11])],
+)
+def test_helpers_called_twice_or_pulling_other_work_or_public_stay_apart(
+    tmp_path: Path, source: str, masks: list[int], nonzero: list[int]
+) -> None:
+    assert _items(tmp_path, source) == [
+        ("file|boolean-mask-index|modeling_x.py", "boolean-mask-index", [(n, "boolean-mask-index") for n in masks]),
+        ("file|data-dependent-op|modeling_x.py", "data-dependent-op", [(n, "data-dependent-op") for n in nonzero]),
     ]

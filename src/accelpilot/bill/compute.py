@@ -1195,13 +1195,6 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
         if net > 0:
             runs = max(1, int((one_off.value / net).to_integral_value(rounding=ROUND_CEILING)))
             months = one_off.value / (net * rpm)
-        horizon = max(12, 2 * runs if runs else 12)
-        b_run, b_maint = base.cost_per_accepted_run.value, base.maintenance_per_month.value
-        c_run, c_maint = cand.cost_per_accepted_run.value, cand.maintenance_per_month.value
-        curve = [
-            (n, b_run * n + b_maint * n / rpm, one_off.value + c_run * n + c_maint * n / rpm)
-            for n in range(0, horizon + 1)
-        ]
         return Comparison(
             baseline=base.name,
             candidate=cand.name,
@@ -1211,7 +1204,6 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
             one_off_cost=one_off,
             break_even_runs=runs,
             break_even_months=months,
-            payback_curve=curve,
             **training_flips(base, cand, sc, bill),
         )
     if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
@@ -1228,14 +1220,6 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
         pct = saving_m.value / base.monthly_cost.value * 100 if base.monthly_cost.value else None
     net = saving_m.value - extra_maint
     months = one_off.value / net if net > 0 else None
-    curve = [
-        (
-            m,
-            base.monthly_cost.value * m + base.maintenance_per_month.value * m,
-            one_off.value + (cand.monthly_cost.value + cand.maintenance_per_month.value) * m,
-        )
-        for m in range(0, 37)
-    ]
     return Comparison(
         baseline=base.name,
         candidate=cand.name,
@@ -1243,7 +1227,6 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
         saving_per_month=saving_m,
         one_off_cost=one_off,
         break_even_months=months,
-        payback_curve=curve,
         **serving_flips(base, cand, sc),
     )
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Any, Literal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -128,7 +128,6 @@ class Comparison(BaseModel):
     one_off_cost: Figure
     break_even_runs: int | None = None  # None: never pays back
     break_even_months: Decimal | None = None
-    payback_curve: list[tuple[int, Decimal, Decimal]] = Field(default_factory=list)  # run, baseline, candidate
     # How far the inputs may move before the decision flips (derived; None where no such point exists).
     flip_hours_per_run: Figure | None = None
     flip_utilisation: Figure | None = None
@@ -137,6 +136,30 @@ class Comparison(BaseModel):
     # requests crosses the baseline's, and the lowest candidate peak rate at which the saving reaches the margin
     flip_requests_per_month: Figure | None = None
     flip_peak_qps: Figure | None = None
+
+
+def payback_curve(
+    c: Comparison, base: OptionBill, cand: OptionBill, runs_per_month: Decimal
+) -> list[tuple[int, Decimal, Decimal]]:
+    """Cumulative cost of ``c``'s baseline and candidate, the port included: (step, baseline, candidate).
+
+    By accepted run for training options priced per accepted run (to twice the break-even, at least 12 runs),
+    else by month over 36 months. Made where it is drawn (the report's payback chart), not stored for every
+    comparison: a bill of a catalog's 1,000 options never draws them (issue 10's speed).
+    """
+    one_off = c.one_off_cost.value
+    if base.workload == "training" and base.cost_per_accepted_run is not None and cand.cost_per_accepted_run:
+        runs = c.break_even_runs
+        horizon = max(12, 2 * runs if runs else 12)
+        b_run, b_maint = base.cost_per_accepted_run.value, base.maintenance_per_month.value
+        c_run, c_maint = cand.cost_per_accepted_run.value, cand.maintenance_per_month.value
+        rpm = runs_per_month
+        return [
+            (n, b_run * n + b_maint * n / rpm, one_off + c_run * n + c_maint * n / rpm) for n in range(0, horizon + 1)
+        ]
+    b_month, b_maint = base.monthly_cost.value, base.maintenance_per_month.value
+    c_month = cand.monthly_cost.value + cand.maintenance_per_month.value
+    return [(m, b_month * m + b_maint * m, one_off + c_month * m) for m in range(0, 37)]
 
 
 class Bill(BaseModel):
@@ -161,8 +184,15 @@ class Bill(BaseModel):
     def figures(self) -> list[Figure]:
         """Every figure the bill holds: option fields, line items, comparisons."""
         out: list[Figure] = []
-        for m in [*self.options, *(li for o in self.options for li in o.line_items), *self.comparisons]:
-            out += [v for v in vars(m).values() if isinstance(v, Figure)]  # the fields (models allow no extras)
+        line_items = [li for o in self.options for li in o.line_items]
+        for models, names in (
+            (self.options, _OPTION_FIGURES),
+            (line_items, _LINE_FIGURES),
+            (self.comparisons, _COMPARISON_FIGURES),
+        ):
+            for m in models:
+                fields = vars(m)
+                out += [f for n in names if (f := fields[n]) is not None]
         return out
 
     def claims_in_arithmetic(self) -> set[str]:
@@ -187,90 +217,124 @@ class Bill(BaseModel):
         return found
 
 
+def _figure_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The names of ``model``'s fields that hold a Figure (or None), in field order: read by name, a bill's ~17,000
+    figures are listed without testing each of its ~60,000 field values (issue 10's speed)."""
+    return tuple(n for n, f in model.model_fields.items() if f.annotation is Figure or Figure in get_args(f.annotation))
+
+
+_OPTION_FIGURES = _figure_fields(OptionBill)
+_LINE_FIGURES = _figure_fields(LineItem)
+_COMPARISON_FIGURES = _figure_fields(Comparison)
 _KIND_TEXT = {k: k.value for k in Kind}  # ``kind.value`` is a descriptor call on every figure projected
 
 
+_PLACES = {places: Decimal(1).scaleb(-places) for places in range(5)}  # the roundings bill_to_json uses
+
+
 def _num(f: Figure | None, places: int = 2) -> float | None:
+    """``float(money(f.value, places))``: the quantize inlined, as bill_to_json rounds ~26 numbers an option."""
     if f is None:
         return None
-    return float(money(f.value, places))
+    try:
+        return float(f.value.quantize(_PLACES[places], ROUND_HALF_UP))
+    except InvalidOperation:
+        return float(money(f.value, places))  # too many digits to round: money() says so, with its fix
 
 
 def _fig(f: Figure | None) -> dict[str, Any] | None:
     return None if f is None else fig_ref(f).flat_json()
 
 
-def bill_to_json(bill: Bill) -> dict[str, Any]:
-    """Scripts get plain numbers at the top and each figure's provenance beside it."""
-    # The same leaves (a price row, a catalog default) recur in every option: project each once (issue 10).
-    # A leaf is known by its index in ``leaf_json``; equal leaves (same fields, so the same projection) share one.
-    leaf_json: list[dict[str, Any]] = []
-    index_of_key: dict[tuple[Any, ...], int] = {}
-    claims_used: set[str] = set()  # vendor claims among the leaves walked: Bill.claims_in_arithmetic, on the way
+def _head(f: Figure) -> dict[str, Any]:
+    """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
+    return {
+        "label": f.label,
+        "value": float(f.value),
+        "unit": f.unit,
+        "kind": _KIND_TEXT[f.kind],
+        "source": f.source,
+        "as_of": f.as_of.isoformat() if f.as_of else None,
+        "region": f.region,
+        "note": f.note,
+    }
 
-    def head(f: Figure) -> dict[str, Any]:
-        """``fig_ref(f).flat_json(with_leaves=False)`` written out: the same keys and values, no model."""
-        return {
-            "label": f.label,
-            "value": float(f.value),
-            "unit": f.unit,
-            "kind": _KIND_TEXT[f.kind],
-            "source": f.source,
-            "as_of": f.as_of.isoformat() if f.as_of else None,
-            "region": f.region,
-            "note": f.note,
-        }
 
-    # id(figure) -> its leaf index, or its leaves as indices; every figure stays alive in the bill meanwhile, so
-    # ids are not reused.
-    index_of_leaf: dict[int, int] = {}
-    memo: dict[int, list[int]] = {}
+class _Leaves:
+    """The leaves of one bill's figures, each projected once: the same leaves (a price row, a catalog default)
+    recur in every option (issue 10's speed).
 
-    def leaf_index(lf: Figure) -> int:
-        i = index_of_leaf.get(id(lf))
+    A leaf is known by its index in ``json``; equal leaves (same fields, so the same projection) share one. A
+    class, not closures: recursive closures form a reference cycle, and their memo (tens of thousands of lists at
+    catalog scale) then waited for the cycle collector instead of being freed when ``bill_to_json`` returns.
+    """
+
+    __slots__ = ("claims", "index_of_key", "index_of_leaf", "json", "memo")
+
+    def __init__(self) -> None:
+        self.json: list[dict[str, Any]] = []
+        self.index_of_key: dict[tuple[Any, ...], int] = {}
+        # id(figure) -> its leaf index, or its leaves as indices; every figure stays alive in the bill meanwhile,
+        # so ids are not reused.
+        self.index_of_leaf: dict[int, int] = {}
+        self.memo: dict[int, list[int]] = {}
+        self.claims: set[str] = set()  # vendor claims among the leaves: Bill.claims_in_arithmetic, on the way
+
+    def leaf_index(self, lf: Figure) -> int:
+        i = self.index_of_leaf.get(id(lf))
         if i is None:
             key = (lf.value, lf.unit, lf.kind, lf.source, lf.as_of, lf.region, lf.label, lf.note)
-            i = index_of_key.get(key)
+            i = self.index_of_key.get(key)
             if i is None:
-                i = index_of_key[key] = len(leaf_json)
-                leaf_json.append(head(lf))
+                i = self.index_of_key[key] = len(self.json)
+                self.json.append(_head(lf))
                 if lf.kind is Kind.VENDOR_CLAIM:
-                    claims_used.add(lf.label)
-            index_of_leaf[id(lf)] = i
+                    self.claims.add(lf.label)
+            self.index_of_leaf[id(lf)] = i
         return i
 
-    def leaves(f: Figure) -> list[int]:
+    def leaves(self, f: Figure) -> list[int]:
         """``f.leaves()`` as leaf indices (depth first, first of equal leaves kept), memoised over shared subtrees."""
-        got = memo.get(id(f))
+        memo = self.memo
+        key = id(f)
+        got = memo.get(key)
         if got is None:
             ins = f.inputs
             if not ins:
-                got = [leaf_index(f)]
+                got = [self.leaf_index(f)]
             elif len(ins) == 1:
-                got = leaves(ins[0])  # already without duplicates; memo lists are never changed
+                got = self.leaves(ins[0])  # already without duplicates; memo lists are never changed
             else:
+                index_of_leaf = self.index_of_leaf
                 merged: list[int] = []
                 for x in ins:
                     if x.inputs:
                         known = memo.get(id(x))
-                        merged += known if known is not None else leaves(x)
+                        merged += known if known is not None else self.leaves(x)
                     else:
-                        merged.append(leaf_index(x))
+                        i = index_of_leaf.get(id(x))  # a leaf seen before (most are: prices, [extras])
+                        merged.append(i if i is not None else self.leaf_index(x))
                 got = list(dict.fromkeys(merged))
-            memo[id(f)] = got
+            memo[key] = got
         return got
 
-    def leaf_list(f: Figure) -> list[dict[str, Any]]:
-        return [leaf_json[i] for i in leaves(f)]
+    def leaf_list(self, f: Figure) -> list[dict[str, Any]]:
+        js = self.json
+        return [js[i] for i in self.leaves(f)]
 
-    def fig(f: Figure | None) -> dict[str, Any] | None:
+    def fig(self, f: Figure | None) -> dict[str, Any] | None:
         """Equal to ``_fig(f)``, with leaf projections shared."""
         if f is None:
             return None
-        out = head(f)
-        out["leaves"] = leaf_list(f) if f.inputs else []
+        out = _head(f)
+        out["leaves"] = self.leaf_list(f) if f.inputs else []
         return out
 
+
+def bill_to_json(bill: Bill) -> dict[str, Any]:
+    """Scripts get plain numbers at the top and each figure's provenance beside it."""
+    lv = _Leaves()
+    leaf_list, fig, memo = lv.leaf_list, lv.fig, lv.memo
     opts = []
     for o in bill.options:
         opts.append(
@@ -314,7 +378,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                         "per": li.per,
                         "value": _num(li.figure, 4),
                         "unit": li.figure.unit,
-                        "kind": li.figure.kind.value,
+                        "kind": _KIND_TEXT[li.figure.kind],
                         "source": li.figure.source,
                         "leaves": leaf_list(li.figure),
                     }
@@ -360,11 +424,11 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
         f = stack.pop()
         if not f.inputs:
             if f.kind is Kind.VENDOR_CLAIM:
-                claims_used.add(f.label)
+                lv.claims.add(f.label)
         elif id(f) not in memo and id(f) not in searched:
             searched.add(id(f))
             stack.extend(f.inputs)
-    used = claims_used
+    used = lv.claims
     return {
         "scenario": bill.scenario,
         "scenario_path": bill.scenario_path,

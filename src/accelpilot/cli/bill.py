@@ -23,7 +23,6 @@ def bill(
     from accelpilot.bill.model import bill_to_json
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
-    from accelpilot.evidence import read_evidence
 
     with gc_paused():
         if scenario is None:
@@ -34,7 +33,13 @@ def bill(
         else:
             sc = load_scenario(scenario)
         # the scenario's [evidence] files, read once: the Spot Advisor's bands price spot interruptions
-        result = make_bill(sc, load_catalog(catalog or []), read_evidence([sc.resolve(f) for f in sc.evidence.files]))
+        files = [sc.resolve(f) for f in sc.evidence.files]
+        evidence = None
+        if files:  # the evidence readers (~40 ms of imports) only for a scenario that names files
+            from accelpilot.evidence import read_evidence
+
+            evidence = read_evidence(files)
+        result = make_bill(sc, load_catalog(catalog or []), evidence)
         if as_json:
             print_json(bill_to_json(result))
         else:

@@ -36,6 +36,8 @@ NOT_PORTING: dict[str, str] = {
     "not the PyTorch path a Neuron port compiles",
     "weight-init": "weight initialisation: reached only from `_init_weights`/`initialize_weights`, which run when "
     "weights are created (on the host) and not for loaded checkpoints; not the compiled forward",
+    "no-op-elsewhere": "a torch.cuda call that does nothing where no CUDA device is initialised (empty_cache, "
+    "manual_seed[_all], seed[_all]): on the target it runs and changes nothing",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
 }

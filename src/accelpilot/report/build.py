@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from accelpilot.bill.model import Bill, OptionBill, per_output_name
+from accelpilot.bill.model import Bill, OptionBill, payback_curve, per_output_name
 from accelpilot.bill.scenario import Scenario
 from accelpilot.bill.sweep import F64, Coeffs, cost_per_accepted_run
 from accelpilot.decide.portability import LogView, family_of
@@ -68,24 +68,23 @@ def option_view(o: OptionBill, baseline: str) -> OptionView:
 
 
 def payback_chart(bill: Bill) -> Chart | None:
-    comps = [c for c in bill.comparisons if c.payback_curve]
+    comps = bill.comparisons
     if not comps:
         return None
     unit = "run" if bill.workload == "training" else "month"
-    base = comps[0]
+    by_name = {o.name: o for o in bill.options}
+    curves = [payback_curve(c, by_name[c.baseline], by_name[c.candidate], bill.runs_per_month) for c in comps]
     series = [
         Series(
-            name=f"{base.baseline} (baseline)",
-            x=[float(p[0]) for p in base.payback_curve],
-            y=[float(p[1]) for p in base.payback_curve],
+            name=f"{comps[0].baseline} (baseline)",
+            x=[float(p[0]) for p in curves[0]],
+            y=[float(p[1]) for p in curves[0]],
             style="--",
         )
     ]
     markers: list[tuple[float, str]] = []
-    for c in comps:
-        series.append(
-            Series(name=c.candidate, x=[float(p[0]) for p in c.payback_curve], y=[float(p[2]) for p in c.payback_curve])
-        )
+    for c, curve in zip(comps, curves, strict=True):
+        series.append(Series(name=c.candidate, x=[float(p[0]) for p in curve], y=[float(p[2]) for p in curve]))
         if c.break_even_runs is not None and bill.workload == "training":
             markers.append((float(c.break_even_runs), f"break-even: {c.candidate}"))
         elif c.break_even_months is not None and bill.workload == "serving":

@@ -80,7 +80,7 @@ def unused_memory(i):
 def pick_device(rank):
     if torch.cuda.is_available():
         torch.cuda.set_device(rank)
-        torch.cuda.empty_cache()
+        torch.cuda.synchronize()
     elif torch.backends.mps.is_available():
         device = "mps"
     else:
@@ -104,7 +104,7 @@ def no_fallback(i):
     if is_torch_xpu_available():
         torch.xpu.empty_cache()
     elif torch.cuda.is_available():
-        torch.cuda.empty_cache()
+        torch.cuda.ipc_collect()
 
 
 def raising_fallback(i):
@@ -118,7 +118,7 @@ def raising_fallback(i):
 
 def one_backend():
     if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(0)
+        torch.cuda.reset_peak_memory_stats()
     else:
         torch.manual_seed(0)
 
@@ -524,6 +524,44 @@ class Loss(torch.nn.Module):
 """
 
 
+HOST_COUNT_REDUCED = """
+import torch
+import torch.distributed as dist
+from accelerate.utils import reduce
+
+
+class Loss(torch.nn.Module):
+    def forward(self, outputs, targets, scale):
+        num_boxes = sum(len(t["class_labels"]) for t in targets)
+        num_boxes = torch.as_tensor([num_boxes], dtype=torch.float, device=outputs.device)
+        world_size = 1
+        if dist.is_initialized():
+            num_boxes = reduce(num_boxes)
+            world_size = dist.get_world_size()
+        count = torch.clamp(num_boxes / world_size, min=1).item()
+        norm = outputs.sum()
+        by_model = torch.clamp(num_boxes / norm, min=1).item()
+        by_arg = (num_boxes * scale).item()
+        summed = reduce(outputs.sum()).item()
+        return count, by_model, by_arg, summed
+"""
+
+
+def test_a_host_count_summed_over_ranks_and_scaled_by_the_world_size_is_not_a_host_sync(tmp_path: Path) -> None:
+    """The DETR losses' ``num_boxes``: a host count put in a tensor, summed over ranks (``reduce``/``all_reduce``)
+    and divided by the world size (a number no input decides) is still a count the hosts had: reading it back is not
+    a host sync of model data. Stays: divided by a model tensor (``outputs.sum()``), scaled by a parameter (maybe a
+    tensor), and a collective of model data."""
+    (tmp_path / "loss.py").write_text(HOST_COUNT_REDUCED)
+    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "loss.py") if r == "item-in-forward"] == [
+        ("item-in-forward", 17),
+        ("item-in-forward", 18),
+        ("item-in-forward", 19),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_COUNT_REDUCED, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(HOST_COUNT_REDUCED)) == full
+
+
 def test_reading_back_a_tensor_built_from_python_values_is_not_a_host_sync(tmp_path: Path) -> None:
     """``.item()``/``.tolist()`` of ``torch.as_tensor([n])``/``torch.tensor((a, b))`` (through ``torch.clamp``,
     ``.float()`` and a name's last assignment in the def) returns what the host had. Stays: ``as_tensor`` of a
@@ -855,3 +893,93 @@ def test_the_body_of_a_flash_attention_request_test_is_flash_attns_branch(tmp_pa
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FLASH_BRANCH, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FLASH_BRANCH)) == full
+
+
+FIXED_MASKS = """
+import torch
+
+SUPPRESS = -1
+
+
+class Translator(torch.nn.Module):
+    def target_logits(self, logits: torch.Tensor):
+        keep_mask = self._map != self.SUPPRESS_ID
+        ids = self._map[keep_mask]
+        return logits[..., keep_mask], ids
+
+    def schedule(self, steps: int | None, device: torch.device):
+        n = self.config.steps if steps is None else int(steps)
+        sched = self.noise(n, device)
+        sched = sched[sched <= self.config.cap]
+        return sched
+
+    def by_input(self, logits, steps: int):
+        keep_mask = logits > steps
+        return logits[keep_mask]
+
+    def by_tensor_arg(self, sched: torch.Tensor):
+        return sched[sched <= self.config.cap]
+
+    def by_loop(self, masks):
+        return [self._map[m_mask] for m_mask in masks]
+
+    def by_state_and_input(self, ids):
+        pad_mask = self._map[ids] != SUPPRESS
+        return ids[pad_mask]
+
+    def by_reassigned_arg(self, steps: int):
+        steps = self.embed(steps)
+        return self._map[self._map < steps]
+"""
+
+
+def test_a_mask_made_only_from_module_state_and_host_arguments_is_not_a_data_dependent_read(tmp_path: Path) -> None:
+    """A mask built only from ``self`` state, constants and host-typed arguments (``int | None``, ``torch.device``)
+    selects the same count on every call (a vocabulary map, a config-only noise schedule): no data-dependent shape.
+    Stays: a mask of an input, of a tensor-typed argument, of a loop/comprehension target, of state indexed by an
+    input, and of a host-typed argument reassigned in the def."""
+    (tmp_path / "fixed.py").write_text(FIXED_MASKS)
+    assert [ln for r, ln, _ in _findings(tmp_path, "fixed.py") if r == "boolean-mask-index"] == [21, 24, 27, 31, 35]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FIXED_MASKS, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FIXED_MASKS)) == full
+
+
+INTEGER_MASK_NAMES = """
+import torch
+
+
+class Pooler(torch.nn.Module):
+    def cls(self, hidden, attention_mask):
+        rows = torch.arange(hidden.shape[0], device=hidden.device)
+        if attention_mask is not None:
+            cls_mask = attention_mask.argmax(dim=-1).to(hidden.device)
+        else:
+            cls_mask = torch.full((), 0, dtype=torch.long, device=hidden.device)
+        return hidden[rows, cls_mask]
+
+    def either(self, hidden, attention_mask):
+        if attention_mask is not None:
+            cls_mask = attention_mask.argmax(dim=-1)
+        else:
+            cls_mask = attention_mask.bool()
+        return hidden[cls_mask]
+
+    def given(self, hidden, cls_mask):
+        return hidden[cls_mask]
+
+    def cast(self, hidden, attention_mask):
+        keep_mask = attention_mask.argmax(dim=-1).to(torch.bool)
+        byte_mask = attention_mask.to(dtype=torch.uint8)
+        kept = hidden[keep_mask]
+        return kept, hidden[byte_mask]
+"""
+
+
+def test_a_name_ending_in_mask_built_as_integer_positions_is_a_gather_not_a_mask(tmp_path: Path) -> None:
+    """``cls_mask = attention_mask.argmax(-1)`` (or ``torch.full(..., dtype=torch.long)`` in the other branch) is
+    integer positions: ``hidden[rows, cls_mask]`` is a gather with a fixed shape. Stays: one branch boolean, a
+    parameter (unknown), a cast to bool, and a uint8 tensor (torch reads uint8 indices as a mask)."""
+    (tmp_path / "pool.py").write_text(INTEGER_MASK_NAMES)
+    assert [ln for r, ln, _ in _findings(tmp_path, "pool.py") if r == "boolean-mask-index"] == [19, 22, 27, 28]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(INTEGER_MASK_NAMES, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(INTEGER_MASK_NAMES)) == full

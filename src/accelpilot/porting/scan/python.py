@@ -8,7 +8,7 @@ import re
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
-from accelpilot.porting.scan.visitor import PyVisitor
+from accelpilot.porting.scan.visitor import FUNCTION_RULES, PyVisitor
 
 # A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own: in files that
 # name cpp_extension, these lines (and the import that makes ``load`` cpp_extension's) are triggers too.
@@ -32,7 +32,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
-        return _weight_init(data, v.found)
+        return _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
     hits = trigger_lines(data)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
@@ -45,7 +45,24 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
     for t in trees:
         v.visit(t)
-    return _weight_init(data, v.found)
+    return _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+
+
+def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
+    """Findings in the body of a class that a dispatcher call of this file wraps (``use_experts_implementation(
+    experts_class=FP8Experts)``, the call form of the decorator) are ``reference-fallback`` unless a stronger
+    context holds, as ``PyVisitor.v_class`` does for a decorated class. Read lexically (the class that holds a
+    line, by indentation), so the pruned scan needs no parse of the class."""
+    if not v.dispatched:
+        return v.found
+    reach = FileReach(data)
+    out: list[RawFinding] = []
+    for r, ln, msg, snip, sub, ctx in v.found:
+        candidate = ln is not None and r != "moe-experts-dispatch" and ctx in (None, "optional")
+        if candidate and ln is not None and v.dispatched & reach.classes_at_line(ln):
+            ctx = "reference-fallback"
+        out.append((r, ln, msg, snip, sub, ctx))
+    return out
 
 
 # Rules whose line is moot when only weight initialisation runs it (a dtype used to build initial values).
@@ -68,3 +85,53 @@ def _weight_init(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
                 ctx = "weight-init"
         out.append((r, ln, msg, snip, sub, ctx))
     return out
+
+
+def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A compile hazard in a helper that one def of the file alone calls (``remove_keypoints_from_borders``, called
+    only by ``_extract_keypoints``) names that caller as its function: the caller's fixed-shape rewrite is the
+    helper's too, so the log makes them one item (``build_items``). Followed up a chain of sole callers. The whole
+    helper moves, and only when every line of each of its rules in the file then lies in that one caller: a rule whose
+    item also spans other functions keeps the helper apart, so the join folds a helper into its caller and never
+    pulls unrelated work together."""
+    names = {sub.rpartition(":")[0] for r, _, _, _, sub, _ in found if r in FUNCTION_RULES and sub}
+    if not any(_helper_name(n, data) for n in names):
+        return found  # only methods such as ``forward``: no helper to join (and no file read for callers)
+    reach = FileReach(data)
+    callers: dict[str, str] = {}
+
+    def caller_of(sub: str) -> str:
+        if sub not in callers:
+            seen, up_sub, name = {sub}, sub, sub.rpartition(":")[0]
+            while (up := reach.sole_caller(name)) is not None and f"{up[0]}:{up[1]}" not in seen:
+                up_sub, name = f"{up[0]}:{up[1]}", up[0]
+                seen.add(up_sub)
+            callers[sub] = up_sub
+        return callers[sub]
+
+    functions: dict[str, set[str | None]] = {}  # rule -> the functions its lines lie in, helpers joined
+    rules: dict[str, set[str]] = {}  # function -> the rules with a line in it
+    for r, _, _, _, sub, _ in found:
+        if r in FUNCTION_RULES:
+            functions.setdefault(r, set()).add(caller_of(sub) if sub else None)
+            if sub:
+                rules.setdefault(sub, set()).add(r)
+    moved = {
+        sub
+        for sub, rs in rules.items()
+        if caller_of(sub) != sub and all(len(functions[r]) == 1 for r in rs)  # the whole helper moves, or none
+    }
+    return [
+        (r, ln, msg, snip, caller_of(sub), ctx)
+        if r in FUNCTION_RULES and sub in moved
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _helper_name(name: str, data: bytes) -> bool:
+    """Cheap pre-check of ``FileReach.sole_caller``'s helpers: a ``_private`` name or a module-level def."""
+    if name.startswith("_") and not name.startswith("__"):
+        return True
+    head = name.encode() + b"("
+    return data.startswith(b"def " + head) or b"\ndef " + head in data or b"\nasync def " + head in data

@@ -9,6 +9,7 @@ few lines it is asked about.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 # Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
@@ -25,7 +26,6 @@ class FileReach:
         self.data = data
         self.headers = [(m.start(), len(m.group(1)), m.group(2), m.group(3).decode()) for m in _HEADER.finditer(data)]
         self.starts = [h[0] for h in self.headers]
-        self.line_starts = [0, *(m.end() for m in re.finditer(rb"\n", data))]
 
     def enclosing_def(self, pos: int) -> str | None:
         """The innermost def holding the line at byte ``pos`` (None at module or class level)."""
@@ -37,6 +37,74 @@ class FileReach:
             if start < ls and h_indent < indent:
                 return name if kind == b"def" else None
         return None
+
+    def classes_at_line(self, line: int) -> set[str]:
+        """The classes whose body holds the line (nested ones too), read from headers and indentation."""
+        if not 1 <= line <= len(self.line_starts):
+            return set()
+        ls = self.line_starts[line - 1]
+        text = self.data[ls : ls + 400]
+        indent = len(text) - len(text.lstrip(b" \t"))
+        found: set[str] = set()
+        for i in range(bisect.bisect_right(self.starts, ls) - 1, -1, -1):
+            start, h_indent, kind, name = self.headers[i]
+            if start < ls and h_indent < indent:
+                if self._closed(start, ls, h_indent):
+                    break  # that block ended before the line (``if x:`` at its level follows a class)
+                indent = h_indent  # the header holding this line; go on outwards from it
+                if kind == b"class":
+                    found.add(name)
+        return found
+
+    def _closed(self, start: int, end: int, indent: int) -> bool:
+        """A code line between the header at ``start`` and ``end`` is indented no deeper than the header: its block
+        ended there (blank lines, comments and the header's own continuation lines aside)."""
+        body = self.data.find(b":\n", start, end)  # the header's own line(s) end at the first ``:`` line end
+        for line in self.data[body + 2 if body >= 0 else end : end].splitlines():
+            stripped = line.lstrip(b" \t")
+            if stripped and not stripped.startswith((b"#", b")", b"]", b"}")) and len(line) - len(stripped) <= indent:
+                return True
+        return False
+
+    def _holder(self, pos: int) -> int | None:
+        """Index in ``headers`` of the innermost def holding byte ``pos`` (None at module or class level)."""
+        ls = self.data.rfind(b"\n", 0, pos) + 1
+        line = self.data[ls : ls + 400]
+        indent = len(line) - len(line.lstrip(b" \t"))
+        for i in range(bisect.bisect_right(self.starts, ls) - 1, -1, -1):
+            start, h_indent, kind, _ = self.headers[i]
+            if start < ls and h_indent < indent:
+                return i if kind == b"def" else None
+        return None
+
+    def sole_caller(self, name: str) -> tuple[str, int] | None:
+        """``(caller, line of its def)`` when ``name`` is a helper (a module-level def or a ``_private`` method,
+        defined once in this file) and every mention of it sits in that one other def: the caller's rewrite is the
+        helper's. None when it is mentioned at module or class level, from two defs, or never (another file may
+        call it)."""
+        defs = [h for h in self.headers if h[2] == b"def" and h[3] == name]
+        if len(defs) != 1 or not (defs[0][1] == 0 or (name.startswith("_") and not name.startswith("__"))):
+            return None
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        caller: int | None = None
+        for m in word.finditer(self.data):
+            ls = self.data.rfind(b"\n", 0, m.start()) + 1
+            head = self.data[ls : m.start()].lstrip()
+            if head.startswith(b"#") or head.endswith((b"def ", b"class ")):
+                continue
+            i = self._holder(m.start())
+            if i is None or (caller is not None and i != caller) or self.headers[i][3] == name:
+                return None
+            caller = i
+        if caller is None:
+            return None
+        start = self.headers[caller][0]
+        return self.headers[caller][3], self.data.count(b"\n", 0, start) + 1
+
+    @functools.cached_property
+    def line_starts(self) -> list[int]:
+        """Byte offset of each line's start (built on first use: the sole-caller check never needs it)."""
+        return [0, *(m.end() for m in re.finditer(rb"\n", self.data))]
 
     def def_at_line(self, line: int) -> str | None:
         if not 1 <= line <= len(self.line_starts):

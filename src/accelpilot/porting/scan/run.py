@@ -13,6 +13,7 @@ from pathlib import Path
 from accelpilot.errors import InputFileError
 from accelpilot.porting.log import (
     FILE_WIDE,
+    NOT_PORTING,
     Finding,
     PortabilityLog,
     Skipped,
@@ -213,7 +214,14 @@ def _line_context(rel: str, present: set[str], context: str | None) -> str | Non
     if generated_twin(rel, present):
         return "generator-source"
     path_context = context_of_path(rel)
-    return path_context if path_context in FILE_WIDE else context or path_context
+    return path_context if path_context in FILE_WIDE or _outranks(path_context, context) else context or path_context
+
+
+def _outranks(path_context: str | None, context: str | None) -> bool:
+    """A file that is not porting work (test code) stays so under a line's porting reach (``optional``,
+    ``requirement``, a lazy import): ``elif torch.cuda.is_available(): torch_device = "cuda"`` in ``testing_utils.py``
+    is a guarded path of test code, still test code. A line's own not-porting context (a probe) is kept."""
+    return path_context in NOT_PORTING and (context is None or context.split(":", 1)[0] not in NOT_PORTING)
 
 
 def scan_path(
@@ -255,7 +263,7 @@ def scan_path(
         path_context = context_of_path(rel, present)
         host = host_side(rel)
         for rule_id, line, message, snippet, cell, subject, context in found:
-            if path_context in FILE_WIDE:
+            if path_context in FILE_WIDE or _outranks(path_context, context):
                 context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
             elif host and context is None and RULES[rule_id].category == "compile_hazard":
                 context = "host-side"

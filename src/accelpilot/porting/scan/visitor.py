@@ -85,6 +85,10 @@ class PyVisitor:
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
+        # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
+        self.dispatched: set[str] = set()
+        # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
+        self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -167,13 +171,17 @@ class PyVisitor:
         self._loop_vars, self._once_at, self._fresh = [], -1, []
         self.backend_branch = None  # nor is a def inside a backend's branch run by that branch
         try:
-            if _PROBE_DEF.match(node.name):
+            saved_context = self.context
+            if _PROBE_DEF.match(node.name) and saved_context in (None, "optional"):
                 # a def that answers whether something can run here (``is_x_available``, ``is_x_loadable``: what
                 # its callers ask, a probe by its name) only asks: ``torch.cuda.get_device_capability()`` after its
                 # own ``if not torch.cuda.is_available(): return False`` is part of the question
-                self._within("probe", node)
-            else:
-                self.generic(node)
+                self.context = "probe"
+            try:
+                for x in (*node.decorator_list, node.args, *node.body):  # not ``returns``: a type, not code (v_arg)
+                    self.visit(x)
+            finally:
+                self.context = saved_context
         finally:
             self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
             self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
@@ -254,6 +262,8 @@ class PyVisitor:
                     self.add("amp-cuda", line, d)
                 elif d.startswith(CUDA_GRAPH_NAMES):
                     self.add("cuda-graphs", line, d)
+                elif d in _CUDA_NO_OPS:
+                    self.add("torch-cuda-api", line, d, context="no-op-elsewhere")
                 else:
                     self.add("torch-cuda-api", line, d, context=self._backend_call("cuda"))
             elif d.startswith(("torch.backends.cudnn", "torch.backends.cuda")) or (
@@ -316,7 +326,7 @@ class PyVisitor:
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()")
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
-                    if not self._host_built(f.value, node.lineno, 4):
+                    if not self._host_built(f.value, node.lineno, 6):
                         self.add("item-in-forward", line, f".{name}() inside forward")
                 elif name == "long" and self.forward_depth and self.torch_file and not is_module:
                     if not self._fits_int32(node, f.value):
@@ -331,6 +341,10 @@ class PyVisitor:
                     for e in a.elts if isinstance(a, ast.Tuple) else [a]:
                         if isinstance(e, ast.Constant) and _COMPARED_DEVICE.match(str(e.value)):
                             self._consumed.add(id(e))
+            if name in DISPATCHED_BY_DEFAULT:
+                self._dispatched_class(node, name)
+            if name in ("add", "append") and isinstance(f, ast.Attribute) and self._inventory(node, f):
+                self._consumed.add(id(node.args[0]))
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
             elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
@@ -353,6 +367,36 @@ class PyVisitor:
                 return
         self.generic(node)
 
+    def _inventory(self, node: ast.Call, f: ast.Attribute) -> bool:
+        """``devices.add("cuda")`` where the same def also adds another device type to ``devices``: a vocabulary of
+        backends built one call at a time (``get_available_devices``), like a literal naming two device types
+        (``_read_table``), not a choice of CUDA. Stays: one device type added alone."""
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if arg is None or _device_kind(arg) is None or self.def_node is None:
+            return False
+        target = ast.unparse(f.value)
+        for sub in ast.walk(self.def_node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in ("add", "append")
+                and len(sub.args) == 1
+                and _device_kind(sub.args[0]) not in (None, _device_kind(arg))
+                and ast.unparse(sub.func.value) == target
+            ):
+                return True
+        return False
+
+    def _dispatched_class(self, node: ast.Call, name: str) -> None:
+        """``use_experts_implementation(experts_class=FP8Experts, ...)``: the call form of the decorator, wrapping a
+        class of this file; its body is then the eager reference, like a decorated class's (the call may come after
+        the class, so python.py's ``_dispatched_bodies`` sets the body apart once the file is visited)."""
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "experts_class")]
+        for a in given:
+            if isinstance(a, ast.Name):
+                self.dispatched.add(a.id)
+                self.add("moe-experts-dispatch", node.lineno, f"{name}({a.id})")
+
     def _host_built(self, value: ast.expr, line: int, depth: int) -> bool:
         """``value`` is a tensor built from Python values: ``torch.as_tensor([n])``/``torch.tensor([n, m])`` of a
         list/tuple/constant, through one-input ops (``torch.clamp(t, min=1)``, ``t.float()``) and through the last
@@ -374,6 +418,15 @@ class PyVisitor:
                 default=None,
             )
             return last is not None and self._host_built(last.value, last.lineno, depth - 1)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, _ARITH):
+            # ``num_boxes / world_size``: a host count scaled by a number the inputs do not decide
+            a, b = value.left, value.right
+            return (self._host_built(a, line, depth - 1) and self._host_number(b)) or (
+                self._host_built(b, line, depth - 1) and self._host_number(a)
+            )
+        if isinstance(value, ast.Call) and _call_name(value) in _COLLECTIVES and value.args:
+            # ``reduce(num_boxes)``: every rank gives its host count; the sum is still no value of the model's data
+            return self._host_built(value.args[0], line, depth - 1)
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
             return False
         name, recv = value.func.attr, value.func.value
@@ -382,6 +435,25 @@ class PyVisitor:
                 return bool(value.args) and isinstance(value.args[0], (ast.List, ast.Tuple, ast.Constant))
             return name in _ONE_INPUT and bool(value.args) and self._host_built(value.args[0], line, depth - 1)
         return name in _ONE_INPUT and self._host_built(recv, line, depth - 1)
+
+    def _host_number(self, value: ast.expr) -> bool:
+        """A number the function's inputs do not decide: a constant, or a local name assigned in the def, every
+        assignment of which reads neither a parameter nor ``self`` (``world_size = 1`` / ``dist.get_world_size()``)."""
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+        node = self.def_node
+        if not isinstance(value, ast.Name) or node is None:
+            return False
+        a = node.args
+        params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        sources = [
+            x.value
+            for x in ast.walk(node)
+            if isinstance(x, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in x.targets)
+        ]
+        return bool(sources) and not any(
+            isinstance(n, ast.Name) and n.id in params for src in sources for n in ast.walk(src)
+        )
 
     def _ext_name(self, node: ast.Call) -> str | None:
         """The module name a cpp_extension builder gives its build (first argument or ``name=``): what the
@@ -507,9 +579,29 @@ class PyVisitor:
         store = isinstance(node.ctx, ast.Store)
         if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-            if any(_is_masky(e) for e in elts):
+            if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts):
                 self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
         self.generic(node)
+
+    def _not_a_mask_read(self, index: ast.expr) -> bool:
+        """A masky index whose read keeps a shape fixed: a name the function builds only as integers
+        (``cls_mask = attention_mask.argmax(-1)``: a gather, not a mask), or a mask made only from the module's own
+        state, constants and host-typed arguments (``self._vocab_map != SUPPRESS``, a config-only noise schedule):
+        its count is the same on every call, decided before any input tensor is seen."""
+        node = self.def_node
+        if node is None:
+            return False
+        known = self._def_names.get(id(node))
+        if known is None:
+            a = node.args
+            every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
+            known = self._def_names[id(node)] = (_bindings(node), (every, _host_params(node)))
+        binds, params = known
+        if isinstance(index, ast.Name) and index.id in binds:
+            values = binds[index.id]
+            if values and all(_integer_valued(v) for v in values):
+                return True
+        return _fixed_by_module(index, binds, params, set(), 6)
 
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
         """A tensor-value method called on the line of the ``if``/``while``/``assert`` keyword (one-line rule)."""
@@ -662,7 +754,7 @@ class PyVisitor:
             len({b for b in backends if b is not None}) >= 2
             and bool(fallback)
             and not any(isinstance(x, ast.Raise) for x in fallback)
-        )
+        ) or _tunes_given_device(links, backends)
         generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
             if b == "mps" and generic:
@@ -894,7 +986,14 @@ class PyVisitor:
     def v_arg(self, node: ast.arg) -> None:
         if "cu_seqlens" in node.arg:
             self.add("varlen-packing", node.lineno, node.arg)
-        self.generic(node)
+        # its annotation (``stream: torch.cuda.Stream``) names a type: it places and runs nothing (``v_annassign``)
+
+    def v_annassign(self, node: ast.AnnAssign) -> None:
+        """``self.h2d_stream: torch.cuda.Stream = create_device_stream(device)``: the annotation names a type (under
+        ``from __future__ import annotations`` it is not even evaluated), so only the target and the value are code."""
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
 
     def v_constant(self, node: ast.Constant) -> None:
         v = node.value
@@ -904,6 +1003,8 @@ class PyVisitor:
         if "cu_seqlens" in v:
             self.add("varlen-packing", line, f"string {v!r}")
         m = DEVICE.match(v)
+        if m and self.def_name == "cuda" and v == "cuda":
+            return  # a wrapper's own ``def cuda`` defaulting to "cuda" (``kwargs.get("device", "cuda")``): delegation
         if m:
             self.add(DEVICE_RULE[m.group(1)], line, f"device string {v!r}")
             return
@@ -957,9 +1058,29 @@ def _decorator_name(d: ast.expr) -> str | None:
     return _name_of(d.func if isinstance(d, ast.Call) else d)
 
 
+def _tunes_given_device(links: list[ast.If], backends: list[str | None]) -> bool:
+    """``if comm_device.type == "cuda": torch.cuda.synchronize()`` with no ``else``: a lone branch chosen by the type
+    of a device the code already holds. On another device the test is false and the code goes on, so the branch
+    only tunes for the backend it names (a port leaves it alone); it is read as a dispatch whose fallback is to do
+    nothing, and ``_places`` (with the device given) still keeps a branch that places work anew (``"cuda:0"``).
+    A body that leaves (``return``, ``raise``, ``yield``, ``break``) is not tuning but a CUDA-only alternative of what
+    follows, with its own result: it stays porting work."""
+    if not (len(links) == 1 and not links[0].orelse and _compared_backend(links[0].test) is not None):
+        return False
+    return not any(isinstance(n, _LEAVES) for stmt in links[0].body for n in ast.walk(stmt))
+
+
+# Statements and expressions by which a branch's body leaves or hands back control (``_tunes_given_device``).
+_LEAVES = (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Break, ast.Continue)
+
+
 def _compared_backend(test: ast.expr) -> str | None:
     """The backend a test compares a device's type with (``x.device.type == "cuda"``, ``device_type == "xpu"``), or
-    whose name it looks up among devices (``"mps" in gpus``)."""
+    whose name it looks up among devices (``"mps" in gpus``); in an ``and`` of tests, the one backend they compare
+    (``x.type == "cuda" and x.index is not None``: the body runs only there)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        backends = {b for b in map(_compared_backend, test.values) if b is not None}
+        return backends.pop() if len(backends) == 1 else None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     if isinstance(test.ops[0], ast.In):
@@ -986,10 +1107,30 @@ _PROBE_DEF = re.compile(r"^_?is_\w+_(available|loadable)$")
 _FLASH_REQUESTED = re.compile(r"^_?is_flash_\w*requested$")
 # Ops of one tensor that keep a host-built tensor host-built (``_host_built``).
 _ONE_INPUT = frozenset({"clamp", "clamp_min", "clamp_max", "float", "double", "int", "long", "to", "round", "abs"})
+# Ops whose result is integer positions, not a mask (``_integer_valued``), and integer dtypes of a factory's dtype=.
+_POSITION_OPS = frozenset({"argmax", "argmin", "argsort", "arange", "long", "int", "searchsorted", "bucketize"})
+_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "short"})
+# Ops that move or reshape a tensor without changing its values (an integer index stays one through them).
+_KEEPS_VALUES = frozenset(
+    {"to", "view", "reshape", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "contiguous", "clone"}
+)
+# Annotation names of a host value: a parameter so typed is never a tensor input (``_host_params``).
+_HOST_TYPES = frozenset({"int", "float", "bool", "str", "None", "device", "dtype", "Optional", "Union"})
+# Arithmetic that keeps a host-built tensor host-built when the other operand is a number the inputs do not decide.
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+# Collectives (torch.distributed, accelerate.utils): of a host-built tensor, their result is still host values.
+_COLLECTIVES = frozenset({"reduce", "all_reduce", "all_gather", "gather", "broadcast", "reduce_scatter"})
 # Words of a hub kernel's repo id that name Apple's GPU stack: such a kernel only ever runs on MPS.
 _APPLE_KERNEL = frozenset({"mlx", "metal"})
 # Backend calls that place work on a device: a dispatch branch holding one is not set apart.
 _PLACEMENT = frozenset({"set_device", "device", "current_device"})
+# torch.cuda calls that return nothing and do nothing where no CUDA device is initialised (measured on a CPU-only
+# torch: ``empty_cache`` checks ``is_initialized()``, the seeds are queued lazily): on the target they run and change
+# nothing, so nothing is ported. ``synchronize``, ``mem_get_info``, ``reset_peak_memory_stats`` raise there, and the
+# memory statistics return 0 that the code then uses: those stay findings.
+_CUDA_NO_OPS = frozenset(
+    f"torch.cuda.{n}" for n in ("empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all")
+)
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
 # Neuron port runs them.
 _COMPARED_DEVICE = re.compile(r"^(cuda|mps)(?::\d+)?$")
@@ -1030,6 +1171,89 @@ def _device_type_args(call: ast.Call) -> list[ast.Constant]:
         return []
     cands = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "type")]
     return [c for c in cands if isinstance(c, ast.Constant) and _device_kind(c) is not None]
+
+
+def _bindings(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr] | None]:
+    """Every name the def binds, with the values of its plain assignments; None for a name also bound another way
+    (a loop or comprehension target, ``+=``, ``with ... as``, a walrus, a tuple target), whose values are not
+    followed. One walk: an ``Assign`` is met before the names it stores."""
+    out: dict[str, list[ast.expr] | None] = {}
+    direct: set[int] = set()
+    for x in ast.walk(node):
+        if isinstance(x, ast.Assign):
+            for t in x.targets:
+                if isinstance(t, ast.Name):
+                    direct.add(id(t))
+                    vals = out.setdefault(t.id, [])
+                    if vals is not None:
+                        vals.append(x.value)
+        elif isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and id(x) not in direct:
+            out[x.id] = None
+    return out
+
+
+def _host_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Parameters annotated as host values (``int | None``, ``torch.device``, ``str``): never a tensor input."""
+    a = node.args
+    out = set()
+    for x in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        ann = x.annotation
+        if ann is not None and all(
+            (isinstance(n, ast.Name) and n.id in _HOST_TYPES)
+            or (isinstance(n, ast.Attribute) and n.attr in _HOST_TYPES)
+            or (isinstance(n, ast.Constant) and n.value is None)
+            for n in ast.walk(ann)
+            if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))
+            and not (isinstance(n, ast.Name) and n.id == "torch")
+        ):
+            out.add(x.arg)
+    return frozenset(out)
+
+
+def _fixed_by_module(
+    e: ast.expr,
+    binds: dict[str, list[ast.expr] | None],
+    params: tuple[frozenset[str], frozenset[str]],
+    seen: set[str],
+    depth: int,
+) -> bool:
+    """``e`` reads only ``self``/``cls`` state, constants, names of the module and host-typed parameters
+    (``params`` = every parameter, the host-typed ones), through the def's plain assignments (``depth`` deep)."""
+    every, host = params
+    for n in ast.walk(e):
+        if not isinstance(n, ast.Name) or n.id in ("self", "cls") or n.id in seen:
+            continue
+        if n.id in every:
+            if n.id in host and n.id not in binds:
+                continue
+            return False  # an input of the function: maybe a tensor
+        if n.id not in binds:
+            continue  # a module-level name (``torch``, a constant)
+        values = binds[n.id]
+        if not values or depth == 0:
+            return False
+        seen.add(n.id)
+        if not all(_fixed_by_module(v, binds, params, seen, depth - 1) for v in values):
+            return False
+    return True
+
+
+def _integer_valued(v: ast.expr) -> bool:
+    """``v`` is built as integers: an index op (``argmax``, ``arange``, ``.long()``), a factory with an integer
+    ``dtype=``, an int constant, through ops that keep values (``.to(device)``, ``.view``, ``.unsqueeze``)."""
+    if isinstance(v, ast.Constant):
+        return isinstance(v.value, int) and not isinstance(v.value, bool)
+    if not isinstance(v, ast.Call):
+        return False
+    name = _call_name(v)
+    if name in _POSITION_OPS:
+        return True
+    dtype = next((k.value for k in v.keywords if k.arg == "dtype"), None)
+    if dtype is not None:
+        return _is_dtype(dtype) and isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+    if name in _KEEPS_VALUES and isinstance(v.func, ast.Attribute):
+        return not any(_is_dtype(a) for a in v.args) and _integer_valued(v.func.value)
+    return False
 
 
 def _call_name(call: ast.Call) -> str | None:
@@ -1301,4 +1525,5 @@ _HANDLERS: dict[type, Callable[[PyVisitor, Any], None]] = {
     ast.Tuple: PyVisitor.v_literal,
     ast.Set: PyVisitor.v_literal,
     ast.arg: PyVisitor.v_arg,
+    ast.AnnAssign: PyVisitor.v_annassign,
 }

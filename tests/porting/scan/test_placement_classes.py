@@ -1,0 +1,279 @@
+"""False-positive classes of the device-placement, data-dependent-op and tensor-control-flow families found on the
+installed transformers (issue 12, round scanfp7), each beside the near miss that must stay a finding: exact findings
+and items, and pruned scans equal to full parses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path, scan_python
+
+
+def _raw(src: str) -> list[tuple[str, int | None, str | None]]:
+    """(rule, line, context) of every finding, asserting the pruned scan equals the full parse."""
+    full = sorted((r, ln, ctx) for r, ln, _m, _s, _sub, ctx in scan_python(src, prune=False))
+    assert sorted((r, ln, ctx) for r, ln, _m, _s, _sub, ctx in scan_python(src, prune=True)) == full
+    return full
+
+
+def test_a_type_annotation_naming_a_cuda_type_places_nothing() -> None:
+    """``stream: torch.cuda.Stream`` (an argument, a return, an annotated assignment) names a type; the stream is
+    made where it is created. Stays: ``torch.cuda.Stream()`` called (as a value or a default), ``torch.cuda`` in the
+    annotated assignment's value."""
+    src = (
+        "from __future__ import annotations\n"
+        "import torch\n"
+        "def make(device: torch.device, stream: torch.cuda.Stream | None = None) -> torch.cuda.Stream:\n"  # 3: types
+        "    other: torch.cuda.Stream = device_module(device).Stream()\n"  # 4: annotation only
+        "    mine: torch.cuda.Stream = torch.cuda.Stream()\n"  # 5: the value creates a CUDA stream
+        "    return other\n"
+        "def graph(g: 'torch.cuda.CUDAGraph', s=torch.cuda.Stream()):\n"  # 7: the default is a call
+        "    x: int\n"
+        "    return g\n"
+    )
+    assert _raw(src) == [("torch-cuda-api", 5, None), ("torch-cuda-api", 7, None)]
+
+
+def test_annotations_leave_the_continuous_batching_item_shape(tmp_path: Path) -> None:
+    """A file whose only CUDA mentions are annotations makes no item; the file that creates the stream keeps one."""
+    (tmp_path / "io.py").write_text(
+        "import torch\n"
+        "class IO:\n"
+        "    def __init__(self, device):\n"
+        "        self.h2d: torch.cuda.Stream = make_stream(device)\n"
+        "    def send(self, stream: torch.cuda.Stream) -> None:\n"
+        "        pass\n"
+    )
+    (tmp_path / "streams.py").write_text(
+        "import torch\ndef make_stream(device) -> torch.cuda.Stream:\n    return torch.cuda.Stream(device)\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|streams.py", [3])]
+
+
+GUARDED = """\
+import torch
+
+if torch.cuda.is_available():
+    torch_device = "cuda"
+print(torch.cuda.device_count())
+
+
+def pick():
+    import deepspeed
+    return torch.device("cuda")
+"""
+
+
+def test_a_guarded_path_of_test_code_is_still_test_code(tmp_path: Path) -> None:
+    """In ``testing_utils.py`` (a test file by its name), ``if torch.cuda.is_available(): torch_device = "cuda"`` is
+    an optional path of test code: test-only, like the file's unguarded lines and its lazy imports. The same code in
+    a library file stays porting work (the guarded line a warning, ``optional``); a probe keeps its own context."""
+    (tmp_path / "testing_utils.py").write_text(GUARDED)
+    (tmp_path / "lib.py").write_text(GUARDED)
+    log = scan_path(tmp_path, jobs=1)
+    by_file = {
+        name: sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
+        for name in ("testing_utils.py", "lib.py")
+    }
+    assert by_file["testing_utils.py"] == [
+        ("cuda-device-literal", 4, "test-only"),
+        ("cuda-device-literal", 10, "test-only"),
+        ("deepspeed", 9, "test-only"),
+        ("torch-cuda-api", 3, "probe"),
+        ("torch-cuda-api", 5, "test-only"),
+    ]
+    assert by_file["lib.py"] == [
+        ("cuda-device-literal", 4, "optional"),
+        ("cuda-device-literal", 10, None),
+        ("deepspeed", 9, "lazy-import"),
+        ("torch-cuda-api", 3, "probe"),
+        ("torch-cuda-api", 5, None),
+    ]
+    assert sorted(i.key for i in log.items) == ["file|device-placement|lib.py", "package|deepspeed|deepspeed"]
+
+
+def test_a_cuda_call_that_does_nothing_without_cuda_is_not_porting_work(tmp_path: Path) -> None:
+    """``torch.cuda.empty_cache()`` and the CUDA seeds do nothing on a machine with no CUDA device (measured on the
+    CPU-only torch: no error, no effect), guarded or not: ``no-op-elsewhere``, no item. Stays: ``synchronize`` (it
+    raises there), a memory statistic the code uses (0 there), ``set_device``."""
+    (tmp_path / "lib.py").write_text(
+        "import torch\n"
+        "def set_seed(seed):\n"
+        "    torch.manual_seed(seed)\n"
+        "    torch.cuda.manual_seed_all(seed)\n"  # 4
+        "def unload(model):\n"
+        "    del model\n"
+        "    if torch.cuda.is_available():\n"  # 7: probe
+        "        torch.cuda.empty_cache()\n"  # 8
+        "    torch.cuda.synchronize()\n"  # 9: stays
+        "    free = torch.cuda.memory_allocated()\n"  # 10: stays
+        "    torch.cuda.set_device(0)\n"  # 11: stays
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted((f.line, f.context) for f in log.findings) == [
+        (4, "no-op-elsewhere"),
+        (7, "probe"),
+        (8, "no-op-elsewhere"),
+        (9, None),
+        (10, None),
+        (11, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|lib.py", [9, 10, 11])]
+
+
+LONE = """\
+import torch
+
+
+def communicate(tensor, comm_device):
+    send(tensor)
+    if comm_device.type == "cuda":
+        torch.cuda.synchronize()
+    return tensor
+
+
+def run(model):
+    if model.device.type == "cuda" and model.device.index is not None:
+        torch.cuda.set_device(model.device)
+    if model.device.type == "cuda":
+        torch.cuda.set_device(0)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    if model.device.type == "cuda" or model.forced:
+        torch.cuda.synchronize()
+    if model.device.type == "cuda":
+        torch.cuda.synchronize()
+    else:
+        model.sync()
+"""
+
+
+def test_a_lone_branch_on_a_given_devices_type_only_tunes_that_backend(tmp_path: Path) -> None:
+    """``if comm_device.type == "cuda": torch.cuda.synchronize()`` (no ``else``; also ``... == "cuda" and x.index is
+    not None: torch.cuda.set_device(x.device)``): on another device the test is false and the code goes on, so the
+    branch is ``backend-branch``. Stays: a lone branch that places anew (``set_device(0)``), a lone branch on an
+    availability probe, an ``or`` test (it runs elsewhere too), a one-backend branch with an ``else``."""
+    (tmp_path / "m.py").write_text(LONE)
+    log = scan_path(tmp_path, jobs=1)
+    assert sorted((f.line or 0, f.context) for f in log.findings) == [
+        (7, "backend-branch"),
+        (13, "backend-branch"),
+        (15, None),
+        (16, "probe"),
+        (17, "optional"),
+        (19, None),
+        (21, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|device-placement|m.py", [15, 17, 19, 21])
+    ]
+
+
+def test_a_lone_device_type_branch_that_returns_is_an_alternative_and_stays() -> None:
+    """A lone branch whose body leaves (``return``, ``yield``) is a CUDA-only alternative of what follows, with its
+    own result: porting work, unlike the same call in a branch the code falls through."""
+    src = (
+        "import torch\n"
+        "def on_device(device):\n"
+        "    if device.type == 'cuda':\n"
+        "        with torch.cuda.device(device):\n"  # 4: stays
+        "            yield\n"
+        "            return\n"
+        "    yield\n"
+        "def tune(device):\n"
+        "    if device.type == 'cuda':\n"
+        "        with torch.cuda.device(device):\n"  # 10: falls through
+        "            warm()\n"
+        "    return 0\n"
+    )
+    assert _raw(src) == [("torch-cuda-api", 4, None), ("torch-cuda-api", 10, "backend-branch")]
+
+
+WRAPPED = """\
+import torch
+from torch import nn
+
+from .moe import use_experts_implementation
+
+
+class FP8Experts(nn.Module):
+    def forward(self, hidden_states, top_k_index):
+        hit = torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero()
+        return hit
+
+
+if ready:
+    idx = x.nonzero()
+
+
+class Router(nn.Module):
+    def forward(self, x):
+        return x.nonzero()
+
+
+def replace(model, config):
+    cls = use_experts_implementation(experts_class=FP8Experts, has_bias=False)
+    return cls(config)
+"""
+
+
+def test_a_class_a_dispatcher_call_wraps_is_an_eager_reference(tmp_path: Path) -> None:
+    """``use_experts_implementation(experts_class=FP8Experts)`` is the decorator's call form: the wrapped class's
+    forward is the eager reference the dispatcher replaces by default (``reference-fallback``) and the call is a line
+    of the repository's dispatch item. Stays: another class of the file, a module-level block after the class."""
+    assert _raw(WRAPPED) == [
+        ("data-dependent-op", 9, "reference-fallback"),
+        ("data-dependent-op", 14, None),
+        ("data-dependent-op", 19, None),
+        ("moe-experts-dispatch", 23, None),
+    ]
+    (tmp_path / "fp8.py").write_text(WRAPPED)
+    log = scan_path(tmp_path, jobs=1)
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|data-dependent-op|fp8.py", [14, 19]),
+        ("repo|moe-experts-dispatch", [23]),
+    ]
+
+
+def test_the_default_device_of_a_wrappers_own_cuda_is_delegation() -> None:
+    """In ``def cuda(self, *args, **kwargs)``, ``kwargs.get("device", "cuda")`` is the device the caller's ``.cuda()``
+    asked for (that call is the finding). Stays: "cuda:0" there (a fixed device), "cuda" in any other def."""
+    src = (
+        "import torch\n"
+        "class Model:\n"
+        "    def cuda(self, *args, **kwargs):\n"
+        "        device = kwargs.get('device', 'cuda')\n"  # 4: delegation
+        "        pinned = 'cuda:0'\n"  # 5: stays
+        "        return device, pinned\n"
+        "    def place(self, **kwargs):\n"
+        "        return kwargs.get('device', 'cuda')\n"  # 8: stays
+    )
+    assert _raw(src) == [("cuda-device-literal", 5, None), ("cuda-device-literal", 8, None)]
+
+
+def test_device_names_added_one_by_one_to_an_inventory_are_not_placement() -> None:
+    """``devices.add("cuda")`` beside ``devices.add("mps")`` in the same def lists the backends present (like a
+    literal naming two device types): no finding. Stays: a device type added alone (``targets.append("cuda")`` with
+    only ``"cuda:1"`` besides), or beside another device added to a different collection."""
+    src = (
+        "import torch\n"
+        "def available():\n"
+        "    devices = {'cpu'}\n"
+        "    if torch.cuda.is_available():\n"  # 4: probe
+        "        devices.add('cuda')\n"  # 5: inventory
+        "    if has_mps():\n"
+        "        devices.add('mps')\n"  # 7: inventory
+        "    return devices\n"
+        "def chosen(flag):\n"
+        "    targets, other = [], []\n"
+        "    targets.append('cuda')\n"  # 11: stays
+        "    targets.append('cuda:1')\n"  # 12: stays
+        "    other.append('xpu')\n"
+        "    return targets\n"
+    )
+    assert _raw(src) == [
+        ("cuda-device-literal", 11, None),
+        ("cuda-device-literal", 12, None),
+        ("torch-cuda-api", 4, "probe"),
+    ]
