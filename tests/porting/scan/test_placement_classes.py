@@ -277,3 +277,90 @@ def test_device_names_added_one_by_one_to_an_inventory_are_not_placement() -> No
         ("cuda-device-literal", 12, None),
         ("torch-cuda-api", 4, "probe"),
     ]
+
+
+def test_a_cuda_query_under_its_own_cuda_probe_with_a_fallback_is_part_of_the_probe() -> None:
+    """Issue 12 (scanfp8): ``if torch.cuda.is_available(): major, _ = torch.cuda.get_device_capability()`` (lower a
+    setting on old GPUs) and ``if len(torch.cuda.default_generators) > 0: <seed from the current CUDA generator>
+    else: <generic seed>`` only read facts of the device the test found; without CUDA the code after (or the else)
+    runs. Stay: the same query when the body raises (a requirement of the path), a placement or a synchronize under
+    the probe, and the query under no probe."""
+    src = (
+        "import sys\n"
+        "import torch\n"
+        "def validate(cfg):\n"
+        "    if torch.cuda.is_available():\n"
+        "        major, minor = torch.cuda.get_device_capability()\n"  # 5: query, falls back: probe
+        "        if major < 8:\n"
+        "            cfg.dequantize = True\n"
+        "            return\n"
+        "def seed(self):\n"
+        "    if len(torch.cuda.default_generators) > 0:\n"  # 10: count probe
+        "        idx = torch.cuda.current_device()\n"  # 11
+        "        self.seed = torch.cuda.default_generators[idx].seed()\n"  # 12
+        "    else:\n"
+        "        self.seed = int(torch.seed() % sys.maxsize)\n"
+        "    torch.manual_seed(self.seed)\n"
+        "def require(cfg):\n"
+        "    if is_torch_cuda_available():\n"
+        "        major, _ = torch.cuda.get_device_capability()\n"  # 18: the body raises: stays
+        "        if major < 9:\n"
+        "            raise ValueError('needs sm90')\n"
+        "def place(x):\n"
+        "    if torch.cuda.is_available():\n"
+        "        torch.cuda.synchronize()\n"  # 23: not a query: stays
+        "        x = x.cuda()\n"
+        "    return x\n"
+        "def unguarded():\n"
+        "    return torch.cuda.get_device_capability()\n"  # 27: no probe: stays
+        "def default_map(device_map):\n"
+        "    if torch.cuda.is_available():\n"  # 29
+        "        device_map = {'': torch.cuda.current_device()}\n"  # 30: the device placed on: stays
+        "    else:\n"
+        "        device_map = {'': 'cpu'}\n"
+        "    return device_map\n"
+        "def index_used_elsewhere(self):\n"
+        "    if len(torch.cuda.default_generators) > 0:\n"  # 35
+        "        idx = torch.cuda.current_device()\n"  # 36: also placed on below: stays
+        "        self.seed = torch.cuda.default_generators[idx].seed()\n"
+        "        self.device = idx\n"
+    )
+    assert _raw(src) == [
+        ("cuda-call", 24, "optional"),
+        ("torch-cuda-api", 4, "probe"),
+        ("torch-cuda-api", 5, "probe"),
+        ("torch-cuda-api", 10, "probe"),
+        ("torch-cuda-api", 11, "probe"),
+        ("torch-cuda-api", 12, "probe"),
+        ("torch-cuda-api", 18, "optional"),
+        ("torch-cuda-api", 22, "probe"),
+        ("torch-cuda-api", 23, "optional"),
+        ("torch-cuda-api", 27, None),
+        ("torch-cuda-api", 29, "probe"),
+        ("torch-cuda-api", 30, "optional"),
+        ("torch-cuda-api", 35, None),
+        ("torch-cuda-api", 36, None),
+        ("torch-cuda-api", 37, None),
+    ]
+
+
+def test_cuda_queries_under_their_probe_make_no_item_beside_a_requirement(tmp_path: Path) -> None:
+    """The quantizer that lowers itself on old GPUs makes no item; the one that raises keeps its line."""
+    (tmp_path / "lowers.py").write_text(
+        "import torch\n"
+        "def validate(cfg):\n"
+        "    if torch.cuda.is_available():\n"
+        "        major, minor = torch.cuda.get_device_capability()\n"
+        "        if (major, minor) < (8, 9):\n"
+        "            cfg.dequantize = True\n"
+    )
+    (tmp_path / "requires.py").write_text(
+        "import torch\n"
+        "def validate(cfg):\n"
+        "    if torch.cuda.is_available():\n"
+        "        major, minor = torch.cuda.get_device_capability()\n"
+        "        if major < 9:\n"
+        "            raise ValueError('needs sm90')\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|requires.py", [4])]

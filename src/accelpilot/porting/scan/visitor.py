@@ -631,6 +631,21 @@ class PyVisitor:
                 self._loop_vars.pop()
                 self._fresh.pop()
             return
+        if isinstance(node, ast.If) and self.context in (None, "optional") and self._only_asks_cuda(node):
+            # ``if torch.cuda.is_available(): major, minor = torch.cuda.get_device_capability()`` (or ``if
+            # len(torch.cuda.default_generators) > 0: seed = ...[torch.cuda.current_device()].seed() else: <generic>``):
+            # the body only reads facts of the CUDA device the test found and refuses nothing; without CUDA the code
+            # after it (or the else) runs, so the body is part of the probe
+            saved_context, self.context = self.context, "probe"
+            try:
+                self.visit(node.test)
+                for x in node.body:
+                    self.visit(x)
+            finally:
+                self.context = saved_context
+            for x in node.orelse:
+                self.visit(x)
+            return
         if isinstance(node, ast.If) and self._is_probe(node.test):
             if self.context is None and any(isinstance(x, ast.Raise) for x in node.body):
                 # ``if not torch.cuda.is_available(): raise ...``: not a question but a requirement of this path
@@ -855,6 +870,80 @@ class PyVisitor:
         if self.backend_branch != backend:
             return None
         return "backend-branch" if self.context in (None, "optional") else None
+
+    def _only_asks_cuda(self, node: ast.If) -> bool:
+        """``node`` tests for CUDA alone (``torch.cuda.is_available()``, ``is_torch_cuda_available()``, possibly as an
+        operand of an ``and``, or a count of CUDA devices/generators compared with zero) and its body uses nothing of
+        CUDA but device queries (``_CUDA_QUERIES``), places nothing and raises nothing: a body that raises (``if
+        major < 9: raise``) is a requirement of this path, one that places work (``x.cuda()``,
+        ``torch.cuda.synchronize()``, ``device_map = {"": torch.cuda.current_device()}``) is a use. The current
+        device's index is a query only where it picks that device's generator (``default_generators[idx]``)."""
+        test = node.test
+        values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        if not any(self._asks_cuda(v) for v in values):
+            return False
+        subs = [sub for stmt in node.body for sub in ast.walk(stmt)]
+        # what indexes the generators (a call, or a name), and the names the current device's index is bound to
+        slices = [
+            sub.slice
+            for sub in subs
+            if isinstance(sub, ast.Subscript) and self.dotted(sub.value) == "torch.cuda.default_generators"
+        ]
+        picks = {id(x) for x in slices}
+        picked = {x.id for x in slices if isinstance(x, ast.Name)}
+        for sub in subs:  # ``idx = torch.cuda.current_device()`` then only ``default_generators[idx]``
+            if (
+                isinstance(sub, ast.Assign)
+                and isinstance(sub.value, ast.Call)
+                and all(isinstance(t, ast.Name) and t.id in picked for t in sub.targets)
+            ):
+                picks.add(id(sub.value))
+        used = False
+        for sub in subs:
+            if isinstance(sub, ast.Raise):
+                return False
+            if (
+                isinstance(sub, ast.Name)
+                and isinstance(sub.ctx, ast.Load)
+                and sub.id in picked
+                and id(sub) not in picks
+            ):
+                return False  # the generator's index also used otherwise
+            if (
+                isinstance(sub, ast.Call)
+                and self.dotted(sub.func) == "torch.cuda.current_device"
+                and id(sub) not in picks
+            ):
+                return False  # ``{"": torch.cuda.current_device()}``: the device placed on
+            if not isinstance(sub, ast.Attribute):
+                continue
+            d = self.dotted(sub)
+            if d is not None and d.startswith("torch.cuda."):
+                if d not in _CUDA_QUERIES:
+                    return False
+                used = True
+            elif d != "torch.cuda" and sub.attr in ("cuda", "to"):
+                return False  # ``x.cuda()``: placement under the probe
+        return used
+
+    def _asks_cuda(self, test: ast.expr) -> bool:
+        """A called CUDA availability probe, or ``len(torch.cuda.default_generators) > 0`` /
+        ``torch.cuda.device_count() > 0``."""
+        if isinstance(test, ast.Call):
+            return self._probe_backends(test.func) == {"cuda"}
+        if not (
+            isinstance(test, ast.Compare)
+            and isinstance(test.ops[0], (ast.Gt, ast.NotEq))
+            and len(test.ops) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == 0
+            and isinstance(test.left, ast.Call)
+        ):
+            return False
+        left = test.left
+        if _name_of(left.func) == "len" and len(left.args) == 1:
+            return self.dotted(left.args[0]) == "torch.cuda.default_generators"
+        return self.dotted(left.func) == "torch.cuda.device_count"
 
     def _is_probe(self, test: ast.expr) -> bool:
         if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
@@ -1130,6 +1219,18 @@ _PLACEMENT = frozenset({"set_device", "device", "current_device"})
 # memory statistics return 0 that the code then uses: those stay findings.
 _CUDA_NO_OPS = frozenset(
     f"torch.cuda.{n}" for n in ("empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all")
+)
+# torch.cuda calls that only read facts of the device a CUDA probe found (``_only_asks_cuda``).
+_CUDA_QUERIES = frozenset(
+    f"torch.cuda.{n}"
+    for n in (
+        "get_device_capability",
+        "get_device_name",
+        "get_device_properties",
+        "current_device",
+        "default_generators",
+        "is_bf16_supported",
+    )
 )
 # Device strings that name a backend in a comparison (not placement); xla/neuron branches stay findings, since a
 # Neuron port runs them.
