@@ -364,3 +364,34 @@ def test_cuda_queries_under_their_probe_make_no_item_beside_a_requirement(tmp_pa
     )
     log = scan_path(tmp_path, jobs=1)
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|requires.py", [4])]
+
+
+def test_a_concat_in_a_loop_over_the_modules_submodules_grows_nothing_per_step(tmp_path: Path) -> None:
+    """Issue 12 (scanfp8): MTP drafting concatenates one token per MTP layer (``for i in range(len(self.layers))``):
+    the trip count is the module's structure, a trace unrolls it and every concat's shape follows from the input's.
+    Stay: a loop over a generated length (an argument, a config number such as ``prediction_length``), a ``while``,
+    and a submodule loop inside a decode ``while`` (the sequence also grows once per step)."""
+    src = (
+        "import torch\n"
+        "class Mtp:\n"
+        "    def forward(self, ids, full):\n"
+        "        for i in range(len(self.layers)):\n"
+        "            full = torch.cat([full, ids], dim=-1)\n"  # 5: per submodule: unrolled
+        "        for layer in self.mtp.layers:\n"
+        "            full = torch.cat([full, layer(ids)], dim=-1)\n"  # 7
+        "        for i, layer in enumerate(self.layers):\n"
+        "            full = torch.cat([full, layer(ids)], dim=-1)\n"  # 9
+        "        return full\n"
+        "    def generate(self, ids, max_new_tokens):\n"
+        "        for _ in range(max_new_tokens):\n"
+        "            ids = torch.cat([ids, self.step(ids)], dim=-1)\n"  # 13: a generated length: stays
+        "        for _ in range(self.config.prediction_length):\n"
+        "            ids = torch.cat([ids, self.step(ids)], dim=-1)\n"  # 15: a config number, generated: stays
+        "        while ids.shape[-1] < 10:\n"
+        "            for layer in self.layers:\n"
+        "                ids = torch.cat([ids, layer(ids)], dim=-1)\n"  # 18: inside a decode loop: stays
+        "        return ids\n"
+    )
+    assert _raw(src) == [("growing-sequence", 13, None), ("growing-sequence", 15, None), ("growing-sequence", 18, None)]
+    (tmp_path / "mtp.py").write_text("\n".join(src.splitlines()[:10]) + "\n")
+    assert scan_path(tmp_path, jobs=1).items == []

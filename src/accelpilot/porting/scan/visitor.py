@@ -81,6 +81,8 @@ class PyVisitor:
         self._given_ok: set[int] = set()  # placement calls that select a device already chosen (see _places)
         self._apple: set[int] = set()  # chain links whose body runs only on MPS, beside a generic branch
         self._loop_vars: list[frozenset[str]] = []  # names bound by each enclosing ``for``, innermost last
+        # per enclosing loop (pushed with ``_loop_vars``): its trip count is fixed by the module (``_module_trips``)
+        self._unrolled: list[bool] = []
         # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
@@ -623,12 +625,14 @@ class PyVisitor:
         if isinstance(node, ast.While):
             self.loop_depth += 1
             self._loop_vars.append(frozenset())  # no loop variable: an ``if`` in it is not shown to run once
+            self._unrolled.append(False)
             self._fresh.append((node.body, {}))
             try:
                 self.generic(node)
             finally:
                 self.loop_depth -= 1
                 self._loop_vars.pop()
+                self._unrolled.pop()
                 self._fresh.pop()
             return
         if isinstance(node, ast.If) and self.context in (None, "optional") and self._only_asks_cuda(node):
@@ -991,12 +995,14 @@ class PyVisitor:
         self.loop_depth += 1
         names = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
         self._loop_vars.append(names)
+        self._unrolled.append(_module_trips(node.iter))
         self._fresh.append((node.body, dict.fromkeys(names, node.lineno)))
         try:
             self.generic(node)
         finally:
             self.loop_depth -= 1
             self._loop_vars.pop()
+            self._unrolled.pop()
             self._fresh.pop()
 
     def v_assign(self, node: ast.Assign) -> None:
@@ -1022,7 +1028,11 @@ class PyVisitor:
             # ``if`` that holds the concat) is joined once per item: nothing is carried from one iteration to the
             # next, so nothing grows
             carried = not any(fresh.get(t, node.lineno) < node.lineno for t in targets)
-            if carried and any(ast.unparse(e) in targets for e in v.args[0].elts):
+            # every loop around it in this def runs once per submodule (``for layer in self.layers``,
+            # ``range(len(self.layers))``), a count the module's structure fixes, not the generated length: a trace
+            # unrolls it, each concat has a shape fixed by the input's, and no decode step adds a new length
+            unrolled = bool(self._loop_vars) and all(self._unrolled[-len(self._loop_vars) :])
+            if carried and not unrolled and any(ast.unparse(e) in targets for e in v.args[0].elts):
                 self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
         self.generic(node)
 
@@ -1386,6 +1396,27 @@ def _delegates(def_name: str | None, call: ast.Call) -> bool:
     if def_name == "cuda":
         return True
     return def_name == "to" and bool(call.args or call.keywords)
+
+
+def _module_trips(it: ast.expr, counted: bool = False) -> bool:
+    """A ``for`` iterable whose length the module's structure fixes: its submodules (``self.layers``,
+    ``self.a.layers``), ``enumerate`` of them, ``range(len(...))`` of them. A number is not, even a config one:
+    ``range(self.config.prediction_length)`` is a generated length."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and len(it.args) == 1 and not it.keywords:
+        arg = it.args[0]
+        if it.func.id == "enumerate" and not counted:
+            return _module_trips(arg)
+        if it.func.id == "range" and not counted:
+            return _module_trips(arg, counted=True)
+        if it.func.id == "len" and counted:
+            return _module_trips(arg)
+        return False
+    if counted or not isinstance(it, ast.Attribute):
+        return False
+    base: ast.expr = it
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    return isinstance(base, ast.Name) and base.id == "self"
 
 
 def _fresh_names(body: list[ast.stmt], fresh: dict[str, int], tests: frozenset[str] = frozenset()) -> dict[str, int]:
