@@ -303,6 +303,10 @@ def item_key(f: Finding) -> tuple[str, str]:
     if scope == "setting":
         name = normalise_snippet(sub or f.message)
         return f"setting|{f.rule}|{name}", name
+    if f.rule == "cuda-graphs" and f.subject in _COMPILE_MODES:
+        # torch.compile's ``mode`` is an argument of the compile call (or of the config feeding it) whose backend the
+        # compile-backend item already changes: the port sets backend and mode in one edit, it captures no graph
+        return "repo|compile-backend", "whole repository"
     if scope == "repo":
         return f"repo|{f.rule}", "whole repository"
     if scope == "op":
@@ -315,6 +319,9 @@ def item_key(f: Finding) -> tuple[str, str]:
     family = _FILE_FAMILIES.get(f.rule, f.rule)
     return f"file|{family}|{f.file}", f.file or "model"
 
+
+# torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).
+_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
 # A ``generation/`` package (transformers' decode loops, assisted decoding, candidate generators): its growing
 # sequences are one item, as a port swaps the generate machinery for one fixed-size decode loop, not file by file.
@@ -415,7 +422,9 @@ def build_items(findings: list[Finding]) -> list[Item]:
     for key, (label, fs) in groups.items():
         fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))
         top = max(fs, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
-        first = fs[0]
+        # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
+        # may join it, as compile modes join compile-backend)
+        first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
         severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
