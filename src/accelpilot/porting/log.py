@@ -52,6 +52,11 @@ REACH_WARNING: dict[str, str] = {
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
 }
+# Porting work the rule rates lower that a line's reach makes blocking, with the reason.
+REACH_BLOCKING: dict[str, str] = {
+    "no-fallback": "no fallback: without this kernel the code returns a placeholder (zeros/empty) instead of the "
+    "result, so a port runs silently wrong until the kernel is replaced",
+}
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 _EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
@@ -141,7 +146,9 @@ class Finding(BaseModel):
     # What the porting item is about: kernel, package, image, setting; for a compile hazard the enclosing function
     # (``name:line of its def``), which decides its item (``_merge_same_function``).
     subject: str | None = None
-    context: str | None = None  # how the line is reached (NOT_PORTING or REACH_WARNING keys), None = main path
+    context: str | None = (
+        None  # how the line is reached (NOT_PORTING, REACH_WARNING or REACH_BLOCKING keys), None = main path
+    )
     porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
     reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
     defined_in: str | None = None  # a use of a kernel or built extension defined in another file: that file
@@ -172,6 +179,8 @@ class Finding(BaseModel):
             reason = generator_reason(f"{m.group(1)}modeling_{m.group(2)}.py")
         if not porting:
             severity = "info"
+        elif context in REACH_BLOCKING:
+            severity, reason = "blocking", REACH_BLOCKING[context]
         elif context in REACH_WARNING and (severity == "blocking" or context == "requirement"):
             severity, reason = "warning", REACH_WARNING[context]
             if lazy_in is not None:

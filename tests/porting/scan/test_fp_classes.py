@@ -1050,6 +1050,34 @@ class AppleQuantizer:
             device_map = {"": "mps"}
         return device_map
 
+    def notes(self):
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        return None
+
 
 class CudaQuantizer:
     def validate_environment(self):
@@ -1072,14 +1100,15 @@ class MaybeAppleQuantizer:
 
 def test_a_class_that_requires_another_accelerator_is_that_backends_code_path(tmp_path: Path) -> None:
     """A class with a method that raises unless MPS is present (after perhaps falling back to dequantizing) runs
-    only on an Apple GPU: its ``"mps"`` default is another backend's branch. A class requiring CUDA (the port's
-    work) and an MPS default in a class with no such requirement stay findings."""
+    only on an Apple GPU: its ``"mps"`` default and its own requirement are another backend's branch, also when the
+    class is large enough for a pruned scan to parse one method alone. A class requiring CUDA (the port's work) and
+    an MPS default in a class with no such requirement stay findings."""
     (tmp_path / "quant.py").write_text(APPLE_QUANTIZER)
     found = _findings(tmp_path, "quant.py")
     assert [f for f in found if f[2] != "backend-branch"] == [
-        ("cuda-device-literal", 27, None),
-        ("mps-device", 34, None),
-        ("torch-cuda-api", 22, "requirement"),
+        ("cuda-device-literal", 55, None),
+        ("mps-device", 62, None),
+        ("torch-cuda-api", 50, "requirement"),
     ]
     assert [f for f in found if f[2] == "backend-branch"] == [
         ("mps-device", 8, "backend-branch"),
@@ -1087,7 +1116,59 @@ def test_a_class_that_requires_another_accelerator_is_that_backends_code_path(tm
     ]
 
 
-@pytest.mark.parametrize("source", [BACKEND_TABLES, APPLE_QUANTIZER], ids=["tables", "apple"])
+KERNEL_NO_FALLBACK = """\
+import torch
+
+from .hub_kernels import get_kernel
+
+sparse_kernel = None
+fast_kernel = None
+
+
+def load_sparse():
+    global sparse_kernel
+    sparse_kernel = get_kernel("org/sparse-attn")
+
+
+def load_fast():
+    global fast_kernel
+    fast_kernel = get_kernel("org/fast-attn")
+
+
+def sparse_attention(q, k, v):
+    if sparse_kernel is None:
+        return torch.zeros_like(q).requires_grad_()
+    return sparse_kernel.attend(q, k, v)
+
+
+def fast_attention(q, k, v):
+    if fast_kernel is None:
+        return torch.softmax(q @ k.transpose(-1, -2), -1) @ v
+    return fast_kernel.attend(q, k, v)
+"""
+
+
+def test_a_hub_kernel_whose_absence_returns_zeros_has_no_fallback_and_blocks(tmp_path: Path) -> None:
+    """A hub kernel bound to a global that the forward answers, when None, with ``torch.zeros_like(q)``: without the
+    kernel the model silently returns placeholders, so the kernel item is blocking with that reason. A kernel whose
+    absence is met by a real computation (eager attention) stays a warning."""
+    (tmp_path / "attn.py").write_text(KERNEL_NO_FALLBACK)
+    log = scan_path(tmp_path, jobs=1)
+    got = sorted((i.key, i.severity, i.reason) for i in log.items)
+    assert got == [
+        ("setting|hub-kernel|org/fast-attn", "warning", None),
+        (
+            "setting|hub-kernel|org/sparse-attn",
+            "blocking",
+            "no fallback: without this kernel the code returns a placeholder (zeros/empty) instead of the result, so a "
+            "port runs silently wrong until the kernel is replaced",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source", [BACKEND_TABLES, APPLE_QUANTIZER, KERNEL_NO_FALLBACK], ids=["tables", "apple", "kernel"]
+)
 def test_pruned_scan_equals_full_parse_on_scanfp9_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))

@@ -191,11 +191,6 @@ class PyVisitor:
         self.forward_depth = 0
         try:
             dispatcher = next((d for d in node.decorator_list if _decorator_name(d) in DISPATCHED_BY_DEFAULT), None)
-            if dispatcher is None and self._requires_foreign(node):
-                # a method refuses to go on unless another accelerator (MPS, XPU, ...) is present: the whole class
-                # is that backend's code path, as an ``if is_torch_xpu_available():`` body is
-                self._within("backend-branch", node)
-                return
             if dispatcher is None:
                 self.generic(node)
                 return
@@ -205,7 +200,7 @@ class PyVisitor:
         finally:
             self.forward_depth = saved
 
-    def _requires_foreign(self, node: ast.ClassDef) -> bool:
+    def requires_foreign(self, node: ast.ClassDef) -> bool:
         """A method of the class begins a top-level ``if not <probe of one accelerator other than CUDA/the target>:``
         whose body raises (on some path, after perhaps falling back to dequantizing first): nothing in the class
         runs on the port's device unless that accelerator is there. A CUDA requirement is not this (it is the work)."""
