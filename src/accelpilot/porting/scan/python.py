@@ -32,9 +32,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
-        return _foreign_classes(
-            data, _no_fallback(data, _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v))))
-        )
+        return _post_passes(data, v)
     hits = trigger_lines(data)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
@@ -47,9 +45,13 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
     for t in trees:
         v.visit(t)
-    return _foreign_classes(
-        data, _no_fallback(data, _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v))))
-    )
+    return _post_passes(data, v)
+
+
+def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
+    """The passes over one file's findings that read the file beyond the visited units, in order."""
+    found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+    return _foreign_classes(data, _no_fallback(data, found))
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
