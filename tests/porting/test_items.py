@@ -433,3 +433,26 @@ def test_growing_sequences_of_a_generation_package_are_one_repository_item(tmp_p
             ],
         ),
     ]
+
+
+def test_a_compile_mode_joins_the_compile_backend_item_and_graph_capture_stays_its_own(tmp_path: Path) -> None:
+    """``mode="reduce-overhead"`` (in the compile call or in a config default feeding it) is set beside the compile
+    backend: one edit, so it joins repo|compile-backend, which keeps its own rule. Capturing a CUDA graph by hand
+    (``torch.cuda.CUDAGraph()``) stays repo|cuda-graphs."""
+    (tmp_path / "run.py").write_text(
+        "import torch\n\n"
+        "class CompileConfig:\n"
+        '    mode: str = "reduce-overhead"\n\n'
+        "def run(model):\n"
+        '    return torch.compile(model, mode="max-autotune")\n'
+    )
+    (tmp_path / "capture.py").write_text("import torch\n\ng = torch.cuda.CUDAGraph()\n")
+    log = scan_path(tmp_path, jobs=1)
+    got = {i.key: (i.rule, [(ln.file, ln.line, ln.rule) for ln in i.lines]) for i in log.items}
+    assert got == {
+        "repo|compile-backend": (
+            "compile-backend",
+            [("run.py", 4, "cuda-graphs"), ("run.py", 7, "compile-backend"), ("run.py", 7, "cuda-graphs")],
+        ),
+        "repo|cuda-graphs": ("cuda-graphs", [("capture.py", 3, "cuda-graphs")]),
+    }

@@ -52,6 +52,11 @@ REACH_WARNING: dict[str, str] = {
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
 }
+# Porting work the rule rates lower that a line's reach makes blocking, with the reason.
+REACH_BLOCKING: dict[str, str] = {
+    "no-fallback": "no fallback: without this kernel the code returns a placeholder (zeros/empty) instead of the "
+    "result, so a port runs silently wrong until the kernel is replaced",
+}
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 _EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
@@ -141,7 +146,9 @@ class Finding(BaseModel):
     # What the porting item is about: kernel, package, image, setting; for a compile hazard the enclosing function
     # (``name:line of its def``), which decides its item (``_merge_same_function``).
     subject: str | None = None
-    context: str | None = None  # how the line is reached (NOT_PORTING or REACH_WARNING keys), None = main path
+    context: str | None = (
+        None  # how the line is reached (NOT_PORTING, REACH_WARNING or REACH_BLOCKING keys), None = main path
+    )
     porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
     reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
     defined_in: str | None = None  # a use of a kernel or built extension defined in another file: that file
@@ -172,6 +179,8 @@ class Finding(BaseModel):
             reason = generator_reason(f"{m.group(1)}modeling_{m.group(2)}.py")
         if not porting:
             severity = "info"
+        elif context in REACH_BLOCKING:
+            severity, reason = "blocking", REACH_BLOCKING[context]
         elif context in REACH_WARNING and (severity == "blocking" or context == "requirement"):
             severity, reason = "warning", REACH_WARNING[context]
             if lazy_in is not None:
@@ -303,6 +312,10 @@ def item_key(f: Finding) -> tuple[str, str]:
     if scope == "setting":
         name = normalise_snippet(sub or f.message)
         return f"setting|{f.rule}|{name}", name
+    if f.rule == "cuda-graphs" and f.subject in _COMPILE_MODES:
+        # torch.compile's ``mode`` is an argument of the compile call (or of the config feeding it) whose backend the
+        # compile-backend item already changes: the port sets backend and mode in one edit, it captures no graph
+        return "repo|compile-backend", "whole repository"
     if scope == "repo":
         return f"repo|{f.rule}", "whole repository"
     if scope == "op":
@@ -315,6 +328,9 @@ def item_key(f: Finding) -> tuple[str, str]:
     family = _FILE_FAMILIES.get(f.rule, f.rule)
     return f"file|{family}|{f.file}", f.file or "model"
 
+
+# torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).
+_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
 # A ``generation/`` package (transformers' decode loops, assisted decoding, candidate generators): its growing
 # sequences are one item, as a port swaps the generate machinery for one fixed-size decode loop, not file by file.
@@ -415,7 +431,9 @@ def build_items(findings: list[Finding]) -> list[Item]:
     for key, (label, fs) in groups.items():
         fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))
         top = max(fs, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
-        first = fs[0]
+        # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
+        # may join it, as compile modes join compile-backend)
+        first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
         severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None

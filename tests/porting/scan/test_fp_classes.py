@@ -983,3 +983,193 @@ def test_a_name_ending_in_mask_built_as_integer_positions_is_a_gather_not_a_mask
     assert [ln for r, ln, _ in _findings(tmp_path, "pool.py") if r == "boolean-mask-index"] == [19, 22, 27, 28]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(INTEGER_MASK_NAMES, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(INTEGER_MASK_NAMES)) == full
+
+
+BACKEND_TABLES = """\
+import torch
+
+BACKEND_MAP = {
+    "cuda": "nccl",
+    "cpu": "gloo",
+    "neuron": "neuron",
+}
+
+CUDA_ONLY_MAP = {
+    "cuda": "nccl",
+    "cpu": "gloo",
+}
+
+
+def backend_for(device_type):
+    return BACKEND_MAP.get(device_type)
+
+
+def init(device_type):
+    backend = backend_for(device_type)
+    device_id = 0 if backend == "nccl" else None
+    torch.distributed.init_process_group(backend=backend, device_id=device_id)
+    torch.distributed.init_process_group(backend="nccl")
+
+
+CHOICES = {"choices": ["nccl", "gloo", "mpi"]}
+ONLY = ["nccl"]
+"""
+
+
+def test_a_device_backend_table_with_a_row_for_the_target_is_not_an_nccl_choice(tmp_path: Path) -> None:
+    """A dict keyed only by device names that already maps the target (``"neuron": "neuron"``) to its own backend:
+    the port picks that row, so ``"nccl"`` in the CUDA row is a name, not a use. The same table with no target row
+    stays a finding: adding that row is the work. Likewise ``backend == "nccl"`` is a branch on the backend in use and
+    a list naming several collective backends (argparse choices) a vocabulary; ``init_process_group(backend="nccl")``
+    and a list naming only NCCL stay findings."""
+    (tmp_path / "dist.py").write_text(BACKEND_TABLES)
+    assert _findings(tmp_path, "dist.py") == [
+        ("nccl-backend", 10, None),
+        ("nccl-backend", 23, None),
+        ("nccl-backend", 27, None),
+        ("neuron-api", 6, None),
+    ]
+
+
+APPLE_QUANTIZER = """\
+import torch
+
+
+class AppleQuantizer:
+    def validate_environment(self):
+        if self.config.dequantize:
+            return
+        if not torch.backends.mps.is_available():
+            if self.pre_quantized:
+                self.config.dequantize = True
+                return
+            raise RuntimeError("needs an Apple GPU")
+
+    def update_device_map(self, device_map):
+        if device_map is None:
+            device_map = {"": "mps"}
+        return device_map
+
+    def notes(self):
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        # a long comment makes the class large enough that a pruned scan parses one method alone
+        return None
+
+
+class CudaQuantizer:
+    def validate_environment(self):
+        if not torch.cuda.is_available():
+            raise RuntimeError("needs a GPU")
+
+    def update_device_map(self, device_map):
+        if device_map is None:
+            device_map = {"": "cuda"}
+        return device_map
+
+
+class MaybeAppleQuantizer:
+    def update_device_map(self, device_map):
+        if device_map is None:
+            device_map = {"": "mps"}
+        return device_map
+"""
+
+
+def test_a_class_that_requires_another_accelerator_is_that_backends_code_path(tmp_path: Path) -> None:
+    """A class with a method that raises unless MPS is present (after perhaps falling back to dequantizing) runs
+    only on an Apple GPU: its ``"mps"`` default and its own requirement are another backend's branch, also when the
+    class is large enough for a pruned scan to parse one method alone. A class requiring CUDA (the port's work) and
+    an MPS default in a class with no such requirement stay findings."""
+    (tmp_path / "quant.py").write_text(APPLE_QUANTIZER)
+    found = _findings(tmp_path, "quant.py")
+    assert [f for f in found if f[2] != "backend-branch"] == [
+        ("cuda-device-literal", 55, None),
+        ("mps-device", 62, None),
+        ("torch-cuda-api", 50, "requirement"),
+    ]
+    assert [f for f in found if f[2] == "backend-branch"] == [
+        ("mps-device", 8, "backend-branch"),
+        ("mps-device", 16, "backend-branch"),
+    ]
+
+
+KERNEL_NO_FALLBACK = """\
+import torch
+
+from .hub_kernels import get_kernel
+
+sparse_kernel = None
+fast_kernel = None
+
+
+def load_sparse():
+    global sparse_kernel
+    sparse_kernel = get_kernel("org/sparse-attn")
+
+
+def load_fast():
+    global fast_kernel
+    fast_kernel = get_kernel("org/fast-attn")
+
+
+def sparse_attention(q, k, v):
+    if sparse_kernel is None:
+        return torch.zeros_like(q).requires_grad_()
+    return sparse_kernel.attend(q, k, v)
+
+
+def fast_attention(q, k, v):
+    if fast_kernel is None:
+        return torch.softmax(q @ k.transpose(-1, -2), -1) @ v
+    return fast_kernel.attend(q, k, v)
+"""
+
+
+def test_a_hub_kernel_whose_absence_returns_zeros_has_no_fallback_and_blocks(tmp_path: Path) -> None:
+    """A hub kernel bound to a global that the forward answers, when None, with ``torch.zeros_like(q)``: without the
+    kernel the model silently returns placeholders, so the kernel item is blocking with that reason. A kernel whose
+    absence is met by a real computation (eager attention) stays a warning."""
+    (tmp_path / "attn.py").write_text(KERNEL_NO_FALLBACK)
+    log = scan_path(tmp_path, jobs=1)
+    got = sorted((i.key, i.severity, i.reason) for i in log.items)
+    assert got == [
+        ("setting|hub-kernel|org/fast-attn", "warning", None),
+        (
+            "setting|hub-kernel|org/sparse-attn",
+            "blocking",
+            "no fallback: without this kernel the code returns a placeholder (zeros/empty) instead of the result, so a "
+            "port runs silently wrong until the kernel is replaced",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source", [BACKEND_TABLES, APPLE_QUANTIZER, KERNEL_NO_FALLBACK], ids=["tables", "apple", "kernel"]
+)
+def test_pruned_scan_equals_full_parse_on_scanfp9_classes(source: str) -> None:
+    pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
+    full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))
+    assert pruned == full

@@ -32,7 +32,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
-        return _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+        return _post_passes(data, v)
     hits = trigger_lines(data)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
@@ -45,7 +45,13 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
     for t in trees:
         v.visit(t)
-    return _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+    return _post_passes(data, v)
+
+
+def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
+    """The passes over one file's findings that read the file beyond the visited units, in order."""
+    found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+    return _foreign_classes(data, _no_fallback(data, found))
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -127,6 +133,95 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
+
+
+# ``if not <probe naming another accelerator>(``: the cheap pre-check of ``_foreign_classes``.
+_NOT_FOREIGN = re.compile(rb"^[ \t]+if not [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(", re.M)
+
+
+# Porting contexts a foreign class's lines give way to (its requirement of its accelerator is that backend's too).
+_OPEN = (None, "optional", "requirement")
+
+
+def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """Lines in a class one of whose methods raises unless another accelerator is there (``if not
+    torch.backends.mps.is_available(): ... raise``, perhaps after a dequantize fallback) are ``backend-branch``,
+    unless a stronger context holds: nothing in the class runs on the port's device, as in an ``if
+    is_torch_xpu_available():`` body; so is the class's own requirement of that accelerator. A class requiring CUDA
+    is the port's work and stays. Read on the whole file (a pruned scan may parse one method of a large class
+    alone), only when the pre-check matches."""
+    if not _NOT_FOREIGN.search(data) or not any(ctx in _OPEN for *_, ctx in found):
+        return found
+    probe = PyVisitor(None, True)
+    spans = [
+        (c.lineno, c.end_lineno or c.lineno)
+        for c in ast.walk(ast.parse(data))
+        if isinstance(c, ast.ClassDef) and probe.requires_foreign(c)
+    ]
+    if not spans:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "backend-branch")
+        if ctx in _OPEN and ln is not None and any(a <= ln <= b for a, b in spans)
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+# Tensor factories a function returns in place of a kernel's result when the kernel is missing: a placeholder
+# (zeros, uninitialised memory), not a computation of the same result.
+_PLACEHOLDERS = frozenset({"zeros_like", "zeros", "empty_like", "empty", "full_like", "ones_like"})
+
+
+def _no_fallback(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A hub kernel bound to a module global (``global k; k = get_kernel(...)``) where the file answers that global
+    being None with ``return torch.zeros_like(...)``: without the kernel the model runs and returns placeholders, no
+    fallback computes the result, so the kernel's line is ``no-fallback`` (blocking). A kernel whose absence is met
+    by another computation (or by a raise) stays as it was. The whole file is parsed, only when it has a hub kernel
+    on the main path."""
+    lines = {ln for r, ln, _, _, _, ctx in found if r == "hub-kernel" and ctx is None}
+    if not lines:
+        return found
+    tree = ast.parse(data)
+    bound: dict[int, set[str]] = {}  # kernel line -> the module globals its def binds
+    for d in ast.walk(tree):
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = {n for g in ast.walk(d) if isinstance(g, ast.Global) for n in g.names}
+            for c in ast.walk(d):
+                if names and isinstance(c, ast.Call) and c.lineno in lines:
+                    bound.setdefault(c.lineno, set()).update(names)
+    if not bound:
+        return found
+    empty: set[str] = set()  # globals whose None is answered by returning a placeholder
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name)
+            and len(node.test.ops) == 1
+            and isinstance(node.test.ops[0], ast.Is)
+            and isinstance(node.test.comparators[0], ast.Constant)
+            and node.test.comparators[0].value is None
+            and isinstance(node.body[0], ast.Return)
+            and _placeholder(node.body[0].value)
+        ):
+            empty.add(node.test.left.id)
+    return [
+        (r, ln, msg, snip, sub, "no-fallback")
+        if r == "hub-kernel" and ctx is None and ln is not None and bound.get(ln, set()) & empty
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _placeholder(value: ast.expr | None) -> bool:
+    """``torch.zeros_like(q)``, also through methods chained on it (``.requires_grad_()``, ``.to(...)``)."""
+    while isinstance(value, ast.Call):
+        f = value.func
+        if isinstance(f, ast.Attribute) and f.attr in _PLACEHOLDERS and isinstance(f.value, ast.Name):
+            return True
+        value = f.value if isinstance(f, ast.Attribute) else None
+    return False
 
 
 def _helper_name(name: str, data: bytes) -> bool:

@@ -202,6 +202,24 @@ class PyVisitor:
         finally:
             self.forward_depth = saved
 
+    def requires_foreign(self, node: ast.ClassDef) -> bool:
+        """A method of the class begins a top-level ``if not <probe of one accelerator other than CUDA/the target>:``
+        whose body raises (on some path, after perhaps falling back to dequantizing first): nothing in the class
+        runs on the port's device unless that accelerator is there. A CUDA requirement is not this (it is the work)."""
+        for m in node.body:
+            if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for st in m.body:
+                if (
+                    isinstance(st, ast.If)
+                    and isinstance(st.test, ast.UnaryOp)
+                    and isinstance(st.test.op, ast.Not)
+                    and self._foreign_probe(st.test.operand)
+                    and any(isinstance(x, ast.Raise) for b in st.body for x in ast.walk(b))
+                ):
+                    return True
+        return False
+
     def _import_reach(self) -> str | None:
         """An import inside a def runs only when that def is called (a lazy import), one under an ``if`` only on
         that branch: neither is shown to be on the model's forward path, so at most a warning."""
@@ -983,7 +1001,9 @@ class PyVisitor:
             elts = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for e in elts:
                 device = isinstance(e, ast.Constant) and isinstance(e.value, str) and _COMPARED_DEVICE.match(e.value)
-                if device or (dtype_test and _is_dtype(e)):
+                # ``backend == "nccl"``: a branch on which collective backend is in use, like a device test
+                backend = isinstance(e, ast.Constant) and e.value == "nccl"
+                if device or backend or (dtype_test and _is_dtype(e)):
                     self._consumed.add(id(e))
         self.generic(node)
 
@@ -1048,6 +1068,7 @@ class PyVisitor:
         listed: list[ast.Constant] = []  # device strings that are elements of a list/tuple/set
         keyed: list[ast.Constant] = []  # device strings that key a dict whose string keys are all device names
         kinds: set[str] = set()
+        listed_backends: list[ast.Constant] = []  # string elements of a list/tuple/set (collective backend names)
         stack: list[ast.expr] = [root]
         while stack:
             n = stack.pop()
@@ -1065,17 +1086,28 @@ class PyVisitor:
                     elif isinstance(k, _CONTAINERS):
                         stack.append(k)
                 stack.extend(v for v in n.values if isinstance(v, _CONTAINERS))
+                if named and any(_device_kind(k) in _TARGET_DEVICES for k in keys):
+                    # a device -> backend table that already gives the target its own entry (``"neuron": "neuron"``
+                    # beside ``"cuda": "nccl"``): the port picks the target's row, it edits nothing; a table with no
+                    # row for the target stays a finding (adding that row is the work)
+                    self._consumed.update(id(v) for v in n.values if isinstance(v, ast.Constant))
                 if _dtype_table(n):
                     names = [*n.keys, *n.values]
                     self._consumed.update(id(x) for x in names if _is_dtype(x))
             elif isinstance(n, (ast.List, ast.Tuple, ast.Set)):
                 for e in n.elts:
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                        listed_backends.append(e)
                     if isinstance(e, ast.Constant) and _device_kind(e) is not None:
                         kinds.add(_device_kind(e) or "")
                         listed.append(e)
                     elif isinstance(e, _CONTAINERS):
                         stack.append(e)
         table = keyed + listed if len(kinds) >= 2 else keyed
+        # a list naming two or more collective backends (``choices=["nccl", "gloo", "mpi"]``) is a vocabulary too
+        collectives = [e for e in listed_backends if e.value in _COLLECTIVE_BACKENDS]
+        if len({e.value for e in collectives}) >= 2:
+            self._consumed.update(id(e) for e in collectives)
         self._consumed.update(id(c) for c in table if _COMPARED_DEVICE.match(str(c.value)))
 
     def v_name(self, node: ast.Name) -> None:
@@ -1252,6 +1284,10 @@ _DEVICE_NAME = re.compile(
     r"|privateuseone|sdaa|gcu)(?::\d+)?$"
 )
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
+# Device types of the port's target (Neuron, and XLA through which it runs).
+_TARGET_DEVICES = frozenset({"neuron", "xla"})
+# Backends of torch.distributed (torch's and other accelerators'): a list naming two or more is a vocabulary.
+_COLLECTIVE_BACKENDS = frozenset({"nccl", "gloo", "mpi", "ucc", "ccl", "xccl", "hccl", "cncl", "mccl", "neuron", "xla"})
 # Comparison operators that test which dtype a value has (``==``, ``in``, ``is``), not order it.
 _DTYPE_TESTS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 # torch dtype attribute names (``torch.float64``, ``torch.double``, ``torch.cfloat``, ``torch.float8_e4m3fn``).
