@@ -29,14 +29,8 @@ class FileReach:
 
     def enclosing_def(self, pos: int) -> str | None:
         """The innermost def holding the line at byte ``pos`` (None at module or class level)."""
-        ls = self.data.rfind(b"\n", 0, pos) + 1
-        line = self.data[ls : ls + 400]
-        indent = len(line) - len(line.lstrip(b" \t"))
-        for i in range(bisect.bisect_right(self.starts, ls) - 1, -1, -1):
-            start, h_indent, kind, name = self.headers[i]
-            if start < ls and h_indent < indent:
-                return name if kind == b"def" else None
-        return None
+        i = self._holder(pos)
+        return None if i is None else self.headers[i][3]
 
     def classes_at_line(self, line: int) -> set[str]:
         """The classes whose body holds the line (nested ones too), read from headers and indentation."""

@@ -658,15 +658,7 @@ class PyVisitor:
             # len(torch.cuda.default_generators) > 0: seed = ...[torch.cuda.current_device()].seed() else: <generic>``):
             # the body only reads facts of the CUDA device the test found and refuses nothing; without CUDA the code
             # after it (or the else) runs, so the body is part of the probe
-            saved_context, self.context = self.context, "probe"
-            try:
-                self.visit(node.test)
-                for x in node.body:
-                    self.visit(x)
-            finally:
-                self.context = saved_context
-            for x in node.orelse:
-                self.visit(x)
+            self._visit_if_under(node, "probe", test_too=True)
             return
         if isinstance(node, ast.If) and self._is_probe(node.test):
             if self.context is None and any(isinstance(x, ast.Raise) for x in node.body):
@@ -698,15 +690,7 @@ class PyVisitor:
         if isinstance(node, ast.If) and self.context in (None, "optional") and _asks_flash(node.test):
             # ``if is_flash_attention_requested(config): <cu_seqlens for flash_attn_varlen_func>``: the body is the
             # flash-attn package's path (its own item); a port runs sdpa/eager, the code after or the else
-            self.visit(node.test)
-            saved_context, self.context = self.context, "backend-branch"
-            try:
-                for x in node.body:
-                    self.visit(x)
-            finally:
-                self.context = saved_context
-            for x in node.orelse:
-                self.visit(x)
+            self._visit_if_under(node, "backend-branch", test_too=False)
             return
         if isinstance(node, ast.If) and self.context is None and not node.orelse and all(map(_only_logs, node.body)):
             # the test only decides whether to print a message (``if torch.cuda.device_count() > 1: logger.warning``):
@@ -756,6 +740,21 @@ class PyVisitor:
                 self.backend_branch = saved_branch
             return
         self.generic(node)
+
+    def _visit_if_under(self, node: ast.If, context: str, test_too: bool) -> None:
+        """The body of ``node`` (and its test when ``test_too``) under ``context``; its else as it stands."""
+        if not test_too:
+            self.visit(node.test)
+        saved_context, self.context = self.context, context
+        try:
+            if test_too:
+                self.visit(node.test)
+            for x in node.body:
+                self.visit(x)
+        finally:
+            self.context = saved_context
+        for x in node.orelse:
+            self.visit(x)
 
     def _refuses_packing(self, node: ast.If) -> None:
         """``if kwargs.get("cu_seqlens") is not None: raise ValueError("can't keep packed sequences apart")``: the
