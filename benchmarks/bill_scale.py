@@ -12,7 +12,7 @@ would compile every module from source whenever PYTHONDONTWRITEBYTECODE is set, 
 Target (issue 10): the CLI at least 5x faster than the base commit and under 150 MB peak. Each tree runs
 ``--repeat`` children per path (default 3), alternating with the other tree's; the fastest child of each counts
 (on a shared machine the slowest runs measure the neighbours, the fastest the code), and the median ratio is
-printed beside it. CPU time, not wall time, for the same reason.
+printed beside it; the target counts as met only when both ratios reach 5x. CPU time, not wall time, for the same reason.
 Run: PYTHONPATH=src .venv/bin/python benchmarks/bill_scale.py [--options 1000] [--base 2d7676a] [--repeat 3]
 """
 
@@ -116,7 +116,8 @@ def report(path: str, runs: dict[str, list[dict[str, float]]], base_label: str, 
     verdict = ""
     if target:
         verdict = (
-            f" (target >= 5x: {'met' if fastest >= 5 else 'MISSED'}); peak RSS {peak / mb:.0f} MB "
+            # both readings: on a noisy machine one of them can clear 5x by chance while the other misses
+            f" (target >= 5x in both: {'met' if min(fastest, median) >= 5 else 'MISSED'}); peak RSS {peak / mb:.0f} MB "
             f"(target < 150 MB: {'met' if peak < 150 * mb else 'MISSED'})"
         )
     print(
