@@ -20,13 +20,12 @@ A sample estimates precision only: recall needs every item labelled, which a sam
 a simple random sample instead (no strata, no forced blocking items, no ``--avoid``; the file says ``"draw":
 "uniform"``, ``"drawn_at"``: the accelpilot commit it was drawn at, and ``"used_for_fixes": false``). Samples 1-2
 were stratified and then used to design false-positive fixes, so their precision over the surviving items is
-optimistic by construction; a uniform sample judged before any fix designed after it is the unbiased estimate. Only
-the LATEST uniform sample (highest file number) is that estimate, printed on its own, labelled, after the pooled line
-(several uniform samples drawn at the latest one's commit and none used for fixes are pooled into it, a key once);
-an earlier uniform sample has been read to design the fixes that followed it, so it is printed as "uniform at
-<commit>, since used to design fixes: optimistic". Set ``"used_for_fixes": true`` (metadata only, never a verdict)
-on a sample once fixes are designed from it: if the latest uniform sample carries it, no unbiased estimate is printed
-and the benchmark says to draw a new one.
+optimistic by construction; a uniform sample judged before any fix designed after it is an unbiased estimate (over
+the sampled items the scanner still produces). Every uniform sample not used for fixes is pooled, a key once, into
+the UNBIASED ESTIMATE line, printed after the pooled line; a uniform sample read to design the fixes that followed it
+is printed as "uniform at <commit>, since used to design fixes: optimistic". Set ``"used_for_fixes": true``
+(metadata only, never a verdict) on a sample once fixes are designed from it; when every uniform sample carries it,
+no unbiased estimate is printed and the benchmark says to draw a new one.
 
     .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses]
     .venv/bin/python benchmarks/scan_accuracy.py --draw-sample [--seed N] [--avoid SAMPLE.json] > NEW.json
@@ -384,26 +383,23 @@ def _sample_line() -> None:
 
 
 def _unbiased_lines(uniform: list[_Judged]) -> None:
-    """Only uniform samples drawn at the latest draw's commit and not yet read to design fixes estimate today's
-    scanner without bias; earlier ones were read to design the fixes after them, so their precision over the items
-    that survived those fixes is optimistic. Several fresh draws at one commit are pooled (a key once)."""
+    """Only uniform samples not yet read to design fixes estimate today's scanner without bias (over the sampled items
+    it still produces); the others were read to design the fixes after them, so their precision over the items that
+    survived those fixes is optimistic. Several such samples are pooled (a key once), whatever commit each was drawn
+    at: no fix since was designed from any of them."""
     if not uniform:
         return
-    latest = uniform[-1]
-    fresh = [j for j in uniform if not j.used_for_fixes and j.drawn_at == latest.drawn_at]
+    fresh = [j for j in uniform if not j.used_for_fixes]
     for j in uniform:
-        if j in fresh:
-            continue
-        state = "since used to design fixes" if j.used_for_fixes else f"superseded by {latest.name}"
+        if j.used_for_fixes:
+            print(
+                f"{j.name}: uniform at {j.drawn_at or 'an unrecorded commit'}, since used to design fixes: optimistic: "
+                f"{_precision(list(j.kept.values()))}; verdicts: {_counts(j)}"
+            )
+    if not fresh:
         print(
-            f"{j.name}: uniform at {j.drawn_at or 'an unrecorded commit'}, {state}: optimistic: "
-            f"{_precision(list(j.kept.values()))}; verdicts: {_counts(j)}"
-        )
-    if latest.used_for_fixes:
-        print(
-            f"NO UNBIASED ESTIMATE: the latest uniform sample, {latest.name} (uniform at "
-            f"{latest.drawn_at or 'an unrecorded commit'}), has been used to design fixes; draw and judge a new one "
-            f"(--draw-sample --uniform --seed N) before quoting a precision"
+            "NO UNBIASED ESTIMATE: every uniform sample has been used to design fixes; draw and judge a new one "
+            "(--draw-sample --uniform --seed N) before quoting a precision"
         )
         return
     pooled, disagree = _pool(fresh)
@@ -411,7 +407,8 @@ def _unbiased_lines(uniform: list[_Judged]) -> None:
     which = f"{names} alone" if len(fresh) == 1 else f"{names} pooled ({len(pooled)} distinct still-produced items)"
     print(
         f"UNBIASED ESTIMATE: {which} (uniform draw{'s' if len(fresh) > 1 else ''} at "
-        f"{latest.drawn_at or 'an unrecorded commit'}, over all trainium items, judged before any fix designed after "
+        f"{', '.join(sorted({j.drawn_at or 'an unrecorded commit' for j in fresh}))}, over all trainium items, "
+        f"judged before any fix designed after "
         f"{'them' if len(fresh) > 1 else 'it'}; every other sample was stratified or has been used to design fixes, "
         f"so they and the pooled line are optimistic): {_precision(list(pooled.values()))}; verdicts: "
         + ", ".join(f"{v} {list(pooled.values()).count(v)}" for v in VERDICTS)
