@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterator
 
 # Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
 # (``_initialize_weights`` too). ``__init__`` is not one: a float64 buffer made there is what forward reads.
@@ -79,14 +80,9 @@ class FileReach:
         defs = [h for h in self.headers if h[2] == b"def" and h[3] == name]
         if len(defs) != 1 or not (defs[0][1] == 0 or (name.startswith("_") and not name.startswith("__"))):
             return None
-        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
         caller: int | None = None
-        for m in word.finditer(self.data):
-            ls = self.data.rfind(b"\n", 0, m.start()) + 1
-            head = self.data[ls : m.start()].lstrip()
-            if head.startswith(b"#") or head.endswith((b"def ", b"class ")):
-                continue
-            i = self._holder(m.start())
+        for pos in self._mentions(name):
+            i = self._holder(pos)
             if i is None or (caller is not None and i != caller) or self.headers[i][3] == name:
                 return None
             caller = i
@@ -94,6 +90,14 @@ class FileReach:
             return None
         start = self.headers[caller][0]
         return self.headers[caller][3], self.data.count(b"\n", 0, start) + 1
+
+    def _mentions(self, name: str) -> Iterator[int]:
+        """Byte offsets of ``name`` as a word, outside comments and its own ``def``/``class`` header."""
+        for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", self.data):
+            ls = self.data.rfind(b"\n", 0, m.start()) + 1
+            head = self.data[ls : m.start()].lstrip()
+            if not (head.startswith(b"#") or head.endswith((b"def ", b"class "))):
+                yield m.start()
 
     @functools.cached_property
     def line_starts(self) -> list[int]:
@@ -113,14 +117,9 @@ class FileReach:
             return True
         if depth >= _MAX_DEPTH or name in seen:
             return False
-        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
         callers: set[str] = set()
-        for m in word.finditer(self.data):
-            ls = self.data.rfind(b"\n", 0, m.start()) + 1
-            head = self.data[ls : m.start()].lstrip()
-            if head.startswith(b"#") or head.endswith((b"def ", b"class ")):
-                continue
-            caller = self.enclosing_def(m.start())
+        for pos in self._mentions(name):
+            caller = self.enclosing_def(pos)
             if caller is None:
                 return False
             callers.add(caller)
