@@ -1173,3 +1173,63 @@ def test_pruned_scan_equals_full_parse_on_scanfp9_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))
     assert pruned == full
+
+
+DELAY_PATTERN = """
+import torch
+
+
+class AudioLM(torch.nn.Module):
+    def build_delay_pattern_mask(self, input_ids, pad_token_id, max_length):
+        pattern = torch.triu(torch.ones((4, max_length), dtype=torch.bool), diagonal=1)
+        mask = ~pattern.to(input_ids.device)
+        ids = mask * input_ids + ~mask * pad_token_id
+        first = ids[:, 0, :]
+        start_ids = (first == -1).nonzero()[:, 1]
+        return ids, start_ids
+
+    def prepare_inputs_for_generation(self, input_ids, delay_pattern_mask=None):
+        if delay_pattern_mask is None:
+            input_ids, delay_pattern_mask = self.build_delay_pattern_mask(input_ids, 0, 32)
+        return {"input_ids": input_ids}
+
+    def generate(self, input_ids, pad):
+        input_ids, delay_pattern_mask = self.build_delay_pattern_mask(input_ids, pad, 32)
+        out = self._sample(input_ids)
+        out = self.apply_delay_pattern_mask(out, delay_pattern_mask)
+        out = out[out != pad].reshape(input_ids.shape[0], 4, -1)
+        keep_mask = delay_pattern_mask != pad
+        codes = out[keep_mask]
+        eos = (out == 2).all(dim=-1).nonzero()
+        cut = out[: eos.min()]
+        return self.codec.decode(cut), codes
+
+    def forward(self, input_ids, delay_pattern_mask):
+        keep_mask = delay_pattern_mask != 0
+        return self.shift(input_ids[keep_mask]), self.shifted_pattern(input_ids)
+
+    def shifted_pattern(self, input_ids):
+        return (input_ids == -1).nonzero()
+"""
+
+
+def test_delay_pattern_bookkeeping_of_generate_is_host_side(tmp_path: Path) -> None:
+    """The codebook delay pattern is built once per generate (``build_delay_pattern_mask``, reached only from
+    ``generate`` and ``prepare_inputs_for_generation``) and reverted once on the finished codes (``out[out != pad]``
+    right after ``apply_delay_pattern_mask``, ``out[delay_pattern_mask != pad]``): host-side, what it selects is fixed
+    by the pattern. Stay: the eos cut on generated values feeding the codec's decode (26, after the pattern was
+    reverted), a pattern mask read in the forward (32), and a pattern-named helper the forward calls (35)."""
+    (tmp_path / "audio.py").write_text(DELAY_PATTERN)
+    got = _findings(tmp_path, "audio.py")
+    assert got == [
+        ("boolean-mask-index", 23, "host-side"),
+        ("boolean-mask-index", 25, "host-side"),
+        ("boolean-mask-index", 32, None),
+        ("data-dependent-op", 11, "host-side"),
+        ("data-dependent-op", 26, None),
+        ("data-dependent-op", 35, None),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(DELAY_PATTERN, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(DELAY_PATTERN)) == full
+    keys = sorted(i.key for i in scan_path(tmp_path, jobs=1).items)
+    assert keys == ["file|boolean-mask-index|audio.py", "file|data-dependent-op|audio.py"]

@@ -51,6 +51,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+    found = _pattern_bookkeeping(data, found)
     return _foreign_classes(data, _no_fallback(data, found))
 
 
@@ -133,6 +134,82 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
+
+
+# The generate machinery: what runs once around the traced decode step (``generate``) or feeds it its inputs
+# (``prepare_inputs_for_generation``), eagerly on the host; the compiled graph is the model's forward.
+_GENERATE_DEFS = frozenset({"generate", "prepare_inputs_for_generation"})
+# A value that names a pattern (``delay_pattern_mask``, ``build_delay_pattern_mask(...)``): a layout decided by the
+# prompt length and the codebook count, not by the generated values.
+_PATTERN_WORD = re.compile(r"pattern", re.I)
+
+
+def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """Codebook delay-pattern bookkeeping in the generate machinery (``generate``, ``prepare_inputs_for_generation``
+    and defs of the file reached only from them) is ``host-side``: the pattern is built once per generate and reverted
+    once on the finished codes, and what it selects is fixed by the prompt length and the pattern, not by generated
+    values. Two shapes: every hazard of a def that builds or applies the pattern (its name names one:
+    ``build_delay_pattern_mask``), and a hazard whose operands name a pattern on its line or in the latest assignment
+    of a name they read (``mask = delay_pattern_mask != pad``; ``ids = apply_delay_pattern_mask(ids, ...)`` then
+    ``ids[ids != pad]``). Stay: a hazard on generated values (an eos cut feeding the codec's decode, also after the
+    pattern is reverted), and pattern bookkeeping the model's forward reaches. Parsed only when the file has such a
+    hazard, a ``def generate`` and the word."""
+    cands = {ln for r, ln, _, _, sub, ctx in found if r in FUNCTION_RULES and ctx is None and sub and ln is not None}
+    if not cands or b"pattern" not in data or b"def generate" not in data:
+        return found
+    reach = FileReach(data)
+    funcs = [d for d in ast.walk(ast.parse(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    moot: set[int] = set()
+    for ln in cands:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if not holders:
+            continue
+        d = max(holders, key=lambda h: h.lineno)  # the innermost def holding the line
+        if not reach.only_reached_from(_GENERATE_DEFS, d.name):
+            continue
+        stmt = _statement_at(d, ln)
+        if _PATTERN_WORD.search(d.name) or (stmt is not None and _reads_pattern(stmt, d)):
+            moot.add(ln)
+    if not moot:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "host-side")
+        if r in FUNCTION_RULES and ctx is None and sub and ln in moot
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _statement_at(d: ast.AST, ln: int) -> ast.stmt | None:
+    """The innermost simple statement of ``d`` (no block of its own) whose lines hold ``ln``."""
+    best: ast.stmt | None = None
+    for s in ast.walk(d):
+        if not isinstance(s, ast.stmt) or hasattr(s, "body"):
+            continue
+        if s.lineno <= ln <= (s.end_lineno or s.lineno) and (best is None or s.lineno >= best.lineno):
+            best = s
+    return best
+
+
+def _read_side(stmt: ast.stmt) -> ast.AST:
+    return stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value else stmt
+
+
+def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
+    """The statement's read side names a pattern, or the latest earlier assignment in ``d`` of a name it reads does
+    (one step only: a value computed from the reverted codes, such as an eos position, is generated data again)."""
+    value = _read_side(stmt)
+    if _PATTERN_WORD.search(ast.unparse(value)):
+        return True
+    latest: dict[str, ast.Assign] = {}
+    for s in ast.walk(d):
+        if isinstance(s, ast.Assign) and s.lineno < stmt.lineno:
+            for t in s.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and (n.id not in latest or latest[n.id].lineno < s.lineno):
+                        latest[n.id] = s
+    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return any(_PATTERN_WORD.search(ast.unparse(latest[n].value)) for n in read if n in latest)
 
 
 # ``if not <probe naming another accelerator>(``: the cheap pre-check of ``_foreign_classes``.
