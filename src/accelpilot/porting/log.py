@@ -329,6 +329,26 @@ def item_key(f: Finding) -> tuple[str, str]:
     return f"file|{family}|{f.file}", f.file or "model"
 
 
+# A finding's subject ``serves:<rule>:<line>`` (set by the scanner): the line only serves the work of that finding of
+# its file (a hub kernel's wrapper packing the kernel's inputs, a package adapter's device default), so it joins
+# that finding's item.
+SERVES = "serves:"
+
+
+def _join_serving(groups: dict[str, tuple[str, list[Finding]]], serving: list[Finding]) -> None:
+    """Each serving finding joins the item holding the finding it names; one whose target is not an item (another
+    scan, a filtered log) keeps its own item."""
+    where = {(f.file, f.line, f.rule): k for k, (_, fs) in groups.items() for f in fs}
+    for f in serving:
+        rule, _, line = (f.subject or "")[len(SERVES) :].rpartition(":")
+        target = where.get((f.file, int(line) if line.isdigit() else None, rule))
+        if target is None:
+            key, label = item_key(f)
+            groups.setdefault(key, (label, []))[1].append(f)
+        else:
+            groups[target][1].append(f)
+
+
 # torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).
 _COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
@@ -395,8 +415,12 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
 def build_items(findings: list[Finding]) -> list[Item]:
     """Group porting findings into items (not-porting findings stay lines only, counted apart)."""
     groups: dict[str, tuple[str, list[Finding]]] = {}
+    serving: list[Finding] = []
     for f in findings:
         if not f.porting:
+            continue
+        if f.subject is not None and f.subject.startswith(SERVES):
+            serving.append(f)
             continue
         key, label = item_key(f)
         groups.setdefault(key, (label, []))[1].append(f)
@@ -426,6 +450,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
             groups[k] = (groups[k][0], kept)
         else:
             del groups[k]
+    _join_serving(groups, serving)
     _merge_same_function(groups)
     items: list[Item] = []
     for key, (label, fs) in groups.items():

@@ -1233,3 +1233,127 @@ def test_delay_pattern_bookkeeping_of_generate_is_host_side(tmp_path: Path) -> N
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(DELAY_PATTERN)) == full
     keys = sorted(i.key for i in scan_path(tmp_path, jobs=1).items)
     assert keys == ["file|boolean-mask-index|audio.py", "file|data-dependent-op|audio.py"]
+
+
+KERNEL_WRAPPER = """
+import torch
+
+from .hub_kernels import get_kernel
+
+_KERNEL = None
+
+
+def load_kernel(name):
+    global _KERNEL
+    if _KERNEL is None:
+        _KERNEL = get_kernel(name)
+    return _KERNEL
+
+
+@torch.library.custom_op("lib::sparse", mutates_args=())
+def _sparse_op(q: torch.Tensor, cu_seqlens_q: torch.Tensor, impl: str) -> torch.Tensor:
+    k = load_kernel(impl)
+    with torch.cuda.device(q.device):
+        return k.attend(q, cu_seqlens_q=cu_seqlens_q)
+
+
+@_sparse_op.register_fake
+def _sparse_fake(q, cu_seqlens_q, impl):
+    return torch.empty_like(q)
+
+
+def _check(query):
+    if torch.cuda.get_device_capability(query.device)[0] != 10:
+        raise RuntimeError("needs SM100")
+
+
+def sparse_forward(module, query):
+    _check(query)
+    cu_seqlens_q = torch.arange(0, 3, device=query.device)
+    return _sparse_op(query, cu_seqlens_q, module.impl)
+
+
+def other_path(x):
+    return x.to(torch.cuda.current_device())
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        x = x.cuda()
+        return sparse_forward(self, x)
+"""
+
+
+def test_a_hub_kernels_wrapper_lines_join_the_kernels_item(tmp_path: Path) -> None:
+    """Placement and varlen lines in module-level defs that reach the kernel's loader through this file's calls
+    (``sparse_forward`` -> ``_sparse_op`` -> ``load_kernel``), the op's registered fake, and a check every caller of
+    which reaches the kernel: packing the kernel's inputs and pinning its device are part of replacing the kernel,
+    one item. Stay in the file's placement item: a def that never reaches the kernel (40) and a model method that
+    calls the wrapper (45)."""
+    (tmp_path / "wrap.py").write_text(KERNEL_WRAPPER)
+    items = {i.key: sorted((ln.line, ln.rule) for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "setting|hub-kernel|get_kernel(...)": [
+            (12, "hub-kernel"),
+            (17, "varlen-packing"),
+            (19, "torch-cuda-api"),
+            (20, "varlen-packing"),
+            (24, "varlen-packing"),
+            (29, "torch-cuda-api"),
+            (35, "varlen-packing"),
+            (36, "varlen-packing"),
+        ],
+        "file|device-placement|wrap.py": [(40, "torch-cuda-api"), (45, "cuda-call")],
+    }
+
+
+QUANTIZER_ADAPTER = """
+import torch
+
+from ..utils import is_bitsandbytes_available
+
+
+class BnbQuantizer:
+    def validate_environment(self):
+        if not is_bitsandbytes_available():
+            raise ImportError("needs bitsandbytes")
+
+    def update_device_map(self, device_map):
+        if device_map is None:
+            device_map = {"": torch.cuda.current_device()}
+        return device_map
+
+    def needs_quantization(self, module):
+        import bitsandbytes as bnb
+
+        return isinstance(module, bnb.nn.Linear4bit)
+
+
+class Trainer:
+    def create_optimizer(self):
+        import bitsandbytes as bnb
+
+        return bnb.optim.AdamW8bit
+
+    def save_rng(self):
+        return torch.cuda.get_rng_state_all()
+"""
+
+
+def test_placement_in_a_class_that_requires_a_package_joins_that_packages_item(tmp_path: Path) -> None:
+    """A class that raises ImportError unless bitsandbytes is there, and imports it, is bitsandbytes' adapter: its
+    CUDA device default is part of porting bitsandbytes (one item). Stays: placement in a class that only imports the
+    package (a Trainer's optimizer choice) keeps the file's placement item."""
+    (tmp_path / "quant.py").write_text(QUANTIZER_ADAPTER)
+    items = {i.key: sorted((ln.line, ln.rule) for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "package|bitsandbytes|bitsandbytes": [(14, "torch-cuda-api"), (18, "bitsandbytes"), (25, "bitsandbytes")],
+        "file|device-placement|quant.py": [(30, "torch-cuda-api")],
+    }
+
+
+@pytest.mark.parametrize("source", [DELAY_PATTERN, KERNEL_WRAPPER, QUANTIZER_ADAPTER], ids=["pattern", "wrap", "bnb"])
+def test_pruned_scan_equals_full_parse_on_scanfp11_classes(source: str) -> None:
+    pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source))
+    full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source, prune=False))
+    assert pruned == full

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from accelpilot.porting.log import NOT_PORTING, SERVES
+from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
@@ -52,7 +54,7 @@ def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
     found = _pattern_bookkeeping(data, found)
-    return _foreign_classes(data, _no_fallback(data, found))
+    return _serving_lines(data, _foreign_classes(data, _no_fallback(data, found)))
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -307,3 +309,137 @@ def _helper_name(name: str, data: bytes) -> bool:
         return True
     head = name.encode() + b"("
     return data.startswith(b"def " + head) or b"\ndef " + head in data or b"\nasync def " + head in data
+
+
+# Placement and packing lines that can serve another item's work: CUDA placement (one device setting per file) and
+# the varlen layout a kernel's signature takes.
+_SERVING_RULES = frozenset({"cuda-call", "cuda-device-literal", "torch-cuda-api", "varlen-packing"})
+_PACKAGE_RULES = frozenset(r.id for r in RULES.values() if r.item == "package")
+_REQUIRES = re.compile(rb"if not [\w.]*is_\w+_available\(")  # the cheap pre-check of ``_required_packages``
+
+
+def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """Lines whose only purpose is another finding's work join that finding's item (their subject becomes
+    ``serves:<rule>:<line>``, read by ``log.build_items``):
+
+    - a hub kernel's wrapper: placement and varlen lines in module-level defs that reach the def loading the kernel
+      through this file's calls (``_sparse_attention`` -> ``_msa_sparse_atten_op`` -> the loader), or whose every
+      caller does (the kernel's capability check), or that a decorator of one registers (the op's fake): packing
+      the inputs the kernel's signature takes and pinning the device it launches on are part of replacing it.
+      Methods stay (a model's own placement); so does a def that never reaches the kernel.
+    - a package's adapter class: placement lines in a class that raises ``ImportError`` unless the package is there
+      (``if not is_bitsandbytes_available(): raise ImportError``) and holds a line of that package's item: moving
+      the package's quantized model to the target is that package's port. A class that only imports it does not
+      qualify (the Trainer imports bitsandbytes for one optimizer)."""
+    open_ctx = [
+        (r, ln) for r, ln, _, _, _, ctx in found if r in _SERVING_RULES and ctx not in NOT_PORTING and ln is not None
+    ]
+    if not open_ctx:
+        return found
+    serves: dict[int, str] = {}
+    kernels = [ln for r, ln, _, _, _, ctx in found if r == "hub-kernel" and ctx not in NOT_PORTING and ln is not None]
+    if kernels:
+        serves.update(_kernel_wrapper(data, kernels[0], [ln for _, ln in open_ctx]))
+    packages = [
+        (r, ln, sub) for r, ln, _, _, sub, ctx in found if r in _PACKAGE_RULES and ctx not in NOT_PORTING and ln and sub
+    ]
+    if packages and b"ImportError" in data and _REQUIRES.search(data):
+        placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
+        serves.update(_package_adapter(data, packages, placement))
+    if not serves:
+        return found
+    return [
+        (r, ln, msg, snip, serves[ln], ctx)
+        if r in _SERVING_RULES and ctx not in NOT_PORTING and ln in serves
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
+    reach = FileReach(data)
+    loader = reach.def_at_line(kernel_line)
+    if loader is None:
+        return {}
+    tree = ast.parse(data)
+    top = {d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if loader not in top:
+        return {}
+
+    def callers(name: str) -> set[str]:
+        out: set[str] = set()
+        for d in top.values():
+            body_names = {n.id for b in d.body for n in ast.walk(b) if isinstance(n, ast.Name)}
+            deco_names = {n.id for b in d.decorator_list for n in ast.walk(b) if isinstance(n, ast.Name)}
+            if d.name != name and name in body_names | deco_names:
+                out.add(d.name)
+        return out
+
+    reaching, todo = {loader}, [loader]
+    while todo:
+        for c in callers(todo.pop()) - reaching:
+            reaching.add(c)
+            todo.append(c)
+    named = set().union(*_mentioned_at_module(tree))
+    for d in top.values():  # helpers whose every caller reaches the kernel (its capability check)
+        up = callers(d.name)
+        if d.name not in reaching and d.name not in named and up and up <= reaching:
+            reaching.add(d.name)
+    spans = [(d.lineno, d.end_lineno or d.lineno) for n, d in top.items() if n in reaching]
+    return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
+
+
+def _mentioned_at_module(tree: ast.Module) -> list[set[str]]:
+    """Names read by module-level statements other than defs and classes (a def named there may be called from
+    anywhere)."""
+    return [
+        {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        for s in tree.body
+        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+    ]
+
+
+def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: list[int]) -> dict[int, str]:
+    if not lines:
+        return {}
+    out: dict[int, str] = {}
+    for c in ast.walk(ast.parse(data)):
+        if not isinstance(c, ast.ClassDef):
+            continue
+        a, b = c.lineno, c.end_lineno or c.lineno
+        inside = [ln for ln in lines if a <= ln <= b]
+        if not inside:
+            continue
+        required = _required_packages(c)
+        for rule, pline, sub in packages:
+            if a <= pline <= b and _package_word(sub) in required:
+                out.update({ln: f"{SERVES}{rule}:{pline}" for ln in inside})
+                break
+    return out
+
+
+def _package_word(subject: str) -> str:
+    return re.split(r"[=<>!~\[;@ .]", subject.strip(), maxsplit=1)[0].lower().replace("-", "_")
+
+
+def _required_packages(c: ast.ClassDef) -> set[str]:
+    """``X`` for each ``if not is_X_available(...): ... raise ImportError(...)`` in the class's methods."""
+    out: set[str] = set()
+    for node in ast.walk(c):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+            continue
+        call = node.test.operand
+        if not isinstance(call, ast.Call):
+            continue
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        m = re.fullmatch(r"is_(\w+?)_available", name)
+        raises = any(
+            isinstance(r, ast.Raise)
+            and r.exc is not None
+            and "ImportError" in {n.id for n in ast.walk(r.exc) if isinstance(n, ast.Name)}
+            for b in node.body
+            for r in ast.walk(b)
+        )
+        if m and raises:
+            out.add(m.group(1))
+    return out
