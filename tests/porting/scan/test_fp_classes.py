@@ -1352,7 +1352,62 @@ def test_placement_in_a_class_that_requires_a_package_joins_that_packages_item(t
     }
 
 
-@pytest.mark.parametrize("source", [DELAY_PATTERN, KERNEL_WRAPPER, QUANTIZER_ADAPTER], ids=["pattern", "wrap", "bnb"])
+MATCHER_INDICES = """
+import torch
+
+
+class Loss(torch.nn.Module):
+    def _dense_indices(self, indices, aux_list):
+        for aux in aux_list:
+            indices = [(torch.cat([a[0], b[0]]), torch.cat([a[1], b[1]])) for a, b in zip(indices, aux)]
+        out = []
+        for index in [torch.cat([i[0][:, None], i[1][:, None]], 1) for i in indices]:
+            unique, counts = torch.unique(index, return_counts=True, dim=0)
+            out.append(unique[counts.argsort()])
+        return out
+
+    def _mixed(self, indices, logits):
+        return torch.unique(logits[indices[0][0]])
+
+    def _other(self, indices):
+        return torch.unique(indices[0][0])
+
+    def _weighted(self, indices):
+        w = self.weights[indices[0][0]]
+        return torch.unique(w)
+
+    def forward(self, outputs, targets):
+        indices = self.matcher(outputs, targets)
+        aux_list = []
+        for aux_out in outputs["aux"]:
+            aux_indices = self.matcher(aux_out, targets)
+            aux_list.append(aux_indices)
+        dense = self._dense_indices(indices, aux_list)
+        mixed = self._mixed(indices, outputs["logits"])
+        return dense, mixed, self._other(indices), self._other(outputs["pred"]), self._weighted(indices)
+"""
+
+
+def test_a_hazard_on_a_matchers_cpu_indices_alone_is_host_side(tmp_path: Path) -> None:
+    """A helper whose index parameters get only ``self.matcher(...)`` results (or a list appended with them) at every
+    call, and whose ``torch.unique`` reads only values derived from them through its loops and comprehensions,
+    post-processes the CPU indices scipy's assignment returned: host-side. Stay: a hazard that also reads the model's
+    logits (16), a helper one call of which passes a model output (19), and a value read from the module's state at
+    matcher indices (23)."""
+    (tmp_path / "loss.py").write_text(MATCHER_INDICES)
+    assert _findings(tmp_path, "loss.py") == [
+        ("data-dependent-op", 11, "host-side"),
+        ("data-dependent-op", 16, None),
+        ("data-dependent-op", 19, None),
+        ("data-dependent-op", 23, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [DELAY_PATTERN, KERNEL_WRAPPER, QUANTIZER_ADAPTER, MATCHER_INDICES],
+    ids=["pattern", "wrap", "bnb", "matcher"],
+)
 def test_pruned_scan_equals_full_parse_on_scanfp11_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source))
     full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source, prune=False))

@@ -53,7 +53,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
-    found = _pattern_bookkeeping(data, found)
+    found = _matcher_indices(data, _pattern_bookkeeping(data, found))
     return _serving_lines(data, _foreign_classes(data, _no_fallback(data, found)))
 
 
@@ -212,6 +212,138 @@ def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
                         latest[n.id] = s
     read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     return any(_PATTERN_WORD.search(ast.unparse(latest[n].value)) for n in read if n in latest)
+
+
+# A call of the loss's matcher (``self.matcher(outputs, targets)``): the DETR family's Hungarian matcher moves the cost
+# matrix to the CPU and solves the assignment with scipy's ``linear_sum_assignment``; the indices come back as CPU
+# tensors (``torch.as_tensor`` of numpy arrays).
+_MATCHER_CALL = re.compile(rb"\.\w*matcher\(")
+
+
+def _matcher_indices(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A compile hazard whose operands derive only from a matcher's indices is ``host-side``: a helper (``_get_dense_
+    o2o_indices``) whose parameters get, at every call of this file, only what ``self.matcher(...)`` returned (or a
+    list of such results), and which computes on them through its own loops and comprehensions (``torch.unique``,
+    ``argsort``, ``.item()`` pairs), post-processes CPU index tensors, as the matcher itself does. Stays: a hazard
+    that also reads the model's outputs in that helper, and a hazard on matcher indices in a def some call passes
+    other values to. Parsed only when the file calls a matcher."""
+    cands = {ln for r, ln, _, _, _, ctx in found if r in FUNCTION_RULES and ctx is None and ln is not None}
+    if not cands or not _MATCHER_CALL.search(data):
+        return found
+    tree = ast.parse(data)
+    funcs = [d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    moot: set[int] = set()
+    for ln in cands:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if not holders:
+            continue
+        d = max(holders, key=lambda h: h.lineno)
+        seeds = _matcher_params(funcs, d)
+        stmt = _statement_at(d, ln)
+        if not seeds or stmt is None:
+            continue
+        local, host = _host_names(d, seeds)
+        read = {n.id for n in ast.walk(_read_side(stmt)) if isinstance(n, ast.Name)} & local
+        if read and read <= host:
+            moot.add(ln)
+    if not moot:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "host-side")
+        if r in FUNCTION_RULES and ctx is None and ln in moot
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _is_matcher_call(v: ast.expr | None) -> bool:
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr.endswith("matcher")
+
+
+def _matcher_params(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], d: ast.AST) -> set[str]:
+    """The parameters of ``d`` that every call of it in the file (``self.d(...)``/``d(...)``) fills with a name the
+    caller binds only to matcher results: ``x = self.matcher(...)``, or ``xs = []`` then ``xs.append(y)`` of one."""
+    assert isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+    params = [a.arg for a in (*d.args.posonlyargs, *d.args.args)]
+    method = bool(params) and params[0] in ("self", "cls")
+    positional = params[1:] if method else params
+    filled: dict[str, bool] = {}
+    for caller in funcs:
+        for c in ast.walk(caller):
+            if not isinstance(c, ast.Call):
+                continue
+            f = c.func
+            named = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if named != d.name or caller is d:
+                continue
+            given = {**dict(zip(positional, c.args, strict=False)), **{k.arg: k.value for k in c.keywords if k.arg}}
+            for p in positional:
+                a = given.get(p)
+                ok = isinstance(a, ast.Name) and _bound_to_matcher(caller, a.id)
+                filled[p] = filled.get(p, True) and ok
+    return {p for p, ok in filled.items() if ok}
+
+
+def _bound_to_matcher(caller: ast.AST, name: str) -> bool:
+    """Every binding of ``name`` in ``caller`` is a matcher call, an empty list filled by appending such names."""
+    values = [s.value for s in ast.walk(caller) if isinstance(s, ast.Assign) and _binds(s.targets, name)]
+    if not values:
+        return False
+    for v in values:
+        if _is_matcher_call(v):
+            continue
+        if not (isinstance(v, ast.List) and not v.elts):
+            return False
+        appended = [
+            c.args[0]
+            for c in ast.walk(caller)
+            if isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr == "append"
+            and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == name
+            and len(c.args) == 1
+        ]
+        if not appended or not all(
+            isinstance(x, ast.Name) and x.id != name and _bound_to_matcher(caller, x.id) for x in appended
+        ):
+            return False
+    return True
+
+
+def _binds(targets: list[ast.expr], name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+
+
+def _host_names(d: ast.AST, seeds: set[str]) -> tuple[set[str], set[str]]:
+    """(the def's parameters and bound names, those derived only from ``seeds``): a name is derived when every value
+    bound to it (assignment, ``for`` target, comprehension target) reads some of the def's own names, and only derived
+    ones; a seed is derived from the start."""
+    assert isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+    bindings: list[tuple[set[str], ast.AST]] = []
+    for s in ast.walk(d):
+        if isinstance(s, ast.Assign):
+            bindings.append(({n.id for t in s.targets for n in ast.walk(t) if isinstance(n, ast.Name)}, s.value))
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bindings.append(({n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}, s.iter))
+    params = {a.arg for a in (*d.args.posonlyargs, *d.args.args, *d.args.kwonlyargs)}
+    local = params | {n for names, _ in bindings for n in names}
+    values: dict[str, list[set[str]]] = {}
+    for names, v in bindings:
+        reads = {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
+        for n in names:
+            values.setdefault(n, []).append(reads)
+    # the largest set closed under "every binding reads, of the def's names, some and only derived ones" (a seed
+    # rebound from itself and another derived name, ``indices = [... for a, b in zip(indices, aux)]``, stays)
+    host = set(seeds) | ({n for names, _ in bindings for n in names} - params)
+    changed = True
+    while changed:
+        changed = False
+        for n in list(host):
+            if any(not (r & local) or not (r & local) <= host for r in values.get(n, [])):
+                host.discard(n)
+                changed = True
+    return local, host
 
 
 # ``if not <probe naming another accelerator>(``: the cheap pre-check of ``_foreign_classes``.
