@@ -399,6 +399,17 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
             a, b = root(other), root(k)
             if a != b:
                 parent[b] = a
+    # A file of the generate loops (it holds a growing sequence of the ``generation/`` item: the decode loop, assisted
+    # decoding's candidate generators) is rewritten with them: its other hazards join that item whatever function
+    # holds them. A ``generation/`` file with no such line (the logits processors) keeps its own items.
+    loops = {(f.file or "", k) for k, (_, fs) in groups.items() if k.startswith("repo|growing-sequence|") for f in fs}
+    for k in list(parent):
+        parts = k.split("|")
+        for file, repo_key in loops:
+            if parts[0] == "file" and parts[2] == file:
+                a, b = root(repo_key), root(k)
+                if a != b:
+                    parent[b] = a
     members: dict[str, list[str]] = {}
     for k in parent:
         members.setdefault(root(k), []).append(k)

@@ -1412,3 +1412,62 @@ def test_pruned_scan_equals_full_parse_on_scanfp11_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source))
     full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source, prune=False))
     assert pruned == full
+
+
+GENERATE_LOOP = """
+import torch
+
+
+def decode(model, input_ids, steps):
+    for _ in range(steps):
+        next_token = model(input_ids).argmax(-1, keepdim=True)
+        input_ids = torch.cat([input_ids, next_token], dim=-1)
+    return input_ids
+
+
+def heal(input_ids, pad):
+    return input_ids[input_ids != pad]
+"""
+
+CANDIDATES = """
+import torch
+
+
+def longest_match(matrix):
+    return matrix.nonzero()
+
+
+def draft(model, ids, steps):
+    for _ in range(steps):
+        ids = torch.cat([ids, model(ids).argmax(-1, keepdim=True)], dim=-1)
+    return ids
+"""
+
+PROCESSORS = """
+import torch
+
+
+def banned(scores, ids):
+    return scores[ids.nonzero()]
+"""
+
+
+def test_hazards_of_a_generate_loop_file_join_the_generation_item(tmp_path: Path) -> None:
+    """A ``generation/`` file holding a growing sequence of the generate loops (the decode loop, a candidate
+    generator) is rewritten with them: its other compile hazards join ``repo|growing-sequence|generation`` whatever
+    function holds them. Stays its own item: a ``generation/`` file with no growing sequence (logits processors)."""
+    gen = tmp_path / "pkg" / "generation"
+    gen.mkdir(parents=True)
+    (gen / "utils.py").write_text(GENERATE_LOOP)
+    (gen / "candidates.py").write_text(CANDIDATES)
+    (gen / "processors.py").write_text(PROCESSORS)
+    items = {i.key: sorted((ln.file, ln.line) for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "repo|growing-sequence|pkg/generation": [
+            ("pkg/generation/candidates.py", 6),
+            ("pkg/generation/candidates.py", 11),
+            ("pkg/generation/utils.py", 8),
+            ("pkg/generation/utils.py", 13),
+        ],
+        "file|data-dependent-op|pkg/generation/processors.py": [("pkg/generation/processors.py", 6)],
+    }
