@@ -91,6 +91,7 @@ class PyVisitor:
         self.dispatched: set[str] = set()
         # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
         self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
+        self._varlen_defs: dict[int, tuple[frozenset[int], bool]] = {}  # per def: ``_add_varlen``'s reading of it
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -272,7 +273,10 @@ class PyVisitor:
             self.visit(base)
             return
         if "cu_seqlens" in d and id(node) not in self._consumed:
-            self.add("varlen-packing", node.lineno, d)
+            root: ast.AST = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            self._add_varlen(root, node.lineno, d)
         self.check_dotted(d, node.lineno)
 
     def check_dotted(self, d: str, line: int) -> None:
@@ -791,6 +795,7 @@ class PyVisitor:
             and bool(fallback)
             and not any(isinstance(x, ast.Raise) for x in fallback)
         ) or _tunes_given_device(links, backends)
+        dispatch = dispatch or (len(links) == 1 and _early_exit_dispatch(self.def_node, node))
         generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
             if b == "mps" and generic:
@@ -1111,12 +1116,27 @@ class PyVisitor:
 
     def v_name(self, node: ast.Name) -> None:
         if "cu_seqlens" in node.id and id(node) not in self._consumed:
-            self.add("varlen-packing", node.lineno, node.id)
+            self._add_varlen(node, node.lineno, node.id)
 
     def v_arg(self, node: ast.arg) -> None:
         if "cu_seqlens" in node.arg:
-            self.add("varlen-packing", node.lineno, node.arg)
+            self._add_varlen(node, node.lineno, node.arg)
         # its annotation (``stream: torch.cuda.Stream``) names a type: it places and runs nothing (``v_annassign``)
+
+    def _add_varlen(self, node: ast.AST, line: int, detail: str) -> None:
+        """A ``cu_seqlens`` mention, unless its def reads the offsets only for their count or a check
+        (``_unpacked_offsets``: nothing is packed there); ``host-side`` in a def that fills its caller's inputs
+        (``_fills_given_inputs``). Each def is read once, when its first mention is met."""
+        fn, context = self.def_node, None
+        if fn is not None:
+            known = self._varlen_defs.get(id(fn))
+            if known is None:
+                known = self._varlen_defs[id(fn)] = (_unpacked_offsets(fn), _fills_given_inputs(fn))
+            if id(node) in known[0]:
+                return
+            if known[1] and self.context is None:
+                context = "host-side"
+        self.add("varlen-packing", line, detail, context=context)
 
     def v_annassign(self, node: ast.AnnAssign) -> None:
         """``self.h2d_stream: torch.cuda.Stream = create_device_stream(device)``: the annotation names a type (under
@@ -1131,7 +1151,7 @@ class PyVisitor:
             return
         line = node.lineno
         if "cu_seqlens" in v:
-            self.add("varlen-packing", line, f"string {v!r}")
+            self._add_varlen(node, line, f"string {v!r}")
         m = DEVICE.match(v)
         if m and self.def_name == "cuda" and v == "cuda":
             return  # a wrapper's own ``def cuda`` defaulting to "cuda" (``kwargs.get("device", "cuda")``): delegation
@@ -1166,6 +1186,93 @@ def _asks_flash(test: ast.expr) -> bool:
     return isinstance(test, ast.Call) and _FLASH_REQUESTED.match(_name_of(test.func) or "") is not None
 
 
+# Calls that only check a condition (``torch_compilable_check(cond, msg)``, ``torch._check(cond)``): a value read there
+# decides whether the code goes on, and shapes nothing.
+_CHECKS = frozenset({"torch_compilable_check", "_check", "_check_with", "_check_is_size", "_assert", "_assert_async"})
+
+
+def _unpacked_offsets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    """The nodes of each ``cu_seqlens`` parameter of ``fn`` (the parameter and its uses) when every use reads only
+    how many segments there are (``cu_seqlens.shape[0]``, ``len(cu_seqlens)``, ``.size(0)``) or feeds a check, also
+    through one local (``lengths = cu_seqlens[1:] - cu_seqlens[:-1]`` then ``torch_compilable_check((lengths ==
+    lengths[0]).all(), ...)``). Such a def runs one fixed-shape computation per segment count (an export-safe
+    attention that reshapes equal segments into a batch): the offsets' values never shape a tensor, nothing is packed
+    there. A use of the values themselves (a slice, a split, ``.tolist()``, a kernel argument) keeps every mention."""
+    params = [a for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if "cu_seqlens" in a.arg]
+    if not params:
+        return frozenset()
+    parent = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    names = [n for n in ast.walk(fn) if isinstance(n, ast.Name)]
+    out: set[int] = set()
+    for a in params:
+        uses = [n for n in names if n.id == a.arg]
+        if uses and all(
+            isinstance(u.ctx, ast.Load) and (_counts_segments(u, parent) or _only_checked(u, parent, names))
+            for u in uses
+        ):
+            out |= {id(a), *map(id, uses)}
+    return frozenset(out)
+
+
+def _counts_segments(u: ast.Name, parent: dict[int, ast.AST]) -> bool:
+    """``u.shape``, ``len(u)``, ``u.size(...)``, ``u.numel()``: a read of how many offsets there are."""
+    p = parent.get(id(u))
+    if isinstance(p, ast.Attribute) and p.attr == "shape":
+        return True
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "len" and p.args == [u]:
+        return True
+    call = parent.get(id(p)) if isinstance(p, ast.Attribute) and p.attr in ("size", "numel") else None
+    return isinstance(call, ast.Call) and call.func is p
+
+
+def _only_checked(u: ast.Name, parent: dict[int, ast.AST], names: list[ast.Name]) -> bool:
+    """``u`` is read inside a check (``_CHECKS``, ``assert``), or assigned to one local whose every read is."""
+    stmt = _in_check(u, parent)
+    if stmt is None:
+        return True
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    local = stmt.targets[0].id
+    reads = [n for n in names if n.id == local and isinstance(n.ctx, ast.Load)]
+    stores = [n for n in names if n.id == local and isinstance(n.ctx, ast.Store)]
+    return len(stores) == 1 and bool(reads) and all(_in_check(n, parent) is None for n in reads)
+
+
+def _in_check(node: ast.AST, parent: dict[int, ast.AST]) -> ast.AST | None:
+    """None when ``node`` lies in a check call or an ``assert``; else the statement holding it."""
+    while (p := parent.get(id(node))) is not None:
+        if isinstance(p, ast.Assert) or (isinstance(p, ast.Call) and _name_of(p.func) in _CHECKS):
+            return None
+        if isinstance(p, ast.stmt):
+            return p
+        node = p
+    return node
+
+
+def _fills_given_inputs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``def prepare(model, inputs): inputs["cu_seqlens"] = ...`` returning nothing: the def writes named entries
+    into a mapping its caller handed it, to prepare the inputs of a call the caller makes next (export input
+    preparation, precomputing packing offsets from ``grid_thw`` outside the traced graph). Its packing lines run
+    eagerly before that call; the consumer of the offsets (the model's packed attention) is its own finding.
+    A def that returns or yields a value, or writes only its own locals or ``self``, is not this."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+    writes = False
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)) or (isinstance(n, ast.Return) and n.value is not None):
+            return False
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                for e in t.elts if isinstance(t, ast.Tuple) else [t]:
+                    writes = writes or (
+                        isinstance(e, ast.Subscript)
+                        and isinstance(e.value, ast.Name)
+                        and e.value.id in params
+                        and isinstance(e.slice, ast.Constant)
+                        and isinstance(e.slice.value, str)
+                    )
+    return writes
+
+
 def _names_varlen(node: ast.AST) -> bool:
     """``node`` mentions ``cu_seqlens`` (a name, an attribute or a string), what the varlen rule reads."""
     for sub in ast.walk(node):
@@ -1198,6 +1305,46 @@ def _tunes_given_device(links: list[ast.If], backends: list[str | None]) -> bool
     if not (len(links) == 1 and not links[0].orelse and _compared_backend(links[0].test) is not None):
         return False
     return not any(isinstance(n, _LEAVES) for stmt in links[0].body for n in ast.walk(stmt))
+
+
+def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node: ast.If) -> bool:
+    """``if device_type == "cuda": with torch.cuda.device(device): yield; return``, then ``if device_type == "xpu":
+    <its twin>``, then a generic ``yield``: a per-backend dispatch written as consecutive lone branches on a device's
+    type whose bodies leave (``return``/``yield``), instead of an ``if``/``elif``/``else`` chain. When the run names
+    two or more backends and what follows it raises nothing, the code after the run is the chain's fallback (Neuron
+    takes it), so each body is one backend's branch, as in a chain. One lone leaving branch stays porting work
+    (a CUDA-only alternative with its own result, ``_tunes_given_device``), as does a run whose fall-through raises."""
+    if fn is None or not _leaving_branch(node):
+        return False
+    block = next(
+        (
+            lst
+            for n in ast.walk(fn)
+            for field in ("body", "orelse", "finalbody")
+            if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
+        ),
+        None,
+    )
+    if block is None:
+        return False
+    i = next(k for k, x in enumerate(block) if x is node)
+    lo, hi = i, i
+    while lo > 0 and _leaving_branch(block[lo - 1]):
+        lo -= 1
+    while hi + 1 < len(block) and _leaving_branch(block[hi + 1]):
+        hi += 1
+    backends = {_compared_backend(x.test) for x in block[lo : hi + 1] if isinstance(x, ast.If)}
+    return len(backends) >= 2 and not any(isinstance(x, ast.Raise) for x in block[hi + 1 :])
+
+
+def _leaving_branch(stmt: ast.stmt) -> bool:
+    """A lone ``if`` (no ``else``) on a device's type whose body leaves (``_early_exit_dispatch``)."""
+    return (
+        isinstance(stmt, ast.If)
+        and not stmt.orelse
+        and _compared_backend(stmt.test) is not None
+        and any(isinstance(n, _LEAVES) for x in stmt.body for n in ast.walk(x))
+    )
 
 
 # Statements and expressions by which a branch's body leaves or hands back control (``_tunes_given_device``).
