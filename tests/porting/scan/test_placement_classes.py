@@ -395,3 +395,123 @@ def test_a_concat_in_a_loop_over_the_modules_submodules_grows_nothing_per_step(t
     assert _raw(src) == [("growing-sequence", 13, None), ("growing-sequence", 15, None), ("growing-sequence", 18, None)]
     (tmp_path / "mtp.py").write_text("\n".join(src.splitlines()[:10]) + "\n")
     assert scan_path(tmp_path, jobs=1).items == []
+
+
+def test_a_chain_with_an_arm_for_the_targets_device_leaves_the_other_arms_and_the_else_to_their_backends() -> None:
+    """Issue 12 (scanfp10): ``if self.use_cpu: ... elif is_torch_mps_available(): ... elif
+    is_torch_neuron_available(): device = torch.device("neuron:0") ... else: device = torch.device("cuda:0" if
+    torch.cuda.is_available() else "cpu")``: on the target its own arm runs, so the final ``else`` and the other
+    backends' arms are their branches. ``elif is_sagemaker_mp_enabled(): torch.device("cuda", smp.local_rank())``
+    runs only under SageMaker's GPU-only model-parallel library. Stay: the same chain without the target's arm (the
+    port takes the CUDA else), a target arm that raises (the target is refused), an ``or`` with the SageMaker test,
+    and a link testing no backend (``if self.use_cpu``) before the target's arm, which the target can take."""
+    src = (
+        "import torch\n"
+        "def setup(self):\n"
+        "    if self.use_cpu:\n"
+        "        device = torch.device('cuda:1')\n"  # 4: a link testing no backend: stays (None)
+        "    elif torch.cuda.is_available():\n"  # 5: probe
+        "        device = torch.device('cuda:2')\n"  # 6: another backend's arm: backend-branch
+        "    elif is_torch_neuron_available():\n"
+        "        device = torch.device('neuron:0')\n"  # 8: the target's arm: optional as before
+        "    else:\n"
+        "        device = torch.device('cuda:0')\n"  # 10: the else: backend-branch
+        "        torch.cuda.set_device(device)\n"  # 11
+        "    return device\n"
+        "def no_target(self):\n"
+        "    if is_torch_xpu_available():\n"
+        "        device = torch.device('xpu:0')\n"
+        "    else:\n"
+        "        device = torch.device('cuda:0')\n"  # 17: no arm for the target: stays
+        "    return device\n"
+        "def refused(self):\n"
+        "    if is_torch_neuron_available():\n"
+        "        raise ValueError('not on neuron')\n"
+        "    else:\n"
+        "        device = torch.device('cuda:0')\n"  # 23: the target is refused: stays
+        "    return device\n"
+        "def smp_setup(self):\n"
+        "    if self.use_cpu:\n"
+        "        pass\n"
+        "    elif is_sagemaker_mp_enabled():\n"
+        "        device = torch.device('cuda', smp.local_rank())\n"  # 29: SageMaker MP only: other-runtime
+        "        torch.cuda.set_device(device)\n"  # 30
+        "    elif is_sagemaker_mp_enabled() or self.force:\n"
+        "        device = torch.device('cuda', 0)\n"  # 32: an ``or``: stays
+        "    return device\n"
+    )
+    assert _raw(src) == [
+        ("cuda-device-literal", 4, None),
+        ("cuda-device-literal", 6, "backend-branch"),
+        ("cuda-device-literal", 10, "backend-branch"),
+        ("cuda-device-literal", 17, "optional"),
+        ("cuda-device-literal", 23, "optional"),
+        ("cuda-device-literal", 29, "other-runtime"),
+        ("cuda-device-literal", 32, None),
+        ("neuron-api", 8, "optional"),
+        ("torch-cuda-api", 5, "probe"),
+        ("torch-cuda-api", 11, "backend-branch"),
+        ("torch-cuda-api", 30, "other-runtime"),
+    ]
+
+
+def test_a_cuda_fact_behind_a_cached_probe_flag_or_worded_into_an_import_error_is_part_of_the_probe() -> None:
+    """Issue 12 (scanfp10), extending scanfp8's rule: ``pt_cuda_available = torch.cuda.is_available()`` then ``if
+    pt_cuda_available: info["GPU type"] = torch.cuda.get_device_name()`` asks the same as the probe itself, and
+    ``elif ... and is_torch_cuda_available(): major, _ = get_device_capability(); if major < 8: raise
+    ImportError(...)`` answers whether an optional package (flash-attn) can be used. Stay: a flag also assigned
+    something else, a flag that is a parameter, and the capability check raising ``ValueError`` (a requirement)."""
+    src = (
+        "import torch\n"
+        "def env():\n"
+        "    pt_cuda_available = 'NA'\n"
+        "    pt_cuda_available = torch.cuda.is_available()\n"  # 4: probe
+        "    info = {}\n"
+        "    if pt_cuda_available:\n"
+        "        info['GPU type'] = torch.cuda.get_device_name()\n"  # 7: part of the probe
+        "    return info\n"
+        "def env_mixed(force):\n"
+        "    flag = torch.cuda.is_available()\n"  # 10: probe
+        "    flag = flag or force\n"
+        "    if flag:\n"
+        "        return torch.cuda.get_device_name()\n"  # 13: the flag is not only the probe: stays
+        "def env_param(flag):\n"
+        "    if flag:\n"
+        "        return torch.cuda.get_device_name()\n"  # 16: a parameter: stays
+        "def fa_error(version, min_major):\n"
+        "    if not version:\n"
+        "        raise ImportError('not installed')\n"
+        "    elif min_major is not None and is_torch_cuda_available():\n"
+        "        major, _ = torch.cuda.get_device_capability()\n"  # 21: part of the probe
+        "        if major < min_major:\n"
+        "            raise ImportError(f'needs sm{min_major}, found {torch.cuda.get_device_capability()}')\n"  # 23
+        "def fp8_requirement():\n"
+        "    if is_torch_cuda_available():\n"
+        "        major, _ = torch.cuda.get_device_capability()\n"  # 26: ValueError: a requirement, stays
+        "        if major < 9:\n"
+        "            raise ValueError('needs sm90')\n"
+    )
+    assert _raw(src) == [
+        ("torch-cuda-api", 4, "probe"),
+        ("torch-cuda-api", 7, "probe"),
+        ("torch-cuda-api", 10, "probe"),
+        ("torch-cuda-api", 13, None),
+        ("torch-cuda-api", 16, None),
+        ("torch-cuda-api", 21, "probe"),
+        ("torch-cuda-api", 23, "probe"),
+        ("torch-cuda-api", 26, "optional"),
+    ]
+
+
+def test_a_cuda_key_looked_up_in_parsed_data_is_not_a_device() -> None:
+    """Issue 12 (scanfp10): ``components.get("cuda_nvcc", components.get("cuda", {}))`` reads the CUDA toolkit's
+    version.json: ``"cuda"`` is a key of the data. Stays: ``"cuda"`` as the lookup's default (a device chosen when
+    the key is missing) and as a plain value."""
+    src = (
+        "def toolkit(components, kwargs):\n"
+        "    version = components.get('cuda_nvcc', components.get('cuda', {})).get('version', '')\n"  # 2: a key
+        "    device = kwargs.get('device', 'cuda')\n"  # 3: a default device: stays
+        "    other = 'cuda'\n"  # 4: stays
+        "    return version, device, other\n"
+    )
+    assert _raw(src) == [("cuda-device-literal", 3, None), ("cuda-device-literal", 4, None)]
