@@ -515,3 +515,43 @@ def test_a_cuda_key_looked_up_in_parsed_data_is_not_a_device() -> None:
         "    return version, device, other\n"
     )
     assert _raw(src) == [("cuda-device-literal", 3, None), ("cuda-device-literal", 4, None)]
+
+
+def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Path) -> None:
+    """Issue 12 (scanfp10): ``def replace_with_sinq_linear(model, ..., device="cuda:0")`` whose only call (in another
+    file) passes ``device=device_str``: the CUDA default never runs. Stay: a default some call relies on, one passed
+    positionally or through ``**kwargs``, a def also handed on as a value, and a def no file calls."""
+    (tmp_path / "lib.py").write_text(
+        "import torch\n"
+        "def place(x, device='cuda:0'):\n"  # 2: every call passes device=: set apart
+        "    return x\n"
+        "def relied(x, device='cuda:0'):\n"  # 4: a call leaves it out: stays
+        "    return x\n"
+        "def positional(x, device='cuda:0'):\n"  # 6: passed positionally: stays
+        "    return x\n"
+        "def spread(x, *, device=torch.device('cuda')):\n"  # 8: through **kwargs: stays
+        "    return x\n"
+        "def handed(x, device='cuda:0'):\n"  # 10: also handed on as a value: stays
+        "    return x\n"
+        "def uncalled(x, device='cuda:0'):\n"  # 12: never called here: stays
+        "    return x\n"
+    )
+    (tmp_path / "caller.py").write_text(
+        "from lib import handed, place, positional, relied, spread\n"
+        "def run(x, d, kw):\n"
+        "    place(x, device=d)\n"
+        "    place(x, 'unused', device=d)\n"
+        "    relied(x, device=d)\n"
+        "    relied(x)\n"
+        "    positional(x, d)\n"
+        "    spread(x, **kw)\n"
+        "    handed(x, device=d)\n"
+        "    fn = handed\n"
+        "    return fn(x)\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    contexts = {f.line: f.context for f in log.findings if f.file == "lib.py" and f.rule == "cuda-device-literal"}
+    assert contexts == {2: "overridden-default", 4: None, 6: None, 8: None, 10: None, 12: None}
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|device-placement|lib.py", [4, 6, 8, 10, 12])
+    ]

@@ -22,6 +22,7 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.defaults import overridden, parse_subject
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs
@@ -208,6 +209,40 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
     return kept + out
 
 
+def _overridden_defaults(files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str]) -> list[Finding]:
+    """Device findings in a parameter default that every call of the repository overrides become
+    ``overridden-default`` (``defaults.py``); reads the files again only when there is such a default."""
+    wanted = {p for f in findings if f.porting and (p := parse_subject(f.subject)) is not None}
+    if not wanted:
+        return findings
+
+    def sources() -> Iterable[tuple[str, bytes]]:
+        for path, rel, kind in files:
+            if kind == "python" and rel not in unread:
+                try:
+                    yield rel, Path(path).read_bytes()
+                except OSError:
+                    continue  # already a skip reason of the first pass
+
+    done = overridden(sources(), wanted)
+    out: list[Finding] = []
+    for f in findings:
+        if f.porting and parse_subject(f.subject) in done:
+            f = Finding.from_rule(
+                RULES[f.rule],
+                file=f.file,
+                line=f.line,
+                message=f.message,
+                snippet=f.snippet,
+                cell=f.cell,
+                subject=f.subject,
+                context="overridden-default",
+                defined_in=f.defined_in,
+            )
+        out.append(f)
+    return out
+
+
 def _line_context(rel: str, present: set[str], context: str | None) -> str | None:
     """A cross-file line's context: the file's own when it holds for the whole file, else the line's, else the
     file's."""
@@ -280,6 +315,7 @@ def scan_path(
                 )
             )
     findings = _cross_file(files, findings, {s.path for s in skipped})
+    findings = _overridden_defaults(files, findings, {s.path for s in skipped})
     log = PortabilityLog(
         root=display_name(str(root)),
         files_scanned=len(files),

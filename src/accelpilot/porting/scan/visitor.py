@@ -86,6 +86,7 @@ class PyVisitor:
         # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
+        self._default_of: tuple[str, str] | None = None  # (def, parameter) whose default is being visited
         self._target_links: set[int] = set()  # links of chains read by ``_visit_target_chain``
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
         # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
@@ -102,6 +103,8 @@ class PyVisitor:
                 subject = self.def_name
             elif subject is None and rule in FUNCTION_RULES and self.def_node is not None:
                 subject = f"{self.def_name}:{self.def_node.lineno}"  # the function one rewrite changes (log.py)
+            elif subject is None and rule in DEFAULT_RULES and self._default_of is not None:
+                subject = default_subject(*self._default_of)
             self.found.append((rule, line, message, "", subject, context or self.context))
 
     def _within(self, context: str, node: ast.AST) -> None:
@@ -181,13 +184,36 @@ class PyVisitor:
                 # own ``if not torch.cuda.is_available(): return False`` is part of the question
                 self.context = "probe"
             try:
-                for x in (*node.decorator_list, node.args, *node.body):  # not ``returns``: a type, not code (v_arg)
+                for d in node.decorator_list:
+                    self.visit(d)
+                self._visit_parameters(node)  # not ``returns``: a type, not code (v_arg)
+                for x in node.body:
                     self.visit(x)
             finally:
                 self.context = saved_context
         finally:
             self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
             self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
+
+    def _visit_parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """The parameters, then each default with the parameter it belongs to (``self._default_of``): a device
+        default (``device="cuda:0"``) is named ``default <def>(<param>)`` in its subject, so that the scan can set it
+        apart when every call in the repository passes that argument (``run.py``, ``defaults.py``)."""
+        a = node.args
+        positional = [*a.posonlyargs, *a.args]
+        for x in (*positional, a.vararg, *a.kwonlyargs, a.kwarg):
+            if x is not None:
+                self.visit(x)
+        tail = positional[len(positional) - len(a.defaults) :]
+        pairs = [*zip(tail, a.defaults, strict=True), *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+        for param, default in pairs:
+            if default is None:
+                continue
+            saved, self._default_of = self._default_of, (node.name, param.arg)
+            try:
+                self.visit(default)
+            finally:
+                self._default_of = saved
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -1257,6 +1283,15 @@ def _name_of(f: ast.expr) -> str | None:
 def _decorator_name(d: ast.expr) -> str | None:
     """``@name``, ``@mod.name`` or ``@name(...)``: the decorator's own name."""
     return _name_of(d.func if isinstance(d, ast.Call) else d)
+
+
+# Device rules whose line, when it is only a parameter's default, is set apart if every call overrides it.
+DEFAULT_RULES = frozenset({"cuda-device-literal", "torch-cuda-api"})
+
+
+def default_subject(func: str, param: str) -> str:
+    """The subject of a finding in the default of ``func``'s parameter ``param`` (read back by ``defaults.py``)."""
+    return f"default {func}({param})"
 
 
 def _chain(node: ast.If) -> list[ast.If]:
