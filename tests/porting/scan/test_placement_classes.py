@@ -555,3 +555,29 @@ def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Pat
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
         ("file|device-placement|lib.py", [4, 6, 8, 10, 12])
     ]
+
+
+def test_a_cuda_call_on_a_given_object_with_a_no_op_fallback_is_that_backends_branch() -> None:
+    """Issue 12 (scanfp10): ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call enters a stream
+    made elsewhere (the creation is its own finding), and without one the no-op context runs. Stay: the stream
+    created inline, another fallback, the test naming another object, and the call with no fallback."""
+    src = (
+        "from contextlib import nullcontext\n"
+        "import torch\n"
+        "def copy(self, s, t, flag):\n"
+        "    a = torch.cuda.stream(s) if s is not None else nullcontext()\n"  # 4: backend-branch
+        "    b = torch.cuda.stream(self.stream) if self.stream else nullcontext()\n"  # 5: backend-branch
+        "    c = torch.cuda.stream(torch.cuda.Stream()) if flag else nullcontext()\n"  # 6: created here: stays
+        "    d = torch.cuda.stream(s) if s is not None else other()\n"  # 7: another fallback: stays
+        "    e = torch.cuda.stream(t) if s is not None else nullcontext()\n"  # 8: another object: stays
+        "    f = torch.cuda.stream(s)\n"  # 9: no fallback: stays
+        "    return a, b, c, d, e, f\n"
+    )
+    assert _raw(src) == [
+        ("torch-cuda-api", 4, "backend-branch"),
+        ("torch-cuda-api", 5, "backend-branch"),
+        ("torch-cuda-api", 6, None),
+        ("torch-cuda-api", 7, None),
+        ("torch-cuda-api", 8, None),
+        ("torch-cuda-api", 9, None),
+    ]

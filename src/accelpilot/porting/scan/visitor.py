@@ -1105,7 +1105,39 @@ class PyVisitor:
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
+        if self.context in (None, "optional") and self._uses_given_cuda_object(node):
+            # ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call only enters a CUDA object made
+            # elsewhere (its creation is that line's finding); without one the no-op fallback runs
+            self.visit(node.test)
+            saved, self.context = self.context, "backend-branch"
+            try:
+                self.visit(node.body)
+            finally:
+                self.context = saved
+            self.visit(node.orelse)
+            return
         self.generic(node)
+
+    def _uses_given_cuda_object(self, node: ast.IfExp) -> bool:
+        """``torch.cuda.<f>(x) if x is not None else nullcontext()`` (or ``if x``): a ``torch.cuda`` call whose only
+        argument is the object the test finds present, with a no-op context as the fallback."""
+        test, body, other = node.test, node.body, node.orelse
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+            if not _is_none(test.comparators[0]):
+                return False
+            test = test.left
+        if not isinstance(test, (ast.Name, ast.Attribute)) or self.dotted(test) is None:
+            return False
+        return (
+            isinstance(other, ast.Call)
+            and _name_of(other.func) == "nullcontext"
+            and not other.args
+            and isinstance(body, ast.Call)
+            and (self.dotted(body.func) or "").startswith("torch.cuda.")
+            and not body.keywords
+            and len(body.args) == 1
+            and self.dotted(body.args[0]) == self.dotted(test)
+        )
 
     def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
         self.loop_depth += 1
