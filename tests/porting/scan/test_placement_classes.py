@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from accelpilot.porting.scan import scan_path, scan_python
 
 
@@ -517,10 +519,14 @@ def test_a_cuda_key_looked_up_in_parsed_data_is_not_a_device() -> None:
     assert _raw(src) == [("cuda-device-literal", 3, None), ("cuda-device-literal", 4, None)]
 
 
-def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernel", [False, True])
+def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Path, kernel: bool) -> None:
     """Issue 12 (scanfp10): ``def replace_with_sinq_linear(model, ..., device="cuda:0")`` whose only call (in another
     file) passes ``device=device_str``: the CUDA default never runs. Stay: a default some call relies on, one passed
-    positionally or through ``**kwargs``, a def also handed on as a value, and a def no file calls."""
+    positionally or through ``**kwargs``, a def also handed on as a value, and a def no file calls. With a kernel in
+    the tree the sources are gathered during the cross-file pass, without one read by the check itself."""
+    if kernel:
+        (tmp_path / "k.py").write_text("import triton\n@triton.jit\ndef add_kernel(x):\n    pass\n")
     (tmp_path / "lib.py").write_text(
         "import torch\n"
         "def place(x, device='cuda:0'):\n"  # 2: every call passes device=: set apart
@@ -552,9 +558,10 @@ def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Pat
     log = scan_path(tmp_path, jobs=1)
     contexts = {f.line: f.context for f in log.findings if f.file == "lib.py" and f.rule == "cuda-device-literal"}
     assert contexts == {2: "overridden-default", 4: None, 6: None, 8: None, 10: None, 12: None}
-    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items if "lib.py" in i.key] == [
         ("file|device-placement|lib.py", [4, 6, 8, 10, 12])
     ]
+    assert any("add_kernel" in i.key for i in log.items) == kernel
 
 
 def test_a_cuda_call_on_a_given_object_with_a_no_op_fallback_is_that_backends_branch() -> None:

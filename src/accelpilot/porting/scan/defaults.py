@@ -27,16 +27,34 @@ def parse_subject(subject: str | None) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+class Mentions:
+    """The sources that name each wanted def, gathered while another pass reads the tree (``see``), so that the
+    tree is read once."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.holders: dict[str, list[bytes]] = {n: [] for n in names}
+        self._patterns = {n: (n.encode(), re.compile(rb"\b" + re.escape(n.encode()) + rb"\b")) for n in names}
+        self.seen = 0  # sources seen
+
+    def see(self, _rel: str, data: bytes) -> None:
+        self.seen += 1
+        for n, (raw, pattern) in self._patterns.items():
+            if raw in data and pattern.search(data):
+                self.holders[n].append(data)
+
+
 def overridden(sources: Iterable[tuple[str, bytes]], wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """The (def, parameter) pairs of ``wanted`` that at least one call passes, every call by keyword, and that no
     other code mention of the name could call without it."""
-    names = {f for f, _ in wanted}
-    holders: dict[str, list[bytes]] = {n: [] for n in names}
-    pattern = {n: re.compile(rb"\b" + re.escape(n.encode()) + rb"\b") for n in names}
-    for _rel, data in sources:
-        for n in names:
-            if n.encode() in data and pattern[n].search(data):
-                holders[n].append(data)
+    mentions = Mentions({f for f, _ in wanted})
+    for rel, data in sources:
+        mentions.see(rel, data)
+    return overridden_in(mentions, wanted)
+
+
+def overridden_in(mentions: Mentions, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """``overridden`` over sources already gathered."""
+    holders = mentions.holders
     calls: dict[str, list[ast.Call]] = {}
     loose: set[str] = set()  # names also mentioned as code other than the callee of a call
     for n, datas in holders.items():
