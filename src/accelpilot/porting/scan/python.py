@@ -528,6 +528,10 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
       caller does (the kernel's capability check), or that a decorator of one registers (the op's fake): packing
       the inputs the kernel's signature takes and pinning the device it launches on are part of replacing it.
       Methods stay (a model's own placement); so does a def that never reaches the kernel.
+    - a CUDA graph's capture and replay: in a file that captures a graph (a ``cuda-graphs`` line), placement lines
+      that are the context managers of a ``with`` in a def holding that line (the warm-up stream and memory pool
+      the capture runs under) or of a ``with`` whose body only replays (``graph.replay()``): replacing CUDA graphs
+      replaces them. Other placement in the capturing def, and on the eager path beside it, stays.
     - a package's adapter class: placement lines in a class that raises ``ImportError`` unless the package is there
       (``if not is_bitsandbytes_available(): raise ImportError``) and holds a line of that package's item: moving
       the package's quantized model to the target is that package's port. A class that only imports it does not
@@ -547,6 +551,14 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     if packages and b"ImportError" in data and _REQUIRES.search(data):
         placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
         serves.update(_package_adapter(data, packages, placement))
+    graphs = [  # a captured graph (``torch.cuda.graph``); a compile mode string has the mode as subject
+        ln
+        for r, ln, _, _, sub, ctx in found
+        if r == "cuda-graphs" and ctx not in NOT_PORTING and ln is not None and sub is None
+    ]
+    if graphs:
+        placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
+        serves.update(_graph_capture(data, graphs, placement))
     if not serves:
         return found
     return [
@@ -588,6 +600,40 @@ def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int
             reaching.add(d.name)
     spans = [(d.lineno, d.end_lineno or d.lineno) for n, d in top.items() if n in reaching]
     return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
+
+
+def _graph_capture(data: bytes, graphs: list[int], lines: list[int]) -> dict[int, str]:
+    if not lines:
+        return {}
+    tree = ast.parse(data)
+    capturing = [
+        (d.lineno, d.end_lineno or d.lineno)
+        for d in ast.walk(tree)
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(d.lineno <= g <= (d.end_lineno or d.lineno) for g in graphs)
+    ]
+    out: dict[int, str] = {}
+    for w in ast.walk(tree):
+        if not isinstance(w, (ast.With, ast.AsyncWith)):
+            continue
+        in_capture = any(a <= w.lineno <= b for a, b in capturing)
+        if in_capture or all(_replays(st) for st in w.body):
+            heads = range(w.lineno, w.body[0].lineno)  # the with's own lines: its context managers
+            near = min(graphs, key=lambda g: abs(g - w.lineno))
+            out.update({ln: f"{SERVES}cuda-graphs:{near}" for ln in lines if ln in heads})
+    return out
+
+
+def _replays(st: ast.stmt) -> bool:
+    """``<graph>.replay()``: the call that runs a captured CUDA graph."""
+    return (
+        isinstance(st, ast.Expr)
+        and isinstance(st.value, ast.Call)
+        and isinstance(st.value.func, ast.Attribute)
+        and st.value.func.attr == "replay"
+        and not st.value.args
+        and not st.value.keywords
+    )
 
 
 def _mentioned_at_module(tree: ast.Module) -> list[set[str]]:
