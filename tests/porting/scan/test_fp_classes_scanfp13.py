@@ -74,5 +74,34 @@ def test_a_cuda_graphs_capture_and_replay_contexts_join_the_cuda_graphs_item(tmp
 
 
 def test_pruned_scan_equals_full_parse_on_scanfp13_classes() -> None:
-    for src in (RUNNER, PLAYER):
+    for src in (RUNNER, PLAYER, STREAMS):
         assert scan_python(src) == scan_python(src, prune=False)
+
+
+STREAMS = """\
+import torch
+
+
+class IO:
+    def __init__(self, device, use_stream):
+        self.compute_stream = torch.cuda.Stream(device=device) if device.type == "cuda" else None
+        self.copy_stream = torch.cuda.Stream(device=device) if use_stream else None
+        self.pinned = torch.zeros(4).to("cuda:0") if device.type == "cuda" else None
+        self.side = torch.cuda.Stream(device=device) if device.type == "cuda" else torch.zeros(1)
+"""
+
+
+def test_a_cuda_object_made_only_for_a_held_cuda_device_with_none_elsewhere_is_that_backends_branch(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "io.py").write_text(STREAMS)
+    log = scan_path(tmp_path, jobs=1)
+    found = sorted((f.rule, f.line or 0, f.context) for f in log.findings)
+    # 6 is set apart; a test on a flag (7), a body placing work anew (8), a CUDA-named fallback's twin (9) stay
+    assert found == [
+        ("cuda-device-literal", 8, None),
+        ("torch-cuda-api", 6, "backend-branch"),
+        ("torch-cuda-api", 7, None),
+        ("torch-cuda-api", 9, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|io.py", [7, 8, 9])]

@@ -1110,9 +1110,10 @@ class PyVisitor:
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
-        if self.context in (None, "optional") and self._uses_given_cuda_object(node):
+        if self.context in (None, "optional") and (self._uses_given_cuda_object(node) or self._made_for_given(node)):
             # ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call only enters a CUDA object made
-            # elsewhere (its creation is that line's finding); without one the no-op fallback runs
+            # elsewhere (its creation is that line's finding); without one the no-op fallback runs. Or the object is
+            # made only for a held device of that type, None elsewhere (``_made_for_given``)
             self.visit(node.test)
             saved, self.context = self.context, "backend-branch"
             try:
@@ -1122,6 +1123,18 @@ class PyVisitor:
             self.visit(node.orelse)
             return
         self.generic(node)
+
+    def _made_for_given(self, node: ast.IfExp) -> bool:
+        """``torch.cuda.Stream(device=d) if d.type == "cuda" else None``: an object of one backend made only when the
+        device the code already holds is of that type, with nothing (``None``) on any other device: the expression
+        form of ``_tunes_given_device``'s lone branch. A body that places work anew (``"cuda:0"``, ``.cuda()``) stays
+        (``_places``, the device given)."""
+        backend = _compared_backend(node.test)
+        return (
+            backend is not None
+            and _is_none(node.orelse)
+            and not self._places([ast.Expr(node.body)], backend, given=True)
+        )
 
     def _uses_given_cuda_object(self, node: ast.IfExp) -> bool:
         """``torch.cuda.<f>(x) if x is not None else nullcontext()`` (or ``if x``): a ``torch.cuda`` call whose only
