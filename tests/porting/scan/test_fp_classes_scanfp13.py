@@ -74,7 +74,7 @@ def test_a_cuda_graphs_capture_and_replay_contexts_join_the_cuda_graphs_item(tmp
 
 
 def test_pruned_scan_equals_full_parse_on_scanfp13_classes() -> None:
-    for src in (RUNNER, PLAYER, STREAMS):
+    for src in (RUNNER, PLAYER, STREAMS, SPEECH):
         assert scan_python(src) == scan_python(src, prune=False)
 
 
@@ -105,3 +105,78 @@ def test_a_cuda_object_made_only_for_a_held_cuda_device_with_none_elsewhere_is_t
         ("torch-cuda-api", 9, None),
     ]
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [("file|device-placement|io.py", [7, 8, 9])]
+
+
+SPEECH = """\
+import torch
+
+
+class Speech(torch.nn.Module):
+    def generate(self, features):
+        sequences, outputs = self.generate_with_fallback(features)
+        segments = []
+        for seq in sequences:
+            segments.append(self._split_segments(seq))
+        audio = self._cut_codes(outputs)
+        first = self._prepare(features)
+        kept = sequences[sequences != 0]
+        return segments, audio, first, kept, self._trim(outputs)
+
+    def generate_with_fallback(self, features):
+        outputs = super().generate(features)
+        sequences = self._postprocess(outputs)
+        return sequences, outputs
+
+    def _postprocess(self, outputs):
+        return self._token_times(outputs)
+
+    def _token_times(self, outputs):
+        return torch.unique(outputs.frames)
+
+    def _split_segments(self, seq):
+        return torch.nonzero(seq > 50)
+
+    def _cut_codes(self, outputs):
+        codes = outputs.codes
+        return self.codec.decode(torch.nonzero(codes))
+
+    def _prepare(self, features):
+        return torch.nonzero(features)
+
+    def sample(self, ids):
+        for _ in range(4):
+            logits = self(ids).logits
+            ids = self._pick(logits, ids)
+        return ids
+
+    def _pick(self, logits, ids):
+        return torch.nonzero(logits > 0)
+
+    def _trim(self, hidden):
+        return torch.nonzero(hidden)
+
+    def forward(self, hidden):
+        return self._trim(hidden)
+"""
+
+
+def test_shape_hazards_of_helpers_on_a_finished_decodes_result_are_host_side(tmp_path: Path) -> None:
+    (tmp_path / "speech.py").write_text(SPEECH)
+    log = scan_path(tmp_path, jobs=1)
+    found = sorted((f.rule, f.line or 0, f.context) for f in log.findings)
+    # 24 (reached only from the post-processing of ``super().generate``'s result) and 27 (a ``for`` target over the
+    # result of a def that decodes) are host-side. Stay: the decoding def's own hazard (12), a helper calling a
+    # codec (31), one on the input features (34), a decode loop's per-step helper (43), one the forward also calls (46)
+    assert found == [
+        ("boolean-mask-index", 12, None),
+        ("data-dependent-op", 24, "host-side"),
+        ("data-dependent-op", 27, "host-side"),
+        ("data-dependent-op", 31, None),
+        ("data-dependent-op", 34, None),
+        ("data-dependent-op", 43, None),
+        ("data-dependent-op", 46, None),
+    ]
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items] == [
+        ("file|boolean-mask-index|speech.py", [12]),
+        ("file|data-dependent-op|speech.py", [31, 34, 43, 46]),
+    ]

@@ -53,7 +53,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
-    found = _matcher_indices(data, _pattern_bookkeeping(data, found))
+    found = _post_generate(data, _matcher_indices(data, _pattern_bookkeeping(data, found)))
     return _serving_lines(data, _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found))))
 
 
@@ -212,6 +212,146 @@ def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
                         latest[n.id] = s
     read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     return any(_PATTERN_WORD.search(ast.unparse(latest[n].value)) for n in read if n in latest)
+
+
+# A decode loop's call: ``super().generate(...)`` from an override, ``self.generate(...)`` from a wrapper.
+_DECODE_CALL = re.compile(rb"\b(?:super\(\)|self)\.generate\(")
+# Hazards of the graph's shape, moot outside it; a dtype (float64, complex) still needs the device's support.
+_SHAPE_HAZARDS = FUNCTION_RULES - {"float64-dtype", "complex-dtype"}
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A shape hazard in a helper that runs on the finished output of a decode loop is ``host-side``: the helper is
+    called, in a def that decodes (``super().generate(...)``, or a def of the file that does), with an argument read
+    from the decode call's result (directly, or through the target of a ``for`` over it: ``for seq in
+    sequences``), every mention of it is such a call, and it calls no model (``self(...)``, a submodule
+    ``self.proj(...)``, ``.forward``/``.generate``: only defs of the file and plain functions). Defs of the file
+    reached only from such helpers qualify likewise (Whisper's segmenting of finished sequences, its DTW token
+    timestamps). Stay: per-step code the decode loop calls, a helper on data not read from the result, one that
+    calls a model (a codec decoding the cut codes), and hazards of the decoding def itself."""
+    cands = {ln for r, ln, _, _, sub, ctx in found if r in _SHAPE_HAZARDS and ctx is None and sub and ln is not None}
+    if not cands or not _DECODE_CALL.search(data):
+        return found
+    tree = ast.parse(data)
+    funcs: list[_Def] = [d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names = {d.name for d in funcs}
+    decoding = {d.name for d in funcs if any(_decode_call(c, set()) for c in ast.walk(d))}
+    while True:  # a def calling a decoding def of the file decodes too (``generate`` -> ``generate_with_fallback``)
+        more = {d.name for d in funcs if any(_decode_call(c, decoding) for c in ast.walk(d))} - decoding
+        if not more:
+            break
+        decoding |= more
+    post_calls: dict[str, int] = {}
+    for d in funcs:
+        if d.name in decoding:
+            for h in _called_on_result(d, decoding, names):
+                post_calls[h] = post_calls.get(h, 0) + 1
+    tree_mentions = _mention_counts(tree, set(post_calls))
+    roots = frozenset(
+        h
+        for h, n in post_calls.items()
+        if h not in decoding
+        and tree_mentions.get(h) == n
+        and all(not _calls_model(d, names) for d in funcs if d.name == h)
+    )
+    if not roots:
+        return found
+    reach = FileReach(data)
+    moot: set[int] = set()
+    for ln in cands:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if not holders:
+            continue
+        d = max(holders, key=lambda h: h.lineno)  # the innermost def holding the line
+        if d.name not in decoding and not _calls_model(d, names) and reach.only_reached_from(roots, d.name):
+            moot.add(ln)
+    if not moot:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "host-side")
+        if r in _SHAPE_HAZARDS and ctx is None and sub and ln in moot
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _callee(call: ast.Call) -> str | None:
+    """``h`` of ``self.h(...)`` or ``h(...)``."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        return f.attr
+    return None
+
+
+def _decode_call(node: ast.AST, decoding: set[str]) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr == "generate":
+        v = f.value
+        return (isinstance(v, ast.Name) and v.id == "self") or (
+            isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super"
+        )
+    return _callee(node) in decoding
+
+
+def _called_on_result(d: _Def, decoding: set[str], names: set[str]) -> list[str]:
+    """Defs of the file that ``d`` calls with an argument read from a decode call's result (one step, or a ``for``
+    target over it)."""
+    result: set[str] = set()
+    for st in ast.walk(d):
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None and _decode_call(st.value, decoding):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            result |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if not result:
+        return []
+    for st in ast.walk(d):
+        if (
+            isinstance(st, (ast.For, ast.AsyncFor))
+            and {n.id for n in ast.walk(st.iter) if isinstance(n, ast.Name)} & result
+        ):
+            result |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+    out: list[str] = []
+    for c in ast.walk(d):
+        if isinstance(c, ast.Call) and (h := _callee(c)) in names and h not in decoding:
+            args = [*c.args, *(k.value for k in c.keywords)]
+            if any(isinstance(n, ast.Name) and n.id in result for a in args for n in ast.walk(a)):
+                out.append(h)
+    return out
+
+
+def _mention_counts(tree: ast.Module, wanted: set[str]) -> dict[str, int]:
+    """How often each wanted def is named (``self.h``, ``h``) anywhere in the file (its own header aside): a def also
+    named in a class attribute, a default or ``__all__`` has more mentions than post-decode calls."""
+    counts: dict[str, int] = {}
+    for n in ast.walk(tree):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name in wanted:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _calls_model(d: _Def, names: set[str]) -> bool:
+    """``d`` calls a model: ``self(...)``, a submodule (``self.proj(...)``, ``self.codec.decode(...)``), or any
+    ``.forward``/``.generate``; calls of the file's own defs and of plain functions and tensor methods are not."""
+    for c in ast.walk(d):
+        if not isinstance(c, ast.Call):
+            continue
+        f = c.func
+        if isinstance(f, ast.Name) and f.id == "self":
+            return True
+        if isinstance(f, ast.Attribute):
+            if f.attr in ("forward", "generate"):
+                return True
+            root = f
+            while isinstance(root.value, ast.Attribute):
+                root = root.value
+            if isinstance(root.value, ast.Name) and root.value.id == "self" and not (root is f and f.attr in names):
+                return True
+    return False
 
 
 # A call of the loss's matcher (``self.matcher(outputs, targets)``): the DETR family's Hungarian matcher moves the cost
