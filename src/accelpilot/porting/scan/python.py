@@ -223,7 +223,8 @@ _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     """A shape hazard in a helper that runs on the finished output of a decode loop is ``host-side``: the helper is
-    called, in a def that decodes (``super().generate(...)``, or a def of the file that does), with an argument read
+    called, in a def that decodes (``super().generate(...)``, or a def of the file calling one that does: one step),
+    with an argument read
     from the decode call's result (directly, or through the target of a ``for`` over it: ``for seq in
     sequences``), every mention of it is such a call, and it calls no model (``self(...)``, a submodule
     ``self.proj(...)``, ``.forward``/``.generate``: only defs of the file and plain functions). Defs of the file
@@ -231,17 +232,17 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     timestamps). Stay: per-step code the decode loop calls, a helper on data not read from the result, one that
     calls a model (a codec decoding the cut codes), and hazards of the decoding def itself."""
     cands = {ln for r, ln, _, _, sub, ctx in found if r in _SHAPE_HAZARDS and ctx is None and sub and ln is not None}
-    if not cands or not _DECODE_CALL.search(data):
+    if not cands or b".generate(" not in data or not _DECODE_CALL.search(data):
         return found
+    reach = FileReach(data)
+    if not _maybe_post_generate(reach, data, cands):
+        return found  # read lexically first: a full parse of a large generate file costs more than the scan of it
     tree = ast.parse(data)
     funcs: list[_Def] = [d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
     names = {d.name for d in funcs}
     decoding = {d.name for d in funcs if any(_decode_call(c, set()) for c in ast.walk(d))}
-    while True:  # a def calling a decoding def of the file decodes too (``generate`` -> ``generate_with_fallback``)
-        more = {d.name for d in funcs if any(_decode_call(c, decoding) for c in ast.walk(d))} - decoding
-        if not more:
-            break
-        decoding |= more
+    # a def calling one of those decodes too (``generate`` -> ``generate_with_fallback``); one step, as read lexically
+    decoding |= {d.name for d in funcs if any(_decode_call(c, decoding) for c in ast.walk(d))}
     post_calls: dict[str, int] = {}
     for d in funcs:
         if d.name in decoding:
@@ -257,7 +258,6 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     )
     if not roots:
         return found
-    reach = FileReach(data)
     moot: set[int] = set()
     for ln in cands:
         holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
@@ -274,6 +274,20 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
+
+
+def _maybe_post_generate(reach: FileReach, data: bytes, cands: set[int]) -> bool:
+    """A necessary condition of ``_post_generate``, read from the source's lines: some hazard sits in a def that is
+    not a decoding def and is reached only from decoding defs (the defs holding a decode call, and those naming one
+    of them: one step, as in ``_post_generate``), as every helper called on a decode's result is."""
+    holders = {d for m in _DECODE_CALL.finditer(data) if (d := reach.enclosing_def(m.start())) is not None}
+    callers = {reach.enclosing_def(pos) for h in holders for pos in reach._mentions(h)}
+    roots = frozenset(holders | {d for d in callers if d is not None})
+    for ln in cands:
+        d = reach.def_at_line(ln)
+        if d is not None and d not in roots and reach.only_reached_from(roots, d):
+            return True
+    return False
 
 
 def _callee(call: ast.Call) -> str | None:
