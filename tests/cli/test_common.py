@@ -80,3 +80,27 @@ def test_print_json_indents_for_a_terminal_and_is_compact_for_a_pipe(
         if tty
         else b'{"a":[1,2],"b":{"c":null}}\n'
     )
+
+
+def test_bill_json_imports_no_rich_and_the_consoles_are_made_on_first_use() -> None:
+    """``bill --json`` prints through pydantic-core only: rich (its import, two consoles) is left to commands that
+    print tables. The stand-in then behaves as the Console it makes: attributes, ``with``, printing."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from accelpilot.cli import main\n"
+        "from accelpilot.cli.common import console, err_console\n"
+        "rc = main(['bill', '--json'])\n"
+        "before = sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.'))\n"
+        "from rich.console import Console\n"
+        "with err_console:\n"
+        "    err_console.print('[bold]on stderr[/bold]')\n"
+        "console.print('on stdout')\n"
+        "print(rc, before, type(console._get()) is Console, console.width, file=sys.stderr)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(p.stdout.splitlines()[0])["options"]  # the bill, alone on its line
+    assert p.stdout.splitlines()[1] == "on stdout"
+    assert p.stderr.splitlines() == ["on stderr", "0 [] True 180"]  # piped: the wide page, as before

@@ -4,16 +4,64 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pydantic_core
-from rich.console import Console
 
-# Piped output is not a terminal: rich would wrap at 80 columns and cut names; use a wide page instead.
-console = Console(width=None if sys.stdout.isatty() else 180)
-err_console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class _LazyConsole:
+    """A rich Console made on first use, standing in for it: every attribute, and ``with``, go to that Console.
+
+    Every command module imports the consoles, but JSON output (``bill --json`` at catalog scale) never prints
+    through rich: importing ``rich.console`` and making two consoles was ~25 ms of each start (issue 10's speed).
+    """
+
+    __slots__ = ("_console", "_make")
+
+    def __init__(self, make: Callable[[], Console]) -> None:
+        object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_console", None)
+
+    def _get(self) -> Console:
+        c: Console | None = self._console
+        if c is None:
+            c = self._make()
+            object.__setattr__(self, "_console", c)
+        return c
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._get(), name, value)
+
+    def __enter__(self) -> Console:
+        return self._get().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._get().__exit__(*exc)
+
+
+def _stdout_console() -> Console:
+    from rich.console import Console
+
+    # Piped output is not a terminal: rich would wrap at 80 columns and cut names; use a wide page instead.
+    return Console(width=None if sys.stdout.isatty() else 180)
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+console = cast("Console", _LazyConsole(_stdout_console))
+err_console = cast("Console", _LazyConsole(_stderr_console))
 
 
 def print_json(data: Any) -> None:
