@@ -104,3 +104,19 @@ def test_bill_json_imports_no_rich_and_the_consoles_are_made_on_first_use() -> N
     assert json.loads(p.stdout.splitlines()[0])["options"]  # the bill, alone on its line
     assert p.stdout.splitlines()[1] == "on stdout"
     assert p.stderr.splitlines() == ["on stderr", "0 [] True 180"]  # piped: the wide page, as before
+
+
+def test_plain_json_is_the_bytes_pydantic_core_writes(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``plain=True`` (orjson, bill --json) writes what pydantic-core writes for plain data: the same bytes."""
+    import pydantic_core
+
+    data = {
+        "source": "USD/h × hours \u2028 <b>\x00",
+        "n": [0.1, 1 / 3, 1e16, 5e-05, -0.0, 123456.789, 2**53, -(2**63), 0, True, None],
+        "nested": [{"leaves": [{"value": 21.5, "as_of": "2026-11-30"}]}, [], {}],
+    }
+    print_json(data, plain=True)
+    assert capsysbinary.readouterr().out == pydantic_core.to_json(data) + b"\n"
+    big = {"count": 2**64}  # orjson refuses ints over 64 bits: pydantic-core writes them
+    print_json(big, plain=True)
+    assert capsysbinary.readouterr().out == b'{"count":18446744073709551616}\n'

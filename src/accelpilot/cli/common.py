@@ -64,16 +64,24 @@ console = cast("Console", _LazyConsole(_stdout_console))
 err_console = cast("Console", _LazyConsole(_stderr_console))
 
 
-def print_json(data: Any) -> None:
+def print_json(data: Any, *, plain: bool = False) -> None:
     """Machine output on stdout, nothing else mixed in: UTF-8 JSON, indented on a terminal, compact otherwise.
 
     Indented for a person reading a terminal; compact when piped or redirected, where a script reads it (as
     ``gh api`` does): at 1,000 bill options the indentation was 44% of the 20 MB written and half the encoding
     time (issue 10). pydantic-core's encoder, not ``json.dumps``: with ``indent`` the standard library falls back
     to its pure-Python encoder, which took most of ``bill --json``'s time and memory.
+
+    ``plain``: ``data`` holds only JSON's own types (str-keyed dicts, lists, str, int, float, bool, None), as
+    ``bill_to_json`` makes. Compact, it is then encoded by orjson: the same bytes as pydantic-core's for such data,
+    about 3x faster (16 against 46 ms for a 1,000-option bill). Anything it refuses (an int over 64 bits) goes
+    to pydantic-core; other data always does (orjson writes datetimes, sets and non-str keys differently).
     """
     out = getattr(sys.stdout, "buffer", None)
-    text = pydantic_core.to_json(data, indent=2 if sys.stdout.isatty() else None, fallback=str)
+    tty = sys.stdout.isatty()
+    text = _orjson_bytes(data) if plain and not tty else None
+    if text is None:
+        text = pydantic_core.to_json(data, indent=2 if tty else None, fallback=str)
     if out is None:  # a text-only stream (some test harnesses)
         sys.stdout.write(text.decode("utf-8") + "\n")
         return
@@ -81,6 +89,18 @@ def print_json(data: Any) -> None:
     out.write(text)
     out.write(b"\n")  # apart: ``text + b"\n"`` would copy the text (11 MB for a 1,000-option bill)
     out.flush()
+
+
+def _orjson_bytes(data: Any) -> bytes | None:
+    """Compact JSON of plain data by orjson, or None where orjson is missing or refuses it."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a declared dependency; pydantic-core writes the same bytes
+        return None
+    try:
+        return orjson.dumps(data)
+    except TypeError:  # orjson.JSONEncodeError: an int over 64 bits, a non-str key
+        return None
 
 
 @contextmanager
