@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from accelpilot.porting.scan import scan_path, scan_python
 
 
@@ -395,3 +397,194 @@ def test_a_concat_in_a_loop_over_the_modules_submodules_grows_nothing_per_step(t
     assert _raw(src) == [("growing-sequence", 13, None), ("growing-sequence", 15, None), ("growing-sequence", 18, None)]
     (tmp_path / "mtp.py").write_text("\n".join(src.splitlines()[:10]) + "\n")
     assert scan_path(tmp_path, jobs=1).items == []
+
+
+def test_a_chain_with_an_arm_for_the_targets_device_leaves_the_other_arms_and_the_else_to_their_backends() -> None:
+    """Issue 12 (scanfp10): ``if self.use_cpu: ... elif is_torch_mps_available(): ... elif
+    is_torch_neuron_available(): device = torch.device("neuron:0") ... else: device = torch.device("cuda:0" if
+    torch.cuda.is_available() else "cpu")``: on the target its own arm runs, so the final ``else`` and the other
+    backends' arms are their branches. ``elif is_sagemaker_mp_enabled(): torch.device("cuda", smp.local_rank())``
+    runs only under SageMaker's GPU-only model-parallel library. Stay: the same chain without the target's arm (the
+    port takes the CUDA else), a target arm that raises (the target is refused), an ``or`` with the SageMaker test,
+    and a link testing no backend (``if self.use_cpu``) before the target's arm, which the target can take."""
+    src = (
+        "import torch\n"
+        "def setup(self):\n"
+        "    if self.use_cpu:\n"
+        "        device = torch.device('cuda:1')\n"  # 4: a link testing no backend: stays (None)
+        "    elif torch.cuda.is_available():\n"  # 5: probe
+        "        device = torch.device('cuda:2')\n"  # 6: another backend's arm: backend-branch
+        "    elif is_torch_neuron_available():\n"
+        "        device = torch.device('neuron:0')\n"  # 8: the target's arm: optional as before
+        "    else:\n"
+        "        device = torch.device('cuda:0')\n"  # 10: the else: backend-branch
+        "        torch.cuda.set_device(device)\n"  # 11
+        "    return device\n"
+        "def no_target(self):\n"
+        "    if is_torch_xpu_available():\n"
+        "        device = torch.device('xpu:0')\n"
+        "    else:\n"
+        "        device = torch.device('cuda:0')\n"  # 17: no arm for the target: stays
+        "    return device\n"
+        "def refused(self):\n"
+        "    if is_torch_neuron_available():\n"
+        "        raise ValueError('not on neuron')\n"
+        "    else:\n"
+        "        device = torch.device('cuda:0')\n"  # 23: the target is refused: stays
+        "    return device\n"
+        "def smp_setup(self):\n"
+        "    if self.use_cpu:\n"
+        "        pass\n"
+        "    elif is_sagemaker_mp_enabled():\n"
+        "        device = torch.device('cuda', smp.local_rank())\n"  # 29: SageMaker MP only: other-runtime
+        "        torch.cuda.set_device(device)\n"  # 30
+        "    elif is_sagemaker_mp_enabled() or self.force:\n"
+        "        device = torch.device('cuda', 0)\n"  # 32: an ``or``: stays
+        "    return device\n"
+    )
+    assert _raw(src) == [
+        ("cuda-device-literal", 4, None),
+        ("cuda-device-literal", 6, "backend-branch"),
+        ("cuda-device-literal", 10, "backend-branch"),
+        ("cuda-device-literal", 17, "optional"),
+        ("cuda-device-literal", 23, "optional"),
+        ("cuda-device-literal", 29, "other-runtime"),
+        ("cuda-device-literal", 32, None),
+        ("neuron-api", 8, "optional"),
+        ("torch-cuda-api", 5, "probe"),
+        ("torch-cuda-api", 11, "backend-branch"),
+        ("torch-cuda-api", 30, "other-runtime"),
+    ]
+
+
+def test_a_cuda_fact_behind_a_cached_probe_flag_or_worded_into_an_import_error_is_part_of_the_probe() -> None:
+    """Issue 12 (scanfp10), extending scanfp8's rule: ``pt_cuda_available = torch.cuda.is_available()`` then ``if
+    pt_cuda_available: info["GPU type"] = torch.cuda.get_device_name()`` asks the same as the probe itself, and
+    ``elif ... and is_torch_cuda_available(): major, _ = get_device_capability(); if major < 8: raise
+    ImportError(...)`` answers whether an optional package (flash-attn) can be used. Stay: a flag also assigned
+    something else, a flag that is a parameter, and the capability check raising ``ValueError`` (a requirement)."""
+    src = (
+        "import torch\n"
+        "def env():\n"
+        "    pt_cuda_available = 'NA'\n"
+        "    pt_cuda_available = torch.cuda.is_available()\n"  # 4: probe
+        "    info = {}\n"
+        "    if pt_cuda_available:\n"
+        "        info['GPU type'] = torch.cuda.get_device_name()\n"  # 7: part of the probe
+        "    return info\n"
+        "def env_mixed(force):\n"
+        "    flag = torch.cuda.is_available()\n"  # 10: probe
+        "    flag = flag or force\n"
+        "    if flag:\n"
+        "        return torch.cuda.get_device_name()\n"  # 13: the flag is not only the probe: stays
+        "def env_param(flag):\n"
+        "    if flag:\n"
+        "        return torch.cuda.get_device_name()\n"  # 16: a parameter: stays
+        "def fa_error(version, min_major):\n"
+        "    if not version:\n"
+        "        raise ImportError('not installed')\n"
+        "    elif min_major is not None and is_torch_cuda_available():\n"
+        "        major, _ = torch.cuda.get_device_capability()\n"  # 21: part of the probe
+        "        if major < min_major:\n"
+        "            raise ImportError(f'needs sm{min_major}, found {torch.cuda.get_device_capability()}')\n"  # 23
+        "def fp8_requirement():\n"
+        "    if is_torch_cuda_available():\n"
+        "        major, _ = torch.cuda.get_device_capability()\n"  # 26: ValueError: a requirement, stays
+        "        if major < 9:\n"
+        "            raise ValueError('needs sm90')\n"
+    )
+    assert _raw(src) == [
+        ("torch-cuda-api", 4, "probe"),
+        ("torch-cuda-api", 7, "probe"),
+        ("torch-cuda-api", 10, "probe"),
+        ("torch-cuda-api", 13, None),
+        ("torch-cuda-api", 16, None),
+        ("torch-cuda-api", 21, "probe"),
+        ("torch-cuda-api", 23, "probe"),
+        ("torch-cuda-api", 26, "optional"),
+    ]
+
+
+def test_a_cuda_key_looked_up_in_parsed_data_is_not_a_device() -> None:
+    """Issue 12 (scanfp10): ``components.get("cuda_nvcc", components.get("cuda", {}))`` reads the CUDA toolkit's
+    version.json: ``"cuda"`` is a key of the data. Stays: ``"cuda"`` as the lookup's default (a device chosen when
+    the key is missing) and as a plain value."""
+    src = (
+        "def toolkit(components, kwargs):\n"
+        "    version = components.get('cuda_nvcc', components.get('cuda', {})).get('version', '')\n"  # 2: a key
+        "    device = kwargs.get('device', 'cuda')\n"  # 3: a default device: stays
+        "    other = 'cuda'\n"  # 4: stays
+        "    return version, device, other\n"
+    )
+    assert _raw(src) == [("cuda-device-literal", 3, None), ("cuda-device-literal", 4, None)]
+
+
+@pytest.mark.parametrize("kernel", [False, True])
+def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Path, kernel: bool) -> None:
+    """Issue 12 (scanfp10): ``def replace_with_sinq_linear(model, ..., device="cuda:0")`` whose only call (in another
+    file) passes ``device=device_str``: the CUDA default never runs. Stay: a default some call relies on, one passed
+    positionally or through ``**kwargs``, a def also handed on as a value, and a def no file calls. With a kernel in
+    the tree the sources are gathered during the cross-file pass, without one read by the check itself."""
+    if kernel:
+        (tmp_path / "k.py").write_text("import triton\n@triton.jit\ndef add_kernel(x):\n    pass\n")
+    (tmp_path / "lib.py").write_text(
+        "import torch\n"
+        "def place(x, device='cuda:0'):\n"  # 2: every call passes device=: set apart
+        "    return x\n"
+        "def relied(x, device='cuda:0'):\n"  # 4: a call leaves it out: stays
+        "    return x\n"
+        "def positional(x, device='cuda:0'):\n"  # 6: passed positionally: stays
+        "    return x\n"
+        "def spread(x, *, device=torch.device('cuda')):\n"  # 8: through **kwargs: stays
+        "    return x\n"
+        "def handed(x, device='cuda:0'):\n"  # 10: also handed on as a value: stays
+        "    return x\n"
+        "def uncalled(x, device='cuda:0'):\n"  # 12: never called here: stays
+        "    return x\n"
+    )
+    (tmp_path / "caller.py").write_text(
+        "from lib import handed, place, positional, relied, spread\n"
+        "def run(x, d, kw):\n"
+        "    place(x, device=d)\n"
+        "    place(x, 'unused', device=d)\n"
+        "    relied(x, device=d)\n"
+        "    relied(x)\n"
+        "    positional(x, d)\n"
+        "    spread(x, **kw)\n"
+        "    handed(x, device=d)\n"
+        "    fn = handed\n"
+        "    return fn(x)\n"
+    )
+    log = scan_path(tmp_path, jobs=1)
+    contexts = {f.line: f.context for f in log.findings if f.file == "lib.py" and f.rule == "cuda-device-literal"}
+    assert contexts == {2: "overridden-default", 4: None, 6: None, 8: None, 10: None, 12: None}
+    assert [(i.key, [ln.line for ln in i.lines]) for i in log.items if "lib.py" in i.key] == [
+        ("file|device-placement|lib.py", [4, 6, 8, 10, 12])
+    ]
+    assert any("add_kernel" in i.key for i in log.items) == kernel
+
+
+def test_a_cuda_call_on_a_given_object_with_a_no_op_fallback_is_that_backends_branch() -> None:
+    """Issue 12 (scanfp10): ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call enters a stream
+    made elsewhere (the creation is its own finding), and without one the no-op context runs. Stay: the stream
+    created inline, another fallback, the test naming another object, and the call with no fallback."""
+    src = (
+        "from contextlib import nullcontext\n"
+        "import torch\n"
+        "def copy(self, s, t, flag):\n"
+        "    a = torch.cuda.stream(s) if s is not None else nullcontext()\n"  # 4: backend-branch
+        "    b = torch.cuda.stream(self.stream) if self.stream else nullcontext()\n"  # 5: backend-branch
+        "    c = torch.cuda.stream(torch.cuda.Stream()) if flag else nullcontext()\n"  # 6: created here: stays
+        "    d = torch.cuda.stream(s) if s is not None else other()\n"  # 7: another fallback: stays
+        "    e = torch.cuda.stream(t) if s is not None else nullcontext()\n"  # 8: another object: stays
+        "    f = torch.cuda.stream(s)\n"  # 9: no fallback: stays
+        "    return a, b, c, d, e, f\n"
+    )
+    assert _raw(src) == [
+        ("torch-cuda-api", 4, "backend-branch"),
+        ("torch-cuda-api", 5, "backend-branch"),
+        ("torch-cuda-api", 6, None),
+        ("torch-cuda-api", 7, None),
+        ("torch-cuda-api", 8, None),
+        ("torch-cuda-api", 9, None),
+    ]

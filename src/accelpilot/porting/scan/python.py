@@ -51,7 +51,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
-    return _foreign_classes(data, _no_fallback(data, found))
+    return _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found)))
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -166,6 +166,75 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
+
+
+# ``if <probe naming another accelerator>():`` at column 0 with an import right under it: ``_foreign_kernels``'s
+# cheap pre-check.
+_FOREIGN_IMPORT = re.compile(
+    rb"^if [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(\)[ \t]*:[ \t]*\r?\n[ \t]+(?:from|import) ", re.M
+)
+
+
+def _foreign_kernels(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """Lines of a module-level def that calls, on every path, a name the module imports only under a probe of
+    another accelerator (``if is_torch_npu_available(): from torch_npu import npu_fusion_attention``, then ``def
+    npu_flash_attn_varlen_func(...)`` calling it in both branches) are ``backend-branch``, unless a stronger context
+    holds: without that accelerator the name is unbound and the def cannot run, so it is that backend's kernel
+    binding (a port takes the generic attention path). A kernel imported under a CUDA or flash-attn probe is the
+    port's work and stays, and so does a def that calls the name on one branch only (its other path is generic;
+    the probed branch is set apart by the visitor when its test is the probe). Whole file parsed only when the
+    pre-check matches."""
+    if not _FOREIGN_IMPORT.search(data) or not any(ctx in _OPEN for *_, ctx in found):
+        return found
+    tree = ast.parse(data)
+    probe = PyVisitor(None, True)
+    bound = {
+        a.asname or a.name.split(".")[0]
+        for st in tree.body
+        if isinstance(st, ast.If) and probe._foreign_probe(st.test)
+        for imp in st.body
+        if isinstance(imp, (ast.Import, ast.ImportFrom))
+        for a in imp.names
+    }
+    spans = [
+        (d.lineno, d.end_lineno or d.lineno)
+        for d in tree.body
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and _must_call(d.body, bound)
+    ]
+    if not spans:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "backend-branch")
+        if ctx in _OPEN and ln is not None and any(a <= ln <= b for a, b in spans)
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _must_call(body: list[ast.stmt], names: set[str]) -> bool:
+    """Every path through ``body`` calls one of ``names``: a plain statement that calls it, or an ``if`` both of
+    whose branches must (read in order; a statement that leaves first ends the path without the call)."""
+    for st in body:
+        if isinstance(st, ast.If):
+            if _must_call(st.body, names) and _must_call(st.orelse, names):
+                return True
+            continue
+        if isinstance(st, (ast.With, ast.AsyncWith)) and _must_call(st.body, names):
+            return True
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)):
+            continue
+        if _branches(st):
+            continue
+        if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in names for c in ast.walk(st)):
+            return True
+        if isinstance(st, (ast.Return, ast.Raise)):
+            return False
+    return False
+
+
+def _branches(st: ast.stmt) -> bool:
+    """A compound statement whose body may not run, or not to its end (a loop, ``try``, ``match``)."""
+    return isinstance(st, (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match))
 
 
 # Tensor factories a function returns in place of a kernel's result when the kernel is missing: a placeholder

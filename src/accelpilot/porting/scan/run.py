@@ -22,6 +22,7 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs
@@ -164,20 +165,30 @@ def _chunks(items: list[tuple[str, str, str]], n: int) -> Iterable[list[tuple[st
         yield items[i : i + n]
 
 
-def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str]) -> list[Finding]:
+def _python_sources(files: list[tuple[str, str, str]], unread: set[str]) -> Iterable[tuple[str, bytes]]:
+    for path, rel, kind in files:
+        if kind == "python" and rel not in unread:
+            try:
+                yield rel, Path(path).read_bytes()
+            except OSError:
+                continue  # already a skip reason of the first pass
+
+
+def _cross_file(
+    files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str], tap: Mentions | None = None
+) -> list[Finding]:
     """The findings with launches and imports of the tree's kernels and importers of its built extensions added
-    as lines of the item they belong to (second pass: reads again only the few files that may use one)."""
+    as lines of the item they belong to (second pass: reads again only the few files that may use one). ``tap``
+    sees every source this pass reads (the defaults check's, so that the tree is read once)."""
     index = Index((f.rule, f.file, f.subject, f.message) for f in findings if f.subject and f.file)
     if index.empty():
         return findings
 
     def sources() -> Iterable[tuple[str, bytes]]:
-        for path, rel, kind in files:
-            if kind == "python" and rel not in unread:
-                try:
-                    yield rel, Path(path).read_bytes()
-                except OSError:
-                    continue  # already a skip reason of the first pass
+        for rel, data in _python_sources(files, unread):
+            if tap is not None:
+                tap.see(rel, data)
+            yield rel, data
 
     have = {(f.rule, f.file, f.line) for f in findings}
     present = {rel for _, rel, _ in files}
@@ -206,6 +217,42 @@ def _cross_file(files: list[tuple[str, str, str]], findings: list[Finding], unre
     own = {(f.file, f.line) for f in out if f.rule == "cpp-extension-cuda"}
     kept = [f for f in findings if (f.file, f.line) not in own or RULES[f.rule].item != "package"]
     return kept + out
+
+
+def _wanted_defaults(findings: list[Finding]) -> set[tuple[str, str]]:
+    """(def, parameter) of the porting findings that lie in a parameter's default."""
+    return {p for f in findings if f.porting and (p := parse_subject(f.subject)) is not None}
+
+
+def _overridden_defaults(
+    files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str], mentions: Mentions | None
+) -> list[Finding]:
+    """Device findings in a parameter default that every call of the repository overrides become
+    ``overridden-default`` (``defaults.py``). ``mentions`` gathered the sources during ``_cross_file``; when that
+    pass read nothing (no kernel in the tree), the files are read here."""
+    wanted = _wanted_defaults(findings)
+    if not wanted or mentions is None:
+        return findings
+    if mentions.seen == 0:
+        for rel, data in _python_sources(files, unread):
+            mentions.see(rel, data)
+    done = overridden_in(mentions, wanted)
+    out: list[Finding] = []
+    for f in findings:
+        if f.porting and parse_subject(f.subject) in done:
+            f = Finding.from_rule(
+                RULES[f.rule],
+                file=f.file,
+                line=f.line,
+                message=f.message,
+                snippet=f.snippet,
+                cell=f.cell,
+                subject=f.subject,
+                context="overridden-default",
+                defined_in=f.defined_in,
+            )
+        out.append(f)
+    return out
 
 
 def _line_context(rel: str, present: set[str], context: str | None) -> str | None:
@@ -279,7 +326,11 @@ def scan_path(
                     context=context or path_context,
                 )
             )
-    findings = _cross_file(files, findings, {s.path for s in skipped})
+    unread = {s.path for s in skipped}
+    wanted = _wanted_defaults(findings)
+    mentions = Mentions({f for f, _ in wanted}) if wanted else None
+    findings = _cross_file(files, findings, unread, mentions)
+    findings = _overridden_defaults(files, findings, unread, mentions)
     log = PortabilityLog(
         root=display_name(str(root)),
         files_scanned=len(files),

@@ -86,11 +86,14 @@ class PyVisitor:
         # per enclosing loop: its body and its own target names (read by ``_fresh_names`` only for a candidate)
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
+        self._default_of: tuple[str, str] | None = None  # (def, parameter) whose default is being visited
+        self._target_links: set[int] = set()  # links of chains read by ``_visit_target_chain``
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
         # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
         self.dispatched: set[str] = set()
         # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
         self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
+        self._varlen_defs: dict[int, tuple[frozenset[int], bool]] = {}  # per def: ``_add_varlen``'s reading of it
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -101,6 +104,8 @@ class PyVisitor:
                 subject = self.def_name
             elif subject is None and rule in FUNCTION_RULES and self.def_node is not None:
                 subject = f"{self.def_name}:{self.def_node.lineno}"  # the function one rewrite changes (log.py)
+            elif subject is None and rule in DEFAULT_RULES and self._default_of is not None:
+                subject = default_subject(*self._default_of)
             self.found.append((rule, line, message, "", subject, context or self.context))
 
     def _within(self, context: str, node: ast.AST) -> None:
@@ -180,13 +185,36 @@ class PyVisitor:
                 # own ``if not torch.cuda.is_available(): return False`` is part of the question
                 self.context = "probe"
             try:
-                for x in (*node.decorator_list, node.args, *node.body):  # not ``returns``: a type, not code (v_arg)
+                for d in node.decorator_list:
+                    self.visit(d)
+                self._visit_parameters(node)  # not ``returns``: a type, not code (v_arg)
+                for x in node.body:
                     self.visit(x)
             finally:
                 self.context = saved_context
         finally:
             self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch = saved
             self._loop_vars, self._once_at, self._fresh = saved_vars, saved_once, saved_fresh
+
+    def _visit_parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """The parameters, then each default with the parameter it belongs to (``self._default_of``): a device
+        default (``device="cuda:0"``) is named ``default <def>(<param>)`` in its subject, so that the scan can set it
+        apart when every call in the repository passes that argument (``run.py``, ``defaults.py``)."""
+        a = node.args
+        positional = [*a.posonlyargs, *a.args]
+        for x in (*positional, a.vararg, *a.kwonlyargs, a.kwarg):
+            if x is not None:
+                self.visit(x)
+        tail = positional[len(positional) - len(a.defaults) :]
+        pairs = [*zip(tail, a.defaults, strict=True), *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+        for param, default in pairs:
+            if default is None:
+                continue
+            saved, self._default_of = self._default_of, (node.name, param.arg)
+            try:
+                self.visit(default)
+            finally:
+                self._default_of = saved
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
@@ -272,7 +300,10 @@ class PyVisitor:
             self.visit(base)
             return
         if "cu_seqlens" in d and id(node) not in self._consumed:
-            self.add("varlen-packing", node.lineno, d)
+            root: ast.AST = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            self._add_varlen(root, node.lineno, d)
         self.check_dotted(d, node.lineno)
 
     def check_dotted(self, d: str, line: int) -> None:
@@ -361,6 +392,10 @@ class PyVisitor:
                     for e in a.elts if isinstance(a, ast.Tuple) else [a]:
                         if isinstance(e, ast.Constant) and _COMPARED_DEVICE.match(str(e.value)):
                             self._consumed.add(id(e))
+            if name == "get" and isinstance(f, ast.Attribute) and node.args and _device_kind(node.args[0]) == "cuda":
+                # ``components.get("cuda", {})`` (a CUDA toolkit's version.json): the first argument of a mapping
+                # lookup is a key of the data, not a device; a device as the default (``.get("device", "cuda")``) stays
+                self._consumed.add(id(node.args[0]))
             if name in DISPATCHED_BY_DEFAULT:
                 self._dispatched_class(node, name)
             if name in ("add", "append") and isinstance(f, ast.Attribute) and self._inventory(node, f):
@@ -660,6 +695,14 @@ class PyVisitor:
             # after it (or the else) runs, so the body is part of the probe
             self._visit_if_under(node, "probe", test_too=True)
             return
+        if isinstance(node, ast.If) and self.context in (None, "optional") and _asks_gpu_only_runtime(node.test):
+            # ``elif is_sagemaker_mp_enabled(): device = torch.device("cuda", smp.local_rank())``: only SageMaker's
+            # model/data-parallel library runs this body, and it runs only on NVIDIA GPU instances
+            self._visit_if_under(node, "other-runtime", test_too=False)
+            return
+        if isinstance(node, ast.If) and self.context in (None, "optional") and self._has_target_arm(node):
+            self._visit_target_chain(node)
+            return
         if isinstance(node, ast.If) and self._is_probe(node.test):
             if self.context is None and any(isinstance(x, ast.Raise) for x in node.body):
                 # ``if not torch.cuda.is_available(): raise ...``: not a question but a requirement of this path
@@ -741,6 +784,49 @@ class PyVisitor:
             return
         self.generic(node)
 
+    def _has_target_arm(self, node: ast.If) -> bool:
+        """``node`` heads an ``if``/``elif`` chain one link of which probes the port's own device
+        (``elif is_torch_neuron_available(): device = torch.device("neuron:0")``, or XLA's) and refuses nothing."""
+        if id(node) in self._target_links:
+            return False
+        links = _chain(node)
+        return len(links) > 1 and any(
+            self._probed_backend(link.test) in _TARGET_DEVICES | {"neuroncore"}
+            and not any(isinstance(sub, ast.Raise) for stmt in link.body for sub in ast.walk(stmt))
+            for link in links
+        )
+
+    def _visit_target_chain(self, node: ast.If) -> None:
+        """A chain with an arm for the port's device (``_has_target_arm``): on the target that arm runs, so the
+        links probing another backend and the final ``else`` (``device = torch.device("cuda:0" ...)``) are other
+        backends' branches: the code already supports the port. Links that probe no backend (``if self.use_cpu:``,
+        ``elif state.distributed_type == NO:``) run as they stand (an inner chain is read on its own); the target's
+        arm is an optional path, as any probed body."""
+        links = _chain(node)
+        self._target_links.update(id(link) for link in links)
+        saved = self.context
+        self.if_depth += 1
+        try:
+            for link in links:
+                self.visit(link.test)
+                backend = self._probed_backend(link.test)
+                target = backend in _TARGET_DEVICES | {"neuroncore"}
+                if target or backend is None:
+                    self.context = saved or "optional" if self._is_probe(link.test) else saved
+                else:
+                    self.context = "backend-branch"
+                try:
+                    for x in link.body:
+                        self.visit(x)
+                finally:
+                    self.context = saved
+            self.context = "backend-branch"
+            for x in links[-1].orelse:
+                self.visit(x)
+        finally:
+            self.context = saved
+            self.if_depth -= 1
+
     def _visit_if_under(self, node: ast.If, context: str, test_too: bool) -> None:
         """The body of ``node`` (and its test when ``test_too``) under ``context``; its else as it stands."""
         if not test_too:
@@ -791,6 +877,7 @@ class PyVisitor:
             and bool(fallback)
             and not any(isinstance(x, ast.Raise) for x in fallback)
         ) or _tunes_given_device(links, backends)
+        dispatch = dispatch or (len(links) == 1 and _early_exit_dispatch(self.def_node, node))
         generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
             if b == "mps" and generic:
@@ -921,7 +1008,7 @@ class PyVisitor:
                 picks.add(id(sub.value))
         used = False
         for sub in subs:
-            if isinstance(sub, ast.Raise):
+            if isinstance(sub, ast.Raise) and not _refuses_a_package(sub):
                 return False
             if (
                 isinstance(sub, ast.Name)
@@ -949,9 +1036,11 @@ class PyVisitor:
 
     def _asks_cuda(self, test: ast.expr) -> bool:
         """A called CUDA availability probe, or ``len(torch.cuda.default_generators) > 0`` /
-        ``torch.cuda.device_count() > 0``."""
+        ``torch.cuda.device_count() > 0``, or a local flag holding a CUDA probe's answer (``_cached_cuda_probe``)."""
         if isinstance(test, ast.Call):
             return self._probe_backends(test.func) == {"cuda"}
+        if isinstance(test, ast.Name):
+            return self._cached_cuda_probe(test.id)
         if not (
             isinstance(test, ast.Compare)
             and isinstance(test.ops[0], (ast.Gt, ast.NotEq))
@@ -965,6 +1054,19 @@ class PyVisitor:
         if _name_of(left.func) == "len" and len(left.args) == 1:
             return self.dotted(left.args[0]) == "torch.cuda.default_generators"
         return self.dotted(left.func) == "torch.cuda.device_count"
+
+    def _cached_cuda_probe(self, name: str) -> bool:
+        """``pt_cuda_available = torch.cuda.is_available()`` then ``if pt_cuda_available:``: a local name of the
+        def every assignment of which is a called CUDA availability probe or a constant placeholder (``= "NA"``,
+        ``= False`` before the probe runs), at least one the probe: the flag is the probe's answer. A name also bound
+        another way (a loop target, ``+=``, an argument) or assigned anything else is not followed."""
+        if self.def_node is None:
+            return False
+        bound = _bindings(self.def_node).get(name)
+        if not bound or name in {a.arg for a in ast.walk(self.def_node.args) if isinstance(a, ast.arg)}:
+            return False
+        probes = [v for v in bound if isinstance(v, ast.Call) and self._probe_backends(v.func) == {"cuda"}]
+        return bool(probes) and all(isinstance(v, ast.Constant) or v in probes for v in bound)
 
     def _is_probe(self, test: ast.expr) -> bool:
         if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
@@ -1008,7 +1110,39 @@ class PyVisitor:
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
+        if self.context in (None, "optional") and self._uses_given_cuda_object(node):
+            # ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call only enters a CUDA object made
+            # elsewhere (its creation is that line's finding); without one the no-op fallback runs
+            self.visit(node.test)
+            saved, self.context = self.context, "backend-branch"
+            try:
+                self.visit(node.body)
+            finally:
+                self.context = saved
+            self.visit(node.orelse)
+            return
         self.generic(node)
+
+    def _uses_given_cuda_object(self, node: ast.IfExp) -> bool:
+        """``torch.cuda.<f>(x) if x is not None else nullcontext()`` (or ``if x``): a ``torch.cuda`` call whose only
+        argument is the object the test finds present, with a no-op context as the fallback."""
+        test, body, other = node.test, node.body, node.orelse
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+            if not _is_none(test.comparators[0]):
+                return False
+            test = test.left
+        if not isinstance(test, (ast.Name, ast.Attribute)) or self.dotted(test) is None:
+            return False
+        return (
+            isinstance(other, ast.Call)
+            and _name_of(other.func) == "nullcontext"
+            and not other.args
+            and isinstance(body, ast.Call)
+            and (self.dotted(body.func) or "").startswith("torch.cuda.")
+            and not body.keywords
+            and len(body.args) == 1
+            and self.dotted(body.args[0]) == self.dotted(test)
+        )
 
     def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
         self.loop_depth += 1
@@ -1111,12 +1245,27 @@ class PyVisitor:
 
     def v_name(self, node: ast.Name) -> None:
         if "cu_seqlens" in node.id and id(node) not in self._consumed:
-            self.add("varlen-packing", node.lineno, node.id)
+            self._add_varlen(node, node.lineno, node.id)
 
     def v_arg(self, node: ast.arg) -> None:
         if "cu_seqlens" in node.arg:
-            self.add("varlen-packing", node.lineno, node.arg)
+            self._add_varlen(node, node.lineno, node.arg)
         # its annotation (``stream: torch.cuda.Stream``) names a type: it places and runs nothing (``v_annassign``)
+
+    def _add_varlen(self, node: ast.AST, line: int, detail: str) -> None:
+        """A ``cu_seqlens`` mention, unless its def reads the offsets only for their count or a check
+        (``_unpacked_offsets``: nothing is packed there); ``host-side`` in a def that fills its caller's inputs
+        (``_fills_given_inputs``). Each def is read once, when its first mention is met."""
+        fn, context = self.def_node, None
+        if fn is not None:
+            known = self._varlen_defs.get(id(fn))
+            if known is None:
+                known = self._varlen_defs[id(fn)] = (_unpacked_offsets(fn), _fills_given_inputs(fn))
+            if id(node) in known[0]:
+                return
+            if known[1] and self.context is None:
+                context = "host-side"
+        self.add("varlen-packing", line, detail, context=context)
 
     def v_annassign(self, node: ast.AnnAssign) -> None:
         """``self.h2d_stream: torch.cuda.Stream = create_device_stream(device)``: the annotation names a type (under
@@ -1131,7 +1280,7 @@ class PyVisitor:
             return
         line = node.lineno
         if "cu_seqlens" in v:
-            self.add("varlen-packing", line, f"string {v!r}")
+            self._add_varlen(node, line, f"string {v!r}")
         m = DEVICE.match(v)
         if m and self.def_name == "cuda" and v == "cuda":
             return  # a wrapper's own ``def cuda`` defaulting to "cuda" (``kwargs.get("device", "cuda")``): delegation
@@ -1166,6 +1315,93 @@ def _asks_flash(test: ast.expr) -> bool:
     return isinstance(test, ast.Call) and _FLASH_REQUESTED.match(_name_of(test.func) or "") is not None
 
 
+# Calls that only check a condition (``torch_compilable_check(cond, msg)``, ``torch._check(cond)``): a value read there
+# decides whether the code goes on, and shapes nothing.
+_CHECKS = frozenset({"torch_compilable_check", "_check", "_check_with", "_check_is_size", "_assert", "_assert_async"})
+
+
+def _unpacked_offsets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    """The nodes of each ``cu_seqlens`` parameter of ``fn`` (the parameter and its uses) when every use reads only
+    how many segments there are (``cu_seqlens.shape[0]``, ``len(cu_seqlens)``, ``.size(0)``) or feeds a check, also
+    through one local (``lengths = cu_seqlens[1:] - cu_seqlens[:-1]`` then ``torch_compilable_check((lengths ==
+    lengths[0]).all(), ...)``). Such a def runs one fixed-shape computation per segment count (an export-safe
+    attention that reshapes equal segments into a batch): the offsets' values never shape a tensor, nothing is packed
+    there. A use of the values themselves (a slice, a split, ``.tolist()``, a kernel argument) keeps every mention."""
+    params = [a for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if "cu_seqlens" in a.arg]
+    if not params:
+        return frozenset()
+    parent = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    names = [n for n in ast.walk(fn) if isinstance(n, ast.Name)]
+    out: set[int] = set()
+    for a in params:
+        uses = [n for n in names if n.id == a.arg]
+        if uses and all(
+            isinstance(u.ctx, ast.Load) and (_counts_segments(u, parent) or _only_checked(u, parent, names))
+            for u in uses
+        ):
+            out |= {id(a), *map(id, uses)}
+    return frozenset(out)
+
+
+def _counts_segments(u: ast.Name, parent: dict[int, ast.AST]) -> bool:
+    """``u.shape``, ``len(u)``, ``u.size(...)``, ``u.numel()``: a read of how many offsets there are."""
+    p = parent.get(id(u))
+    if isinstance(p, ast.Attribute) and p.attr == "shape":
+        return True
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "len" and p.args == [u]:
+        return True
+    call = parent.get(id(p)) if isinstance(p, ast.Attribute) and p.attr in ("size", "numel") else None
+    return isinstance(call, ast.Call) and call.func is p
+
+
+def _only_checked(u: ast.Name, parent: dict[int, ast.AST], names: list[ast.Name]) -> bool:
+    """``u`` is read inside a check (``_CHECKS``, ``assert``), or assigned to one local whose every read is."""
+    stmt = _in_check(u, parent)
+    if stmt is None:
+        return True
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    local = stmt.targets[0].id
+    reads = [n for n in names if n.id == local and isinstance(n.ctx, ast.Load)]
+    stores = [n for n in names if n.id == local and isinstance(n.ctx, ast.Store)]
+    return len(stores) == 1 and bool(reads) and all(_in_check(n, parent) is None for n in reads)
+
+
+def _in_check(node: ast.AST, parent: dict[int, ast.AST]) -> ast.AST | None:
+    """None when ``node`` lies in a check call or an ``assert``; else the statement holding it."""
+    while (p := parent.get(id(node))) is not None:
+        if isinstance(p, ast.Assert) or (isinstance(p, ast.Call) and _name_of(p.func) in _CHECKS):
+            return None
+        if isinstance(p, ast.stmt):
+            return p
+        node = p
+    return node
+
+
+def _fills_given_inputs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``def prepare(model, inputs): inputs["cu_seqlens"] = ...`` returning nothing: the def writes named entries
+    into a mapping its caller handed it, to prepare the inputs of a call the caller makes next (export input
+    preparation, precomputing packing offsets from ``grid_thw`` outside the traced graph). Its packing lines run
+    eagerly before that call; the consumer of the offsets (the model's packed attention) is its own finding.
+    A def that returns or yields a value, or writes only its own locals or ``self``, is not this."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+    writes = False
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)) or (isinstance(n, ast.Return) and n.value is not None):
+            return False
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                for e in t.elts if isinstance(t, ast.Tuple) else [t]:
+                    writes = writes or (
+                        isinstance(e, ast.Subscript)
+                        and isinstance(e.value, ast.Name)
+                        and e.value.id in params
+                        and isinstance(e.slice, ast.Constant)
+                        and isinstance(e.slice.value, str)
+                    )
+    return writes
+
+
 def _names_varlen(node: ast.AST) -> bool:
     """``node`` mentions ``cu_seqlens`` (a name, an attribute or a string), what the varlen rule reads."""
     for sub in ast.walk(node):
@@ -1188,6 +1424,35 @@ def _decorator_name(d: ast.expr) -> str | None:
     return _name_of(d.func if isinstance(d, ast.Call) else d)
 
 
+# Device rules whose line, when it is only a parameter's default, is set apart if every call overrides it.
+DEFAULT_RULES = frozenset({"cuda-device-literal", "torch-cuda-api"})
+
+
+def default_subject(func: str, param: str) -> str:
+    """The subject of a finding in the default of ``func``'s parameter ``param`` (read back by ``defaults.py``)."""
+    return f"default {func}({param})"
+
+
+def _chain(node: ast.If) -> list[ast.If]:
+    """The links of the ``if``/``elif`` chain ``node`` heads."""
+    links = [node]
+    while len(links[-1].orelse) == 1 and isinstance(links[-1].orelse[0], ast.If):
+        links.append(links[-1].orelse[0])
+    return links
+
+
+# SageMaker's distributed-training libraries (smdistributed model/data parallel) run only on NVIDIA GPU instances:
+# a branch taken only when one of them is enabled is that runtime's path.
+_GPU_ONLY_RUNTIME = re.compile(r"^_?is_sagemaker_(mp|dp)_enabled$")
+
+
+def _asks_gpu_only_runtime(test: ast.expr) -> bool:
+    """``is_sagemaker_mp_enabled()`` alone or as an operand of an ``and`` (an ``or`` opens the body without it)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_asks_gpu_only_runtime(v) for v in test.values)
+    return isinstance(test, ast.Call) and _GPU_ONLY_RUNTIME.match(_name_of(test.func) or "") is not None
+
+
 def _tunes_given_device(links: list[ast.If], backends: list[str | None]) -> bool:
     """``if comm_device.type == "cuda": torch.cuda.synchronize()`` with no ``else``: a lone branch chosen by the type
     of a device the code already holds. On another device the test is false and the code goes on, so the branch
@@ -1198,6 +1463,46 @@ def _tunes_given_device(links: list[ast.If], backends: list[str | None]) -> bool
     if not (len(links) == 1 and not links[0].orelse and _compared_backend(links[0].test) is not None):
         return False
     return not any(isinstance(n, _LEAVES) for stmt in links[0].body for n in ast.walk(stmt))
+
+
+def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node: ast.If) -> bool:
+    """``if device_type == "cuda": with torch.cuda.device(device): yield; return``, then ``if device_type == "xpu":
+    <its twin>``, then a generic ``yield``: a per-backend dispatch written as consecutive lone branches on a device's
+    type whose bodies leave (``return``/``yield``), instead of an ``if``/``elif``/``else`` chain. When the run names
+    two or more backends and what follows it raises nothing, the code after the run is the chain's fallback (Neuron
+    takes it), so each body is one backend's branch, as in a chain. One lone leaving branch stays porting work
+    (a CUDA-only alternative with its own result, ``_tunes_given_device``), as does a run whose fall-through raises."""
+    if fn is None or not _leaving_branch(node):
+        return False
+    block = next(
+        (
+            lst
+            for n in ast.walk(fn)
+            for field in ("body", "orelse", "finalbody")
+            if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
+        ),
+        None,
+    )
+    if block is None:
+        return False
+    i = next(k for k, x in enumerate(block) if x is node)
+    lo, hi = i, i
+    while lo > 0 and _leaving_branch(block[lo - 1]):
+        lo -= 1
+    while hi + 1 < len(block) and _leaving_branch(block[hi + 1]):
+        hi += 1
+    backends = {_compared_backend(x.test) for x in block[lo : hi + 1] if isinstance(x, ast.If)}
+    return len(backends) >= 2 and not any(isinstance(x, ast.Raise) for x in block[hi + 1 :])
+
+
+def _leaving_branch(stmt: ast.stmt) -> bool:
+    """A lone ``if`` (no ``else``) on a device's type whose body leaves (``_early_exit_dispatch``)."""
+    return (
+        isinstance(stmt, ast.If)
+        and not stmt.orelse
+        and _compared_backend(stmt.test) is not None
+        and any(isinstance(n, _LEAVES) for x in stmt.body for n in ast.walk(x))
+    )
 
 
 # Statements and expressions by which a branch's body leaves or hands back control (``_tunes_given_device``).
@@ -1563,6 +1868,14 @@ def _local_source(node: ast.Call) -> bool:
 
 
 _LOG_CALLS = frozenset({"warning", "warning_once", "warn", "info", "info_once", "debug", "print"})
+
+
+def _refuses_a_package(node: ast.Raise) -> bool:
+    """``raise ImportError(...)``: the body tells its caller that an optional package cannot be used here (flash-attn
+    on a GPU too old for it), the answer of a package probe; the package's port is its own item. Any other
+    exception (``ValueError("needs sm90")``) refuses the workload on this device: a requirement, kept."""
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return _name_of(exc) in ("ImportError", "ModuleNotFoundError") if exc is not None else False
 
 
 def _only_logs(stmt: ast.stmt) -> bool:

@@ -1,0 +1,94 @@
+"""Parameter defaults that no call of the repository uses.
+
+``def replace_with_sinq_linear(model, ..., device="cuda:0")`` whose only caller passes ``device=device_str``: the
+CUDA default never runs; the device the code runs with is the caller's, itself scanned where it is made. A device
+finding in such a default (``PyVisitor`` names it ``default <def>(<param>)`` in its subject) is set apart as
+``overridden-default`` when the repository has at least one call of the def and every call passes the parameter by
+keyword. Kept (not shown to be overridden): a call that leaves it out, passes it positionally or through ``**kwargs``
+(which may not hold it), and any other mention of the def's name as code (``fn = replace_with_sinq_linear``, handed on
+and called elsewhere). Imports and strings (``__all__``) are not mentions. Read by name across the repository, so a
+name many files mention (``to``, ``forward``) is not followed: it is kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+_SUBJECT = re.compile(r"^default (\w+)\((\w+)\)$")
+# A def named in more files than this is a common method name, not followed (kept; and the pass stays cheap).
+MAX_FILES = 20
+
+
+def parse_subject(subject: str | None) -> tuple[str, str] | None:
+    """(def, parameter) of a default's subject (``visitor.default_subject``), or None."""
+    m = _SUBJECT.match(subject or "")
+    return (m.group(1), m.group(2)) if m else None
+
+
+class Mentions:
+    """The sources that name each wanted def, gathered while another pass reads the tree (``see``), so that the
+    tree is read once."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.holders: dict[str, list[bytes]] = {n: [] for n in names}
+        self._patterns = {n: (n.encode(), re.compile(rb"\b" + re.escape(n.encode()) + rb"\b")) for n in names}
+        self.seen = 0  # sources seen
+
+    def see(self, _rel: str, data: bytes) -> None:
+        self.seen += 1
+        for n, (raw, pattern) in self._patterns.items():
+            if raw in data and pattern.search(data):
+                self.holders[n].append(data)
+
+
+def overridden(sources: Iterable[tuple[str, bytes]], wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (def, parameter) pairs of ``wanted`` that at least one call passes, every call by keyword, and that no
+    other code mention of the name could call without it."""
+    mentions = Mentions({f for f, _ in wanted})
+    for rel, data in sources:
+        mentions.see(rel, data)
+    return overridden_in(mentions, wanted)
+
+
+def overridden_in(mentions: Mentions, wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """``overridden`` over sources already gathered."""
+    holders = mentions.holders
+    calls: dict[str, list[ast.Call]] = {}
+    loose: set[str] = set()  # names also mentioned as code other than the callee of a call
+    for n, datas in holders.items():
+        if len(datas) > MAX_FILES:
+            loose.add(n)
+            continue
+        for data in datas:
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                loose.add(n)  # a file that names it and cannot be read: not shown
+                continue
+            callees: set[int] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and _callee(node.func) == n:
+                    calls.setdefault(n, []).append(node)
+                    callees.add(id(node.func))
+            for node in ast.walk(tree):
+                if _callee(node) == n and id(node) not in callees and isinstance(getattr(node, "ctx", None), ast.Load):
+                    loose.add(n)
+    out: set[tuple[str, str]] = set()
+    for func, param in wanted:
+        cs = calls.get(func, [])
+        if func in loose or not cs:
+            continue
+        if all(any(k.arg == param for k in c.keywords) for c in cs):
+            out.add((func, param))
+    return out
+
+
+def _callee(node: ast.AST) -> str | None:
+    """The name a call's function (or any expression) names: ``f`` or ``x.f``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
