@@ -331,6 +331,26 @@ def item_key(f: Finding) -> tuple[str, str]:
     return f"file|{family}|{f.file}", f.file or "model"
 
 
+# A finding's subject ``serves:<rule>:<line>`` (set by the scanner): the line only serves the work of that finding of
+# its file (a hub kernel's wrapper packing the kernel's inputs, a package adapter's device default), so it joins
+# that finding's item.
+SERVES = "serves:"
+
+
+def _join_serving(groups: dict[str, tuple[str, list[Finding]]], serving: list[Finding]) -> None:
+    """Each serving finding joins the item holding the finding it names; one whose target is not an item (another
+    scan, a filtered log) keeps its own item."""
+    where = {(f.file, f.line, f.rule): k for k, (_, fs) in groups.items() for f in fs}
+    for f in serving:
+        rule, _, line = (f.subject or "")[len(SERVES) :].rpartition(":")
+        target = where.get((f.file, int(line) if line.isdigit() else None, rule))
+        if target is None:
+            key, label = item_key(f)
+            groups.setdefault(key, (label, []))[1].append(f)
+        else:
+            groups[target][1].append(f)
+
+
 # torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).
 _COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
@@ -381,6 +401,17 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
             a, b = root(other), root(k)
             if a != b:
                 parent[b] = a
+    # A file of the generate loops (it holds a growing sequence of the ``generation/`` item: the decode loop, assisted
+    # decoding's candidate generators) is rewritten with them: its other hazards join that item whatever function
+    # holds them. A ``generation/`` file with no such line (the logits processors) keeps its own items.
+    loops = {(f.file or "", k) for k, (_, fs) in groups.items() if k.startswith("repo|growing-sequence|") for f in fs}
+    for k in list(parent):
+        parts = k.split("|")
+        for file, repo_key in loops:
+            if parts[0] == "file" and parts[2] == file:
+                a, b = root(repo_key), root(k)
+                if a != b:
+                    parent[b] = a
     members: dict[str, list[str]] = {}
     for k in parent:
         members.setdefault(root(k), []).append(k)
@@ -397,8 +428,12 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
 def build_items(findings: list[Finding]) -> list[Item]:
     """Group porting findings into items (not-porting findings stay lines only, counted apart)."""
     groups: dict[str, tuple[str, list[Finding]]] = {}
+    serving: list[Finding] = []
     for f in findings:
         if not f.porting:
+            continue
+        if f.subject is not None and f.subject.startswith(SERVES):
+            serving.append(f)
             continue
         key, label = item_key(f)
         groups.setdefault(key, (label, []))[1].append(f)
@@ -428,6 +463,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
             groups[k] = (groups[k][0], kept)
         else:
             del groups[k]
+    _join_serving(groups, serving)
     _merge_same_function(groups)
     items: list[Item] = []
     for key, (label, fs) in groups.items():

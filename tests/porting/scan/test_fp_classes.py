@@ -1173,3 +1173,301 @@ def test_pruned_scan_equals_full_parse_on_scanfp9_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))
     assert pruned == full
+
+
+DELAY_PATTERN = """
+import torch
+
+
+class AudioLM(torch.nn.Module):
+    def build_delay_pattern_mask(self, input_ids, pad_token_id, max_length):
+        pattern = torch.triu(torch.ones((4, max_length), dtype=torch.bool), diagonal=1)
+        mask = ~pattern.to(input_ids.device)
+        ids = mask * input_ids + ~mask * pad_token_id
+        first = ids[:, 0, :]
+        start_ids = (first == -1).nonzero()[:, 1]
+        return ids, start_ids
+
+    def prepare_inputs_for_generation(self, input_ids, delay_pattern_mask=None):
+        if delay_pattern_mask is None:
+            input_ids, delay_pattern_mask = self.build_delay_pattern_mask(input_ids, 0, 32)
+        return {"input_ids": input_ids}
+
+    def generate(self, input_ids, pad):
+        input_ids, delay_pattern_mask = self.build_delay_pattern_mask(input_ids, pad, 32)
+        out = self._sample(input_ids)
+        out = self.apply_delay_pattern_mask(out, delay_pattern_mask)
+        out = out[out != pad].reshape(input_ids.shape[0], 4, -1)
+        keep_mask = delay_pattern_mask != pad
+        codes = out[keep_mask]
+        eos = (out == 2).all(dim=-1).nonzero()
+        cut = out[: eos.min()]
+        return self.codec.decode(cut), codes
+
+    def forward(self, input_ids, delay_pattern_mask):
+        keep_mask = delay_pattern_mask != 0
+        return self.shift(input_ids[keep_mask]), self.shifted_pattern(input_ids)
+
+    def shifted_pattern(self, input_ids):
+        return (input_ids == -1).nonzero()
+"""
+
+
+def test_delay_pattern_bookkeeping_of_generate_is_host_side(tmp_path: Path) -> None:
+    """The codebook delay pattern is built once per generate (``build_delay_pattern_mask``, reached only from
+    ``generate`` and ``prepare_inputs_for_generation``) and reverted once on the finished codes (``out[out != pad]``
+    right after ``apply_delay_pattern_mask``, ``out[delay_pattern_mask != pad]``): host-side, what it selects is fixed
+    by the pattern. Stay: the eos cut on generated values feeding the codec's decode (26, after the pattern was
+    reverted), a pattern mask read in the forward (32), and a pattern-named helper the forward calls (35)."""
+    (tmp_path / "audio.py").write_text(DELAY_PATTERN)
+    got = _findings(tmp_path, "audio.py")
+    assert got == [
+        ("boolean-mask-index", 23, "host-side"),
+        ("boolean-mask-index", 25, "host-side"),
+        ("boolean-mask-index", 32, None),
+        ("data-dependent-op", 11, "host-side"),
+        ("data-dependent-op", 26, None),
+        ("data-dependent-op", 35, None),
+    ]
+    full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(DELAY_PATTERN, prune=False))
+    assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(DELAY_PATTERN)) == full
+    keys = sorted(i.key for i in scan_path(tmp_path, jobs=1).items)
+    assert keys == ["file|boolean-mask-index|audio.py", "file|data-dependent-op|audio.py"]
+
+
+KERNEL_WRAPPER = """
+import torch
+
+from .hub_kernels import get_kernel
+
+_KERNEL = None
+
+
+def load_kernel(name):
+    global _KERNEL
+    if _KERNEL is None:
+        _KERNEL = get_kernel(name)
+    return _KERNEL
+
+
+@torch.library.custom_op("lib::sparse", mutates_args=())
+def _sparse_op(q: torch.Tensor, cu_seqlens_q: torch.Tensor, impl: str) -> torch.Tensor:
+    k = load_kernel(impl)
+    with torch.cuda.device(q.device):
+        return k.attend(q, cu_seqlens_q=cu_seqlens_q)
+
+
+@_sparse_op.register_fake
+def _sparse_fake(q, cu_seqlens_q, impl):
+    return torch.empty_like(q)
+
+
+def _check(query):
+    if torch.cuda.get_device_capability(query.device)[0] != 10:
+        raise RuntimeError("needs SM100")
+
+
+def sparse_forward(module, query):
+    _check(query)
+    cu_seqlens_q = torch.arange(0, 3, device=query.device)
+    return _sparse_op(query, cu_seqlens_q, module.impl)
+
+
+def other_path(x):
+    return x.to(torch.cuda.current_device())
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        x = x.cuda()
+        return sparse_forward(self, x)
+"""
+
+
+def test_a_hub_kernels_wrapper_lines_join_the_kernels_item(tmp_path: Path) -> None:
+    """Placement and varlen lines in module-level defs that reach the kernel's loader through this file's calls
+    (``sparse_forward`` -> ``_sparse_op`` -> ``load_kernel``), the op's registered fake, and a check every caller of
+    which reaches the kernel: packing the kernel's inputs and pinning its device are part of replacing the kernel,
+    one item. Stay in the file's placement item: a def that never reaches the kernel (40) and a model method that
+    calls the wrapper (45)."""
+    (tmp_path / "wrap.py").write_text(KERNEL_WRAPPER)
+    items = {i.key: sorted((ln.line, ln.rule) for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "setting|hub-kernel|get_kernel(...)": [
+            (12, "hub-kernel"),
+            (17, "varlen-packing"),
+            (19, "torch-cuda-api"),
+            (20, "varlen-packing"),
+            (24, "varlen-packing"),
+            (29, "torch-cuda-api"),
+            (35, "varlen-packing"),
+            (36, "varlen-packing"),
+        ],
+        "file|device-placement|wrap.py": [(40, "torch-cuda-api"), (45, "cuda-call")],
+    }
+
+
+QUANTIZER_ADAPTER = """
+import torch
+
+from ..utils import is_bitsandbytes_available
+
+
+class BnbQuantizer:
+    def validate_environment(self):
+        if not is_bitsandbytes_available():
+            raise ImportError("needs bitsandbytes")
+
+    def update_device_map(self, device_map):
+        if device_map is None:
+            device_map = {"": torch.cuda.current_device()}
+        return device_map
+
+    def needs_quantization(self, module):
+        import bitsandbytes as bnb
+
+        return isinstance(module, bnb.nn.Linear4bit)
+
+
+class Trainer:
+    def create_optimizer(self):
+        import bitsandbytes as bnb
+
+        return bnb.optim.AdamW8bit
+
+    def save_rng(self):
+        return torch.cuda.get_rng_state_all()
+"""
+
+
+def test_placement_in_a_class_that_requires_a_package_joins_that_packages_item(tmp_path: Path) -> None:
+    """A class that raises ImportError unless bitsandbytes is there, and imports it, is bitsandbytes' adapter: its
+    CUDA device default is part of porting bitsandbytes (one item). Stays: placement in a class that only imports the
+    package (a Trainer's optimizer choice) keeps the file's placement item."""
+    (tmp_path / "quant.py").write_text(QUANTIZER_ADAPTER)
+    items = {i.key: sorted((ln.line, ln.rule) for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "package|bitsandbytes|bitsandbytes": [(14, "torch-cuda-api"), (18, "bitsandbytes"), (25, "bitsandbytes")],
+        "file|device-placement|quant.py": [(30, "torch-cuda-api")],
+    }
+
+
+MATCHER_INDICES = """
+import torch
+
+
+class Loss(torch.nn.Module):
+    def _dense_indices(self, indices, aux_list):
+        for aux in aux_list:
+            indices = [(torch.cat([a[0], b[0]]), torch.cat([a[1], b[1]])) for a, b in zip(indices, aux)]
+        out = []
+        for index in [torch.cat([i[0][:, None], i[1][:, None]], 1) for i in indices]:
+            unique, counts = torch.unique(index, return_counts=True, dim=0)
+            out.append(unique[counts.argsort()])
+        return out
+
+    def _mixed(self, indices, logits):
+        return torch.unique(logits[indices[0][0]])
+
+    def _other(self, indices):
+        return torch.unique(indices[0][0])
+
+    def _weighted(self, indices):
+        w = self.weights[indices[0][0]]
+        return torch.unique(w)
+
+    def forward(self, outputs, targets):
+        indices = self.matcher(outputs, targets)
+        aux_list = []
+        for aux_out in outputs["aux"]:
+            aux_indices = self.matcher(aux_out, targets)
+            aux_list.append(aux_indices)
+        dense = self._dense_indices(indices, aux_list)
+        mixed = self._mixed(indices, outputs["logits"])
+        return dense, mixed, self._other(indices), self._other(outputs["pred"]), self._weighted(indices)
+"""
+
+
+def test_a_hazard_on_a_matchers_cpu_indices_alone_is_host_side(tmp_path: Path) -> None:
+    """A helper whose index parameters get only ``self.matcher(...)`` results (or a list appended with them) at every
+    call, and whose ``torch.unique`` reads only values derived from them through its loops and comprehensions,
+    post-processes the CPU indices scipy's assignment returned: host-side. Stay: a hazard that also reads the model's
+    logits (16), a helper one call of which passes a model output (19), and a value read from the module's state at
+    matcher indices (23)."""
+    (tmp_path / "loss.py").write_text(MATCHER_INDICES)
+    assert _findings(tmp_path, "loss.py") == [
+        ("data-dependent-op", 11, "host-side"),
+        ("data-dependent-op", 16, None),
+        ("data-dependent-op", 19, None),
+        ("data-dependent-op", 23, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [DELAY_PATTERN, KERNEL_WRAPPER, QUANTIZER_ADAPTER, MATCHER_INDICES],
+    ids=["pattern", "wrap", "bnb", "matcher"],
+)
+def test_pruned_scan_equals_full_parse_on_scanfp11_classes(source: str) -> None:
+    pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source))
+    full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(source, prune=False))
+    assert pruned == full
+
+
+GENERATE_LOOP = """
+import torch
+
+
+def decode(model, input_ids, steps):
+    for _ in range(steps):
+        next_token = model(input_ids).argmax(-1, keepdim=True)
+        input_ids = torch.cat([input_ids, next_token], dim=-1)
+    return input_ids
+
+
+def heal(input_ids, pad):
+    return input_ids[input_ids != pad]
+"""
+
+CANDIDATES = """
+import torch
+
+
+def longest_match(matrix):
+    return matrix.nonzero()
+
+
+def draft(model, ids, steps):
+    for _ in range(steps):
+        ids = torch.cat([ids, model(ids).argmax(-1, keepdim=True)], dim=-1)
+    return ids
+"""
+
+PROCESSORS = """
+import torch
+
+
+def banned(scores, ids):
+    return scores[ids.nonzero()]
+"""
+
+
+def test_hazards_of_a_generate_loop_file_join_the_generation_item(tmp_path: Path) -> None:
+    """A ``generation/`` file holding a growing sequence of the generate loops (the decode loop, a candidate
+    generator) is rewritten with them: its other compile hazards join ``repo|growing-sequence|generation`` whatever
+    function holds them. Stays its own item: a ``generation/`` file with no growing sequence (logits processors)."""
+    gen = tmp_path / "pkg" / "generation"
+    gen.mkdir(parents=True)
+    (gen / "utils.py").write_text(GENERATE_LOOP)
+    (gen / "candidates.py").write_text(CANDIDATES)
+    (gen / "processors.py").write_text(PROCESSORS)
+    items = {i.key: sorted((ln.file, ln.line) for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "repo|growing-sequence|pkg/generation": [
+            ("pkg/generation/candidates.py", 6),
+            ("pkg/generation/candidates.py", 11),
+            ("pkg/generation/utils.py", 8),
+            ("pkg/generation/utils.py", 13),
+        ],
+        "file|data-dependent-op|pkg/generation/processors.py": [("pkg/generation/processors.py", 6)],
+    }

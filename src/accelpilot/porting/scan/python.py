@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from accelpilot.porting.log import NOT_PORTING, SERVES
+from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
@@ -51,7 +53,8 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
-    return _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found)))
+    found = _matcher_indices(data, _pattern_bookkeeping(data, found))
+    return _serving_lines(data, _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found))))
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -133,6 +136,214 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
+
+
+# The generate machinery: what runs once around the traced decode step (``generate``) or feeds it its inputs
+# (``prepare_inputs_for_generation``), eagerly on the host; the compiled graph is the model's forward.
+_GENERATE_DEFS = frozenset({"generate", "prepare_inputs_for_generation"})
+# A value that names a pattern (``delay_pattern_mask``, ``build_delay_pattern_mask(...)``): a layout decided by the
+# prompt length and the codebook count, not by the generated values.
+_PATTERN_WORD = re.compile(r"pattern", re.I)
+
+
+def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """Codebook delay-pattern bookkeeping in the generate machinery (``generate``, ``prepare_inputs_for_generation``
+    and defs of the file reached only from them) is ``host-side``: the pattern is built once per generate and reverted
+    once on the finished codes, and what it selects is fixed by the prompt length and the pattern, not by generated
+    values. Two shapes: every hazard of a def that builds or applies the pattern (its name names one:
+    ``build_delay_pattern_mask``), and a hazard whose operands name a pattern on its line or in the latest assignment
+    of a name they read (``mask = delay_pattern_mask != pad``; ``ids = apply_delay_pattern_mask(ids, ...)`` then
+    ``ids[ids != pad]``). Stay: a hazard on generated values (an eos cut feeding the codec's decode, also after the
+    pattern is reverted), and pattern bookkeeping the model's forward reaches. Parsed only when the file has such a
+    hazard, a ``def generate`` and the word."""
+    cands = {ln for r, ln, _, _, sub, ctx in found if r in FUNCTION_RULES and ctx is None and sub and ln is not None}
+    if not cands or b"pattern" not in data or b"def generate" not in data:
+        return found
+    reach = FileReach(data)
+    funcs = [d for d in ast.walk(ast.parse(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    moot: set[int] = set()
+    for ln in cands:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if not holders:
+            continue
+        d = max(holders, key=lambda h: h.lineno)  # the innermost def holding the line
+        if not reach.only_reached_from(_GENERATE_DEFS, d.name):
+            continue
+        stmt = _statement_at(d, ln)
+        if _PATTERN_WORD.search(d.name) or (stmt is not None and _reads_pattern(stmt, d)):
+            moot.add(ln)
+    if not moot:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "host-side")
+        if r in FUNCTION_RULES and ctx is None and sub and ln in moot
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _statement_at(d: ast.AST, ln: int) -> ast.stmt | None:
+    """The innermost simple statement of ``d`` (no block of its own) whose lines hold ``ln``."""
+    best: ast.stmt | None = None
+    for s in ast.walk(d):
+        if not isinstance(s, ast.stmt) or hasattr(s, "body"):
+            continue
+        if s.lineno <= ln <= (s.end_lineno or s.lineno) and (best is None or s.lineno >= best.lineno):
+            best = s
+    return best
+
+
+def _read_side(stmt: ast.stmt) -> ast.AST:
+    return stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value else stmt
+
+
+def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
+    """The statement's read side names a pattern, or the latest earlier assignment in ``d`` of a name it reads does
+    (one step only: a value computed from the reverted codes, such as an eos position, is generated data again)."""
+    value = _read_side(stmt)
+    if _PATTERN_WORD.search(ast.unparse(value)):
+        return True
+    latest: dict[str, ast.Assign] = {}
+    for s in ast.walk(d):
+        if isinstance(s, ast.Assign) and s.lineno < stmt.lineno:
+            for t in s.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and (n.id not in latest or latest[n.id].lineno < s.lineno):
+                        latest[n.id] = s
+    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return any(_PATTERN_WORD.search(ast.unparse(latest[n].value)) for n in read if n in latest)
+
+
+# A call of the loss's matcher (``self.matcher(outputs, targets)``): the DETR family's Hungarian matcher moves the cost
+# matrix to the CPU and solves the assignment with scipy's ``linear_sum_assignment``; the indices come back as CPU
+# tensors (``torch.as_tensor`` of numpy arrays).
+_MATCHER_CALL = re.compile(rb"\.\w*matcher\(")
+
+
+def _matcher_indices(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A compile hazard whose operands derive only from a matcher's indices is ``host-side``: a helper (``_get_dense_
+    o2o_indices``) whose parameters get, at every call of this file, only what ``self.matcher(...)`` returned (or a
+    list of such results), and which computes on them through its own loops and comprehensions (``torch.unique``,
+    ``argsort``, ``.item()`` pairs), post-processes CPU index tensors, as the matcher itself does. Stays: a hazard
+    that also reads the model's outputs in that helper, and a hazard on matcher indices in a def some call passes
+    other values to. Parsed only when the file calls a matcher."""
+    cands = {ln for r, ln, _, _, _, ctx in found if r in FUNCTION_RULES and ctx is None and ln is not None}
+    if not cands or not _MATCHER_CALL.search(data):
+        return found
+    tree = ast.parse(data)
+    funcs = [d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    moot: set[int] = set()
+    for ln in cands:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if not holders:
+            continue
+        d = max(holders, key=lambda h: h.lineno)
+        seeds = _matcher_params(funcs, d)
+        stmt = _statement_at(d, ln)
+        if not seeds or stmt is None:
+            continue
+        local, host = _host_names(d, seeds)
+        read = {n.id for n in ast.walk(_read_side(stmt)) if isinstance(n, ast.Name)} & local
+        if read and read <= host:
+            moot.add(ln)
+    if not moot:
+        return found
+    return [
+        (r, ln, msg, snip, sub, "host-side")
+        if r in FUNCTION_RULES and ctx is None and ln in moot
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _is_matcher_call(v: ast.expr | None) -> bool:
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr.endswith("matcher")
+
+
+def _matcher_params(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], d: ast.AST) -> set[str]:
+    """The parameters of ``d`` that every call of it in the file (``self.d(...)``/``d(...)``) fills with a name the
+    caller binds only to matcher results: ``x = self.matcher(...)``, or ``xs = []`` then ``xs.append(y)`` of one."""
+    assert isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+    params = [a.arg for a in (*d.args.posonlyargs, *d.args.args)]
+    method = bool(params) and params[0] in ("self", "cls")
+    positional = params[1:] if method else params
+    filled: dict[str, bool] = {}
+    for caller in funcs:
+        for c in ast.walk(caller):
+            if not isinstance(c, ast.Call):
+                continue
+            f = c.func
+            named = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if named != d.name or caller is d:
+                continue
+            given = {**dict(zip(positional, c.args, strict=False)), **{k.arg: k.value for k in c.keywords if k.arg}}
+            for p in positional:
+                a = given.get(p)
+                ok = isinstance(a, ast.Name) and _bound_to_matcher(caller, a.id)
+                filled[p] = filled.get(p, True) and ok
+    return {p for p, ok in filled.items() if ok}
+
+
+def _bound_to_matcher(caller: ast.AST, name: str) -> bool:
+    """Every binding of ``name`` in ``caller`` is a matcher call, an empty list filled by appending such names."""
+    values = [s.value for s in ast.walk(caller) if isinstance(s, ast.Assign) and _binds(s.targets, name)]
+    if not values:
+        return False
+    for v in values:
+        if _is_matcher_call(v):
+            continue
+        if not (isinstance(v, ast.List) and not v.elts):
+            return False
+        appended = [
+            c.args[0]
+            for c in ast.walk(caller)
+            if isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr == "append"
+            and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == name
+            and len(c.args) == 1
+        ]
+        if not appended or not all(
+            isinstance(x, ast.Name) and x.id != name and _bound_to_matcher(caller, x.id) for x in appended
+        ):
+            return False
+    return True
+
+
+def _binds(targets: list[ast.expr], name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+
+
+def _host_names(d: ast.AST, seeds: set[str]) -> tuple[set[str], set[str]]:
+    """(the def's parameters and bound names, those derived only from ``seeds``): a name is derived when every value
+    bound to it (assignment, ``for`` target, comprehension target) reads some of the def's own names, and only derived
+    ones; a seed is derived from the start."""
+    assert isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+    bindings: list[tuple[set[str], ast.AST]] = []
+    for s in ast.walk(d):
+        if isinstance(s, ast.Assign):
+            bindings.append(({n.id for t in s.targets for n in ast.walk(t) if isinstance(n, ast.Name)}, s.value))
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bindings.append(({n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}, s.iter))
+    params = {a.arg for a in (*d.args.posonlyargs, *d.args.args, *d.args.kwonlyargs)}
+    local = params | {n for names, _ in bindings for n in names}
+    values: dict[str, list[set[str]]] = {}
+    for names, v in bindings:
+        reads = {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
+        for n in names:
+            values.setdefault(n, []).append(reads)
+    # the largest set closed under "every binding reads, of the def's names, some and only derived ones" (a seed
+    # rebound from itself and another derived name, ``indices = [... for a, b in zip(indices, aux)]``, stays)
+    host = set(seeds) | ({n for names, _ in bindings for n in names} - params)
+    changed = True
+    while changed:
+        changed = False
+        for n in list(host):
+            if any(not (r & local) or not (r & local) <= host for r in values.get(n, [])):
+                host.discard(n)
+                changed = True
+    return local, host
 
 
 # ``if not <probe naming another accelerator>(``: the cheap pre-check of ``_foreign_classes``.
@@ -299,3 +510,137 @@ def _helper_name(name: str, data: bytes) -> bool:
         return True
     head = name.encode() + b"("
     return data.startswith(b"def " + head) or b"\ndef " + head in data or b"\nasync def " + head in data
+
+
+# Placement and packing lines that can serve another item's work: CUDA placement (one device setting per file) and
+# the varlen layout a kernel's signature takes.
+_SERVING_RULES = frozenset({"cuda-call", "cuda-device-literal", "torch-cuda-api", "varlen-packing"})
+_PACKAGE_RULES = frozenset(r.id for r in RULES.values() if r.item == "package")
+_REQUIRES = re.compile(rb"if not [\w.]*is_\w+_available\(")  # the cheap pre-check of ``_required_packages``
+
+
+def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """Lines whose only purpose is another finding's work join that finding's item (their subject becomes
+    ``serves:<rule>:<line>``, read by ``log.build_items``):
+
+    - a hub kernel's wrapper: placement and varlen lines in module-level defs that reach the def loading the kernel
+      through this file's calls (``_sparse_attention`` -> ``_msa_sparse_atten_op`` -> the loader), or whose every
+      caller does (the kernel's capability check), or that a decorator of one registers (the op's fake): packing
+      the inputs the kernel's signature takes and pinning the device it launches on are part of replacing it.
+      Methods stay (a model's own placement); so does a def that never reaches the kernel.
+    - a package's adapter class: placement lines in a class that raises ``ImportError`` unless the package is there
+      (``if not is_bitsandbytes_available(): raise ImportError``) and holds a line of that package's item: moving
+      the package's quantized model to the target is that package's port. A class that only imports it does not
+      qualify (the Trainer imports bitsandbytes for one optimizer)."""
+    open_ctx = [
+        (r, ln) for r, ln, _, _, _, ctx in found if r in _SERVING_RULES and ctx not in NOT_PORTING and ln is not None
+    ]
+    if not open_ctx:
+        return found
+    serves: dict[int, str] = {}
+    kernels = [ln for r, ln, _, _, _, ctx in found if r == "hub-kernel" and ctx not in NOT_PORTING and ln is not None]
+    if kernels:
+        serves.update(_kernel_wrapper(data, kernels[0], [ln for _, ln in open_ctx]))
+    packages = [
+        (r, ln, sub) for r, ln, _, _, sub, ctx in found if r in _PACKAGE_RULES and ctx not in NOT_PORTING and ln and sub
+    ]
+    if packages and b"ImportError" in data and _REQUIRES.search(data):
+        placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
+        serves.update(_package_adapter(data, packages, placement))
+    if not serves:
+        return found
+    return [
+        (r, ln, msg, snip, serves[ln], ctx)
+        if r in _SERVING_RULES and ctx not in NOT_PORTING and ln in serves
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
+    reach = FileReach(data)
+    loader = reach.def_at_line(kernel_line)
+    if loader is None:
+        return {}
+    tree = ast.parse(data)
+    top = {d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if loader not in top:
+        return {}
+
+    def callers(name: str) -> set[str]:
+        out: set[str] = set()
+        for d in top.values():
+            body_names = {n.id for b in d.body for n in ast.walk(b) if isinstance(n, ast.Name)}
+            deco_names = {n.id for b in d.decorator_list for n in ast.walk(b) if isinstance(n, ast.Name)}
+            if d.name != name and name in body_names | deco_names:
+                out.add(d.name)
+        return out
+
+    reaching, todo = {loader}, [loader]
+    while todo:
+        for c in callers(todo.pop()) - reaching:
+            reaching.add(c)
+            todo.append(c)
+    named = set().union(*_mentioned_at_module(tree))
+    for d in top.values():  # helpers whose every caller reaches the kernel (its capability check)
+        up = callers(d.name)
+        if d.name not in reaching and d.name not in named and up and up <= reaching:
+            reaching.add(d.name)
+    spans = [(d.lineno, d.end_lineno or d.lineno) for n, d in top.items() if n in reaching]
+    return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
+
+
+def _mentioned_at_module(tree: ast.Module) -> list[set[str]]:
+    """Names read by module-level statements other than defs and classes (a def named there may be called from
+    anywhere)."""
+    return [
+        {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        for s in tree.body
+        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+    ]
+
+
+def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: list[int]) -> dict[int, str]:
+    if not lines:
+        return {}
+    out: dict[int, str] = {}
+    for c in ast.walk(ast.parse(data)):
+        if not isinstance(c, ast.ClassDef):
+            continue
+        a, b = c.lineno, c.end_lineno or c.lineno
+        inside = [ln for ln in lines if a <= ln <= b]
+        if not inside:
+            continue
+        required = _required_packages(c)
+        for rule, pline, sub in packages:
+            if a <= pline <= b and _package_word(sub) in required:
+                out.update({ln: f"{SERVES}{rule}:{pline}" for ln in inside})
+                break
+    return out
+
+
+def _package_word(subject: str) -> str:
+    return re.split(r"[=<>!~\[;@ .]", subject.strip(), maxsplit=1)[0].lower().replace("-", "_")
+
+
+def _required_packages(c: ast.ClassDef) -> set[str]:
+    """``X`` for each ``if not is_X_available(...): ... raise ImportError(...)`` in the class's methods."""
+    out: set[str] = set()
+    for node in ast.walk(c):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+            continue
+        call = node.test.operand
+        if not isinstance(call, ast.Call):
+            continue
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        m = re.fullmatch(r"is_(\w+?)_available", name)
+        raises = any(
+            isinstance(r, ast.Raise)
+            and r.exc is not None
+            and "ImportError" in {n.id for n in ast.walk(r.exc) if isinstance(n, ast.Name)}
+            for b in node.body
+            for r in ast.walk(b)
+        )
+        if m and raises:
+            out.add(m.group(1))
+    return out

@@ -109,6 +109,24 @@ class FileReach:
             return None
         return self.enclosing_def(self.line_starts[line - 1])
 
+    def only_reached_from(
+        self, roots: frozenset[str], name: str, depth: int = 0, seen: frozenset[str] = frozenset()
+    ) -> bool:
+        """``name`` is one of ``roots``, or every mention of it in this file sits in a def only reached from them
+        (``build_delay_pattern_mask``, called from ``generate`` and ``prepare_inputs_for_generation``). As in
+        ``init_only``, a def never mentioned, or named at module level, is not shown to be reached only from them."""
+        if name in roots:
+            return True
+        if depth >= _MAX_DEPTH or name in seen:
+            return False
+        callers: set[str] = set()
+        for pos in self._mentions(name):
+            caller = self.enclosing_def(pos)
+            if caller is None:
+                return False
+            callers.add(caller)
+        return bool(callers) and all(self.only_reached_from(roots, c, depth + 1, seen | {name}) for c in callers)
+
     def init_only(self, name: str, depth: int = 0, seen: frozenset[str] = frozenset()) -> bool:
         """``name`` is a weight-initialisation def, or every mention of it in this file (outside its own ``def``
         header and comments) sits in a def that is only reached from one. A def never mentioned is not shown to
