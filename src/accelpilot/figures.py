@@ -244,32 +244,44 @@ class Figure(BaseModel):
 
     def _derive(self, other: Figure, value: Decimal, unit: str, op: str) -> Figure:
         """The derived figure ``self op other`` (``unit`` already normal: ``self.unit`` or ``_unit_product``'s)."""
-        if self.kind is _CLAIM or other.kind is _CLAIM:
+        a = self.__dict__
+        b = other.__dict__
+        if a["kind"] is _CLAIM or b["kind"] is _CLAIM:
             self._usable(op)
             other._usable(op)
         currency_of(unit)  # raises on mixed currencies, as validation would
         if not value.is_finite():
             raise ConfigError(f"{op} gave a non-finite number")
+        a_label, b_label = a["label"], b["label"]
         # A pure constant (no provenance of its own) is not an input worth listing.
-        if other.label == "constant" and not other.inputs:
-            inputs: tuple[Figure, ...] = () if self.label == "constant" and not self.inputs else (self,)
+        a_const = a_label == "constant" and not a["inputs"]
+        if b_label == "constant" and not b["inputs"]:
+            inputs: tuple[Figure, ...] = () if a_const else (self,)
         else:
-            inputs = (other,) if self.label == "constant" and not self.inputs else (self, other)
-        region = self.region if self.region == other.region else (self.region or other.region)
+            inputs = (other,) if a_const else (self, other)
+        ra, rb = a["region"], b["region"]
         # Both operands were validated and the unit is already normal: skip re-validation (the bill's hot path).
-        return _trusted(
+        # The object is made here rather than through _trusted(): ~30,000 a 1,000-option bill (issue 10's speed).
+        f = _new_object(Figure)
+        _set_dict(
+            f,
+            "__dict__",
             {
                 "value": value,
                 "unit": unit,
                 "kind": _DERIVED,
-                "source": f"{self.label or self.unit or 'x'} {op} {other.label or other.value}",
+                "source": f"{a_label or a['unit'] or 'x'} {op} {b_label or b['value']}",
                 "as_of": None,
-                "region": region,
+                "region": ra if ra == rb else (ra or rb),
                 "label": "",
                 "inputs": inputs,
                 "note": "",
-            }
+            },
         )
+        _set_fields_set(f, _ALL_FIELDS)
+        _set_extra(f, None)
+        _set_private(f, None)
+        return f
 
     def _check_same_unit(self, other: Figure, op: str) -> None:
         if self.unit != other.unit and parse_unit(self.unit) != parse_unit(other.unit):
@@ -280,7 +292,7 @@ class Figure(BaseModel):
             )
 
     def __add__(self, other: Figure | int | Decimal) -> Figure:
-        o = self._lift(other)
+        o = other if type(other) is Figure else self._lift(other)
         self._check_same_unit(o, "add")
         return self._derive(o, self.value + o.value, self.unit, "+")
 
@@ -291,19 +303,19 @@ class Figure(BaseModel):
         return self._lift(other) + self
 
     def __sub__(self, other: Figure | int | Decimal) -> Figure:
-        o = self._lift(other)
+        o = other if type(other) is Figure else self._lift(other)
         self._check_same_unit(o, "subtract")
         return self._derive(o, self.value - o.value, self.unit, "-")
 
     def __mul__(self, other: Figure | int | Decimal) -> Figure:
-        o = self._lift(other)
+        o = other if type(other) is Figure else self._lift(other)
         return self._derive(o, self.value * o.value, _unit_product(self.unit, o.unit, 1), "×")
 
     def __rmul__(self, other: int | Decimal) -> Figure:
         return self * other
 
     def __truediv__(self, other: Figure | int | Decimal) -> Figure:
-        o = self._lift(other)
+        o = other if type(other) is Figure else self._lift(other)
         if o.value == 0:
             raise ConfigError(f"division by zero: {o.label or 'a figure'} is 0")
         return self._derive(o, self.value / o.value, _unit_product(self.unit, o.unit, -1), "÷")

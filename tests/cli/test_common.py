@@ -80,3 +80,43 @@ def test_print_json_indents_for_a_terminal_and_is_compact_for_a_pipe(
         if tty
         else b'{"a":[1,2],"b":{"c":null}}\n'
     )
+
+
+def test_bill_json_imports_no_rich_and_the_consoles_are_made_on_first_use() -> None:
+    """``bill --json`` prints through pydantic-core only: rich (its import, two consoles) is left to commands that
+    print tables. The stand-in then behaves as the Console it makes: attributes, ``with``, printing."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from accelpilot.cli import main\n"
+        "from accelpilot.cli.common import console, err_console\n"
+        "rc = main(['bill', '--json'])\n"
+        "before = sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.'))\n"
+        "from rich.console import Console\n"
+        "with err_console:\n"
+        "    err_console.print('[bold]on stderr[/bold]')\n"
+        "console.print('on stdout')\n"
+        "print(rc, before, type(console._get()) is Console, console.width, file=sys.stderr)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(p.stdout.splitlines()[0])["options"]  # the bill, alone on its line
+    assert p.stdout.splitlines()[1] == "on stdout"
+    assert p.stderr.splitlines() == ["on stderr", "0 [] True 180"]  # piped: the wide page, as before
+
+
+def test_plain_json_is_the_bytes_pydantic_core_writes(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``plain=True`` (orjson, bill --json) writes what pydantic-core writes for plain data: the same bytes."""
+    import pydantic_core
+
+    data = {
+        "source": "USD/h × hours \u2028 <b>\x00",
+        "n": [0.1, 1 / 3, 1e16, 5e-05, -0.0, 123456.789, 2**53, -(2**63), 0, True, None],
+        "nested": [{"leaves": [{"value": 21.5, "as_of": "2026-11-30"}]}, [], {}],
+    }
+    print_json(data, plain=True)
+    assert capsysbinary.readouterr().out == pydantic_core.to_json(data) + b"\n"
+    big = {"count": 2**64}  # orjson refuses ints over 64 bits: pydantic-core writes them
+    print_json(big, plain=True)
+    assert capsysbinary.readouterr().out == b'{"count":18446744073709551616}\n'

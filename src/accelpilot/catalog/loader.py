@@ -21,10 +21,13 @@ from accelpilot.catalog.model import ClaimRow, DefaultRow, InstanceRow, PriceRow
 from accelpilot.errors import ConfigError, InputFileError, UnknownNameError, did_you_mean
 from accelpilot.figures import Figure
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
+try:  # tomli's compiled wheels: ~3x faster than tomllib on a 1,000-option scenario (issue 10's speed), same TOML 1.0
     import tomli as tomllib
+except ImportError:  # pragma: no cover - an install without it still reads TOML, with the standard library
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        raise
 
 BUNDLED_FILES = ("prices.toml", "hardware.toml", "claims.toml", "defaults.toml")
 TABLES: dict[str, type[BaseModel]] = {

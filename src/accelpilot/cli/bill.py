@@ -41,7 +41,7 @@ def bill(
             evidence = read_evidence(files)
         result = make_bill(sc, load_catalog(catalog or []), evidence)
         if as_json:
-            print_json(bill_to_json(result))
+            print_json(bill_to_json(result), plain=True)  # plain data: see print_json
         else:
             from accelpilot.bill.render import render_bill  # tables only: --json need not import them
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from accelpilot.cli.app import app
 from accelpilot.cli.common import console, err_console, print_json
-from accelpilot.termtext import cell
 
 evidence_app = typer.Typer(
     help="Capacity, quota, capacity-block and spot evidence from your AWS account (AWS CLI JSON).",
@@ -19,8 +17,12 @@ app.add_typer(evidence_app, name="evidence")
 
 
 def _render(ev: object) -> None:
+    # rich's tables here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.table import Table
+
     from accelpilot.evidence.model import EvidenceSet
     from accelpilot.evidence.quotas import kind_of
+    from accelpilot.termtext import cell
 
     assert isinstance(ev, EvidenceSet)
     files = Table(title="evidence files")

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from accelpilot.cli.app import app
 from accelpilot.cli.common import console, print_json
-from accelpilot.termtext import cell
 
 CatalogOpt = typer.Option(
     None, "--catalog", help="Extra catalog file (TOML, CSV, AWS offer JSON); repeatable, later wins."
@@ -78,6 +76,11 @@ def prices(
     if as_json:
         print_json(rows)
         return
+    # rich here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.table import Table
+
+    from accelpilot.termtext import cell
+
     table = Table(
         title="accelpilot prices",
         caption="per-accel-h is derived: instance price / accelerator count. * = overrides an earlier catalog row.",

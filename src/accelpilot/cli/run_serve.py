@@ -8,8 +8,6 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
@@ -32,6 +30,10 @@ def _ms(v: object) -> str:
 
 def _render_endpoint_extras(result: PilotResult) -> None:
     """The sweep, its operating point and output parity (report/serving.py formats the same rows)."""
+    # rich here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.markup import escape
+    from rich.table import Table
+
     from accelpilot.report.serving import operating_point_text, parity_rows, sweep_rows
 
     rows = sweep_rows(result)
@@ -57,6 +59,9 @@ def _render_endpoint_extras(result: PilotResult) -> None:
 
 def render_summary(result: PilotResult, path: str) -> None:
     """One screen: per-scenario latencies and rates, then what the bill will read."""
+    # rich here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.table import Table
+
     s = result.serving
     p = result.platform
     d = result.details

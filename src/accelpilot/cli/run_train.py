@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
 from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
@@ -102,6 +101,9 @@ _SHOWN = [
 
 def render_scaling(result: PilotResult, path: str) -> None:
     """One row per world size: throughput, efficiency against world size 1, communication, checkpoints."""
+    # rich here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.table import Table
+
     dist = result.details["distributed"]
     topo = dist["topology"]
     table = Table(
@@ -142,6 +144,9 @@ def render_scaling(result: PilotResult, path: str) -> None:
 
 
 def render_summary(result: PilotResult, path: str) -> None:
+    # rich here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.table import Table
+
     if "distributed" in result.details:
         render_scaling(result, path)
         return

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from accelpilot.cli.app import app
 from accelpilot.cli.common import console, err_console, print_json
@@ -29,6 +28,9 @@ def spend_import(
 ) -> None:
     """Per instance type and month: instance-hours, effective cost (on-demand, reservation and Savings Plan
     effective cost; credits and refunds), and the share of the month each resource ran."""
+    # rich here, not at the top: every command imports this module to register it (issue 10's speed)
+    from rich.table import Table
+
     from accelpilot.spend.baseline import baseline_option, write_baseline
     from accelpilot.spend.cur import summarise
 
