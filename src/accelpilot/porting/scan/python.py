@@ -224,36 +224,38 @@ _Def = ast.FunctionDef | ast.AsyncFunctionDef
 def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     """A shape hazard in a helper that runs on the finished output of a decode loop is ``host-side``: the helper is
     called, in a def that decodes (``super().generate(...)``, or a def of the file calling one that does: one step),
-    with an argument read
-    from the decode call's result (directly, or through the target of a ``for`` over it: ``for seq in
-    sequences``), every mention of it is such a call, and it calls no model (``self(...)``, a submodule
+    with an argument read from the decode call's result (directly, or through the target of a ``for`` over it: ``for
+    seq in sequences``), every mention of it is such a call, and it calls no model (``self(...)``, a submodule
     ``self.proj(...)``, ``.forward``/``.generate``: only defs of the file and plain functions). Defs of the file
     reached only from such helpers qualify likewise (Whisper's segmenting of finished sequences, its DTW token
     timestamps). Stay: per-step code the decode loop calls, a helper on data not read from the result, one that
     calls a model (a codec decoding the cut codes), and hazards of the decoding def itself."""
     cands = {ln for r, ln, _, _, sub, ctx in found if r in _SHAPE_HAZARDS and ctx is None and sub and ln is not None}
-    if not cands or b".generate(" not in data or not _DECODE_CALL.search(data):
+    if not cands or (b"super().generate(" not in data and b"self.generate(" not in data):
         return found
     reach = FileReach(data)
-    if not _maybe_post_generate(reach, data, cands):
+    lexical = _lexical_decoding(reach, data)
+    if not any(
+        (h := reach.def_at_line(ln)) and h not in lexical and reach.only_reached_from(lexical, h) for ln in cands
+    ):
         return found  # read lexically first: a full parse of a large generate file costs more than the scan of it
     tree = ast.parse(data)
     funcs: list[_Def] = [d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
     names = {d.name for d in funcs}
-    decoding = {d.name for d in funcs if any(_decode_call(c, set()) for c in ast.walk(d))}
+    maybe = [d for d in funcs if d.name in lexical]  # the AST's decoding defs are among the lexical ones
+    decoding = {d.name for d in maybe if any(_decode_call(c, set()) for c in ast.walk(d))}
     # a def calling one of those decodes too (``generate`` -> ``generate_with_fallback``); one step, as read lexically
-    decoding |= {d.name for d in funcs if any(_decode_call(c, decoding) for c in ast.walk(d))}
+    decoding |= {d.name for d in maybe if any(_decode_call(c, decoding) for c in ast.walk(d))}
     post_calls: dict[str, int] = {}
-    for d in funcs:
+    for d in maybe:
         if d.name in decoding:
             for h in _called_on_result(d, decoding, names):
                 post_calls[h] = post_calls.get(h, 0) + 1
-    tree_mentions = _mention_counts(tree, set(post_calls))
     roots = frozenset(
         h
         for h, n in post_calls.items()
         if h not in decoding
-        and tree_mentions.get(h) == n
+        and sum(1 for _ in reach._mentions(h)) == n  # named nowhere else (a word outside comments and its header)
         and all(not _calls_model(d, names) for d in funcs if d.name == h)
     )
     if not roots:
@@ -276,18 +278,13 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     ]
 
 
-def _maybe_post_generate(reach: FileReach, data: bytes, cands: set[int]) -> bool:
-    """A necessary condition of ``_post_generate``, read from the source's lines: some hazard sits in a def that is
-    not a decoding def and is reached only from decoding defs (the defs holding a decode call, and those naming one
-    of them: one step, as in ``_post_generate``), as every helper called on a decode's result is."""
+def _lexical_decoding(reach: FileReach, data: bytes) -> frozenset[str]:
+    """The decoding defs read from the source's lines: the defs holding a decode call and, one step, the defs naming
+    one of them. Every helper ``_post_generate`` sets apart is reached only from these, so a hazard elsewhere needs
+    no parse."""
     holders = {d for m in _DECODE_CALL.finditer(data) if (d := reach.enclosing_def(m.start())) is not None}
     callers = {reach.enclosing_def(pos) for h in holders for pos in reach._mentions(h)}
-    roots = frozenset(holders | {d for d in callers if d is not None})
-    for ln in cands:
-        d = reach.def_at_line(ln)
-        if d is not None and d not in roots and reach.only_reached_from(roots, d):
-            return True
-    return False
+    return frozenset(holders | {d for d in callers if d is not None})
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -335,17 +332,6 @@ def _called_on_result(d: _Def, decoding: set[str], names: set[str]) -> list[str]
             if any(isinstance(n, ast.Name) and n.id in result for a in args for n in ast.walk(a)):
                 out.append(h)
     return out
-
-
-def _mention_counts(tree: ast.Module, wanted: set[str]) -> dict[str, int]:
-    """How often each wanted def is named (``self.h``, ``h``) anywhere in the file (its own header aside): a def also
-    named in a class attribute, a default or ``__all__`` has more mentions than post-decode calls."""
-    counts: dict[str, int] = {}
-    for n in ast.walk(tree):
-        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
-        if name in wanted:
-            counts[name] = counts.get(name, 0) + 1
-    return counts
 
 
 def _calls_model(d: _Def, names: set[str]) -> bool:
