@@ -341,14 +341,30 @@ def _join_serving(groups: dict[str, tuple[str, list[Finding]]], serving: list[Fi
     """Each serving finding joins the item holding the finding it names; one whose target is not an item (another
     scan, a filtered log) keeps its own item."""
     where = {(f.file, f.line, f.rule): k for k, (_, fs) in groups.items() for f in fs}
+    by_file = {(f.file, f.rule): k for k, (_, fs) in groups.items() for f in fs}
     for f in serving:
         rule, _, line = (f.subject or "")[len(SERVES) :].rpartition(":")
-        target = where.get((f.file, int(line) if line.isdigit() else None, rule))
+        if line.startswith("@"):  # modules the line's class imports: the first that holds a ``rule`` finding
+            files = [_module_file(f.file or "", m) for m in line[1:].split(",")]
+            target = next((by_file[(p, rule)] for c in files for p in c if (p, rule) in by_file), None)
+        else:
+            target = where.get((f.file, int(line) if line.isdigit() else None, rule))
         if target is None:
             key, label = item_key(f)
             groups.setdefault(key, (label, []))[1].append(f)
         else:
             groups[target][1].append(f)
+
+
+def _module_file(file: str, module: str) -> tuple[str, str]:
+    """The files (``x.py``, ``x/__init__.py``) a relative import ``..a.b`` made in ``file`` names, as scan paths."""
+    level = len(module) - len(module.lstrip("."))
+    parts = file.split("/")[:-1]
+    if level - 1 > len(parts):  # above the scan root: no file of this scan
+        return "", ""
+    base = parts[: len(parts) - (level - 1)]
+    stem = "/".join(base + [p for p in module.lstrip(".").split(".") if p])
+    return f"{stem}.py", f"{stem}/__init__.py"
 
 
 # torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).

@@ -1471,3 +1471,90 @@ def test_hazards_of_a_generate_loop_file_join_the_generation_item(tmp_path: Path
         ],
         "file|data-dependent-op|pkg/generation/processors.py": [("pkg/generation/processors.py", 6)],
     }
+
+
+KERNEL_QUANTIZER = """
+import torch
+
+from ..utils import is_kernels_available
+
+
+class KernQuantizer:
+    def validate_environment(self):
+        if not is_kernels_available():
+            raise ImportError("needs kernels")
+        if not torch.cuda.is_available():
+            raise RuntimeError("needs a GPU")
+
+    def convert(self, model):
+        from ..integrations.kern import replace_with_kern_linear
+
+        return replace_with_kern_linear(model)
+
+
+class PlainQuantizer:
+    def validate_environment(self):
+        if not is_kernels_available():
+            raise ImportError("needs kernels")
+        if not torch.cuda.is_available():
+            raise RuntimeError("needs a GPU")
+
+    def convert(self, model):
+        from ..integrations.plain import replace_with_plain_linear
+
+        return replace_with_plain_linear(model)
+
+
+class Exporter:
+    def run(self, model):
+        from ..integrations.kern import replace_with_kern_linear
+
+        return replace_with_kern_linear(model.to(torch.cuda.current_device()))
+"""
+
+KERNEL_INTEGRATION = """
+def replace_with_kern_linear(model):
+    from .hub_kernels import get_kernel
+
+    global kern_hub
+    kern_hub = get_kernel("kernels-community/kern-quant", version=1)
+    return model
+"""
+
+PLAIN_INTEGRATION = """
+def replace_with_plain_linear(model):
+    return model
+"""
+
+
+def test_placement_in_a_class_that_requires_a_hub_kernel_joins_the_kernels_item(tmp_path: Path) -> None:
+    """A class that raises ImportError unless ``kernels`` is there and imports a module of the scan that loads a hub
+    kernel is that kernel's adapter: its CUDA requirement is part of porting the kernel (one item). Stay: the same
+    class importing a module without a hub kernel, and a class that imports the kernel's module without requiring
+    ``kernels``, keep the file's placement item."""
+    (tmp_path / "quantizers").mkdir()
+    (tmp_path / "integrations").mkdir()
+    (tmp_path / "quantizers" / "quant.py").write_text(KERNEL_QUANTIZER)
+    (tmp_path / "integrations" / "kern.py").write_text(KERNEL_INTEGRATION)
+    (tmp_path / "integrations" / "plain.py").write_text(PLAIN_INTEGRATION)
+    items = {
+        i.key: sorted((ln.file, ln.line, ln.rule) for ln in i.lines)
+        for i in scan_path(tmp_path, jobs=1).items
+        if "trainium" in i.targets
+    }
+    assert items == {
+        "setting|hub-kernel|kernels-community/kern-quant": [
+            ("integrations/kern.py", 6, "hub-kernel"),
+            ("quantizers/quant.py", 11, "torch-cuda-api"),
+        ],
+        "file|device-placement|quantizers/quant.py": [
+            ("quantizers/quant.py", 24, "torch-cuda-api"),
+            ("quantizers/quant.py", 37, "torch-cuda-api"),
+        ],
+    }
+
+
+def test_pruned_scan_equals_full_parse_on_a_kernel_quantizer() -> None:
+    pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(KERNEL_QUANTIZER))
+    full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(KERNEL_QUANTIZER, prune=False))
+    assert pruned == full

@@ -675,7 +675,11 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     - a package's adapter class: placement lines in a class that raises ``ImportError`` unless the package is there
       (``if not is_bitsandbytes_available(): raise ImportError``) and holds a line of that package's item: moving
       the package's quantized model to the target is that package's port. A class that only imports it does not
-      qualify (the Trainer imports bitsandbytes for one optimizer)."""
+      qualify (the Trainer imports bitsandbytes for one optimizer).
+    - a hub kernel's adapter class: placement lines in a class that raises ``ImportError`` unless ``kernels`` (the
+      hub-kernel loader) is there join the hub-kernel item of a module the class imports relatively
+      (``serves:hub-kernel:@..integrations.eetq``; ``log`` resolves the module to a file of the same scan and joins
+      only when that file loads a hub kernel): the quantizer's CUDA requirement is the kernel's port."""
     open_ctx = [
         (r, ln) for r, ln, _, _, _, ctx in found if r in _SERVING_RULES and ctx not in NOT_PORTING and ln is not None
     ]
@@ -691,6 +695,9 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     if packages and b"ImportError" in data and _REQUIRES.search(data):
         placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
         serves.update(_package_adapter(data, packages, placement))
+    if b"is_kernels_available" in data and b"ImportError" in data:
+        placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
+        serves.update(_kernel_adapter(data, placement))
     graphs = [  # a captured graph (``torch.cuda.graph``); a compile mode string has the mode as subject
         ln
         for r, ln, _, _, sub, ctx in found
@@ -802,6 +809,25 @@ def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: l
             if a <= pline <= b and _package_word(sub) in required:
                 out.update({ln: f"{SERVES}{rule}:{pline}" for ln in inside})
                 break
+    return out
+
+
+def _kernel_adapter(data: bytes, lines: list[int]) -> dict[int, str]:
+    if not lines:
+        return {}
+    out: dict[int, str] = {}
+    for c in ast.walk(ast.parse(data)):
+        if not isinstance(c, ast.ClassDef):
+            continue
+        a, b = c.lineno, c.end_lineno or c.lineno
+        inside = [ln for ln in lines if a <= ln <= b]
+        if not inside or "kernels" not in _required_packages(c):
+            continue
+        modules = sorted(
+            {"." * n.level + (n.module or "") for n in ast.walk(c) if isinstance(n, ast.ImportFrom) and n.level > 0}
+        )
+        if modules:
+            out.update({ln: f"{SERVES}hub-kernel:@{','.join(modules)}" for ln in inside})
     return out
 
 
