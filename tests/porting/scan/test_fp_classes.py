@@ -1558,3 +1558,74 @@ def test_pruned_scan_equals_full_parse_on_a_kernel_quantizer() -> None:
     pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(KERNEL_QUANTIZER))
     full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(KERNEL_QUANTIZER, prune=False))
     assert pruned == full
+
+
+FLASH_WRAPPER = """
+import torch
+import torch.nn.functional as F
+
+
+def _lazy_imports():
+    from flash_attn import flash_attn_varlen_func
+
+    return flash_attn_varlen_func
+
+
+def _unpad(mask):
+    indices = torch.nonzero(mask.flatten(), as_tuple=False).flatten()
+    cu_seqlens = F.pad(torch.cumsum(mask.sum(-1), dim=0, dtype=torch.int32), (1, 0))
+    return indices, cu_seqlens
+
+
+def _upad_input(q, mask):
+    indices, cu_seqlens = _unpad(mask)
+    return q.flatten(0, 1)[indices], cu_seqlens
+
+
+def _flash_forward(q, mask):
+    fn = _lazy_imports()
+    q, cu = _upad_input(q, mask)
+    return fn(q, q, q, cu, cu)
+
+
+def _shared_lengths(mask):
+    return torch.nonzero(mask.sum(-1)).flatten()
+
+
+def flash_path(q, mask):
+    return _flash_forward(q, mask), _shared_lengths(mask)
+
+
+def sdpa_path(q, mask):
+    keep = _shared_lengths(mask)
+    return torch.nn.functional.scaled_dot_product_attention(q[keep], q[keep], q[keep])
+"""
+
+
+def test_a_packages_wrapper_helpers_join_the_packages_item(tmp_path: Path) -> None:
+    """Helpers of a module that imports flash-attn in a loader def, reached only from defs that call the loader (the
+    unpadding of the flash varlen path, up a chain of helpers), serve the package: one item with it. Stays: a helper
+    also called from the sdpa path keeps the file's item."""
+    (tmp_path / "fa_utils.py").write_text(FLASH_WRAPPER)
+    items = {
+        i.key: sorted((ln.line, ln.rule) for ln in i.lines)
+        for i in scan_path(tmp_path, jobs=1).items
+        if "trainium" in i.targets
+    }
+    assert items == {
+        "package|flash-attn|flash-attn": [
+            (7, "flash-attn"),
+            (13, "data-dependent-op"),
+            (14, "varlen-packing"),
+            (15, "varlen-packing"),
+            (19, "varlen-packing"),
+            (20, "varlen-packing"),
+        ],
+        "file|data-dependent-op|fa_utils.py": [(30, "data-dependent-op")],
+    }
+
+
+def test_pruned_scan_equals_full_parse_on_a_flash_wrapper() -> None:
+    pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(FLASH_WRAPPER))
+    full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(FLASH_WRAPPER, prune=False))
+    assert pruned == full

@@ -656,6 +656,9 @@ def _helper_name(name: str, data: bytes) -> bool:
 # the varlen layout a kernel's signature takes.
 _SERVING_RULES = frozenset({"cuda-call", "cuda-device-literal", "torch-cuda-api", "varlen-packing"})
 _PACKAGE_RULES = frozenset(r.id for r in RULES.values() if r.item == "package")
+# A package's wrapper module feeds the package's kernel its unpadded varlen layout: those helpers' index selection
+# and cumulative lengths are part of replacing the package.
+_WRAPPER_RULES = frozenset({"varlen-packing", "data-dependent-op"})
 _REQUIRES = re.compile(rb"if not [\w.]*is_\w+_available\(")  # the cheap pre-check of ``_required_packages``
 
 
@@ -683,7 +686,7 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     open_ctx = [
         (r, ln) for r, ln, _, _, _, ctx in found if r in _SERVING_RULES and ctx not in NOT_PORTING and ln is not None
     ]
-    if not open_ctx:
+    if not open_ctx and not any(r in _WRAPPER_RULES for r, *_ in found):
         return found
     serves: dict[int, str] = {}
     kernels = [ln for r, ln, _, _, _, ctx in found if r == "hub-kernel" and ctx not in NOT_PORTING and ln is not None]
@@ -703,6 +706,11 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         for r, ln, _, _, sub, ctx in found
         if r == "cuda-graphs" and ctx not in NOT_PORTING and ln is not None and sub is None
     ]
+    if packages:
+        hazards = [
+            ln for r, ln, _, _, _, ctx in found if r in _WRAPPER_RULES and ctx not in NOT_PORTING and ln not in serves
+        ]
+        serves.update(_package_wrapper(data, packages, [ln for ln in hazards if ln is not None]))
     if graphs:
         placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
         serves.update(_graph_capture(data, graphs, placement))
@@ -710,21 +718,41 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         return found
     return [
         (r, ln, msg, snip, serves[ln], ctx)
-        if r in _SERVING_RULES and ctx not in NOT_PORTING and ln in serves
+        if (r in _SERVING_RULES or r in _WRAPPER_RULES) and ctx not in NOT_PORTING and ln in serves
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
 
 
 def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
+    spans = _wrapper_spans(data, kernel_line)
+    return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
+
+
+def _package_wrapper(data: bytes, packages: list[tuple[str, int, str]], lines: list[int]) -> dict[int, str]:
+    """A package's wrapper module: the module-level defs that reach a def of this file importing the package (the
+    flash-attn loader), and the helpers every caller of which does, serve that package (``_kernel_wrapper``)."""
+    out: dict[int, str] = {}
+    for rule, pline, _ in packages:
+        spans = _wrapper_spans(data, pline)
+        out.update(
+            {ln: f"{SERVES}{rule}:{pline}" for ln in lines if ln not in out and any(a <= ln <= b for a, b in spans)}
+        )
+    return out
+
+
+def _wrapper_spans(data: bytes, loader_line: int) -> list[tuple[int, int]]:
+    """Line spans of the module-level defs that reach the def holding ``loader_line`` through this file's calls (body
+    or decorator names), plus the defs every caller of which is one of those and that no module-level statement
+    names."""
     reach = FileReach(data)
-    loader = reach.def_at_line(kernel_line)
+    loader = reach.def_at_line(loader_line)
     if loader is None:
-        return {}
+        return []
     tree = ast.parse(data)
     top = {d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if loader not in top:
-        return {}
+        return []
 
     def callers(name: str) -> set[str]:
         out: set[str] = set()
@@ -741,12 +769,15 @@ def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int
             reaching.add(c)
             todo.append(c)
     named = set().union(*_mentioned_at_module(tree))
-    for d in top.values():  # helpers whose every caller reaches the kernel (its capability check)
-        up = callers(d.name)
-        if d.name not in reaching and d.name not in named and up and up <= reaching:
-            reaching.add(d.name)
-    spans = [(d.lineno, d.end_lineno or d.lineno) for n, d in top.items() if n in reaching]
-    return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
+    grew = True
+    while grew:  # helpers whose every caller reaches the kernel (its capability check), up a chain of helpers
+        grew = False
+        for d in top.values():
+            up = callers(d.name)
+            if d.name not in reaching and d.name not in named and up and up <= reaching:
+                reaching.add(d.name)
+                grew = True
+    return [(d.lineno, d.end_lineno or d.lineno) for n, d in top.items() if n in reaching]
 
 
 def _graph_capture(data: bytes, graphs: list[int], lines: list[int]) -> dict[int, str]:
