@@ -1629,3 +1629,59 @@ def test_pruned_scan_equals_full_parse_on_a_flash_wrapper() -> None:
     pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(FLASH_WRAPPER))
     full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(FLASH_WRAPPER, prune=False))
     assert pruned == full
+
+
+MASK_FEEDS_VARLEN = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class AudioEncoder(nn.Module):
+    def forward(self, feats, feature_lens):
+        cu_seqlens = F.pad(feature_lens.cumsum(0), (1, 0)).to(torch.int32)
+        return self.attn(feats, cu_seqlens=cu_seqlens)
+
+
+class TextEncoder(nn.Module):
+    def forward(self, feats, lens):
+        return self.proj(feats)
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.audio_tower = AudioEncoder._from_config(config)
+        self.text_tower = TextEncoder(config)
+
+    def get_audio_features(self, input_features, mask):
+        lens = mask.sum(1)
+        input_features = input_features.permute(0, 2, 1)[mask.bool()].permute(1, 0)
+        return self.audio_tower(input_features, feature_lens=lens)
+
+    def get_text_features(self, input_features, mask):
+        input_features = input_features[mask.bool()]
+        return self.text_tower(input_features, mask.sum(1))
+"""
+
+
+def test_a_mask_selection_passed_to_a_varlen_module_joins_the_varlen_item(tmp_path: Path) -> None:
+    """A boolean-mask selection whose result goes to a submodule built from a class of this file whose forward packs
+    varlen sequences unpads that module's input for the packing: it joins the file's varlen item. Stays: the same
+    selection passed to a submodule without varlen packing keeps its own item."""
+    (tmp_path / "omni.py").write_text(MASK_FEEDS_VARLEN)
+    items = {
+        i.key: sorted((ln.line, ln.rule) for ln in i.lines)
+        for i in scan_path(tmp_path, jobs=1).items
+        if "trainium" in i.targets
+    }
+    assert items == {
+        "file|varlen-packing|omni.py": [(9, "varlen-packing"), (10, "varlen-packing"), (26, "boolean-mask-index")],
+        "file|boolean-mask-index|omni.py": [(30, "boolean-mask-index")],
+    }
+
+
+def test_pruned_scan_equals_full_parse_on_a_mask_feeding_varlen() -> None:
+    pruned = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(MASK_FEEDS_VARLEN))
+    full = sorted((r, ln, m, str(s), str(ctx)) for r, ln, m, _, s, ctx in scan_python(MASK_FEEDS_VARLEN, prune=False))
+    assert pruned == full

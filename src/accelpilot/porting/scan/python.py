@@ -54,7 +54,8 @@ def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
     found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
     found = _post_generate(data, _matcher_indices(data, _pattern_bookkeeping(data, found)))
-    return _serving_lines(data, _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found))))
+    found = _serving_lines(data, _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found))))
+    return _feeds_varlen(data, found)
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -886,4 +887,79 @@ def _required_packages(c: ast.ClassDef) -> set[str]:
         )
         if m and raises:
             out.add(m.group(1))
+    return out
+
+
+def _feeds_varlen(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A boolean-mask selection whose result a method passes to a submodule (``self.audio_tower(input_features,
+    ...)``) built in ``__init__`` from a class of this file whose ``forward`` packs varlen sequences unpads that
+    module's input for the packing: it joins the file's varlen item (``serves:varlen-packing:<line>``). A mask
+    result that feeds no such module (or a module without varlen packing) keeps its own item."""
+    masks = [ln for r, ln, _, _, _, ctx in found if r == "boolean-mask-index" and ctx not in NOT_PORTING and ln]
+    varlen = [ln for r, ln, _, _, _, ctx in found if r == "varlen-packing" and ctx not in NOT_PORTING and ln]
+    if not masks or not varlen:
+        return found
+    tree = ast.parse(data)
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    packing: dict[str, int] = {}  # class -> a varlen line of its forward
+    for name, c in classes.items():
+        for d in c.body:
+            if isinstance(d, ast.FunctionDef) and d.name == "forward":
+                inside = [ln for ln in varlen if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+                if inside:
+                    packing[name] = inside[0]
+    if not packing:
+        return found
+    serves: dict[int, str] = {}
+    for c in classes.values():
+        built = _submodules(c)  # self.<attr> -> class name
+        feeding = {a: packing[k] for a, k in built.items() if k in packing}
+        if not feeding:
+            continue
+        for d in c.body:
+            if not isinstance(d, ast.FunctionDef):
+                continue
+            for st in ast.walk(d):
+                if not (isinstance(st, ast.Assign) and st.lineno in masks):
+                    continue
+                names = {t.id for t in st.targets if isinstance(t, ast.Name)}
+                for call in ast.walk(d):
+                    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                        continue
+                    owner = call.func.value
+                    if not (isinstance(owner, ast.Name) and owner.id == "self" and call.func.attr in feeding):
+                        continue
+                    args = [*call.args, *(k.value for k in call.keywords)]
+                    if call.lineno > st.lineno and any(isinstance(a, ast.Name) and a.id in names for a in args):
+                        serves[st.lineno] = f"{SERVES}varlen-packing:{feeding[call.func.attr]}"
+    if not serves:
+        return found
+    return [
+        (r, ln, msg, snip, serves[ln], ctx)
+        if r == "boolean-mask-index" and ctx not in NOT_PORTING and ln in serves
+        else (r, ln, msg, snip, sub, ctx)
+        for r, ln, msg, snip, sub, ctx in found
+    ]
+
+
+def _submodules(c: ast.ClassDef) -> dict[str, str]:
+    """``self.<attr> = Cls(...)`` or ``Cls._from_config(...)``/``Cls.from_pretrained(...)`` in ``__init__``."""
+    out: dict[str, str] = {}
+    for d in c.body:
+        if not (isinstance(d, ast.FunctionDef) and d.name == "__init__"):
+            continue
+        for st in ast.walk(d):
+            if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                continue
+            f = st.value.func
+            cls = f.id if isinstance(f, ast.Name) else None
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.attr.startswith(("_from_", "from_"))
+            ):
+                cls = f.value.id
+            for t in st.targets:
+                if cls and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    out[t.attr] = cls
     return out
