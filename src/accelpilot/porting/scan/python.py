@@ -707,11 +707,13 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         for r, ln, _, _, sub, ctx in found
         if r == "cuda-graphs" and ctx not in NOT_PORTING and ln is not None and sub is None
     ]
-    if packages:
+    lines = data.splitlines()
+    loaders = [p for p in packages if p[1] <= len(lines) and lines[p[1] - 1][:1] in (b" ", b"\t")]  # inside a def
+    if loaders:
         hazards = [
             ln for r, ln, _, _, _, ctx in found if r in _WRAPPER_RULES and ctx not in NOT_PORTING and ln not in serves
         ]
-        serves.update(_package_wrapper(data, packages, [ln for ln in hazards if ln is not None]))
+        serves.update(_package_wrapper(data, loaders, [ln for ln in hazards if ln is not None]))
     if graphs:
         placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
         serves.update(_graph_capture(data, graphs, placement))
@@ -726,7 +728,7 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
 
 
 def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
-    spans = _wrapper_spans(data, kernel_line)
+    spans = _wrapper_spans(data, kernel_line, FileReach(data), None)
     return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
 
 
@@ -734,35 +736,39 @@ def _package_wrapper(data: bytes, packages: list[tuple[str, int, str]], lines: l
     """A package's wrapper module: the module-level defs that reach a def of this file importing the package (the
     flash-attn loader), and the helpers every caller of which does, serve that package (``_kernel_wrapper``)."""
     out: dict[int, str] = {}
+    reach, tree = FileReach(data), ast.parse(data)
+    seen: set[str | None] = set()
     for rule, pline, _ in packages:
-        spans = _wrapper_spans(data, pline)
+        loader = reach.def_at_line(pline)
+        if loader in seen:  # one loader def, one reach
+            continue
+        seen.add(loader)
+        spans = _wrapper_spans(data, pline, reach, tree)
         out.update(
             {ln: f"{SERVES}{rule}:{pline}" for ln in lines if ln not in out and any(a <= ln <= b for a, b in spans)}
         )
     return out
 
 
-def _wrapper_spans(data: bytes, loader_line: int) -> list[tuple[int, int]]:
+def _wrapper_spans(data: bytes, loader_line: int, reach: FileReach, tree: ast.Module | None) -> list[tuple[int, int]]:
     """Line spans of the module-level defs that reach the def holding ``loader_line`` through this file's calls (body
     or decorator names), plus the defs every caller of which is one of those and that no module-level statement
     names."""
-    reach = FileReach(data)
     loader = reach.def_at_line(loader_line)
     if loader is None:
         return []
-    tree = ast.parse(data)
+    tree = tree if tree is not None else ast.parse(data)
     top = {d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if loader not in top:
         return []
 
+    reads = {  # the names each def's body and decorators read, once
+        d.name: {n.id for b in [*d.body, *d.decorator_list] for n in ast.walk(b) if isinstance(n, ast.Name)}
+        for d in top.values()
+    }
+
     def callers(name: str) -> set[str]:
-        out: set[str] = set()
-        for d in top.values():
-            body_names = {n.id for b in d.body for n in ast.walk(b) if isinstance(n, ast.Name)}
-            deco_names = {n.id for b in d.decorator_list for n in ast.walk(b) if isinstance(n, ast.Name)}
-            if d.name != name and name in body_names | deco_names:
-                out.add(d.name)
-        return out
+        return {d for d, names in reads.items() if d != name and name in names}
 
     reaching, todo = {loader}, [loader]
     while todo:
@@ -898,6 +904,12 @@ def _feeds_varlen(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     masks = [ln for r, ln, _, _, _, ctx in found if r == "boolean-mask-index" and ctx not in NOT_PORTING and ln]
     varlen = [ln for r, ln, _, _, _, ctx in found if r == "varlen-packing" and ctx not in NOT_PORTING and ln]
     if not masks or not varlen:
+        return found
+    text = data.splitlines()
+    assigned = {  # cheap pre-check before the parse: a mask result read later by a ``self.<attr>(...)`` call
+        m.group(1) for ln in masks if ln <= len(text) and (m := re.match(rb"\s*(\w+)\s*=[^=]", text[ln - 1]))
+    }
+    if not any(re.search(rb"self\.\w+\([^)]*\b" + re.escape(n) + rb"\b", data) for n in assigned):
         return found
     tree = ast.parse(data)
     classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
