@@ -94,6 +94,7 @@ class PyVisitor:
         # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
         self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
         self._varlen_defs: dict[int, tuple[frozenset[int], bool]] = {}  # per def: ``_add_varlen``'s reading of it
+        self._nccl_of: dict[int, frozenset[str]] = {}  # per def: ``_library_nccl_vars``
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -1280,6 +1281,13 @@ class PyVisitor:
                 context = "host-side"
         self.add("varlen-packing", line, detail, context=context)
 
+    def _nccl_defaults(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """``_library_nccl_vars`` of ``fn``, read once per def."""
+        got = self._nccl_of.get(id(fn))
+        if got is None:
+            got = self._nccl_of[id(fn)] = _library_nccl_vars(fn)
+        return got
+
     def v_annassign(self, node: ast.AnnAssign) -> None:
         """``self.h2d_stream: torch.cuda.Stream = create_device_stream(device)``: the annotation names a type (under
         ``from __future__ import annotations`` it is not even evaluated), so only the target and the value are code."""
@@ -1311,7 +1319,10 @@ class PyVisitor:
             for rid, pat, template in STRING_RULES:
                 mm = pat.search(v)
                 if mm:
-                    self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
+                    ctx = None
+                    if rid == "nccl-backend" and self.def_node is not None:
+                        ctx = "no-op-elsewhere" if mm.group(0) in self._nccl_defaults(self.def_node) else None
+                    self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0), context=ctx)
 
 
 # Backends an availability probe can name (``is_torch_<b>_available``, ``torch.<b>.is_available``).
@@ -1881,6 +1892,64 @@ def _local_source(node: ast.Call) -> bool:
 
 
 _LOG_CALLS = frozenset({"warning", "warning_once", "warn", "info", "info_once", "debug", "print"})
+
+
+_NCCL_VAR = re.compile(r"\bNCCL_[A-Z_]+\b")
+
+
+def _env_key(node: ast.expr, parent: dict[int, ast.AST]) -> str | None:
+    """How the string ``node`` is used as an environment variable's name: ``"read"`` (``os.environ.get(k)``,
+    ``os.getenv(k)``, ``os.environ[k]`` loaded, ``k in os.environ``), ``"default"`` (``os.environ.setdefault(k,
+    v)``), or None (an assignment ``os.environ[k] = v``, ``update``, anything else)."""
+    p = parent.get(id(node))
+    if isinstance(p, ast.Call) and p.args and p.args[0] is node and isinstance(p.func, ast.Attribute):
+        recv = p.func.value
+        env = isinstance(recv, ast.Attribute) and recv.attr == "environ"
+        if (env and p.func.attr == "get") or (p.func.attr == "getenv" and _name_of(recv) == "os"):
+            return "read"
+        if env and p.func.attr == "setdefault":
+            return "default"
+    if isinstance(p, ast.Subscript) and p.slice is node and isinstance(p.ctx, ast.Load):
+        return "read" if _name_of(p.value) == "environ" else None
+    if isinstance(p, ast.Compare) and p.left is node and len(p.ops) == 1 and isinstance(p.ops[0], (ast.In, ast.NotIn)):
+        return "read" if _name_of(p.comparators[0]) == "environ" else None
+    return None
+
+
+def _library_nccl_vars(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The NCCL variables (``NCCL_GRAPH_MIXING_SUPPORT``) that ``fn`` only reads from the environment, or, in a
+    method (first parameter ``self``), sets as a default (``os.environ.setdefault``), and otherwise names only in
+    messages (``logger.warning``, ``warnings.warn``). Such a def is library code tuning NCCL for the job when NCCL is
+    in use: under Neuron's collectives the variable is read by nothing, so the read answers "unset" and the default
+    changes nothing (``no-op-elsewhere``); the launch environment, where the NCCL settings a port must translate are
+    set, is scanned on its own (job files, scripts, images). An assignment (``os.environ[k] = v``), a default set by
+    a plain function (a launcher's ``main``), or any other use of the name keeps every mention a finding."""
+    parent = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    method = bool(fn.args.args) and fn.args.args[0].arg == "self"
+    used: dict[str, bool] = {}  # variable -> every mention allowed so far
+    accessed: set[str] = set()
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Constant) and isinstance(n.value, str)):
+            continue
+        for var in set(_NCCL_VAR.findall(n.value)):
+            how = _env_key(n, parent) if n.value == var else None
+            ok = how == "read" or (how == "default" and method)
+            if how is not None:
+                accessed.add(var)
+            else:
+                ok = _in_message(n, parent)
+            used[var] = used.get(var, True) and ok
+    return frozenset(v for v, ok in used.items() if ok and v in accessed)
+
+
+def _in_message(node: ast.AST, parent: dict[int, ast.AST]) -> bool:
+    """``node`` is (part of) an argument of a message call (``logger.warning``, ``warnings.warn``, ``print``)."""
+    p = parent.get(id(node))
+    while p is not None and not isinstance(p, ast.stmt):
+        if isinstance(p, ast.Call) and _name_of(p.func) in _LOG_CALLS:
+            return True
+        p = parent.get(id(p))
+    return False
 
 
 def _refuses_a_package(node: ast.Raise) -> bool:

@@ -1,0 +1,84 @@
+"""False-positive classes of transformers samples 15-20 (issue 12, scanfp14), each beside the near misses that must
+stay findings: exact findings and items, and pruned scans equal to full parses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelpilot.porting.scan import scan_path, scan_python
+
+
+def _findings(root: Path, name: str) -> list[tuple[str, int, str | None]]:
+    log = scan_path(root, jobs=1)
+    return sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
+
+
+def _items(root: Path) -> list[tuple[str, list[int]]]:
+    return [(i.key, [ln.line or 0 for ln in i.lines]) for i in scan_path(root, jobs=1).items]
+
+
+LIBRARY = """\
+import logging
+import os
+
+logger = logging.getLogger(__name__)
+
+
+class BatchingConfig:
+    def validate(self):
+        supported = os.environ.get("NCCL_GRAPH_MIXING_SUPPORT", "1") == "1"
+        if self.disable_mixing and supported:
+            logger.warning("Setting NCCL_GRAPH_MIXING_SUPPORT = 0 because disable_mixing is True.")
+            os.environ.setdefault("NCCL_GRAPH_MIXING_SUPPORT", "0")
+
+    def maybe_warn(self):
+        if os.environ.get("NCCL_GRAPH_MIXING_SUPPORT") != "0":
+            logger.warning(
+                "NCCL_GRAPH_MIXING_SUPPORT was not set to '0': "
+                "set NCCL_GRAPH_MIXING_SUPPORT=0 in the launch environment."
+            )
+
+    def force(self):
+        os.environ["NCCL_ALGO"] = "Ring"
+
+    def read_then_set(self):
+        if "NCCL_DEBUG" not in os.environ:
+            os.environ["NCCL_DEBUG"] = "INFO"
+
+
+def launcher_default():
+    os.environ.setdefault("NCCL_SOCKET_IFNAME", "eth0")
+"""
+
+LAUNCH = """\
+#!/bin/bash
+export NCCL_DEBUG=INFO
+export TORCH_NCCL_ASYNC_ERROR_HANDLING=1
+torchrun --nproc_per_node 8 train.py
+"""
+
+
+def test_an_nccl_variable_a_library_method_only_reads_or_defaults_is_a_no_op_elsewhere(tmp_path: Path) -> None:
+    """A method that reads ``NCCL_GRAPH_MIXING_SUPPORT`` from the environment, sets it with ``setdefault`` and names
+    it in its warnings tunes NCCL for a job that uses NCCL: under Neuron's collectives nothing reads it
+    (``no-op-elsewhere``). An assignment (``os.environ["NCCL_ALGO"] = ...``), a read beside an assignment of the
+    same variable, a plain function's ``setdefault`` (a launcher's) and a launch script's ``export`` stay findings."""
+    (tmp_path / "config.py").write_text(LIBRARY)
+    (tmp_path / "launch.sh").write_text(LAUNCH)
+    found = _findings(tmp_path, "config.py")
+    assert [f for f in found if f[2] is not None] == [
+        ("nccl-backend", line, "no-op-elsewhere") for line in (9, 11, 12, 15, 17)
+    ]
+    assert [f for f in found if f[2] is None] == [("nccl-backend", line, None) for line in (22, 25, 26, 30)]
+    items = dict(_items(tmp_path))
+    assert items["repo|nccl-backend"] == [22, 25, 26, 30, 2]
+    assert ("gpu-launcher-setting", 3, None) in _findings(tmp_path, "launch.sh")
+
+
+@pytest.mark.parametrize("source", [LIBRARY], ids=["library"])
+def test_pruned_scan_equals_full_parse_on_scanfp14_classes(source: str) -> None:
+    pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
+    full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))
+    assert pruned == full
