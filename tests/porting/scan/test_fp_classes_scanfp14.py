@@ -77,7 +77,57 @@ def test_an_nccl_variable_a_library_method_only_reads_or_defaults_is_a_no_op_els
     assert ("gpu-launcher-setting", 3, None) in _findings(tmp_path, "launch.sh")
 
 
-@pytest.mark.parametrize("source", [LIBRARY], ids=["library"])
+GROUPED = """\
+import torch
+
+
+def can_use_grouped_mm(weight):
+    if weight.device.type == "cuda":
+        if hasattr(torch.nn.functional, "grouped_mm"):
+            return torch.cuda.get_device_capability(weight.device) >= (8, 0)
+        return torch.cuda.get_device_capability(weight.device)[0] == 9
+    return hasattr(torch, "_grouped_mm")
+
+
+def refuse_elsewhere(weight):
+    if weight.device.type == "cuda":
+        return torch.cuda.get_device_capability(weight.device) >= (8, 0)
+    raise ValueError("grouped_mm needs a GPU")
+
+
+def nothing_after(weight):
+    if weight.device.type == "cuda":
+        return torch.cuda.get_device_capability(weight.device) >= (8, 0)
+
+
+def works_on_cuda(weight):
+    if weight.device.type == "cuda":
+        torch.cuda.synchronize(weight.device)
+        return torch.cuda.get_device_capability(weight.device) >= (8, 0)
+    return False
+"""
+
+
+def test_a_lone_device_type_branch_that_only_queries_its_device_before_a_generic_answer_is_a_dispatch(
+    tmp_path: Path,
+) -> None:
+    """``if weight.device.type == "cuda": return <capability query>`` followed by a generic ``return``: the CUDA
+    branch refines the answer for CUDA with device queries alone, and every other device (Neuron) takes the generic
+    statement, so its queries are ``backend-branch``. The same branch before a ``raise``, with nothing after it, or
+    doing work on CUDA (``synchronize``) beside its query stays porting work."""
+    (tmp_path / "grouped.py").write_text(GROUPED)
+    assert _findings(tmp_path, "grouped.py") == [
+        ("torch-cuda-api", 7, "backend-branch"),
+        ("torch-cuda-api", 8, "backend-branch"),
+        ("torch-cuda-api", 14, None),
+        ("torch-cuda-api", 20, None),
+        ("torch-cuda-api", 25, None),
+        ("torch-cuda-api", 26, None),
+    ]
+    assert _items(tmp_path) == [("file|device-placement|grouped.py", [14, 20, 25, 26])]
+
+
+@pytest.mark.parametrize("source", [LIBRARY, GROUPED], ids=["library", "grouped"])
 def test_pruned_scan_equals_full_parse_on_scanfp14_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))

@@ -879,6 +879,7 @@ class PyVisitor:
             and not any(isinstance(x, ast.Raise) for x in fallback)
         ) or _tunes_given_device(links, backends)
         dispatch = dispatch or (len(links) == 1 and _early_exit_dispatch(self.def_node, node))
+        dispatch = dispatch or (len(links) == 1 and self._refines_by_query(node))
         generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
             if b == "mps" and generic:
@@ -888,6 +889,33 @@ class PyVisitor:
             keep = dispatch and b is not None and not self._places(link.body, b, given)
             self._dispatch[id(link)] = (link, b if keep else None)
         return self._dispatch[id(node)][1]
+
+    def _refines_by_query(self, node: ast.If) -> bool:
+        """``if weight.device.type == "cuda": return torch.cuda.get_device_capability(weight.device) >= (8, 0)``, then
+        a generic ``return hasattr(torch, "_grouped_mm")``: a lone leaving branch on a held device's type whose body
+        uses nothing of its backend but device queries (``_CUDA_QUERIES``) and raises nothing refines a generic answer
+        for that backend; every other device (Neuron) takes the statements after it, which must exist and raise
+        nothing. It is the one-backend case of ``_early_exit_dispatch``; a body that does work on the backend
+        (``with torch.cuda.device(d): return f()``, scanfp2's ``only_cuda``) is a CUDA-only alternative, kept."""
+        backend = _compared_backend(node.test)
+        if backend is None or not _leaving_branch(node):
+            return False
+        after = _block_after(self.def_node, node)
+        if not after or any(isinstance(x, ast.Raise) for x in after):
+            return False
+        queries = {f"torch.{backend}.{d.rsplit('.', 1)[1]}" for d in _CUDA_QUERIES}
+        used = False
+        for sub in (sub for stmt in node.body for sub in ast.walk(stmt)):
+            if isinstance(sub, ast.Raise):
+                return False
+            d = self.dotted(sub) if isinstance(sub, ast.Attribute) else None
+            if d is not None and d.startswith(f"torch.{backend}."):
+                if d not in queries:
+                    return False
+                used = True
+            elif isinstance(sub, ast.Attribute) and sub.attr in (backend, "to") and d != f"torch.{backend}":
+                return False  # ``x.cuda()``: placement
+        return used
 
     def _places(self, body: list[ast.stmt], backend: str, given: bool = False) -> bool:
         """The branch places work on its backend (``torch.device("cuda")``, ``"cuda:0"``, ``.cuda()``,
@@ -1498,15 +1526,7 @@ def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node
     (a CUDA-only alternative with its own result, ``_tunes_given_device``), as does a run whose fall-through raises."""
     if fn is None or not _leaving_branch(node):
         return False
-    block = next(
-        (
-            lst
-            for n in ast.walk(fn)
-            for field in ("body", "orelse", "finalbody")
-            if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
-        ),
-        None,
-    )
+    block = _block_of(fn, node)
     if block is None:
         return False
     i = next(k for k, x in enumerate(block) if x is node)
@@ -1517,6 +1537,27 @@ def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node
         hi += 1
     backends = {_compared_backend(x.test) for x in block[lo : hi + 1] if isinstance(x, ast.If)}
     return len(backends) >= 2 and not any(isinstance(x, ast.Raise) for x in block[hi + 1 :])
+
+
+def _block_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list of ``fn`` that holds ``node``."""
+    return next(
+        (
+            lst
+            for n in ast.walk(fn)
+            for field in ("body", "orelse", "finalbody")
+            if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
+        ),
+        None,
+    )
+
+
+def _block_after(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node: ast.stmt) -> list[ast.stmt]:
+    """The statements after ``node`` in its block of ``fn`` (empty when there are none or ``node`` is not there)."""
+    block = _block_of(fn, node) if fn is not None else None
+    if block is None:
+        return []
+    return block[next(k for k, x in enumerate(block) if x is node) + 1 :]
 
 
 def _leaving_branch(stmt: ast.stmt) -> bool:
