@@ -127,7 +127,66 @@ def test_a_lone_device_type_branch_that_only_queries_its_device_before_a_generic
     assert _items(tmp_path) == [("file|device-placement|grouped.py", [14, 20, 25, 26])]
 
 
-@pytest.mark.parametrize("source", [LIBRARY, GROUPED], ids=["library", "grouped"])
+QUESTIONS = """\
+import torch
+
+
+def cuda_version():
+    version = getattr(torch.version, "cuda", None)
+    return version
+
+
+def place(model):
+    return getattr(model, "cuda")()
+
+
+def is_capturing():
+    try:
+        import torch
+
+        return torch.cuda.is_current_stream_capturing()
+    except Exception:
+        return False
+
+
+def is_capturing_bare():
+    return torch.cuda.is_current_stream_capturing()
+
+
+def is_capturing_synced():
+    try:
+        torch.cuda.synchronize()
+        return torch.cuda.is_current_stream_capturing()
+    except Exception:
+        return False
+
+
+def is_capturing_loud():
+    try:
+        return torch.cuda.is_current_stream_capturing()
+    except Exception:
+        raise RuntimeError("no CUDA")
+"""
+
+
+def test_a_cuda_question_whose_failure_answers_no_and_a_torch_version_read_are_probes(tmp_path: Path) -> None:
+    """``try: return torch.cuda.is_current_stream_capturing()`` / ``except Exception: return False`` answers "no"
+    where CUDA is missing (the query raises on a CPU or Neuron build of torch): ``probe``. ``getattr(torch.version,
+    "cuda", None)`` reads the CUDA version torch was built with, as ``torch.version.cuda`` does: no finding. Stay: the
+    bare question, one after CUDA work (``synchronize``), one whose handler raises, and ``getattr(model, "cuda")``."""
+    (tmp_path / "questions.py").write_text(QUESTIONS)
+    assert _findings(tmp_path, "questions.py") == [
+        ("cuda-device-literal", 10, None),
+        ("torch-cuda-api", 17, "probe"),
+        ("torch-cuda-api", 23, None),
+        ("torch-cuda-api", 28, None),
+        ("torch-cuda-api", 29, None),
+        ("torch-cuda-api", 36, None),
+    ]
+    assert _items(tmp_path) == [("file|device-placement|questions.py", [10, 23, 28, 29, 36])]
+
+
+@pytest.mark.parametrize("source", [LIBRARY, GROUPED, QUESTIONS], ids=["library", "grouped", "questions"])
 def test_pruned_scan_equals_full_parse_on_scanfp14_classes(source: str) -> None:
     pruned = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source))
     full = sorted((r, ln, m, str(ctx)) for r, ln, m, _, _, ctx in scan_python(source, prune=False))

@@ -397,6 +397,10 @@ class PyVisitor:
                 # ``components.get("cuda", {})`` (a CUDA toolkit's version.json): the first argument of a mapping
                 # lookup is a key of the data, not a device; a device as the default (``.get("device", "cuda")``) stays
                 self._consumed.add(id(node.args[0]))
+            if name in ("getattr", "hasattr") and len(node.args) >= 2 and self.dotted(node.args[0]) == "torch.version":
+                # ``getattr(torch.version, "cuda", None)``: the version of the toolkit torch was built with, as
+                # ``torch.version.cuda`` reads it (no finding either): an attribute's name, not a device
+                self._consumed.add(id(node.args[1]))
             if name in DISPATCHED_BY_DEFAULT:
                 self._dispatched_class(node, name)
             if name in ("add", "append") and isinstance(f, ast.Attribute) and self._inventory(node, f):
@@ -1105,6 +1109,9 @@ class PyVisitor:
     def v_try(self, node: ast.Try) -> None:
         """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
         optional = any(_catches_import_error(h.type) for h in node.handlers)
+        if self.context is None and self._asks_cuda_or_no(node):
+            self._within("probe", node)
+            return
         if not optional:
             self.generic(node)
             return
@@ -1119,6 +1126,31 @@ class PyVisitor:
             self.visit(h)
         for x in (*node.orelse, *node.finalbody):
             self.visit(x)
+
+    def _asks_cuda_or_no(self, node: ast.Try) -> bool:
+        """``try: return torch.cuda.is_current_stream_capturing()`` / ``except Exception: return False``: a yes/no
+        question to CUDA (``torch.cuda.is_*``) whose every failure answers a constant. Without CUDA (a CPU or Neuron
+        build of torch) the query raises and the handler answers "no", so the def is a probe its callers branch on,
+        not a use: ``probe``. The body may only import and return the question; every handler must catch broadly
+        (bare, ``Exception``) and only return a constant. The bare question (no ``try``) raises on the target and
+        stays, as do a body that does CUDA work before answering and a handler that raises or computes."""
+        if node.orelse or node.finalbody or not node.handlers:
+            return False
+        for h in node.handlers:
+            if not (h.type is None or _name_of(h.type) in ("Exception", "BaseException")):
+                return False
+            if not (len(h.body) == 1 and isinstance(h.body[0], ast.Return)):
+                return False
+            if not isinstance(h.body[0].value, ast.Constant):
+                return False
+        *imports, last = node.body
+        if not all(isinstance(x, (ast.Import, ast.ImportFrom)) for x in imports):
+            return False
+        call = last.value if isinstance(last, ast.Return) else None
+        if not isinstance(call, ast.Call):
+            return False
+        name = self.dotted(call.func) or ""
+        return name.startswith("torch.cuda.is_") and name.count(".") == 2
 
     def v_compare(self, node: ast.Compare) -> None:
         """``device.type == "mps"``, ``d in ("cpu", "mps")``, ``device_map != "cuda"``: a branch on which backend
