@@ -37,7 +37,8 @@ NOT_PORTING: dict[str, str] = {
     "weight-init": "weight initialisation: reached only from `_init_weights`/`initialize_weights`, which run when "
     "weights are created (on the host) and not for loaded checkpoints; not the compiled forward",
     "no-op-elsewhere": "a torch.cuda call that does nothing where no CUDA device is initialised (empty_cache, "
-    "manual_seed[_all], seed[_all]): on the target it runs and changes nothing",
+    "manual_seed[_all], seed[_all]), or an NCCL variable library code only reads or sets as a default: on the target "
+    "it runs and changes nothing",
     "overridden-default": "a parameter's default that every call in the repository overrides (each passes that "
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "

@@ -94,6 +94,7 @@ class PyVisitor:
         # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
         self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
         self._varlen_defs: dict[int, tuple[frozenset[int], bool]] = {}  # per def: ``_add_varlen``'s reading of it
+        self._nccl_of: dict[int, frozenset[str]] = {}  # per def: ``_library_nccl_vars``
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -396,6 +397,10 @@ class PyVisitor:
                 # ``components.get("cuda", {})`` (a CUDA toolkit's version.json): the first argument of a mapping
                 # lookup is a key of the data, not a device; a device as the default (``.get("device", "cuda")``) stays
                 self._consumed.add(id(node.args[0]))
+            if name in ("getattr", "hasattr") and len(node.args) >= 2 and self.dotted(node.args[0]) == "torch.version":
+                # ``getattr(torch.version, "cuda", None)``: the version of the toolkit torch was built with, as
+                # ``torch.version.cuda`` reads it (no finding either): an attribute's name, not a device
+                self._consumed.add(id(node.args[1]))
             if name in DISPATCHED_BY_DEFAULT:
                 self._dispatched_class(node, name)
             if name in ("add", "append") and isinstance(f, ast.Attribute) and self._inventory(node, f):
@@ -878,6 +883,7 @@ class PyVisitor:
             and not any(isinstance(x, ast.Raise) for x in fallback)
         ) or _tunes_given_device(links, backends)
         dispatch = dispatch or (len(links) == 1 and _early_exit_dispatch(self.def_node, node))
+        dispatch = dispatch or (len(links) == 1 and self._refines_by_query(node))
         generic = None in backends or (bool(fallback) and not any(isinstance(x, ast.Raise) for x in fallback))
         for link, b in zip(links, backends, strict=True):
             if b == "mps" and generic:
@@ -887,6 +893,33 @@ class PyVisitor:
             keep = dispatch and b is not None and not self._places(link.body, b, given)
             self._dispatch[id(link)] = (link, b if keep else None)
         return self._dispatch[id(node)][1]
+
+    def _refines_by_query(self, node: ast.If) -> bool:
+        """``if weight.device.type == "cuda": return torch.cuda.get_device_capability(weight.device) >= (8, 0)``, then
+        a generic ``return hasattr(torch, "_grouped_mm")``: a lone leaving branch on a held device's type whose body
+        uses nothing of its backend but device queries (``_CUDA_QUERIES``) and raises nothing refines a generic answer
+        for that backend; every other device (Neuron) takes the statements after it, which must exist and raise
+        nothing. It is the one-backend case of ``_early_exit_dispatch``; a body that does work on the backend
+        (``with torch.cuda.device(d): return f()``, scanfp2's ``only_cuda``) is a CUDA-only alternative, kept."""
+        backend = _compared_backend(node.test)
+        if backend is None or not _leaving_branch(node):
+            return False
+        after = _block_after(self.def_node, node)
+        if not after or any(isinstance(x, ast.Raise) for x in after):
+            return False
+        queries = {f"torch.{backend}.{d.rsplit('.', 1)[1]}" for d in _CUDA_QUERIES}
+        used = False
+        for sub in (sub for stmt in node.body for sub in ast.walk(stmt)):
+            if isinstance(sub, ast.Raise):
+                return False
+            d = self.dotted(sub) if isinstance(sub, ast.Attribute) else None
+            if d is not None and d.startswith(f"torch.{backend}."):
+                if d not in queries:
+                    return False
+                used = True
+            elif isinstance(sub, ast.Attribute) and sub.attr in (backend, "to") and d != f"torch.{backend}":
+                return False  # ``x.cuda()``: placement
+        return used
 
     def _places(self, body: list[ast.stmt], backend: str, given: bool = False) -> bool:
         """The branch places work on its backend (``torch.device("cuda")``, ``"cuda:0"``, ``.cuda()``,
@@ -1076,6 +1109,9 @@ class PyVisitor:
     def v_try(self, node: ast.Try) -> None:
         """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
         optional = any(_catches_import_error(h.type) for h in node.handlers)
+        if self.context is None and self._asks_cuda_or_no(node):
+            self._within("probe", node)
+            return
         if not optional:
             self.generic(node)
             return
@@ -1090,6 +1126,31 @@ class PyVisitor:
             self.visit(h)
         for x in (*node.orelse, *node.finalbody):
             self.visit(x)
+
+    def _asks_cuda_or_no(self, node: ast.Try) -> bool:
+        """``try: return torch.cuda.is_current_stream_capturing()`` / ``except Exception: return False``: a yes/no
+        question to CUDA (``torch.cuda.is_*``) whose every failure answers a constant. Without CUDA (a CPU or Neuron
+        build of torch) the query raises and the handler answers "no", so the def is a probe its callers branch on,
+        not a use: ``probe``. The body may only import and return the question; every handler must catch broadly
+        (bare, ``Exception``) and only return a constant. The bare question (no ``try``) raises on the target and
+        stays, as do a body that does CUDA work before answering and a handler that raises or computes."""
+        if node.orelse or node.finalbody or not node.handlers:
+            return False
+        for h in node.handlers:
+            if not (h.type is None or _name_of(h.type) in ("Exception", "BaseException")):
+                return False
+            if not (len(h.body) == 1 and isinstance(h.body[0], ast.Return)):
+                return False
+            if not isinstance(h.body[0].value, ast.Constant):
+                return False
+        *imports, last = node.body
+        if not all(isinstance(x, (ast.Import, ast.ImportFrom)) for x in imports):
+            return False
+        call = last.value if isinstance(last, ast.Return) else None
+        if not isinstance(call, ast.Call):
+            return False
+        name = self.dotted(call.func) or ""
+        return name.startswith("torch.cuda.is_") and name.count(".") == 2
 
     def v_compare(self, node: ast.Compare) -> None:
         """``device.type == "mps"``, ``d in ("cpu", "mps")``, ``device_map != "cuda"``: a branch on which backend
@@ -1280,6 +1341,13 @@ class PyVisitor:
                 context = "host-side"
         self.add("varlen-packing", line, detail, context=context)
 
+    def _nccl_defaults(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """``_library_nccl_vars`` of ``fn``, read once per def."""
+        got = self._nccl_of.get(id(fn))
+        if got is None:
+            got = self._nccl_of[id(fn)] = _library_nccl_vars(fn)
+        return got
+
     def v_annassign(self, node: ast.AnnAssign) -> None:
         """``self.h2d_stream: torch.cuda.Stream = create_device_stream(device)``: the annotation names a type (under
         ``from __future__ import annotations`` it is not even evaluated), so only the target and the value are code."""
@@ -1311,7 +1379,10 @@ class PyVisitor:
             for rid, pat, template in STRING_RULES:
                 mm = pat.search(v)
                 if mm:
-                    self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0))
+                    ctx = None
+                    if rid == "nccl-backend" and self.def_node is not None:
+                        ctx = "no-op-elsewhere" if mm.group(0) in self._nccl_defaults(self.def_node) else None
+                    self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0), context=ctx)
 
 
 # Backends an availability probe can name (``is_torch_<b>_available``, ``torch.<b>.is_available``).
@@ -1487,15 +1558,7 @@ def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node
     (a CUDA-only alternative with its own result, ``_tunes_given_device``), as does a run whose fall-through raises."""
     if fn is None or not _leaving_branch(node):
         return False
-    block = next(
-        (
-            lst
-            for n in ast.walk(fn)
-            for field in ("body", "orelse", "finalbody")
-            if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
-        ),
-        None,
-    )
+    block = _block_of(fn, node)
     if block is None:
         return False
     i = next(k for k, x in enumerate(block) if x is node)
@@ -1506,6 +1569,27 @@ def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node
         hi += 1
     backends = {_compared_backend(x.test) for x in block[lo : hi + 1] if isinstance(x, ast.If)}
     return len(backends) >= 2 and not any(isinstance(x, ast.Raise) for x in block[hi + 1 :])
+
+
+def _block_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list of ``fn`` that holds ``node``."""
+    return next(
+        (
+            lst
+            for n in ast.walk(fn)
+            for field in ("body", "orelse", "finalbody")
+            if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
+        ),
+        None,
+    )
+
+
+def _block_after(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node: ast.stmt) -> list[ast.stmt]:
+    """The statements after ``node`` in its block of ``fn`` (empty when there are none or ``node`` is not there)."""
+    block = _block_of(fn, node) if fn is not None else None
+    if block is None:
+        return []
+    return block[next(k for k, x in enumerate(block) if x is node) + 1 :]
 
 
 def _leaving_branch(stmt: ast.stmt) -> bool:
@@ -1881,6 +1965,64 @@ def _local_source(node: ast.Call) -> bool:
 
 
 _LOG_CALLS = frozenset({"warning", "warning_once", "warn", "info", "info_once", "debug", "print"})
+
+
+_NCCL_VAR = re.compile(r"\bNCCL_[A-Z_]+\b")
+
+
+def _env_key(node: ast.expr, parent: dict[int, ast.AST]) -> str | None:
+    """How the string ``node`` is used as an environment variable's name: ``"read"`` (``os.environ.get(k)``,
+    ``os.getenv(k)``, ``os.environ[k]`` loaded, ``k in os.environ``), ``"default"`` (``os.environ.setdefault(k,
+    v)``), or None (an assignment ``os.environ[k] = v``, ``update``, anything else)."""
+    p = parent.get(id(node))
+    if isinstance(p, ast.Call) and p.args and p.args[0] is node and isinstance(p.func, ast.Attribute):
+        recv = p.func.value
+        env = isinstance(recv, ast.Attribute) and recv.attr == "environ"
+        if (env and p.func.attr == "get") or (p.func.attr == "getenv" and _name_of(recv) == "os"):
+            return "read"
+        if env and p.func.attr == "setdefault":
+            return "default"
+    if isinstance(p, ast.Subscript) and p.slice is node and isinstance(p.ctx, ast.Load):
+        return "read" if _name_of(p.value) == "environ" else None
+    if isinstance(p, ast.Compare) and p.left is node and len(p.ops) == 1 and isinstance(p.ops[0], (ast.In, ast.NotIn)):
+        return "read" if _name_of(p.comparators[0]) == "environ" else None
+    return None
+
+
+def _library_nccl_vars(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The NCCL variables (``NCCL_GRAPH_MIXING_SUPPORT``) that ``fn`` only reads from the environment, or, in a
+    method (first parameter ``self``), sets as a default (``os.environ.setdefault``), and otherwise names only in
+    messages (``logger.warning``, ``warnings.warn``). Such a def is library code tuning NCCL for the job when NCCL is
+    in use: under Neuron's collectives the variable is read by nothing, so the read answers "unset" and the default
+    changes nothing (``no-op-elsewhere``); the launch environment, where the NCCL settings a port must translate are
+    set, is scanned on its own (job files, scripts, images). An assignment (``os.environ[k] = v``), a default set by
+    a plain function (a launcher's ``main``), or any other use of the name keeps every mention a finding."""
+    parent = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    method = bool(fn.args.args) and fn.args.args[0].arg == "self"
+    used: dict[str, bool] = {}  # variable -> every mention allowed so far
+    accessed: set[str] = set()
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Constant) and isinstance(n.value, str)):
+            continue
+        for var in set(_NCCL_VAR.findall(n.value)):
+            how = _env_key(n, parent) if n.value == var else None
+            ok = how == "read" or (how == "default" and method)
+            if how is not None:
+                accessed.add(var)
+            else:
+                ok = _in_message(n, parent)
+            used[var] = used.get(var, True) and ok
+    return frozenset(v for v, ok in used.items() if ok and v in accessed)
+
+
+def _in_message(node: ast.AST, parent: dict[int, ast.AST]) -> bool:
+    """``node`` is (part of) an argument of a message call (``logger.warning``, ``warnings.warn``, ``print``)."""
+    p = parent.get(id(node))
+    while p is not None and not isinstance(p, ast.stmt):
+        if isinstance(p, ast.Call) and _name_of(p.func) in _LOG_CALLS:
+            return True
+        p = parent.get(id(p))
+    return False
 
 
 def _refuses_a_package(node: ast.Raise) -> bool:
