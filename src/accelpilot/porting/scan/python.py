@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 
 from accelpilot.porting.log import NOT_PORTING, SERVES
 from accelpilot.porting.rules import RULES
@@ -164,20 +165,33 @@ def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFindin
     funcs = [d for d in ast.walk(ast.parse(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
     moot: set[int] = set()
     for ln in cands:
-        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
-        if not holders:
+        d = _innermost_def(funcs, ln)
+        if d is None:
             continue
-        d = max(holders, key=lambda h: h.lineno)  # the innermost def holding the line
         if not reach.only_reached_from(_GENERATE_DEFS, d.name):
             continue
         stmt = _statement_at(d, ln)
         if _PATTERN_WORD.search(d.name) or (stmt is not None and _reads_pattern(stmt, d)):
             moot.add(ln)
+    return _host_side(found, moot, FUNCTION_RULES, need_subject=True)
+
+
+def _innermost_def(funcs: list[_Def], ln: int) -> _Def | None:
+    """The innermost def of ``funcs`` whose lines hold line ``ln`` (None outside every def)."""
+    holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+    return max(holders, key=lambda h: h.lineno) if holders else None
+
+
+def _host_side(
+    found: list[RawFinding], moot: set[int], rules: Collection[str], *, need_subject: bool
+) -> list[RawFinding]:
+    """``found`` with the findings of ``rules`` on the ``moot`` lines set apart as ``host-side`` (only those not yet
+    in a context, and with ``need_subject`` only those naming their subject)."""
     if not moot:
         return found
     return [
         (r, ln, msg, snip, sub, "host-side")
-        if r in FUNCTION_RULES and ctx is None and sub and ln in moot
+        if r in rules and ctx is None and (sub or not need_subject) and ln in moot
         else (r, ln, msg, snip, sub, ctx)
         for r, ln, msg, snip, sub, ctx in found
     ]
@@ -263,20 +277,13 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         return found
     moot: set[int] = set()
     for ln in cands:
-        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
-        if not holders:
+        helper = _innermost_def(funcs, ln)
+        if helper is None:
             continue
-        d = max(holders, key=lambda h: h.lineno)  # the innermost def holding the line
-        if d.name not in decoding and not _calls_model(d, names) and reach.only_reached_from(roots, d.name):
+        name = helper.name
+        if name not in decoding and not _calls_model(helper, names) and reach.only_reached_from(roots, name):
             moot.add(ln)
-    if not moot:
-        return found
-    return [
-        (r, ln, msg, snip, sub, "host-side")
-        if r in _SHAPE_HAZARDS and ctx is None and sub and ln in moot
-        else (r, ln, msg, snip, sub, ctx)
-        for r, ln, msg, snip, sub, ctx in found
-    ]
+    return _host_side(found, moot, _SHAPE_HAZARDS, need_subject=True)
 
 
 def _lexical_decoding(reach: FileReach, data: bytes) -> frozenset[str]:
@@ -375,10 +382,9 @@ def _matcher_indices(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     funcs = [d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
     moot: set[int] = set()
     for ln in cands:
-        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
-        if not holders:
+        d = _innermost_def(funcs, ln)
+        if d is None:
             continue
-        d = max(holders, key=lambda h: h.lineno)
         seeds = _matcher_params(funcs, d)
         stmt = _statement_at(d, ln)
         if not seeds or stmt is None:
@@ -387,14 +393,7 @@ def _matcher_indices(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         read = {n.id for n in ast.walk(_read_side(stmt)) if isinstance(n, ast.Name)} & local
         if read and read <= host:
             moot.add(ln)
-    if not moot:
-        return found
-    return [
-        (r, ln, msg, snip, sub, "host-side")
-        if r in FUNCTION_RULES and ctx is None and ln in moot
-        else (r, ln, msg, snip, sub, ctx)
-        for r, ln, msg, snip, sub, ctx in found
-    ]
+    return _host_side(found, moot, FUNCTION_RULES, need_subject=False)
 
 
 def _is_matcher_call(v: ast.expr | None) -> bool:

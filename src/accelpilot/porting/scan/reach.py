@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 # Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
 # (``_initialize_weights`` too). ``__init__`` is not one: a float64 buffer made there is what forward reads.
@@ -109,29 +109,24 @@ class FileReach:
             return None
         return self.enclosing_def(self.line_starts[line - 1])
 
-    def only_reached_from(
-        self, roots: frozenset[str], name: str, depth: int = 0, seen: frozenset[str] = frozenset()
-    ) -> bool:
+    def only_reached_from(self, roots: frozenset[str], name: str) -> bool:
         """``name`` is one of ``roots``, or every mention of it in this file sits in a def only reached from them
         (``build_delay_pattern_mask``, called from ``generate`` and ``prepare_inputs_for_generation``). As in
         ``init_only``, a def never mentioned, or named at module level, is not shown to be reached only from them."""
-        if name in roots:
-            return True
-        if depth >= _MAX_DEPTH or name in seen:
-            return False
-        callers: set[str] = set()
-        for pos in self._mentions(name):
-            caller = self.enclosing_def(pos)
-            if caller is None:
-                return False
-            callers.add(caller)
-        return bool(callers) and all(self.only_reached_from(roots, c, depth + 1, seen | {name}) for c in callers)
+        return self._reached_only_from(roots.__contains__, name)
 
-    def init_only(self, name: str, depth: int = 0, seen: frozenset[str] = frozenset()) -> bool:
+    def init_only(self, name: str) -> bool:
         """``name`` is a weight-initialisation def, or every mention of it in this file (outside its own ``def``
         header and comments) sits in a def that is only reached from one. A def never mentioned is not shown to
         be init-only (another file may call it), nor is one named at module level (``__all__``, a default)."""
-        if INIT_DEFS.match(name):
+        return self._reached_only_from(lambda n: INIT_DEFS.match(n) is not None, name)
+
+    def _reached_only_from(
+        self, is_root: Callable[[str], bool], name: str, depth: int = 0, seen: frozenset[str] = frozenset()
+    ) -> bool:
+        """``name`` is a root, or every mention of it in this file sits in a def that is only reached from roots
+        (callers followed to ``_MAX_DEPTH``; a cycle, a module-level mention or no mention at all shows nothing)."""
+        if is_root(name):
             return True
         if depth >= _MAX_DEPTH or name in seen:
             return False
@@ -141,4 +136,4 @@ class FileReach:
             if caller is None:
                 return False
             callers.add(caller)
-        return bool(callers) and all(self.init_only(c, depth + 1, seen | {name}) for c in callers)
+        return bool(callers) and all(self._reached_only_from(is_root, c, depth + 1, seen | {name}) for c in callers)
