@@ -46,7 +46,9 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     try:
         trees = [parse_unit(data, u) for u in units(data, hits)]
     except SyntaxError:
-        trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
+        # A block boundary guessed wrong (e.g. a column-0 line inside a string): the whole file, parsed once and
+        # shared with the post passes (``_tree``; the visitor does not change it).
+        trees = [_tree(data)]
     for t in trees:
         v.visit(t)
     return _post_passes(data, v)
@@ -500,6 +502,9 @@ def _host_names(d: ast.AST, seeds: set[str]) -> tuple[set[str], set[str]]:
 
 # ``if not <probe naming another accelerator>(``: the cheap pre-check of ``_foreign_classes``.
 _NOT_FOREIGN = re.compile(rb"^[ \t]+if not [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(", re.M)
+# The same without its line anchor: it starts with a literal, which sre finds fast (the anchored form tries every
+# line of the file); no match of it means no match of ``_NOT_FOREIGN``.
+_NOT_FOREIGN_FAST = re.compile(rb"if not [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(")
 
 
 # Porting contexts a foreign class's lines give way to (its requirement of its accelerator is that backend's too).
@@ -513,7 +518,9 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     is_torch_xpu_available():`` body; so is the class's own requirement of that accelerator. A class requiring CUDA
     is the port's work and stays. Read on the whole file (a pruned scan may parse one method of a large class
     alone), only when the pre-check matches."""
-    if not _NOT_FOREIGN.search(data) or not any(ctx in _OPEN for *_, ctx in found):
+    if not any(ctx in _OPEN for *_, ctx in found) or not _NOT_FOREIGN_FAST.search(data):
+        return found
+    if not _NOT_FOREIGN.search(data):
         return found
     probe = PyVisitor(None, True)
     spans = [
@@ -536,6 +543,10 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
 _FOREIGN_IMPORT = re.compile(
     rb"^if [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(\)[ \t]*:[ \t]*\r?\n[ \t]+(?:from|import) ", re.M
 )
+# Its unanchored form, a literal first (found fast by sre): no match of it means no match of ``_FOREIGN_IMPORT``.
+_FOREIGN_IMPORT_FAST = re.compile(
+    rb"if [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(\)[ \t]*:[ \t]*\r?\n[ \t]+(?:from|import) "
+)
 
 
 def _foreign_kernels(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
@@ -547,7 +558,9 @@ def _foreign_kernels(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     port's work and stays, and so does a def that calls the name on one branch only (its other path is generic;
     the probed branch is set apart by the visitor when its test is the probe). Whole file parsed only when the
     pre-check matches."""
-    if not _FOREIGN_IMPORT.search(data) or not any(ctx in _OPEN for *_, ctx in found):
+    if not any(ctx in _OPEN for *_, ctx in found) or not _FOREIGN_IMPORT_FAST.search(data):
+        return found
+    if not _FOREIGN_IMPORT.search(data):
         return found
     tree = _tree(data)
     probe = PyVisitor(None, True)
@@ -612,15 +625,15 @@ def _no_fallback(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     by another computation (or by a raise) stays as it was. The whole file is parsed, only when it has a hub kernel
     on the main path."""
     lines = {ln for r, ln, _, _, _, ctx in found if r == "hub-kernel" and ctx is None}
-    if not lines:
+    if not lines or b"global" not in data:  # no ``global`` statement: no kernel bound to a module global
         return found
     tree = _tree(data)
     bound: dict[int, set[str]] = {}  # kernel line -> the module globals its def binds
-    for d in ast.walk(tree):
-        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names = {n for g in ast.walk(d) if isinstance(g, ast.Global) for n in g.names}
+    for d in _defs(data):
+        names = {n for g in ast.walk(d) if isinstance(g, ast.Global) for n in g.names}
+        if names:
             for c in ast.walk(d):
-                if names and isinstance(c, ast.Call) and c.lineno in lines:
+                if isinstance(c, ast.Call) and c.lineno in lines:
                     bound.setdefault(c.lineno, set()).update(names)
     if not bound:
         return found
