@@ -62,6 +62,13 @@ def _tree(data: bytes) -> ast.Module:
 
 
 @functools.lru_cache(maxsize=1)
+def _reach(data: bytes) -> FileReach:
+    """The file's def/class headers, read once for all the post passes (each used to read them again). Its only
+    state is what it memoises (``line_starts``), so sharing it changes no answer."""
+    return FileReach(data)
+
+
+@functools.lru_cache(maxsize=1)
 def _defs(data: bytes) -> tuple[_Def, ...]:
     """Every def of the file, in ``ast.walk`` order."""
     return tuple(d for d in ast.walk(_tree(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -82,7 +89,7 @@ def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
     line, by indentation), so the pruned scan needs no parse of the class."""
     if not v.dispatched:
         return v.found
-    reach = FileReach(data)
+    reach = _reach(data)
     out: list[RawFinding] = []
     for r, ln, msg, snip, sub, ctx in v.found:
         candidate = ln is not None and r != "moe-experts-dispatch" and ctx in (None, "optional")
@@ -103,7 +110,7 @@ def _weight_init(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     path (the same helper called from ``forward``) stays a finding."""
     if not any(r in _INIT_MOOT and ctx is None for r, _, _, _, _, ctx in found) or not _INIT_DEF.search(data):
         return found  # no candidate line, or no weight-initialisation def in the file to be reached from
-    reach = FileReach(data)
+    reach = _reach(data)
     out: list[RawFinding] = []
     for r, ln, msg, snip, sub, ctx in found:
         if r in _INIT_MOOT and ctx is None and ln is not None:
@@ -124,7 +131,7 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
     names = {sub.rpartition(":")[0] for r, _, _, _, sub, _ in found if r in FUNCTION_RULES and sub}
     if not any(_helper_name(n, data) for n in names):
         return found  # only methods such as ``forward``: no helper to join (and no file read for callers)
-    reach = FileReach(data)
+    reach = _reach(data)
     callers: dict[str, str] = {}
 
     def caller_of(sub: str) -> str:
@@ -177,7 +184,7 @@ def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFindin
     cands = {ln for r, ln, _, _, sub, ctx in found if r in FUNCTION_RULES and ctx is None and sub and ln is not None}
     if not cands or b"pattern" not in data or b"def generate" not in data:
         return found
-    reach = FileReach(data)
+    reach = _reach(data)
     funcs = list(_defs(data))
     moot: set[int] = set()
     for ln in cands:
@@ -264,7 +271,7 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     cands = {ln for r, ln, _, _, sub, ctx in found if r in _SHAPE_HAZARDS and ctx is None and sub and ln is not None}
     if not cands or (b"super().generate(" not in data and b"self.generate(" not in data):
         return found
-    reach = FileReach(data)
+    reach = _reach(data)
     lexical = _lexical_decoding(reach, data)
     if not any(
         (h := reach.def_at_line(ln)) and h not in lexical and reach.only_reached_from(lexical, h) for ln in cands
@@ -752,7 +759,7 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
 
 
 def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
-    spans = _wrapper_spans(data, kernel_line, FileReach(data), None)
+    spans = _wrapper_spans(data, kernel_line, _reach(data), None)
     return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
 
 
@@ -760,7 +767,7 @@ def _package_wrapper(data: bytes, packages: list[tuple[str, int, str]], lines: l
     """A package's wrapper module: the module-level defs that reach a def of this file importing the package (the
     flash-attn loader), and the helpers every caller of which does, serve that package (``_kernel_wrapper``)."""
     out: dict[int, str] = {}
-    reach, tree = FileReach(data), _tree(data)
+    reach, tree = _reach(data), _tree(data)
     seen: set[str | None] = set()
     for rule, pline, _ in packages:
         loader = reach.def_at_line(pline)
