@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Collection
+from collections import deque
+from collections.abc import Collection, Iterator
 
 from accelpilot.porting.log import NOT_PORTING, SERVES
 from accelpilot.porting.rules import RULES
@@ -61,6 +62,25 @@ def _tree(data: bytes) -> ast.Module:
     return ast.parse(data)
 
 
+# The fields that hold statements (and the handlers and cases that hold them): no expression holds one.
+_STMT_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
+
+
+def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` over statements only (with the except handlers and match cases between them), in the same order:
+    the defs, classes, ``if``s and ``with``s a pass looks for are all statements, and skipping expressions skips
+    most of the tree's nodes."""
+    todo = deque([node])
+    while todo:
+        n = todo.popleft()
+        for f in n._fields:
+            if f in _STMT_FIELDS:
+                v = getattr(n, f, None)
+                if isinstance(v, list):
+                    todo.extend(c for c in v if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+        yield n
+
+
 @functools.lru_cache(maxsize=1)
 def _reach(data: bytes) -> FileReach:
     """The file's def/class headers, read once for all the post passes (each used to read them again). Its only
@@ -71,7 +91,7 @@ def _reach(data: bytes) -> FileReach:
 @functools.lru_cache(maxsize=1)
 def _defs(data: bytes) -> tuple[_Def, ...]:
     """Every def of the file, in ``ast.walk`` order."""
-    return tuple(d for d in ast.walk(_tree(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return tuple(d for d in _stmt_walk(_tree(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -532,7 +552,7 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     probe = PyVisitor(None, True)
     spans = [
         (c.lineno, c.end_lineno or c.lineno)
-        for c in ast.walk(_tree(data))
+        for c in _stmt_walk(_tree(data))
         if isinstance(c, ast.ClassDef) and probe.requires_foreign(c)
     ]
     if not spans:
@@ -645,7 +665,7 @@ def _no_fallback(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     if not bound:
         return found
     empty: set[str] = set()  # globals whose None is answered by returning a placeholder
-    for node in ast.walk(tree):
+    for node in _stmt_walk(tree):
         if (
             isinstance(node, ast.If)
             and isinstance(node.test, ast.Compare)
@@ -824,12 +844,12 @@ def _graph_capture(data: bytes, graphs: list[int], lines: list[int]) -> dict[int
     tree = _tree(data)
     capturing = [
         (d.lineno, d.end_lineno or d.lineno)
-        for d in ast.walk(tree)
+        for d in _stmt_walk(tree)
         if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
         and any(d.lineno <= g <= (d.end_lineno or d.lineno) for g in graphs)
     ]
     out: dict[int, str] = {}
-    for w in ast.walk(tree):
+    for w in _stmt_walk(tree):
         if not isinstance(w, (ast.With, ast.AsyncWith)):
             continue
         in_capture = any(a <= w.lineno <= b for a, b in capturing)
@@ -866,7 +886,7 @@ def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: l
     if not lines:
         return {}
     out: dict[int, str] = {}
-    for c in ast.walk(_tree(data)):
+    for c in _stmt_walk(_tree(data)):
         if not isinstance(c, ast.ClassDef):
             continue
         a, b = c.lineno, c.end_lineno or c.lineno
@@ -885,7 +905,7 @@ def _kernel_adapter(data: bytes, lines: list[int]) -> dict[int, str]:
     if not lines:
         return {}
     out: dict[int, str] = {}
-    for c in ast.walk(_tree(data)):
+    for c in _stmt_walk(_tree(data)):
         if not isinstance(c, ast.ClassDef):
             continue
         a, b = c.lineno, c.end_lineno or c.lineno
