@@ -243,7 +243,7 @@ def _host_side(
 def _statement_at(d: ast.AST, ln: int) -> ast.stmt | None:
     """The innermost simple statement of ``d`` (no block of its own) whose lines hold ``ln``."""
     best: ast.stmt | None = None
-    for s in ast.walk(d):
+    for s in _stmt_walk(d):
         if not isinstance(s, ast.stmt) or hasattr(s, "body"):
             continue
         if s.lineno <= ln <= (s.end_lineno or s.lineno) and (best is None or s.lineno >= best.lineno):
@@ -262,7 +262,7 @@ def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
     if _PATTERN_WORD.search(ast.unparse(value)):
         return True
     latest: dict[str, ast.Assign] = {}
-    for s in ast.walk(d):
+    for s in _stmt_walk(d):
         if isinstance(s, ast.Assign) and s.lineno < stmt.lineno:
             for t in s.targets:
                 for n in ast.walk(t):
@@ -363,13 +363,13 @@ def _called_on_result(d: _Def, decoding: set[str], names: set[str]) -> list[str]
     """Defs of the file that ``d`` calls with an argument read from a decode call's result (one step, or a ``for``
     target over it)."""
     result: set[str] = set()
-    for st in ast.walk(d):
+    for st in _stmt_walk(d):
         if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None and _decode_call(st.value, decoding):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             result |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     if not result:
         return []
-    for st in ast.walk(d):
+    for st in _stmt_walk(d):
         if (
             isinstance(st, (ast.For, ast.AsyncFor))
             and {n.id for n in ast.walk(st.iter) if isinstance(n, ast.Name)} & result
@@ -467,7 +467,7 @@ def _matcher_params(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], d: ast.
 
 def _bound_to_matcher(caller: ast.AST, name: str) -> bool:
     """Every binding of ``name`` in ``caller`` is a matcher call, an empty list filled by appending such names."""
-    values = [s.value for s in ast.walk(caller) if isinstance(s, ast.Assign) and _binds(s.targets, name)]
+    values = [s.value for s in _stmt_walk(caller) if isinstance(s, ast.Assign) and _binds(s.targets, name)]
     if not values:
         return False
     for v in values:
@@ -657,7 +657,7 @@ def _no_fallback(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     tree = _tree(data)
     bound: dict[int, set[str]] = {}  # kernel line -> the module globals its def binds
     for d in _defs(data):
-        names = {n for g in ast.walk(d) if isinstance(g, ast.Global) for n in g.names}
+        names = {n for g in _stmt_walk(d) if isinstance(g, ast.Global) for n in g.names}
         if names:
             for c in ast.walk(d):
                 if isinstance(c, ast.Call) and c.lineno in lines:
@@ -913,7 +913,7 @@ def _kernel_adapter(data: bytes, lines: list[int]) -> dict[int, str]:
         if not inside or "kernels" not in _required_packages(c):
             continue
         modules = sorted(
-            {"." * n.level + (n.module or "") for n in ast.walk(c) if isinstance(n, ast.ImportFrom) and n.level > 0}
+            {"." * n.level + (n.module or "") for n in _stmt_walk(c) if isinstance(n, ast.ImportFrom) and n.level > 0}
         )
         if modules:
             out.update({ln: f"{SERVES}hub-kernel:@{','.join(modules)}" for ln in inside})
@@ -927,7 +927,7 @@ def _package_word(subject: str) -> str:
 def _required_packages(c: ast.ClassDef) -> set[str]:
     """``X`` for each ``if not is_X_available(...): ... raise ImportError(...)`` in the class's methods."""
     out: set[str] = set()
-    for node in ast.walk(c):
+    for node in _stmt_walk(c):
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
             continue
         call = node.test.operand
@@ -940,7 +940,7 @@ def _required_packages(c: ast.ClassDef) -> set[str]:
             and r.exc is not None
             and "ImportError" in {n.id for n in ast.walk(r.exc) if isinstance(n, ast.Name)}
             for b in node.body
-            for r in ast.walk(b)
+            for r in _stmt_walk(b)
         )
         if m and raises:
             out.add(m.group(1))
@@ -982,7 +982,7 @@ def _feeds_varlen(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         for d in c.body:
             if not isinstance(d, ast.FunctionDef):
                 continue
-            for st in ast.walk(d):
+            for st in _stmt_walk(d):
                 if not (isinstance(st, ast.Assign) and st.lineno in masks):
                     continue
                 names = {t.id for t in st.targets if isinstance(t, ast.Name)}
@@ -1011,7 +1011,7 @@ def _submodules(c: ast.ClassDef) -> dict[str, str]:
     for d in c.body:
         if not (isinstance(d, ast.FunctionDef) and d.name == "__init__"):
             continue
-        for st in ast.walk(d):
+        for st in _stmt_walk(d):
             if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
                 continue
             f = st.value.func
