@@ -68,11 +68,12 @@ def overridden_in(mentions: Mentions, wanted: set[tuple[str, str]]) -> set[tuple
                 loose.add(n)  # a file that names it and cannot be read: not shown
                 continue
             callees: set[int] = set()
-            for node in ast.walk(tree):
+            nodes = list(ast.walk(tree))  # walked once, read twice (the walk costs more than the two reads)
+            for node in nodes:
                 if isinstance(node, ast.Call) and _callee(node.func) == n:
                     calls.setdefault(n, []).append(node)
                     callees.add(id(node.func))
-            for node in ast.walk(tree):
+            for node in nodes:
                 if _callee(node) == n and id(node) not in callees and isinstance(getattr(node, "ctx", None), ast.Load):
                     loose.add(n)
     out: set[tuple[str, str]] = set()

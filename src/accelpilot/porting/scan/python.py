@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Collection
+from collections import deque
+from collections.abc import Collection, Iterator
 
 from accelpilot.porting.log import NOT_PORTING, SERVES
 from accelpilot.porting.rules import RULES
@@ -46,7 +47,9 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     try:
         trees = [parse_unit(data, u) for u in units(data, hits)]
     except SyntaxError:
-        trees = [ast.parse(data)]  # a block boundary guessed wrong (e.g. a column-0 line inside a string)
+        # A block boundary guessed wrong (e.g. a column-0 line inside a string): the whole file, parsed once and
+        # shared with the post passes (``_tree``; the visitor does not change it).
+        trees = [_tree(data)]
     for t in trees:
         v.visit(t)
     return _post_passes(data, v)
@@ -59,10 +62,36 @@ def _tree(data: bytes) -> ast.Module:
     return ast.parse(data)
 
 
+# The fields that hold statements (and the handlers and cases that hold them): no expression holds one.
+_STMT_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
+
+
+def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` over statements only (with the except handlers and match cases between them), in the same order:
+    the defs, classes, ``if``s and ``with``s a pass looks for are all statements, and skipping expressions skips
+    most of the tree's nodes."""
+    todo = deque([node])
+    while todo:
+        n = todo.popleft()
+        for f in n._fields:
+            if f in _STMT_FIELDS:
+                v = getattr(n, f, None)
+                if isinstance(v, list):
+                    todo.extend(c for c in v if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+        yield n
+
+
+@functools.lru_cache(maxsize=1)
+def _reach(data: bytes) -> FileReach:
+    """The file's def/class headers, read once for all the post passes (each used to read them again). Its only
+    state is what it memoises (``line_starts``), so sharing it changes no answer."""
+    return FileReach(data)
+
+
 @functools.lru_cache(maxsize=1)
 def _defs(data: bytes) -> tuple[_Def, ...]:
     """Every def of the file, in ``ast.walk`` order."""
-    return tuple(d for d in ast.walk(_tree(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return tuple(d for d in _stmt_walk(_tree(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
@@ -80,7 +109,7 @@ def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
     line, by indentation), so the pruned scan needs no parse of the class."""
     if not v.dispatched:
         return v.found
-    reach = FileReach(data)
+    reach = _reach(data)
     out: list[RawFinding] = []
     for r, ln, msg, snip, sub, ctx in v.found:
         candidate = ln is not None and r != "moe-experts-dispatch" and ctx in (None, "optional")
@@ -101,7 +130,7 @@ def _weight_init(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     path (the same helper called from ``forward``) stays a finding."""
     if not any(r in _INIT_MOOT and ctx is None for r, _, _, _, _, ctx in found) or not _INIT_DEF.search(data):
         return found  # no candidate line, or no weight-initialisation def in the file to be reached from
-    reach = FileReach(data)
+    reach = _reach(data)
     out: list[RawFinding] = []
     for r, ln, msg, snip, sub, ctx in found:
         if r in _INIT_MOOT and ctx is None and ln is not None:
@@ -122,7 +151,7 @@ def _helpers_join_caller(data: bytes, found: list[RawFinding]) -> list[RawFindin
     names = {sub.rpartition(":")[0] for r, _, _, _, sub, _ in found if r in FUNCTION_RULES and sub}
     if not any(_helper_name(n, data) for n in names):
         return found  # only methods such as ``forward``: no helper to join (and no file read for callers)
-    reach = FileReach(data)
+    reach = _reach(data)
     callers: dict[str, str] = {}
 
     def caller_of(sub: str) -> str:
@@ -175,7 +204,7 @@ def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFindin
     cands = {ln for r, ln, _, _, sub, ctx in found if r in FUNCTION_RULES and ctx is None and sub and ln is not None}
     if not cands or b"pattern" not in data or b"def generate" not in data:
         return found
-    reach = FileReach(data)
+    reach = _reach(data)
     funcs = list(_defs(data))
     moot: set[int] = set()
     for ln in cands:
@@ -214,7 +243,7 @@ def _host_side(
 def _statement_at(d: ast.AST, ln: int) -> ast.stmt | None:
     """The innermost simple statement of ``d`` (no block of its own) whose lines hold ``ln``."""
     best: ast.stmt | None = None
-    for s in ast.walk(d):
+    for s in _stmt_walk(d):
         if not isinstance(s, ast.stmt) or hasattr(s, "body"):
             continue
         if s.lineno <= ln <= (s.end_lineno or s.lineno) and (best is None or s.lineno >= best.lineno):
@@ -233,7 +262,7 @@ def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
     if _PATTERN_WORD.search(ast.unparse(value)):
         return True
     latest: dict[str, ast.Assign] = {}
-    for s in ast.walk(d):
+    for s in _stmt_walk(d):
         if isinstance(s, ast.Assign) and s.lineno < stmt.lineno:
             for t in s.targets:
                 for n in ast.walk(t):
@@ -262,7 +291,7 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     cands = {ln for r, ln, _, _, sub, ctx in found if r in _SHAPE_HAZARDS and ctx is None and sub and ln is not None}
     if not cands or (b"super().generate(" not in data and b"self.generate(" not in data):
         return found
-    reach = FileReach(data)
+    reach = _reach(data)
     lexical = _lexical_decoding(reach, data)
     if not any(
         (h := reach.def_at_line(ln)) and h not in lexical and reach.only_reached_from(lexical, h) for ln in cands
@@ -334,13 +363,13 @@ def _called_on_result(d: _Def, decoding: set[str], names: set[str]) -> list[str]
     """Defs of the file that ``d`` calls with an argument read from a decode call's result (one step, or a ``for``
     target over it)."""
     result: set[str] = set()
-    for st in ast.walk(d):
+    for st in _stmt_walk(d):
         if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None and _decode_call(st.value, decoding):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             result |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     if not result:
         return []
-    for st in ast.walk(d):
+    for st in _stmt_walk(d):
         if (
             isinstance(st, (ast.For, ast.AsyncFor))
             and {n.id for n in ast.walk(st.iter) if isinstance(n, ast.Name)} & result
@@ -438,7 +467,7 @@ def _matcher_params(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], d: ast.
 
 def _bound_to_matcher(caller: ast.AST, name: str) -> bool:
     """Every binding of ``name`` in ``caller`` is a matcher call, an empty list filled by appending such names."""
-    values = [s.value for s in ast.walk(caller) if isinstance(s, ast.Assign) and _binds(s.targets, name)]
+    values = [s.value for s in _stmt_walk(caller) if isinstance(s, ast.Assign) and _binds(s.targets, name)]
     if not values:
         return False
     for v in values:
@@ -500,6 +529,9 @@ def _host_names(d: ast.AST, seeds: set[str]) -> tuple[set[str], set[str]]:
 
 # ``if not <probe naming another accelerator>(``: the cheap pre-check of ``_foreign_classes``.
 _NOT_FOREIGN = re.compile(rb"^[ \t]+if not [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(", re.M)
+# The same without its line anchor: it starts with a literal, which sre finds fast (the anchored form tries every
+# line of the file); no match of it means no match of ``_NOT_FOREIGN``.
+_NOT_FOREIGN_FAST = re.compile(rb"if not [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(")
 
 
 # Porting contexts a foreign class's lines give way to (its requirement of its accelerator is that backend's too).
@@ -513,12 +545,14 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     is_torch_xpu_available():`` body; so is the class's own requirement of that accelerator. A class requiring CUDA
     is the port's work and stays. Read on the whole file (a pruned scan may parse one method of a large class
     alone), only when the pre-check matches."""
-    if not _NOT_FOREIGN.search(data) or not any(ctx in _OPEN for *_, ctx in found):
+    if not any(ctx in _OPEN for *_, ctx in found) or not _NOT_FOREIGN_FAST.search(data):
+        return found
+    if not _NOT_FOREIGN.search(data):
         return found
     probe = PyVisitor(None, True)
     spans = [
         (c.lineno, c.end_lineno or c.lineno)
-        for c in ast.walk(_tree(data))
+        for c in _stmt_walk(_tree(data))
         if isinstance(c, ast.ClassDef) and probe.requires_foreign(c)
     ]
     if not spans:
@@ -536,6 +570,10 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
 _FOREIGN_IMPORT = re.compile(
     rb"^if [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(\)[ \t]*:[ \t]*\r?\n[ \t]+(?:from|import) ", re.M
 )
+# Its unanchored form, a literal first (found fast by sre): no match of it means no match of ``_FOREIGN_IMPORT``.
+_FOREIGN_IMPORT_FAST = re.compile(
+    rb"if [\w.]*(?:mps|xpu|npu|hpu|mlu|musa|sdaa|gcu|ipu)[\w.]*\(\)[ \t]*:[ \t]*\r?\n[ \t]+(?:from|import) "
+)
 
 
 def _foreign_kernels(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
@@ -547,7 +585,9 @@ def _foreign_kernels(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     port's work and stays, and so does a def that calls the name on one branch only (its other path is generic;
     the probed branch is set apart by the visitor when its test is the probe). Whole file parsed only when the
     pre-check matches."""
-    if not _FOREIGN_IMPORT.search(data) or not any(ctx in _OPEN for *_, ctx in found):
+    if not any(ctx in _OPEN for *_, ctx in found) or not _FOREIGN_IMPORT_FAST.search(data):
+        return found
+    if not _FOREIGN_IMPORT.search(data):
         return found
     tree = _tree(data)
     probe = PyVisitor(None, True)
@@ -612,20 +652,20 @@ def _no_fallback(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     by another computation (or by a raise) stays as it was. The whole file is parsed, only when it has a hub kernel
     on the main path."""
     lines = {ln for r, ln, _, _, _, ctx in found if r == "hub-kernel" and ctx is None}
-    if not lines:
+    if not lines or b"global" not in data:  # no ``global`` statement: no kernel bound to a module global
         return found
     tree = _tree(data)
     bound: dict[int, set[str]] = {}  # kernel line -> the module globals its def binds
-    for d in ast.walk(tree):
-        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names = {n for g in ast.walk(d) if isinstance(g, ast.Global) for n in g.names}
+    for d in _defs(data):
+        names = {n for g in _stmt_walk(d) if isinstance(g, ast.Global) for n in g.names}
+        if names:
             for c in ast.walk(d):
-                if names and isinstance(c, ast.Call) and c.lineno in lines:
+                if isinstance(c, ast.Call) and c.lineno in lines:
                     bound.setdefault(c.lineno, set()).update(names)
     if not bound:
         return found
     empty: set[str] = set()  # globals whose None is answered by returning a placeholder
-    for node in ast.walk(tree):
+    for node in _stmt_walk(tree):
         if (
             isinstance(node, ast.If)
             and isinstance(node.test, ast.Compare)
@@ -739,7 +779,7 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
 
 
 def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
-    spans = _wrapper_spans(data, kernel_line, FileReach(data), None)
+    spans = _wrapper_spans(data, kernel_line, _reach(data), None)
     return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
 
 
@@ -747,7 +787,7 @@ def _package_wrapper(data: bytes, packages: list[tuple[str, int, str]], lines: l
     """A package's wrapper module: the module-level defs that reach a def of this file importing the package (the
     flash-attn loader), and the helpers every caller of which does, serve that package (``_kernel_wrapper``)."""
     out: dict[int, str] = {}
-    reach, tree = FileReach(data), _tree(data)
+    reach, tree = _reach(data), _tree(data)
     seen: set[str | None] = set()
     for rule, pline, _ in packages:
         loader = reach.def_at_line(pline)
@@ -804,12 +844,12 @@ def _graph_capture(data: bytes, graphs: list[int], lines: list[int]) -> dict[int
     tree = _tree(data)
     capturing = [
         (d.lineno, d.end_lineno or d.lineno)
-        for d in ast.walk(tree)
+        for d in _stmt_walk(tree)
         if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
         and any(d.lineno <= g <= (d.end_lineno or d.lineno) for g in graphs)
     ]
     out: dict[int, str] = {}
-    for w in ast.walk(tree):
+    for w in _stmt_walk(tree):
         if not isinstance(w, (ast.With, ast.AsyncWith)):
             continue
         in_capture = any(a <= w.lineno <= b for a, b in capturing)
@@ -846,7 +886,7 @@ def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: l
     if not lines:
         return {}
     out: dict[int, str] = {}
-    for c in ast.walk(_tree(data)):
+    for c in _stmt_walk(_tree(data)):
         if not isinstance(c, ast.ClassDef):
             continue
         a, b = c.lineno, c.end_lineno or c.lineno
@@ -865,7 +905,7 @@ def _kernel_adapter(data: bytes, lines: list[int]) -> dict[int, str]:
     if not lines:
         return {}
     out: dict[int, str] = {}
-    for c in ast.walk(_tree(data)):
+    for c in _stmt_walk(_tree(data)):
         if not isinstance(c, ast.ClassDef):
             continue
         a, b = c.lineno, c.end_lineno or c.lineno
@@ -873,7 +913,7 @@ def _kernel_adapter(data: bytes, lines: list[int]) -> dict[int, str]:
         if not inside or "kernels" not in _required_packages(c):
             continue
         modules = sorted(
-            {"." * n.level + (n.module or "") for n in ast.walk(c) if isinstance(n, ast.ImportFrom) and n.level > 0}
+            {"." * n.level + (n.module or "") for n in _stmt_walk(c) if isinstance(n, ast.ImportFrom) and n.level > 0}
         )
         if modules:
             out.update({ln: f"{SERVES}hub-kernel:@{','.join(modules)}" for ln in inside})
@@ -887,7 +927,7 @@ def _package_word(subject: str) -> str:
 def _required_packages(c: ast.ClassDef) -> set[str]:
     """``X`` for each ``if not is_X_available(...): ... raise ImportError(...)`` in the class's methods."""
     out: set[str] = set()
-    for node in ast.walk(c):
+    for node in _stmt_walk(c):
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
             continue
         call = node.test.operand
@@ -900,7 +940,7 @@ def _required_packages(c: ast.ClassDef) -> set[str]:
             and r.exc is not None
             and "ImportError" in {n.id for n in ast.walk(r.exc) if isinstance(n, ast.Name)}
             for b in node.body
-            for r in ast.walk(b)
+            for r in _stmt_walk(b)
         )
         if m and raises:
             out.add(m.group(1))
@@ -942,7 +982,7 @@ def _feeds_varlen(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         for d in c.body:
             if not isinstance(d, ast.FunctionDef):
                 continue
-            for st in ast.walk(d):
+            for st in _stmt_walk(d):
                 if not (isinstance(st, ast.Assign) and st.lineno in masks):
                     continue
                 names = {t.id for t in st.targets if isinstance(t, ast.Name)}
@@ -971,7 +1011,7 @@ def _submodules(c: ast.ClassDef) -> dict[str, str]:
     for d in c.body:
         if not (isinstance(d, ast.FunctionDef) and d.name == "__init__"):
             continue
-        for st in ast.walk(d):
+        for st in _stmt_walk(d):
             if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
                 continue
             f = st.value.func

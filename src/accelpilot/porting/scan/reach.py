@@ -20,6 +20,22 @@ _HEADER = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
 _MAX_DEPTH = 4
 
 
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def word_positions(data: bytes, word: bytes) -> Iterator[int]:
+    """Starts of ``\\bword\\b`` in ``data``. For an identifier the leading boundary is checked by hand: a pattern that
+    opens with the literal is found by sre's fast literal search, ten times faster than one opening with ``\\b``.
+    No match is lost: a rejected match is all word bytes, so no word-bounded match can start inside it."""
+    if not word or not all(b in _WORD_BYTES for b in word):
+        yield from (m.start() for m in re.finditer(rb"\b" + re.escape(word) + rb"\b", data))
+        return
+    for m in re.finditer(re.escape(word) + rb"\b", data):
+        pos = m.start()
+        if pos == 0 or data[pos - 1] not in _WORD_BYTES:
+            yield pos
+
+
 class FileReach:
     """The ``def``/``class`` headers of one file, for "which def holds this line" and "who names this def"."""
 
@@ -93,11 +109,11 @@ class FileReach:
 
     def _mentions(self, name: str) -> Iterator[int]:
         """Byte offsets of ``name`` as a word, outside comments and its own ``def``/``class`` header."""
-        for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", self.data):
-            ls = self.data.rfind(b"\n", 0, m.start()) + 1
-            head = self.data[ls : m.start()].lstrip()
+        for pos in word_positions(self.data, name.encode()):
+            ls = self.data.rfind(b"\n", 0, pos) + 1
+            head = self.data[ls:pos].lstrip()
             if not (head.startswith(b"#") or head.endswith((b"def ", b"class "))):
-                yield m.start()
+                yield pos
 
     @functools.cached_property
     def line_starts(self) -> list[int]:

@@ -93,6 +93,7 @@ class PyVisitor:
         self.dispatched: set[str] = set()
         # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
         self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
+        self._binds: dict[int, dict[str, list[ast.expr] | None]] = {}  # id(def) -> its ``_bindings``
         self._varlen_defs: dict[int, tuple[frozenset[int], bool]] = {}  # per def: ``_add_varlen``'s reading of it
         self._nccl_of: dict[int, frozenset[str]] = {}  # per def: ``_library_nccl_vars``
 
@@ -655,7 +656,7 @@ class PyVisitor:
         if known is None:
             a = node.args
             every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
-            known = self._def_names[id(node)] = (_bindings(node), (every, _host_params(node)))
+            known = self._def_names[id(node)] = (self._bindings_of(node), (every, _host_params(node)))
         binds, params = known
         if isinstance(index, ast.Name) and index.id in binds:
             values = binds[index.id]
@@ -1088,6 +1089,13 @@ class PyVisitor:
             return self.dotted(left.args[0]) == "torch.cuda.default_generators"
         return self.dotted(left.func) == "torch.cuda.device_count"
 
+    def _bindings_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr] | None]:
+        """``_bindings`` of a def, walked once per def (a def with many ``if flag:`` tests asked once per test)."""
+        binds = self._binds.get(id(node))
+        if binds is None:
+            binds = self._binds[id(node)] = _bindings(node)
+        return binds
+
     def _cached_cuda_probe(self, name: str) -> bool:
         """``pt_cuda_available = torch.cuda.is_available()`` then ``if pt_cuda_available:``: a local name of the
         def every assignment of which is a called CUDA availability probe or a constant placeholder (``= "NA"``,
@@ -1095,7 +1103,7 @@ class PyVisitor:
         another way (a loop target, ``+=``, an argument) or assigned anything else is not followed."""
         if self.def_node is None:
             return False
-        bound = _bindings(self.def_node).get(name)
+        bound = self._bindings_of(self.def_node).get(name)
         if not bound or name in {a.arg for a in ast.walk(self.def_node.args) if isinstance(a, ast.arg)}:
             return False
         probes = [v for v in bound if isinstance(v, ast.Call) and self._probe_backends(v.func) == {"cuda"}]
