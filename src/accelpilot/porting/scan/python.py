@@ -882,17 +882,21 @@ def _mentioned_at_module(tree: ast.Module) -> list[set[str]]:
     ]
 
 
-def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: list[int]) -> dict[int, str]:
+def _classes_holding(data: bytes, lines: list[int]) -> Iterator[tuple[ast.ClassDef, list[int]]]:
+    """Each class of the file with the ones of ``lines`` it holds (classes holding none are skipped)."""
     if not lines:
-        return {}
-    out: dict[int, str] = {}
+        return
     for c in _stmt_walk(_tree(data)):
-        if not isinstance(c, ast.ClassDef):
-            continue
+        if isinstance(c, ast.ClassDef):
+            inside = [ln for ln in lines if c.lineno <= ln <= (c.end_lineno or c.lineno)]
+            if inside:
+                yield c, inside
+
+
+def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for c, inside in _classes_holding(data, lines):
         a, b = c.lineno, c.end_lineno or c.lineno
-        inside = [ln for ln in lines if a <= ln <= b]
-        if not inside:
-            continue
         required = _required_packages(c)
         for rule, pline, sub in packages:
             if a <= pline <= b and _package_word(sub) in required:
@@ -902,15 +906,9 @@ def _package_adapter(data: bytes, packages: list[tuple[str, int, str]], lines: l
 
 
 def _kernel_adapter(data: bytes, lines: list[int]) -> dict[int, str]:
-    if not lines:
-        return {}
     out: dict[int, str] = {}
-    for c in _stmt_walk(_tree(data)):
-        if not isinstance(c, ast.ClassDef):
-            continue
-        a, b = c.lineno, c.end_lineno or c.lineno
-        inside = [ln for ln in lines if a <= ln <= b]
-        if not inside or "kernels" not in _required_packages(c):
+    for c, inside in _classes_holding(data, lines):
+        if "kernels" not in _required_packages(c):
             continue
         modules = sorted(
             {"." * n.level + (n.module or "") for n in _stmt_walk(c) if isinstance(n, ast.ImportFrom) and n.level > 0}
