@@ -555,6 +555,12 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         for c in _stmt_walk(_tree(data))
         if isinstance(c, ast.ClassDef) and probe.requires_foreign(c)
     ]
+    return _backend_spans(found, spans)
+
+
+def _backend_spans(found: list[RawFinding], spans: list[tuple[int, int]]) -> list[RawFinding]:
+    """``found`` with its open findings (no context, or a weaker one) inside ``spans`` set apart as
+    ``backend-branch``: the code there runs only on another accelerator."""
     if not spans:
         return found
     return [
@@ -604,14 +610,7 @@ def _foreign_kernels(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         for d in tree.body
         if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and _must_call(d.body, bound)
     ]
-    if not spans:
-        return found
-    return [
-        (r, ln, msg, snip, sub, "backend-branch")
-        if ctx in _OPEN and ln is not None and any(a <= ln <= b for a, b in spans)
-        else (r, ln, msg, snip, sub, ctx)
-        for r, ln, msg, snip, sub, ctx in found
-    ]
+    return _backend_spans(found, spans)
 
 
 def _must_call(body: list[ast.stmt], names: set[str]) -> bool:
