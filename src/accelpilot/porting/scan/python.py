@@ -207,10 +207,7 @@ def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFindin
     reach = _reach(data)
     funcs = list(_defs(data))
     moot: set[int] = set()
-    for ln in cands:
-        d = _innermost_def(funcs, ln)
-        if d is None:
-            continue
+    for ln, d in _held_lines(funcs, cands):
         if not reach.only_reached_from(_GENERATE_DEFS, d.name):
             continue
         stmt = _statement_at(d, ln)
@@ -219,10 +216,13 @@ def _pattern_bookkeeping(data: bytes, found: list[RawFinding]) -> list[RawFindin
     return _host_side(found, moot, FUNCTION_RULES, need_subject=True)
 
 
-def _innermost_def(funcs: list[_Def], ln: int) -> _Def | None:
-    """The innermost def of ``funcs`` whose lines hold line ``ln`` (None outside every def)."""
-    holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
-    return max(holders, key=lambda h: h.lineno) if holders else None
+def _held_lines(funcs: list[_Def], lines: Collection[int]) -> Iterator[tuple[int, _Def]]:
+    """Each of ``lines`` held by a def of ``funcs``, with the innermost def holding it (lines outside every def are
+    skipped)."""
+    for ln in lines:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if holders:
+            yield ln, max(holders, key=lambda h: h.lineno)
 
 
 def _host_side(
@@ -318,10 +318,7 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     if not roots:
         return found
     moot: set[int] = set()
-    for ln in cands:
-        helper = _innermost_def(funcs, ln)
-        if helper is None:
-            continue
+    for ln, helper in _held_lines(funcs, cands):
         name = helper.name
         if name not in decoding and not _calls_model(helper, names) and reach.only_reached_from(roots, name):
             moot.add(ln)
@@ -422,10 +419,7 @@ def _matcher_indices(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         return found
     funcs = list(_defs(data))
     moot: set[int] = set()
-    for ln in cands:
-        d = _innermost_def(funcs, ln)
-        if d is None:
-            continue
+    for ln, d in _held_lines(funcs, cands):
         seeds = _matcher_params(funcs, d)
         stmt = _statement_at(d, ln)
         if not seeds or stmt is None:
