@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from accelpilot.porting.scan import scan_python
+from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REPO = FIXTURES / "repo"
@@ -32,3 +33,44 @@ def test_block_boundary_fallback_on_column0_string() -> None:
     # A column-0 line inside a triple-quoted string splits blocks wrongly; the scanner falls back to a full parse.
     src = 'import torch\nX = """\nclass Fake:\n"""\ndef f(x):\n    return x.cuda()\n'
     assert [(f[0], f[1]) for f in scan_python(src)] == [("cuda-call", 6)]
+
+
+def _methods(n: int) -> str:
+    """Enough plain methods to take a class past the size at which its members are parsed one by one."""
+    return "".join(
+        f"    def m{i}(self, x):\n        return x + {i}  # padding padding padding padding\n" for i in range(n)
+    )
+
+
+def test_docstring_lines_at_block_indentation_are_no_block_starts() -> None:
+    # "Args:" at column 4 of a class docstring and prose at column 0 of the module docstring are inside strings: the
+    # units holding the trigger parse on their own (no fallback to the whole file) and find what the full parse does;
+    # a trigger in the decorator parses the class line with its first statement (the docstring), never alone.
+    src = (
+        '"""Module doc.\nFile utilities: mentions torch.compile(model) in prose.\n"""\nimport torch\n\n\n'
+        '@auto_docstring(checkpoint="nvidia/big")\nclass Big(torch.nn.Module):\n    r"""\n    Args:\n        x: uses cuda in prose\n    """\n\n'
+        + _methods(40)
+        + "    def forward(self, x):\n        return x.cuda()\n"
+    )
+    data = src.encode()
+    hits = trigger_lines(data)
+    for u in units(data, hits):
+        parse_unit(data, u)  # raises SyntaxError if a boundary fell inside a docstring
+    pruned = [(f[0], f[1], f[5]) for f in scan_python(src)]
+    assert pruned == [(f[0], f[1], f[5]) for f in scan_python(src, prune=False)]
+    assert ("cuda-call", src.count("\n"), None) in pruned
+
+
+def test_a_large_class_under_a_dispatcher_decorator_keeps_its_context_in_every_member() -> None:
+    # The decorator makes the whole body the eager reference of a dispatched forward: a member parsed alone (inside a
+    # dummy class) would lose that context, so such a class is parsed whole.
+    src = (
+        "import torch\nfrom transformers.integrations import use_experts_implementation\n\n\n"
+        "@use_experts_implementation\nclass Experts(torch.nn.Module):\n"
+        + _methods(40)
+        + "    def forward(self, x):\n        hit = torch.nonzero(x)\n        return hit\n"
+    )
+    assert len(src) > 2000
+    pruned = sorted((f[0], f[1], str(f[5])) for f in scan_python(src))
+    assert pruned == sorted((f[0], f[1], str(f[5])) for f in scan_python(src, prune=False))
+    assert ("data-dependent-op", src.count("\n") - 1, "reference-fallback") in pruned

@@ -13,7 +13,7 @@ import bisect
 import re
 from collections.abc import Callable
 
-from accelpilot.porting.scan.patterns import QUOTED_WORDS, import_root
+from accelpilot.porting.scan.patterns import DISPATCHED_BY_DEFAULT, QUOTED_WORDS, import_root
 
 
 def _not_code(data: bytes, i: int) -> bool:
@@ -234,20 +234,70 @@ _COL0 = re.compile(rb"\n[^ \t\r\n#)\]}]")
 _COL4 = re.compile(rb"\n    [^ \t\r\n#)\]}]")
 _WORD = re.compile(rb"\w+")
 _CLASS_WRAPPER = b"class _:\n"
+_DISPATCHER = re.compile(b"|".join(re.escape(n.encode()) for n in sorted(DISPATCHED_BY_DEFAULT)))
 
 # A unit is (first line, start offset, end offset, is_class_member): the smallest block parsed on its own.
 Unit = tuple[int, int, int, bool]
 
 
-def _blocks(data: bytes, rx: re.Pattern[bytes], start: int, end: int, indent: int, line0: int) -> list[Unit]:
-    """Statements at one indentation between two offsets; decorators stay with their def/class."""
+def _string_spans(data: bytes) -> list[tuple[int, int]]:
+    """The interiors of the file's triple-quoted strings, as (offset after the opening quotes, offset of the closing
+    quotes), paired in order with two ``bytes.find`` walks. A docstring's lines at column 0 or 4 ("Args:") are no
+    statements: without this, a block starting inside one fails to parse and the whole file is parsed instead (a
+    tenth of the scan's time on transformers). A pairing fooled by a triple quote in a comment or a one-line string
+    only moves a boundary; a unit that then fails to parse still falls back to the whole file."""
+    spans: list[tuple[int, int]] = []
+    find = data.find
+    nd = find(b'"""')
+    ns = find(b"'''")
+    while nd != -1 or ns != -1:
+        if ns == -1 or (nd != -1 and nd < ns):
+            q, s = b'"""', nd
+        else:
+            q, s = b"'''", ns
+        e = find(q, s + 3)
+        if e == -1:
+            break  # unterminated: the parse fails and falls back to the whole file
+        spans.append((s + 3, e))
+        i = e + 3
+        if nd != -1 and nd < i:
+            nd = find(b'"""', i)
+        if ns != -1 and ns < i:
+            ns = find(b"'''", i)
+    return spans
+
+
+def _gaps(spans: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """(pos, endpos) ranges for a newline-first line pattern that skip the string interiors: a match must end before
+    an interior opens and start at or after its closing quotes."""
+    out: list[tuple[int, int]] = []
+    pos = start
+    for o, c in spans[max(0, bisect.bisect_right(spans, (start, -1)) - 1) :]:
+        if c < pos:
+            continue
+        if o >= end:
+            break
+        if o > pos:
+            out.append((pos, o))
+        pos = max(pos, c)
+    if pos < end:
+        out.append((pos, end))
+    return out
+
+
+def _blocks(
+    data: bytes, rx: re.Pattern[bytes], start: int, end: int, indent: int, line0: int, spans: list[tuple[int, int]]
+) -> list[Unit]:
+    """Statements at one indentation between two offsets, outside triple-quoted strings; decorators stay with their
+    def/class."""
     starts: list[tuple[int, int]] = []
     pos = start
     lineno = line0
     pending_decorator = False
     count = data.count
     first = [] if start > 0 or data[:1] in (b"", b" ", b"\t", b"\r", b"\n", b"#", b")", b"]", b"}") else [None]
-    for m in (*first, *rx.finditer(data, max(0, start - 1), end)):
+    found = (m for a, b in _gaps(spans, max(0, start - 1), end) for m in rx.finditer(data, a, b))
+    for m in (*first, *found):
         off = m.start() + 1 if m is not None else 0
         lineno += count(b"\n", pos, off)
         pos = off
@@ -269,7 +319,8 @@ def _blocks(data: bytes, rx: re.Pattern[bytes], start: int, end: int, indent: in
 
 def units(data: bytes, hits: list[int]) -> list[Unit]:
     """The units holding a trigger line: top-level blocks, or single members (methods) of a top-level class."""
-    tops = _blocks(data, _COL0, 0, len(data), 0, 1)
+    spans = _string_spans(data)
+    tops = _blocks(data, _COL0, 0, len(data), 0, 1, spans)
     top_lines = [u[0] for u in tops]
     chosen: dict[int, Unit] = {}
     split: dict[int, tuple[list[Unit], list[int]]] = {}
@@ -282,15 +333,18 @@ def units(data: bytes, hits: list[int]) -> list[Unit]:
         while data.startswith(b"@", head):  # skip decorators to see whether this is a class
             nl = data.find(b"\n", head)
             head = nl + 1 if nl != -1 else end
-        if not data.startswith(b"class ", head) or end - start < 2000:
+        # A dispatcher decorator gives the whole body its context (``PyVisitor.v_class``): such a class is parsed whole
+        if not data.startswith(b"class ", head) or end - start < 2000 or _DISPATCHER.search(data, start, head):
             chosen[start] = tops[i]
             continue
         if i not in split:
             body = data.find(b"\n", head) + 1
-            members = _blocks(data, _COL4, body, end, 4, ln + data.count(b"\n", start, body))
-            first = members[0][1] if members else end
-            header = (ln, start, first, False)  # "class X(...):" plus docstring and class attributes
-            units = [header, *members]
+            members = _blocks(data, _COL4, body, end, 4, ln + data.count(b"\n", start, body), spans)
+            # "class X(...):" plus its first statement (a class body is never empty: a header alone cannot parse),
+            # then the rest one member each
+            first = members[0][2] if members else end
+            header = (ln, start, first, False)
+            units = [header, *members[1:]]
             split[i] = (units, [u[0] for u in units])
         units, lines = split[i]
         j = bisect.bisect_right(lines, h) - 1
