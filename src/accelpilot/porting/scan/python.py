@@ -757,7 +757,8 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         hazards = [
             ln for r, ln, _, _, _, ctx in found if r in _WRAPPER_RULES and ctx not in NOT_PORTING and ln not in serves
         ]
-        serves.update(_package_wrapper(data, loaders, [ln for ln in hazards if ln is not None]))
+        if hazards:  # no line to join: no parse of the whole file
+            serves.update(_package_wrapper(data, loaders, [ln for ln in hazards if ln is not None]))
     if graphs:
         placement = [ln for r, ln in open_ctx if r != "varlen-packing" and ln not in serves]
         serves.update(_graph_capture(data, graphs, placement))
