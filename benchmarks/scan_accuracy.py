@@ -30,6 +30,13 @@ no unbiased estimate is printed and the benchmark says to draw a new one.
     .venv/bin/python benchmarks/scan_accuracy.py [--installed] [--show-misses]
     .venv/bin/python benchmarks/scan_accuracy.py --draw-sample [--seed N] [--avoid SAMPLE.json] > NEW.json
     .venv/bin/python benchmarks/scan_accuracy.py --draw-sample --uniform --seed N > NEW.json
+    .venv/bin/python benchmarks/scan_accuracy.py --draw-census --part K --parts N > transformers_census_K.json
+
+A census ends the sampling: ``--draw-census`` splits every trainium item of today's scan into ``--parts`` files
+(item i goes to part i mod N, so each judge gets a mix of files and rules), each judged by hand like a sample
+(``transformers_census_K.json``, ``"draw": "census"``, no not-porting lines). When every part of one draw is judged
+on the installed version, the CENSUS line gives the precision over all the items the scan still produces, with no
+sampling interval (only the judges' own errors), and names any item produced today that no part holds.
 """
 
 from __future__ import annotations
@@ -167,7 +174,15 @@ def main() -> None:
         action="store_true",
         help="with --draw-sample: a simple random sample (no strata, no forced blocking items, no --avoid)",
     )
+    ap.add_argument("--draw-census", action="store_true", help="print one part of a census of every item and stop")
+    ap.add_argument("--part", type=int, default=1, help="with --draw-census: which part, 1..--parts")
+    ap.add_argument("--parts", type=int, default=1, help="with --draw-census: how many judges share the items")
     args = ap.parse_args()
+    if args.draw_census:
+        if not 1 <= args.part <= args.parts:
+            _bad(f"--part {args.part}: not between 1 and --parts {args.parts}; fix: give 1 <= --part <= --parts")
+        _print_census(args.part, args.parts)
+        return
     if args.uniform and not args.draw_sample:
         _bad("--uniform: only with --draw-sample; fix: add --draw-sample")
     if args.uniform and args.avoid:
@@ -257,6 +272,64 @@ def _print_draw(seed: int, avoid_files: list[Path], uniform: bool = False) -> No
     if avoid_files:
         doc["avoided"] = [p.name for p in avoid_files]
     print(json.dumps(doc, indent=2))
+
+
+def census_part(log: PortabilityLog, part: int, parts: int) -> list[dict]:
+    """Part ``part`` (1-based) of ``parts`` of every trainium item, item i of the key order going to part i mod N."""
+    pool = sorted((i for i in log.items if "trainium" in i.targets), key=lambda i: i.key)
+    return _item_entries([it for n, it in enumerate(pool) if n % parts == part - 1])
+
+
+def _print_census(part: int, parts: int) -> None:
+    found = _transformers_root()
+    if found is None:
+        sys.exit("transformers is not installed: nothing to take a census of")
+    root, version = found
+    log = scan_path(root, jobs=1)
+    doc: dict[str, object] = {"transformers": version, "draw": "census", "part": part, "parts": parts}
+    doc["drawn_at"] = _commit()
+    doc["used_for_fixes"] = False
+    doc["items"], doc["not_porting"] = census_part(log, part, parts), []
+    print(json.dumps(doc, indent=2))
+
+
+def _census_line(items: dict, lines: dict, version: str) -> None:
+    """One line over the census parts judged on the installed version, when one draw's parts are all there."""
+    paths = sorted(SAMPLE_DIR.glob("transformers_census_*.json"), key=_sample_number)
+    parts = [(json.loads(p.read_text()), j) for p in paths if (j := _check_sample(p, items, lines, version))]
+    if not parts:
+        return
+    draws = {(d.get("drawn_at"), d.get("parts")) for d, _ in parts}
+    have = sorted(d.get("part") for d, _ in parts)
+    (drawn_at, n), *more = sorted(draws, key=str)
+    if more or have != list(range(1, (n or 0) + 1)):
+        print(f"\nCENSUS incomplete: parts {have} of draws {sorted(draws, key=str)}; judge every part of one draw")
+        return
+    pooled, _ = _pool([j for _, j in parts])
+    real = list(pooled.values()).count("real")
+    gone = sum(j.drawn - len(j.kept) for _, j in parts)
+    unjudged = sorted(set(items) - set(pooled))
+    used = any(j.used_for_fixes for _, j in parts)
+    print(
+        f"\nCENSUS: transformers {version}, every trainium item drawn at {drawn_at} in {n} parts, each judged by hand "
+        f"({len(pooled)} still produced"
+        + (f", {gone} no longer" if gone else "")
+        + "): "
+        + f"precision {real / len(pooled):.3f} ({real} real / {len(pooled)}; a census: no sampling interval)"
+        + "; verdicts: "
+        + ", ".join(f"{v} {list(pooled.values()).count(v)}" for v in VERDICTS)
+        + (
+            f"; {len(unjudged)} items produced today are in no part"
+            if unjudged
+            else "; no item produced today unjudged"
+        )
+        + ("; since used to design fixes: optimistic" if used else "")
+    )
+    for key in unjudged:
+        print(f"    in no part: {key}")
+    for _, j in parts:
+        for c in j.changes:
+            print(f"    {j.name}: {c}")
 
 
 def _commit() -> str | None:
@@ -380,6 +453,7 @@ def _sample_line() -> None:
     if len(judged) >= 2:
         _pooled_line(judged, items, version)
     _unbiased_lines([j for j in judged if j.uniform])
+    _census_line(items, lines, version)
 
 
 def _unbiased_lines(uniform: list[_Judged]) -> None:
