@@ -74,3 +74,34 @@ def test_a_large_class_under_a_dispatcher_decorator_keeps_its_context_in_every_m
     pruned = sorted((f[0], f[1], str(f[5])) for f in scan_python(src))
     assert pruned == sorted((f[0], f[1], str(f[5])) for f in scan_python(src, prune=False))
     assert ("data-dependent-op", src.count("\n") - 1, "reference-fallback") in pruned
+
+
+def test_a_comparison_sign_inside_a_string_of_a_list_is_no_mask_trigger() -> None:
+    src = (
+        "import torch\n"
+        'SPECIAL = ["<unk>", "<pad>", "</s>"]\n'  # 2: "<" in strings: no boolean-mask candidate
+        'def f(x, tok, y):\n    a = x[tok == "<s>"]\n'  # 4: a comparison before the string: kept
+        '    b = x["<" == y]\n'  # 5: the first "<" is in a string, a comparison follows: kept
+        '    c = x[y["<"] > 0]\n'  # 6: the string sits in a nested index: kept
+        "    return a, b, c\n"
+    )
+    assert trigger_lines(src.encode()) == [1, 4, 5, 6]
+    pruned = sorted((f[0], f[1]) for f in scan_python(src))
+    assert pruned == sorted((f[0], f[1]) for f in scan_python(src, prune=False))
+    assert [ln for r, ln in pruned if r == "boolean-mask-index"] == [4, 5, 6]
+
+
+def test_a_concat_in_a_loop_triggers_only_when_it_names_the_assigned_sequence() -> None:
+    src = (
+        "import torch\n"
+        "def gen(seq, steps, a, b):\n"
+        "    for _ in range(steps):\n"
+        "        out = torch.cat([a, b], dim=-1)\n"  # 4: a one-off join, not the sequence: no trigger
+        "        seq = torch.cat(\n            [seq, out[:, -1:]], dim=-1\n        )\n"  # 5: grows seq: kept
+        "        self.cache = torch.cat((self.cache, out))\n"  # 8: grows self.cache (last part named): kept
+        "    return seq\n"
+    )
+    assert trigger_lines(src.encode()) == [1, 5, 8]
+    pruned = sorted((f[0], f[1]) for f in scan_python(src))
+    assert pruned == sorted((f[0], f[1]) for f in scan_python(src, prune=False))
+    assert [ln for r, ln in pruned if r == "growing-sequence"] == [5, 8]

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from accelpilot.porting.scan.patterns import DISPATCHED_BY_DEFAULT, QUOTED_WORDS, import_root
+from accelpilot.porting.scan.reach import word_positions
 
 
 def _not_code(data: bytes, i: int) -> bool:
@@ -63,6 +64,35 @@ def _inside_brackets(data: bytes, i: int) -> bool:
     return head.count(b"[") > head.count(b"]")
 
 
+def _compares_in_index(data: bytes, i: int) -> bool:
+    """The bracket opening at ``i`` holds, on its line and outside string literals, a comparison at its own depth
+    (what ``_BRACKET_COMPARE`` looks for, with strings read: ``["<unk>", "<pad>"]`` holds none)."""
+    end = data.find(b"\n", i)
+    end = len(data) if end == -1 else end
+    depth = 0
+    quote = 0
+    k = i
+    while k < end:
+        c = data[k]
+        if quote:
+            if c == 92:  # a backslash escapes the next byte
+                k += 1
+            elif c == quote:
+                quote = 0
+        elif c in b"\"'":
+            quote = c
+        elif c == 91:  # "["
+            depth += 1
+        elif c == 93:  # "]"
+            depth -= 1
+            if depth == 0:
+                return False
+        elif depth == 1 and (c in b"<>" or (c in b"=!" and data[k + 1 : k + 2] == b"=")):
+            return True
+        k += 1
+    return False
+
+
 def _on_condition_line(data: bytes, i: int) -> bool:
     """The token sits on a line with an if/elif/while/assert (a branch on a tensor value)."""
     ls = data.rfind(b"\n", 0, i) + 1
@@ -104,11 +134,48 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
         if body and not body.startswith(b"#") and pad < indent:
             indent = pad
             if body.startswith((b"for ", b"while ", b"async for ")):
-                return True
+                return _names_target(data, ls, i + n)
             if body.startswith((b"def ", b"async def ", b"class ")):
                 return False
         end = start - 1
     return False
+
+
+_CALL_SCAN = 4000  # bytes of a call's arguments read for the target; a longer call is kept unread
+
+
+def _names_target(data: bytes, ls: int, j: int) -> bool:
+    """The call opening at ``j`` (just past ``torch.cat``) names, as a word in its arguments, the last part of the
+    name assigned on the line at ``ls``: ``seq = torch.cat([seq, tok])`` grows ``seq``; ``out = torch.cat([a, b])``
+    is a one-off join the visitor never reports (``v_assign`` wants the target among the list's elements)."""
+    target = data[ls:j].split(b"=", 1)[0].strip().rpartition(b".")[2]
+    k = j
+    while k < len(data) and data[k] in b" \t":
+        k += 1
+    if data[k : k + 1] != b"(":
+        return True  # not read as a call here: kept
+    depth = 0
+    quote = 0
+    stop = min(len(data), k + _CALL_SCAN)
+    while k < stop:
+        c = data[k]
+        if quote:
+            if c == 92:
+                k += 1
+            elif c == 10:
+                return True  # a string running past its line (triple-quoted): not read here, kept
+            elif c == quote:
+                quote = 0
+        elif c in b"\"'":
+            quote = c
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return any(True for _ in word_positions(data[j : k + 1], target))
+        k += 1
+    return True  # no end found within the bound: kept
 
 
 def _uri(data: bytes, i: int, n: int) -> bool:
@@ -195,8 +262,11 @@ def trigger_lines(data: bytes) -> list[int]:
         if not _not_code(data, i):
             positions.append(i)
     for m in _BRACKET_COMPARE.finditer(data):
-        if b" for " in m.group(0):
+        text = m.group(0)
+        if b" for " in text:
             continue  # a comprehension's filter, not an index
+        if (b'"' in text or b"'" in text) and not _compares_in_index(data, m.start()):
+            continue  # the "<" of a string ("<pad>" in a token list), not a comparison: a tenth of the parsing
         if not _not_code(data, m.end() - 1):
             positions.append(m.end() - 1)
     quoted = set(_QUOTED.findall(data))
