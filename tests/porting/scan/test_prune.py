@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from accelpilot.porting.scan import scan_python
-from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
+from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REPO = FIXTURES / "repo"
@@ -105,3 +105,43 @@ def test_a_concat_in_a_loop_triggers_only_when_it_names_the_assigned_sequence() 
     pruned = sorted((f[0], f[1]) for f in scan_python(src))
     assert pruned == sorted((f[0], f[1]) for f in scan_python(src, prune=False))
     assert [ln for r, ln in pruned if r == "growing-sequence"] == [5, 8]
+
+
+def test_triple_quotes_in_a_comment_or_a_one_line_string_open_nothing_and_an_escaped_one_closes_nothing() -> None:
+    data = b'x = \'"""\'  # and """ here\ny = """real \\""" text"""\n'
+    (o, c), *more = string_spans(data)
+    assert not more
+    assert data[o:c] == b'real \\""" text'
+
+
+DOCSTRINGS = (
+    '"""Module doc: call torch.compile(model) and nvidia-smi in prose."""\n'  # 1: the file's docstring: dropped
+    "import subprocess\n\n\n"
+    "def launch():\n"
+    '    """Runs with CUDA_VISIBLE_DEVICES=0, in prose."""\n'  # 6: a def's docstring: dropped
+    "    script = (\n"
+    '        """\n'  # 8: a string inside parentheses is a value, not a docstring
+    "nvidia-smi\n"  # 9: kept
+    '"""\n'
+    "    )\n"
+    "    return subprocess.run(script)\n\n\n"
+    "CONFIG = {\n"
+    '    "cmd":\n'
+    '        """nvidia-smi -L"""\n'  # 17: a dict value after a line ending in ":": kept
+    "}\n"
+    "X = 1\n"
+    '"""Attribute docstring naming nvidia-smi."""\n'  # 20: after a statement: kept (the lexical test is unsure)
+    "def run():\n"
+    '    """nvidia-smi""".split()\n'  # 22: a string a call reads, not a bare string: kept
+)
+
+
+def test_trigger_lines_in_docstrings_are_dropped_and_string_values_kept() -> None:
+    data = DOCSTRINGS.encode()
+    hits = trigger_lines(data)
+    assert {1, 6, 9, 17, 20, 22} <= set(hits)
+    kept = outside_docstrings(data, hits, string_spans(data))
+    assert set(hits) - set(kept) == {1, 6}
+    pruned = sorted((f[0], f[1]) for f in scan_python(DOCSTRINGS))
+    assert pruned == sorted((f[0], f[1]) for f in scan_python(DOCSTRINGS, prune=False))
+    assert {("nvidia-smi", 8), ("nvidia-smi", 17), ("nvidia-smi", 22)} <= set(pruned)

@@ -310,31 +310,64 @@ _DISPATCHER = re.compile(b"|".join(re.escape(n.encode()) for n in sorted(DISPATC
 Unit = tuple[int, int, int, bool]
 
 
-def _string_spans(data: bytes) -> list[tuple[int, int]]:
+def string_spans(data: bytes) -> list[tuple[int, int]]:
     """The interiors of the file's triple-quoted strings, as (offset after the opening quotes, offset of the closing
-    quotes), paired in order with two ``bytes.find`` walks. A docstring's lines at column 0 or 4 ("Args:") are no
-    statements: without this, a block starting inside one fails to parse and the whole file is parsed instead (a
-    tenth of the scan's time on transformers). A pairing fooled by a triple quote in a comment or a one-line string
-    only moves a boundary; a unit that then fails to parse still falls back to the whole file."""
+    quotes), paired in order with ``bytes.find``. A docstring's lines at column 0 or 4 ("Args:") are no statements:
+    without this, a block starting inside one fails to parse and the whole file is parsed instead (a tenth of the
+    scan's time on transformers). Triple quotes in a comment or inside a one-line string open nothing, and an
+    escaped one closes nothing; a pairing still fooled only moves a boundary (a unit that then fails to parse falls
+    back to the whole file) or keeps a docstring's lines (``outside_docstrings`` tests each string it drops)."""
     spans: list[tuple[int, int]] = []
     find = data.find
-    nd = find(b'"""')
-    ns = find(b"'''")
-    while nd != -1 or ns != -1:
-        if ns == -1 or (nd != -1 and nd < ns):
-            q, s = b'"""', nd
-        else:
-            q, s = b"'''", ns
-        e = find(q, s + 3)
-        if e == -1:
-            break  # unterminated: the parse fails and falls back to the whole file
-        spans.append((s + 3, e))
-        i = e + 3
-        if nd != -1 and nd < i:
+    floor = 0  # where the text after the last string starts
+    i = 0
+    nd, ns = find(b'"""'), find(b"'''")
+    while True:
+        if nd != -1 and nd < i:  # each kind is searched again only once passed: no rescan of the file per string
             nd = find(b'"""', i)
         if ns != -1 and ns < i:
             ns = find(b"'''", i)
-    return spans
+        if nd == -1 and ns == -1:
+            return spans
+        q, s = (b'"""', nd) if ns == -1 or (nd != -1 and nd < ns) else (b"'''", ns)
+        if not _code_at(data, max(floor, data.rfind(b"\n", 0, s) + 1), s):
+            i = s + 3  # in a comment or a one-line string: not an opening
+            continue
+        e = find(q, s + 3)
+        while e != -1 and _escaped(data, e):
+            e = find(q, e + 1)
+        if e == -1:
+            return spans  # unterminated: the parse fails and falls back to the whole file
+        spans.append((s + 3, e))
+        i = floor = e + 3
+
+
+def _code_at(data: bytes, start: int, s: int) -> bool:
+    """Reading the line from ``start`` (outside any string), offset ``s`` is neither in a comment nor inside a
+    one-line string."""
+    quote = 0
+    k = start
+    while k < s:
+        c = data[k]
+        if quote:
+            if c == 92:
+                k += 1
+            elif c == quote:
+                quote = 0
+        elif c in b"\"'":
+            quote = c
+        elif c == 35:  # "#"
+            return False
+        k += 1
+    return not quote
+
+
+def _escaped(data: bytes, e: int) -> bool:
+    """An odd run of backslashes stands before offset ``e``."""
+    k = e
+    while k > 0 and data[k - 1] == 92:
+        k -= 1
+    return (e - k) % 2 == 1
 
 
 def _gaps(spans: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
@@ -387,9 +420,60 @@ def _blocks(
     return [(ln, off, starts[i + 1][1] if i + 1 < len(starts) else end, member) for i, (ln, off) in enumerate(starts)]
 
 
-def units(data: bytes, hits: list[int]) -> list[Unit]:
-    """The units holding a trigger line: top-level blocks, or single members (methods) of a top-level class."""
-    spans = _string_spans(data)
+# A line that opens a block (its body may start with a docstring); ")" ends a def header split over lines.
+_BLOCK_HEAD = re.compile(rb"\)|(?:async[ \t]+)?(?:def|class|if|elif|else|for|while|with|try|except|finally)\b")
+
+
+def outside_docstrings(data: bytes, hits: list[int], spans: list[tuple[int, int]]) -> list[int]:
+    """The trigger lines that do not lie in a docstring: a triple-quoted string standing alone as the first statement
+    of the file or of a block (it opens its line, only a comment follows it, and the code line before it opens a
+    block). The visitor never reads a bare string statement (``PyVisitor.v_expr``), so a token in one (an example's
+    ``from_pretrained``, an option list naming ``"cuda"``) parses nothing. A string the lexical test is unsure of
+    (an attribute docstring, one after a def header with a comment) keeps its lines: never a line of code lost."""
+    if not hits or not spans:
+        return hits
+    drop: set[int] = set()
+    pos, line = 0, 1
+    count = data.count
+    for o, c in spans:
+        s = o - 3
+        line += count(b"\n", pos, s)
+        pos = s
+        last = line + count(b"\n", s, c)
+        i = bisect.bisect_left(hits, line)
+        if i == len(hits) or hits[i] > last or not _is_docstring(data, s, c):
+            continue
+        while i < len(hits) and hits[i] <= last:
+            drop.add(hits[i])
+            i += 1
+    return [h for h in hits if h not in drop] if drop else hits
+
+
+def _is_docstring(data: bytes, s: int, c: int) -> bool:
+    """The triple-quoted string from ``s`` (its first quote) to ``c`` (its closing quotes) is a block's or the file's
+    first statement, read lexically (see ``outside_docstrings``)."""
+    ls = data.rfind(b"\n", 0, s) + 1
+    head = data[ls:s].strip()
+    if head and not (len(head) <= 2 and head.isalpha()):  # only a string prefix (r, b, rb, u, f) may come before
+        return False
+    nl = data.find(b"\n", c + 3)
+    tail = data[c + 3 : len(data) if nl == -1 else nl].strip()
+    if tail and not tail.startswith(b"#"):
+        return False
+    end = ls - 1
+    while end > 0:  # the code line before: blank and comment lines skipped
+        start = data.rfind(b"\n", 0, end) + 1
+        prev = data[start:end].strip()
+        if prev and not prev.startswith(b"#"):
+            return prev.endswith(b":") and _BLOCK_HEAD.match(prev) is not None
+        end = start - 1
+    return True  # no code before it: the module docstring
+
+
+def units(data: bytes, hits: list[int], spans: list[tuple[int, int]] | None = None) -> list[Unit]:
+    """The units holding a trigger line: top-level blocks, or single members (methods) of a top-level class.
+    ``spans``: the file's ``string_spans`` when the caller has them."""
+    spans = string_spans(data) if spans is None else spans
     tops = _blocks(data, _COL0, 0, len(data), 0, 1, spans)
     top_lines = [u[0] for u in tops]
     chosen: dict[int, Unit] = {}

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator
 from accelpilot.porting.log import NOT_PORTING, SERVES
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
-from accelpilot.porting.scan.prune import parse_unit, trigger_lines, units
+from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
 from accelpilot.porting.scan.visitor import FUNCTION_RULES, PyVisitor
 
@@ -39,13 +39,15 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         v.visit(ast.parse(data))
         return _post_passes(data, v)
     hits = trigger_lines(data)
+    spans = string_spans(data) if hits else []
+    hits = outside_docstrings(data, hits, spans)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
     if not hits:
         return []
     v = PyVisitor(hits, torch_file)
     try:
-        trees = [parse_unit(data, u) for u in units(data, hits)]
+        trees = [parse_unit(data, u) for u in units(data, hits, spans)]
     except SyntaxError:
         # A block boundary guessed wrong (e.g. a column-0 line inside a string): the whole file, parsed once and
         # shared with the post passes (``_tree``; the visitor does not change it).
