@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from accelpilot.porting.scan import scan_python
-from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
+from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, top_units, trigger_lines, units
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REPO = FIXTURES / "repo"
@@ -145,3 +145,16 @@ def test_trigger_lines_in_docstrings_are_dropped_and_string_values_kept() -> Non
     pruned = sorted((f[0], f[1]) for f in scan_python(DOCSTRINGS))
     assert pruned == sorted((f[0], f[1]) for f in scan_python(DOCSTRINGS, prune=False))
     assert {("nvidia-smi", 8), ("nvidia-smi", 17), ("nvidia-smi", 22)} <= set(pruned)
+
+
+def test_top_units_are_the_whole_top_level_blocks_holding_the_lines() -> None:
+    src = (
+        "import torch\n\n\n"
+        "@dataclass\nclass A:\n    x: int = 0\n\n    def f(self):\n        return self.x\n\n\n"  # 4-9
+        "class B:\n    y = 1\n\n\n"  # 12-13
+        "def g():\n    return 2\n"  # 16-17
+    )
+    data = src.encode()
+    got = top_units(data, [9, 16], string_spans(data))
+    assert [(u[0], data[u[1] : u[2]].split(b"\n")[0]) for u in got] == [(4, b"@dataclass"), (16, b"def g():")]
+    assert [type(st).__name__ for u in got for st in parse_unit(data, u).body] == ["ClassDef", "FunctionDef"]

@@ -507,6 +507,14 @@ def units(data: bytes, hits: list[int], spans: list[tuple[int, int]] | None = No
     return [chosen[k] for k in sorted(chosen)]
 
 
+def top_units(data: bytes, lines: list[int], spans: list[tuple[int, int]]) -> list[Unit]:
+    """The top-level blocks (whole classes, defs, statements) holding any of ``lines``, in file order."""
+    tops = _blocks(data, _COL0, 0, len(data), 0, 1, spans)
+    starts = [u[0] for u in tops]
+    chosen = {i for i in (bisect.bisect_right(starts, ln) - 1 for ln in lines) if i >= 0}
+    return [tops[i] for i in sorted(chosen)]
+
+
 def parse_unit(data: bytes, unit: Unit) -> ast.Module:
     ln, start, end, member = unit
     if member:  # keep the indentation valid: a dummy class around one method, at the same line numbers

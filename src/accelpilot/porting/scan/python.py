@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator
 from accelpilot.porting.log import NOT_PORTING, SERVES
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.patterns import RawFinding
-from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
+from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, top_units, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
 from accelpilot.porting.scan.visitor import FUNCTION_RULES, PyVisitor
 
@@ -81,6 +81,17 @@ def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
                 if isinstance(v, list):
                     todo.extend(c for c in v if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
         yield n
+
+
+def _tree_holding(data: bytes, lines: Collection[int]) -> ast.Module:
+    """The file's top-level statements that hold any of ``lines``, each parsed alone: for a pass that reads only the
+    classes or defs holding some findings, a fraction of a large model file's parse (the whole file if a block's
+    boundary is guessed wrong)."""
+    try:
+        units = top_units(data, sorted(lines), string_spans(data))
+        return ast.Module(body=[st for u in units for st in parse_unit(data, u).body], type_ignores=[])
+    except SyntaxError:
+        return _tree(data)
 
 
 @functools.lru_cache(maxsize=1)
@@ -546,9 +557,10 @@ def _foreign_classes(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     if not _NOT_FOREIGN.search(data):
         return found
     probe = PyVisitor(None, True)
-    spans = [
+    open_lines = {ln for _, ln, *_, ctx in found if ctx in _OPEN and ln is not None}
+    spans = [  # only a class holding an open line can change one
         (c.lineno, c.end_lineno or c.lineno)
-        for c in _stmt_walk(_tree(data))
+        for c in _stmt_walk(_tree_holding(data, open_lines))
         if isinstance(c, ast.ClassDef) and probe.requires_foreign(c)
     ]
     return _backend_spans(found, spans)
@@ -775,7 +787,7 @@ def _serving_lines(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
 
 
 def _kernel_wrapper(data: bytes, kernel_line: int, lines: list[int]) -> dict[int, str]:
-    spans = _wrapper_spans(data, kernel_line, _reach(data), None)
+    spans = _wrapper_spans(data, kernel_line, _reach(data))
     return {ln: f"{SERVES}hub-kernel:{kernel_line}" for ln in lines if any(a <= ln <= b for a, b in spans)}
 
 
@@ -783,28 +795,28 @@ def _package_wrapper(data: bytes, packages: list[tuple[str, int, str]], lines: l
     """A package's wrapper module: the module-level defs that reach a def of this file importing the package (the
     flash-attn loader), and the helpers every caller of which does, serve that package (``_kernel_wrapper``)."""
     out: dict[int, str] = {}
-    reach, tree = _reach(data), _tree(data)
+    reach = _reach(data)
     seen: set[str | None] = set()
     for rule, pline, _ in packages:
         loader = reach.def_at_line(pline)
         if loader in seen:  # one loader def, one reach
             continue
         seen.add(loader)
-        spans = _wrapper_spans(data, pline, reach, tree)
+        spans = _wrapper_spans(data, pline, reach)
         out.update(
             {ln: f"{SERVES}{rule}:{pline}" for ln in lines if ln not in out and any(a <= ln <= b for a, b in spans)}
         )
     return out
 
 
-def _wrapper_spans(data: bytes, loader_line: int, reach: FileReach, tree: ast.Module | None) -> list[tuple[int, int]]:
+def _wrapper_spans(data: bytes, loader_line: int, reach: FileReach) -> list[tuple[int, int]]:
     """Line spans of the module-level defs that reach the def holding ``loader_line`` through this file's calls (body
     or decorator names), plus the defs every caller of which is one of those and that no module-level statement
     names."""
     loader = reach.def_at_line(loader_line)
-    if loader is None:
-        return []
-    tree = tree if tree is not None else _tree(data)
+    if loader is None or not any(h[1] == 0 and h[2] == b"def" and h[3] == loader for h in reach.headers):
+        return []  # no module-level def of that name (read from the headers: no parse of the whole file)
+    tree = _tree(data)
     top = {d.name: d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if loader not in top:
         return []
@@ -882,7 +894,7 @@ def _classes_holding(data: bytes, lines: list[int]) -> Iterator[tuple[ast.ClassD
     """Each class of the file with the ones of ``lines`` it holds (classes holding none are skipped)."""
     if not lines:
         return
-    for c in _stmt_walk(_tree(data)):
+    for c in _stmt_walk(_tree_holding(data, lines)):
         if isinstance(c, ast.ClassDef):
             inside = [ln for ln in lines if c.lineno <= ln <= (c.end_lineno or c.lineno)]
             if inside:
@@ -956,7 +968,7 @@ def _feeds_varlen(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     }
     if not any(re.search(rb"self\.\w+\([^)]*\b" + re.escape(n) + rb"\b", data) for n in assigned):
         return found
-    tree = _tree(data)
+    tree = _tree_holding(data, {*masks, *varlen})  # a class holding neither feeds nor packs
     classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
     packing: dict[str, int] = {}  # class -> a varlen line of its forward
     for name, c in classes.items():
