@@ -118,11 +118,12 @@ def _called(data: bytes, i: int, n: int) -> bool:
 
 
 def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
-    """``name = torch.cat(`` on a line inside a ``for``/``while`` of the same function (read lexically: the
-    enclosing headers, each indented less than the last, up to the first ``def``/``class``)."""
+    """``name = torch.cat(`` naming ``name`` in its arguments, on a line inside a ``for``/``while`` of the same
+    function (read lexically: the enclosing headers, each indented less than the last, up to the first
+    ``def``/``class``)."""
     ls = data.rfind(b"\n", 0, i) + 1
-    if _ASSIGNED.fullmatch(data, ls, i) is None:
-        return False
+    if _ASSIGNED.fullmatch(data, ls, i) is None or not _names_target(data, ls, i + n):
+        return False  # the cheap tests first: most concats join other names, and need no walk back
     line = data[ls:i]
     indent = len(line) - len(line.lstrip(b" \t"))
     end = ls - 1
@@ -134,7 +135,7 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
         if body and not body.startswith(b"#") and pad < indent:
             indent = pad
             if body.startswith((b"for ", b"while ", b"async for ")):
-                return _names_target(data, ls, i + n)
+                return True
             if body.startswith((b"def ", b"async def ", b"class ")):
                 return False
         end = start - 1
