@@ -520,11 +520,19 @@ def test_a_cuda_key_looked_up_in_parsed_data_is_not_a_device() -> None:
 
 
 @pytest.mark.parametrize("kernel", [False, True])
-def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Path, kernel: bool) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_device_default_every_call_overrides_is_not_porting_work(
+    tmp_path: Path, kernel: bool, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 12 (scanfp10): ``def replace_with_sinq_linear(model, ..., device="cuda:0")`` whose only call (in another
     file) passes ``device=device_str``: the CUDA default never runs. Stay: a default some call relies on, one passed
     positionally or through ``**kwargs``, a def also handed on as a value, and a def no file calls. With a kernel in
-    the tree the sources are gathered during the cross-file pass, without one read by the check itself."""
+    the tree the sources are gathered during the cross-file pass, without one read by the check itself (by the
+    worker processes when the scan has them: ``jobs=2``, one file per chunk)."""
+    import accelpilot.porting.scan.run as sc
+
+    monkeypatch.setattr(sc, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(sc, "CHUNK", 1)
     if kernel:
         (tmp_path / "k.py").write_text("import triton\n@triton.jit\ndef add_kernel(x):\n    pass\n")
     (tmp_path / "lib.py").write_text(
@@ -555,7 +563,7 @@ def test_a_device_default_every_call_overrides_is_not_porting_work(tmp_path: Pat
         "    fn = handed\n"
         "    return fn(x)\n"
     )
-    log = scan_path(tmp_path, jobs=1)
+    log = scan_path(tmp_path, jobs=jobs)
     contexts = {f.line: f.context for f in log.findings if f.file == "lib.py" and f.rule == "cuda-device-literal"}
     assert contexts == {2: "overridden-default", 4: None, 6: None, 8: None, 10: None, 12: None}
     assert [(i.key, [ln.line for ln in i.lines]) for i in log.items if "lib.py" in i.key] == [

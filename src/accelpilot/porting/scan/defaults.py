@@ -38,9 +38,12 @@ class Mentions:
 
     def see(self, _rel: str, data: bytes) -> None:
         self.seen += 1
-        for n, (raw, pattern) in self._patterns.items():
-            if raw in data and pattern.search(data):
-                self.holders[n].append(data)
+        for n in self.names_in(data):
+            self.holders[n].append(data)
+
+    def names_in(self, data: bytes) -> list[str]:
+        """The wanted names ``data`` mentions as a word."""
+        return [n for n, (raw, pattern) in self._patterns.items() if raw in data and pattern.search(data)]
 
 
 def overridden(sources: Iterable[tuple[str, bytes]], wanted: set[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -8,6 +8,7 @@ import signal
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
@@ -219,22 +220,48 @@ def _cross_file(
     return kept + out
 
 
+def _holding_chunk(items: list[tuple[str, str]], names: list[str]) -> list[str]:
+    """The files of a chunk (path, rel) that mention any of ``names`` as a word (a worker's share of the defaults
+    check: the parent then reads only these)."""
+    mentions = Mentions(set(names))
+    out: list[str] = []
+    for path, rel in items:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue  # already a skip reason of the first pass
+        if mentions.names_in(data):
+            out.append(rel)
+    return out
+
+
 def _wanted_defaults(findings: list[Finding]) -> set[tuple[str, str]]:
     """(def, parameter) of the porting findings that lie in a parameter's default."""
     return {p for f in findings if f.porting and (p := parse_subject(f.subject)) is not None}
 
 
 def _overridden_defaults(
-    files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str], mentions: Mentions | None
+    files: list[tuple[str, str, str]],
+    findings: list[Finding],
+    unread: set[str],
+    mentions: Mentions | None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> list[Finding]:
     """Device findings in a parameter default that every call of the repository overrides become
     ``overridden-default`` (``defaults.py``). ``mentions`` gathered the sources during ``_cross_file``; when that
-    pass read nothing (no kernel in the tree), the files are read here."""
+    pass read nothing (no kernel in the tree), the files are read here: by the workers of ``pool`` when there is
+    one (each reads its chunks and names the files that mention a wanted def; the parent reads only those)."""
     wanted = _wanted_defaults(findings)
     if not wanted or mentions is None:
         return findings
     if mentions.seen == 0:
-        for rel, data in _python_sources(files, unread):
+        sources = [(p, rel, k) for p, rel, k in files if k == "python" and rel not in unread]
+        if pool is not None:
+            names = sorted({f for f, _ in wanted})
+            pairs = [[(p, rel) for p, rel, _ in chunk] for chunk in _chunks(sources, CHUNK)]
+            holding = {rel for part in pool.map(_holding_chunk, pairs, [names] * len(pairs)) for rel in part}
+            sources = [f for f in sources if f[1] in holding]
+        for rel, data in _python_sources(sources, unread):
             mentions.see(rel, data)
     done = overridden_in(mentions, wanted)
     out: list[Finding] = []
@@ -271,35 +298,11 @@ def _outranks(path_context: str | None, context: str | None) -> bool:
     return path_context in NOT_PORTING and (context is None or context.split(":", 1)[0] not in NOT_PORTING)
 
 
-def scan_path(
-    path: str | Path,
-    *,
-    targets: frozenset[str] | None = None,
-    jobs: int | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    follow_symlinks: bool = False,
-) -> PortabilityLog:
-    """Scan a file or directory tree into a PortabilityLog. Never imports or executes what it reads, and never
-    reads outside ``path`` (links leading out are listed as skipped)."""
-    t0 = time.perf_counter()
-    root = Path(path)
-    if not root.exists():
-        raise InputFileError("no such file or directory", file=str(path), fix="give the path of a repository to scan")
-    files, skipped = walk(root, follow_symlinks=follow_symlinks)
-    n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    outcomes: list[FileOutcome] = []
-    if n_jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
-        # Workers ignore Ctrl-C (each would print a traceback); the parent cancels the queued chunks and stops.
-        ignore_sigint = (signal.SIGINT, signal.SIG_IGN)
-        with ProcessPoolExecutor(max_workers=n_jobs, initializer=signal.signal, initargs=ignore_sigint) as pool:
-            try:
-                for chunk_out in pool.map(_scan_chunk, _chunks(files, CHUNK), [max_bytes] * len(files)):
-                    outcomes.extend(chunk_out)
-            except KeyboardInterrupt:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    else:
-        outcomes = _scan_chunk(files, max_bytes)
+def _file_findings(
+    outcomes: list[FileOutcome], files: list[tuple[str, str, str]], skipped: list[Skipped]
+) -> tuple[list[Finding], int]:
+    """The findings of every file's outcome, each with its file's context (and the count of suppressed ones); a
+    file's skip reason is appended to ``skipped``."""
     findings: list[Finding] = []
     suppressed = 0
     present = {rel for _, rel, _ in files}
@@ -326,11 +329,49 @@ def scan_path(
                     context=context or path_context,
                 )
             )
-    unread = {s.path for s in skipped}
-    wanted = _wanted_defaults(findings)
-    mentions = Mentions({f for f, _ in wanted}) if wanted else None
-    findings = _cross_file(files, findings, unread, mentions)
-    findings = _overridden_defaults(files, findings, unread, mentions)
+    return findings, suppressed
+
+
+def scan_path(
+    path: str | Path,
+    *,
+    targets: frozenset[str] | None = None,
+    jobs: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_symlinks: bool = False,
+) -> PortabilityLog:
+    """Scan a file or directory tree into a PortabilityLog. Never imports or executes what it reads, and never
+    reads outside ``path`` (links leading out are listed as skipped)."""
+    t0 = time.perf_counter()
+    root = Path(path)
+    if not root.exists():
+        raise InputFileError("no such file or directory", file=str(path), fix="give the path of a repository to scan")
+    files, skipped = walk(root, follow_symlinks=follow_symlinks)
+    n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    with ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
+        if n_jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
+            # Workers ignore Ctrl-C (each would print a traceback); the parent cancels the queued chunks and stops.
+            ignore_sigint = (signal.SIGINT, signal.SIG_IGN)
+            pool = stack.enter_context(
+                ProcessPoolExecutor(max_workers=n_jobs, initializer=signal.signal, initargs=ignore_sigint)
+            )
+        try:
+            if pool is not None:
+                chunks = pool.map(_scan_chunk, _chunks(files, CHUNK), [max_bytes] * len(files))
+                outcomes = [outcome for chunk_out in chunks for outcome in chunk_out]
+            else:
+                outcomes = _scan_chunk(files, max_bytes)
+            findings, suppressed = _file_findings(outcomes, files, skipped)
+            unread = {s.path for s in skipped}
+            wanted = _wanted_defaults(findings)
+            mentions = Mentions({f for f, _ in wanted}) if wanted else None
+            findings = _cross_file(files, findings, unread, mentions)
+            findings = _overridden_defaults(files, findings, unread, mentions, pool)
+        except KeyboardInterrupt:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
     log = PortabilityLog(
         root=display_name(str(root)),
         files_scanned=len(files),
