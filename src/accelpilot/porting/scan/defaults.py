@@ -16,6 +16,8 @@ import ast
 import re
 from collections.abc import Iterable
 
+from accelpilot.porting.scan.nodes import walk
+
 _SUBJECT = re.compile(r"^default (\w+)\((\w+)\)$")
 # A def named in more files than this is a common method name, not followed (kept; and the pass stays cheap).
 MAX_FILES = 20
@@ -71,7 +73,7 @@ def overridden_in(mentions: Mentions, wanted: set[tuple[str, str]]) -> set[tuple
                 loose.add(n)  # a file that names it and cannot be read: not shown
                 continue
             callees: set[int] = set()
-            nodes = list(ast.walk(tree))  # walked once, read twice (the walk costs more than the two reads)
+            nodes = list(walk(tree))  # walked once, read twice (the walk costs more than the two reads)
             for node in nodes:
                 if isinstance(node, ast.Call) and _callee(node.func) == n:
                     calls.setdefault(n, []).append(node)

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterator
 
 from accelpilot.porting.log import NOT_PORTING, SERVES
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, top_units, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
@@ -278,10 +279,10 @@ def _reads_pattern(stmt: ast.stmt, d: ast.AST) -> bool:
     for s in _stmt_walk(d):
         if isinstance(s, ast.Assign) and s.lineno < stmt.lineno:
             for t in s.targets:
-                for n in ast.walk(t):
+                for n in walk(t):
                     if isinstance(n, ast.Name) and (n.id not in latest or latest[n.id].lineno < s.lineno):
                         latest[n.id] = s
-    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    read = {n.id for n in walk(value) if isinstance(n, ast.Name)}
     return any(_PATTERN_WORD.search(ast.unparse(latest[n].value)) for n in read if n in latest)
 
 
@@ -313,9 +314,9 @@ def _post_generate(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     funcs: list[_Def] = list(_defs(data))
     names = {d.name for d in funcs}
     maybe = [d for d in funcs if d.name in lexical]  # the AST's decoding defs are among the lexical ones
-    decoding = {d.name for d in maybe if any(_decode_call(c, set()) for c in ast.walk(d))}
+    decoding = {d.name for d in maybe if any(_decode_call(c, set()) for c in walk(d))}
     # a def calling one of those decodes too (``generate`` -> ``generate_with_fallback``); one step, as read lexically
-    decoding |= {d.name for d in maybe if any(_decode_call(c, decoding) for c in ast.walk(d))}
+    decoding |= {d.name for d in maybe if any(_decode_call(c, decoding) for c in walk(d))}
     post_calls: dict[str, int] = {}
     for d in maybe:
         if d.name in decoding:
@@ -376,20 +377,20 @@ def _called_on_result(d: _Def, decoding: set[str], names: set[str]) -> list[str]
     for st in _stmt_walk(d):
         if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None and _decode_call(st.value, decoding):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            result |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            result |= {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
     if not result:
         return []
     for st in _stmt_walk(d):
         if (
             isinstance(st, (ast.For, ast.AsyncFor))
-            and {n.id for n in ast.walk(st.iter) if isinstance(n, ast.Name)} & result
+            and {n.id for n in walk(st.iter) if isinstance(n, ast.Name)} & result
         ):
-            result |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+            result |= {n.id for n in walk(st.target) if isinstance(n, ast.Name)}
     out: list[str] = []
-    for c in ast.walk(d):
+    for c in walk(d):
         if isinstance(c, ast.Call) and (h := _callee(c)) in names and h not in decoding:
             args = [*c.args, *(k.value for k in c.keywords)]
-            if any(isinstance(n, ast.Name) and n.id in result for a in args for n in ast.walk(a)):
+            if any(isinstance(n, ast.Name) and n.id in result for a in args for n in walk(a)):
                 out.append(h)
     return out
 
@@ -397,7 +398,7 @@ def _called_on_result(d: _Def, decoding: set[str], names: set[str]) -> list[str]
 def _calls_model(d: _Def, names: set[str]) -> bool:
     """``d`` calls a model: ``self(...)``, a submodule (``self.proj(...)``, ``self.codec.decode(...)``), or any
     ``.forward``/``.generate``; calls of the file's own defs and of plain functions and tensor methods are not."""
-    for c in ast.walk(d):
+    for c in walk(d):
         if not isinstance(c, ast.Call):
             continue
         f = c.func
@@ -438,7 +439,7 @@ def _matcher_indices(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
         if not seeds or stmt is None:
             continue
         local, host = _host_names(d, seeds)
-        read = {n.id for n in ast.walk(_read_side(stmt)) if isinstance(n, ast.Name)} & local
+        read = {n.id for n in walk(_read_side(stmt)) if isinstance(n, ast.Name)} & local
         if read and read <= host:
             moot.add(ln)
     return _host_side(found, moot, FUNCTION_RULES, need_subject=False)
@@ -457,7 +458,7 @@ def _matcher_params(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], d: ast.
     positional = params[1:] if method else params
     filled: dict[str, bool] = {}
     for caller in funcs:
-        for c in ast.walk(caller):
+        for c in walk(caller):
             if not isinstance(c, ast.Call):
                 continue
             f = c.func
@@ -484,7 +485,7 @@ def _bound_to_matcher(caller: ast.AST, name: str) -> bool:
             return False
         appended = [
             c.args[0]
-            for c in ast.walk(caller)
+            for c in walk(caller)
             if isinstance(c, ast.Call)
             and isinstance(c.func, ast.Attribute)
             and c.func.attr == "append"
@@ -500,7 +501,7 @@ def _bound_to_matcher(caller: ast.AST, name: str) -> bool:
 
 
 def _binds(targets: list[ast.expr], name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk(t))
 
 
 def _host_names(d: ast.AST, seeds: set[str]) -> tuple[set[str], set[str]]:
@@ -509,16 +510,16 @@ def _host_names(d: ast.AST, seeds: set[str]) -> tuple[set[str], set[str]]:
     ones; a seed is derived from the start."""
     assert isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
     bindings: list[tuple[set[str], ast.AST]] = []
-    for s in ast.walk(d):
+    for s in walk(d):
         if isinstance(s, ast.Assign):
-            bindings.append(({n.id for t in s.targets for n in ast.walk(t) if isinstance(n, ast.Name)}, s.value))
+            bindings.append(({n.id for t in s.targets for n in walk(t) if isinstance(n, ast.Name)}, s.value))
         elif isinstance(s, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bindings.append(({n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}, s.iter))
+            bindings.append(({n.id for n in walk(s.target) if isinstance(n, ast.Name)}, s.iter))
     params = {a.arg for a in (*d.args.posonlyargs, *d.args.args, *d.args.kwonlyargs)}
     local = params | {n for names, _ in bindings for n in names}
     values: dict[str, list[set[str]]] = {}
     for names, v in bindings:
-        reads = {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
+        reads = {n.id for n in walk(v) if isinstance(n, ast.Name)}
         for n in names:
             values.setdefault(n, []).append(reads)
     # the largest set closed under "every binding reads, of the def's names, some and only derived ones" (a seed
@@ -635,7 +636,7 @@ def _must_call(body: list[ast.stmt], names: set[str]) -> bool:
             continue
         if _branches(st):
             continue
-        if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in names for c in ast.walk(st)):
+        if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in names for c in walk(st)):
             return True
         if isinstance(st, (ast.Return, ast.Raise)):
             return False
@@ -666,7 +667,7 @@ def _no_fallback(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     for d in _defs(data):
         names = {n for g in _stmt_walk(d) if isinstance(g, ast.Global) for n in g.names}
         if names:
-            for c in ast.walk(d):
+            for c in walk(d):
                 if isinstance(c, ast.Call) and c.lineno in lines:
                     bound.setdefault(c.lineno, set()).update(names)
     if not bound:
@@ -822,7 +823,7 @@ def _wrapper_spans(data: bytes, loader_line: int, reach: FileReach) -> list[tupl
         return []
 
     reads = {  # the names each def's body and decorators read, once
-        d.name: {n.id for b in [*d.body, *d.decorator_list] for n in ast.walk(b) if isinstance(n, ast.Name)}
+        d.name: {n.id for b in [*d.body, *d.decorator_list] for n in walk(b) if isinstance(n, ast.Name)}
         for d in top.values()
     }
 
@@ -884,7 +885,7 @@ def _mentioned_at_module(tree: ast.Module) -> list[set[str]]:
     """Names read by module-level statements other than defs and classes (a def named there may be called from
     anywhere)."""
     return [
-        {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        {n.id for n in walk(s) if isinstance(n, ast.Name)}
         for s in tree.body
         if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
     ]
@@ -944,7 +945,7 @@ def _required_packages(c: ast.ClassDef) -> set[str]:
         raises = any(
             isinstance(r, ast.Raise)
             and r.exc is not None
-            and "ImportError" in {n.id for n in ast.walk(r.exc) if isinstance(n, ast.Name)}
+            and "ImportError" in {n.id for n in walk(r.exc) if isinstance(n, ast.Name)}
             for b in node.body
             for r in _stmt_walk(b)
         )
@@ -992,7 +993,7 @@ def _feeds_varlen(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
                 if not (isinstance(st, ast.Assign) and st.lineno in masks):
                     continue
                 names = {t.id for t in st.targets if isinstance(t, ast.Name)}
-                for call in ast.walk(d):
+                for call in walk(d):
                     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
                         continue
                     owner = call.func.value

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     BENCHMARK_MODULES,
     CUDA_GRAPH_NAMES,
@@ -245,7 +246,7 @@ class PyVisitor:
                     and isinstance(st.test, ast.UnaryOp)
                     and isinstance(st.test.op, ast.Not)
                     and self._foreign_probe(st.test.operand)
-                    and any(isinstance(x, ast.Raise) for b in st.body for x in ast.walk(b))
+                    and any(isinstance(x, ast.Raise) for b in st.body for x in walk(b))
                 ):
                     return True
         return False
@@ -436,7 +437,7 @@ class PyVisitor:
         if arg is None or _device_kind(arg) is None or self.def_node is None:
             return False
         target = ast.unparse(f.value)
-        for sub in ast.walk(self.def_node):
+        for sub in walk(self.def_node):
             if (
                 isinstance(sub, ast.Call)
                 and isinstance(sub.func, ast.Attribute)
@@ -470,7 +471,7 @@ class PyVisitor:
             last = max(
                 (
                     a
-                    for a in ast.walk(self.def_node)
+                    for a in walk(self.def_node)
                     if isinstance(a, ast.Assign)
                     and a.lineno < line
                     and any(isinstance(t, ast.Name) and t.id == value.id for t in a.targets)
@@ -509,11 +510,11 @@ class PyVisitor:
         params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
         sources = [
             x.value
-            for x in ast.walk(node)
+            for x in walk(node)
             if isinstance(x, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in x.targets)
         ]
         return bool(sources) and not any(
-            isinstance(n, ast.Name) and n.id in params for src in sources for n in ast.walk(src)
+            isinstance(n, ast.Name) and n.id in params for src in sources for n in walk(src)
         )
 
     def _ext_name(self, node: ast.Call) -> str | None:
@@ -574,7 +575,7 @@ class PyVisitor:
             return False
         values = [
             a.value
-            for a in ast.walk(self.def_node)
+            for a in walk(self.def_node)
             if isinstance(a, (ast.Assign, ast.AnnAssign))
             and a.value is not None
             and any(isinstance(t, ast.Name) and t.id == first.id for t in _targets(a))
@@ -603,7 +604,7 @@ class PyVisitor:
             return True
         if self.def_node is None:
             return False
-        for sub in ast.walk(self.def_node):
+        for sub in walk(self.def_node):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _INDEX_OPS:
                 at = 2 if self.dotted(sub.func.value) == "torch" else 1  # torch.gather(x, dim, i) / x.gather(dim, i)
                 if (len(sub.args) > at and sub.args[at] is call) or any(
@@ -612,14 +613,14 @@ class PyVisitor:
                     return True
         names = {
             t.id
-            for a in ast.walk(self.def_node)
+            for a in walk(self.def_node)
             if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value is call
             for t in _targets(a)
             if isinstance(t, ast.Name)
         }
         if not names:
             return False
-        for sub in ast.walk(self.def_node):
+        for sub in walk(self.def_node):
             if isinstance(sub, ast.Call) and self.dotted(sub.func) == "torch.arange":
                 ends = [*sub.args[:1], *(k.value for k in sub.keywords if k.arg == "end")]
                 if len(sub.args) <= 1 and any(_extent_of(e) in names for e in ends):
@@ -667,7 +668,7 @@ class PyVisitor:
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
         """A tensor-value method called on the line of the ``if``/``while``/``assert`` keyword (one-line rule)."""
         if self.forward_depth and self.torch_file:
-            for sub in ast.walk(test):
+            for sub in walk(test):
                 if (
                     isinstance(sub, ast.Call)
                     and isinstance(sub.func, ast.Attribute)
@@ -798,7 +799,7 @@ class PyVisitor:
         links = _chain(node)
         return len(links) > 1 and any(
             self._probed_backend(link.test) in _TARGET_DEVICES | {"neuroncore"}
-            and not any(isinstance(sub, ast.Raise) for stmt in link.body for sub in ast.walk(stmt))
+            and not any(isinstance(sub, ast.Raise) for stmt in link.body for sub in walk(stmt))
             for link in links
         )
 
@@ -855,7 +856,7 @@ class PyVisitor:
         body = node.body
         if not (body and isinstance(body[-1], ast.Raise)) or any(_names_varlen(x) for x in body):
             return
-        for sub in ast.walk(node.test):
+        for sub in walk(node.test):
             if isinstance(sub, (ast.Constant, ast.Name, ast.Attribute)) and _names_varlen(sub):
                 self._consumed.add(id(sub))
 
@@ -910,7 +911,7 @@ class PyVisitor:
             return False
         queries = {f"torch.{backend}.{d.rsplit('.', 1)[1]}" for d in _CUDA_QUERIES}
         used = False
-        for sub in (sub for stmt in node.body for sub in ast.walk(stmt)):
+        for sub in (sub for stmt in node.body for sub in walk(stmt)):
             if isinstance(sub, ast.Raise):
                 return False
             d = self.dotted(sub) if isinstance(sub, ast.Attribute) else None
@@ -931,7 +932,7 @@ class PyVisitor:
         ``given``: the branch was chosen by comparing a device's type, so the device is already chosen elsewhere;
         selecting it by a name (``torch.cuda.device(self.device)``) places nothing new, a literal still does."""
         for stmt in body:
-            for sub in ast.walk(stmt):
+            for sub in walk(stmt):
                 if (
                     given
                     and isinstance(sub, ast.Call)
@@ -978,7 +979,7 @@ class PyVisitor:
         """The one backend a test's availability probes name (``torch.cuda.is_available()`` -> cuda,
         ``is_torch_xpu_available()`` -> xpu), or None (no probe, or probes of several backends)."""
         found: set[str] = set()
-        for sub in ast.walk(test):
+        for sub in walk(test):
             if isinstance(sub, ast.Call):
                 found |= self._probe_backends(sub.func) or set()
         return found.pop() if len(found) == 1 else None
@@ -992,14 +993,14 @@ class PyVisitor:
             return found
         values = [
             a.value
-            for a in ast.walk(self.def_node)
+            for a in walk(self.def_node)
             if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in a.targets)
         ]
         if len(values) != 1:
             return None
         named = {
             c.value
-            for sub in ast.walk(values[0])
+            for sub in walk(values[0])
             if isinstance(sub, ast.Compare) and all(isinstance(op, (ast.Eq, ast.In)) for op in sub.ops)
             for c in (sub.left, *sub.comparators)
             if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value in _BACKENDS
@@ -1024,7 +1025,7 @@ class PyVisitor:
         values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         if not any(self._asks_cuda(v) for v in values):
             return False
-        subs = [sub for stmt in node.body for sub in ast.walk(stmt)]
+        subs = [sub for stmt in node.body for sub in walk(stmt)]
         # what indexes the generators (a call, or a name), and the names the current device's index is bound to
         slices = [
             sub.slice
@@ -1104,7 +1105,7 @@ class PyVisitor:
         if self.def_node is None:
             return False
         bound = self._bindings_of(self.def_node).get(name)
-        if not bound or name in {a.arg for a in ast.walk(self.def_node.args) if isinstance(a, ast.arg)}:
+        if not bound or name in {a.arg for a in walk(self.def_node.args) if isinstance(a, ast.arg)}:
             return False
         probes = [v for v in bound if isinstance(v, ast.Call) and self._probe_backends(v.func) == {"cuda"}]
         return bool(probes) and all(isinstance(v, ast.Constant) or v in probes for v in bound)
@@ -1112,7 +1113,7 @@ class PyVisitor:
     def _is_probe(self, test: ast.expr) -> bool:
         if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
             return self._probe_backends(test) is not None
-        return any(isinstance(sub, ast.Call) and self._probe_backends(sub.func) is not None for sub in ast.walk(test))
+        return any(isinstance(sub, ast.Call) and self._probe_backends(sub.func) is not None for sub in walk(test))
 
     def v_try(self, node: ast.Try) -> None:
         """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
@@ -1228,7 +1229,7 @@ class PyVisitor:
 
     def v_loop(self, node: ast.For | ast.AsyncFor) -> None:
         self.loop_depth += 1
-        names = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        names = frozenset(n.id for n in walk(node.target) if isinstance(n, ast.Name))
         self._loop_vars.append(names)
         self._unrolled.append(_module_trips(node.iter))
         self._fresh.append((node.body, dict.fromkeys(names, node.lineno)))
@@ -1422,8 +1423,8 @@ def _unpacked_offsets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[i
     params = [a for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if "cu_seqlens" in a.arg]
     if not params:
         return frozenset()
-    parent = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
-    names = [n for n in ast.walk(fn) if isinstance(n, ast.Name)]
+    parent = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    names = [n for n in walk(fn) if isinstance(n, ast.Name)]
     out: set[int] = set()
     for a in params:
         uses = [n for n in names if n.id == a.arg]
@@ -1478,7 +1479,7 @@ def _fills_given_inputs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     A def that returns or yields a value, or writes only its own locals or ``self``, is not this."""
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
     writes = False
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, (ast.Yield, ast.YieldFrom)) or (isinstance(n, ast.Return) and n.value is not None):
             return False
         if isinstance(n, ast.Assign):
@@ -1496,7 +1497,7 @@ def _fills_given_inputs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _names_varlen(node: ast.AST) -> bool:
     """``node`` mentions ``cu_seqlens`` (a name, an attribute or a string), what the varlen rule reads."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name) and "cu_seqlens" in sub.id:
             return True
         if isinstance(sub, ast.Attribute) and "cu_seqlens" in sub.attr:
@@ -1554,7 +1555,7 @@ def _tunes_given_device(links: list[ast.If], backends: list[str | None]) -> bool
     follows, with its own result: it stays porting work."""
     if not (len(links) == 1 and not links[0].orelse and _compared_backend(links[0].test) is not None):
         return False
-    return not any(isinstance(n, _LEAVES) for stmt in links[0].body for n in ast.walk(stmt))
+    return not any(isinstance(n, _LEAVES) for stmt in links[0].body for n in walk(stmt))
 
 
 def _early_exit_dispatch(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, node: ast.If) -> bool:
@@ -1584,7 +1585,7 @@ def _block_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.stmt) -> lis
     return next(
         (
             lst
-            for n in ast.walk(fn)
+            for n in walk(fn)
             for field in ("body", "orelse", "finalbody")
             if isinstance(lst := getattr(n, field, None), list) and any(x is node for x in lst)
         ),
@@ -1606,7 +1607,7 @@ def _leaving_branch(stmt: ast.stmt) -> bool:
         isinstance(stmt, ast.If)
         and not stmt.orelse
         and _compared_backend(stmt.test) is not None
-        and any(isinstance(n, _LEAVES) for x in stmt.body for n in ast.walk(x))
+        and any(isinstance(n, _LEAVES) for x in stmt.body for n in walk(x))
     )
 
 
@@ -1735,7 +1736,7 @@ def _bindings(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[as
     followed. One walk: an ``Assign`` is met before the names it stores."""
     out: dict[str, list[ast.expr] | None] = {}
     direct: set[int] = set()
-    for x in ast.walk(node):
+    for x in walk(node):
         if isinstance(x, ast.Assign):
             for t in x.targets:
                 if isinstance(t, ast.Name):
@@ -1758,7 +1759,7 @@ def _host_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]
             (isinstance(n, ast.Name) and n.id in _HOST_TYPES)
             or (isinstance(n, ast.Attribute) and n.attr in _HOST_TYPES)
             or (isinstance(n, ast.Constant) and n.value is None)
-            for n in ast.walk(ann)
+            for n in walk(ann)
             if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))
             and not (isinstance(n, ast.Name) and n.id == "torch")
         ):
@@ -1776,7 +1777,7 @@ def _fixed_by_module(
     """``e`` reads only ``self``/``cls`` state, constants, names of the module and host-typed parameters
     (``params`` = every parameter, the host-typed ones), through the def's plain assignments (``depth`` deep)."""
     every, host = params
-    for n in ast.walk(e):
+    for n in walk(e):
         if not isinstance(n, ast.Name) or n.id in ("self", "cls") or n.id in seen:
             continue
         if n.id in every:
@@ -1935,9 +1936,9 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
 def _reads(value: ast.expr, target: ast.Name | ast.Attribute) -> bool:
     """``value`` mentions ``target`` (a name, or the same ``obj.attr``)."""
     if isinstance(target, ast.Name):
-        return any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(value))
+        return any(isinstance(n, ast.Name) and n.id == target.id for n in walk(value))
     want = ast.unparse(target)
-    attrs = (n for n in ast.walk(value) if isinstance(n, ast.Attribute) and n.attr == target.attr)
+    attrs = (n for n in walk(value) if isinstance(n, ast.Attribute) and n.attr == target.attr)
     return any(ast.unparse(n) == want for n in attrs)
 
 
@@ -1952,7 +1953,7 @@ def _once_per_loop(test: ast.expr, loop_vars: frozenset[str]) -> bool:
                 if (
                     isinstance(a, ast.Name)
                     and a.id in loop_vars
-                    and not any(isinstance(n, ast.Name) and n.id in loop_vars for n in ast.walk(b))
+                    and not any(isinstance(n, ast.Name) and n.id in loop_vars for n in walk(b))
                 ):
                     return True
     return False
@@ -2005,11 +2006,11 @@ def _library_nccl_vars(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
     changes nothing (``no-op-elsewhere``); the launch environment, where the NCCL settings a port must translate are
     set, is scanned on its own (job files, scripts, images). An assignment (``os.environ[k] = v``), a default set by
     a plain function (a launcher's ``main``), or any other use of the name keeps every mention a finding."""
-    parent = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    parent = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
     used: dict[str, bool] = {}  # variable -> every mention allowed so far
     accessed: set[str] = set()
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if not (isinstance(n, ast.Constant) and isinstance(n.value, str)):
             continue
         for var in set(_NCCL_VAR.findall(n.value)):
