@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterator
 # Defs that initialise weights: transformers' ``_init_weights``/``init_weights``/``initialize_weights``
 # (``_initialize_weights`` too). ``__init__`` is not one: a float64 buffer made there is what forward reads.
 INIT_DEFS = re.compile(r"^_?init(ialize)?_weights$")
-_HEADER = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+# Newline-first (the first line matched apart): sre skips to each "\n", twice as fast as "^" under re.M.
+_HEADER = re.compile(rb"\n([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
+_FIRST_HEADER = re.compile(rb"([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
 _MAX_DEPTH = 4
 
 
@@ -41,7 +43,11 @@ class FileReach:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.headers = [(m.start(), len(m.group(1)), m.group(2), m.group(3).decode()) for m in _HEADER.finditer(data)]
+        first = _FIRST_HEADER.match(data)
+        self.headers = [
+            (m.start() + (m is not first), len(m.group(1)), m.group(2), m.group(3).decode())
+            for m in (*((first,) if first else ()), *_HEADER.finditer(data))
+        ]
         self.starts = [h[0] for h in self.headers]
 
     def enclosing_def(self, pos: int) -> str | None:
