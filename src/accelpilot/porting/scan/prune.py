@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from accelpilot.porting.scan.patterns import DISPATCHED_BY_DEFAULT, QUOTED_WORDS, import_root
 from accelpilot.porting.scan.reach import word_positions
@@ -64,24 +64,33 @@ def _inside_brackets(data: bytes, i: int) -> bool:
     return head.count(b"[") > head.count(b"]")
 
 
-def _compares_in_index(data: bytes, i: int) -> bool:
-    """The bracket opening at ``i`` holds, on its line and outside string literals, a comparison at its own depth
-    (what ``_BRACKET_COMPARE`` looks for, with strings read: ``["<unk>", "<pad>"]`` holds none)."""
-    end = data.find(b"\n", i)
-    end = len(data) if end == -1 else end
-    depth = 0
+def _lexed(data: bytes, k: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(offset, byte, the quote of the one-line string literal open after it, else 0) for the bytes from ``k`` to
+    ``end``: a quote opens or closes a literal, and a backslash inside one escapes the next byte (not yielded). The
+    three lexical checks below read code bytes as those with 0."""
     quote = 0
-    k = i
     while k < end:
         c = data[k]
         if quote:
-            if c == 92:  # a backslash escapes the next byte
+            if c == 92:
                 k += 1
             elif c == quote:
                 quote = 0
         elif c in b"\"'":
             quote = c
-        elif c == 91:  # "["
+        yield k, c, quote
+        k += 1
+
+
+def _compares_in_index(data: bytes, i: int) -> bool:
+    """The bracket opening at ``i`` holds, on its line and outside string literals, a comparison at its own depth
+    (what ``_BRACKET_COMPARE`` looks for, with strings read: ``["<unk>", "<pad>"]`` holds none)."""
+    end = data.find(b"\n", i)
+    depth = 0
+    for k, c, quote in _lexed(data, i, len(data) if end == -1 else end):
+        if quote:
+            continue
+        if c == 91:  # "["
             depth += 1
         elif c == 93:  # "]"
             depth -= 1
@@ -89,7 +98,6 @@ def _compares_in_index(data: bytes, i: int) -> bool:
                 return False
         elif depth == 1 and (c in b"<>" or (c in b"=!" and data[k + 1 : k + 2] == b"=")):
             return True
-        k += 1
     return False
 
 
@@ -150,32 +158,22 @@ def _names_target(data: bytes, ls: int, j: int) -> bool:
     name assigned on the line at ``ls``: ``seq = torch.cat([seq, tok])`` grows ``seq``; ``out = torch.cat([a, b])``
     is a one-off join the visitor never reports (``v_assign`` wants the target among the list's elements)."""
     target = data[ls:j].split(b"=", 1)[0].strip().rpartition(b".")[2]
-    k = j
-    while k < len(data) and data[k] in b" \t":
-        k += 1
-    if data[k : k + 1] != b"(":
+    opening = j
+    while opening < len(data) and data[opening] in b" \t":
+        opening += 1
+    if data[opening : opening + 1] != b"(":
         return True  # not read as a call here: kept
     depth = 0
-    quote = 0
-    stop = min(len(data), k + _CALL_SCAN)
-    while k < stop:
-        c = data[k]
+    for k, c, quote in _lexed(data, opening, min(len(data), opening + _CALL_SCAN)):
         if quote:
-            if c == 92:
-                k += 1
-            elif c == 10:
+            if c == 10:
                 return True  # a string running past its line (triple-quoted): not read here, kept
-            elif c == quote:
-                quote = 0
-        elif c in b"\"'":
-            quote = c
         elif c in b"([{":
             depth += 1
         elif c in b")]}":
             depth -= 1
             if depth == 0:
                 return any(True for _ in word_positions(data[j : k + 1], target))
-        k += 1
     return True  # no end found within the bound: kept
 
 
@@ -346,21 +344,12 @@ def string_spans(data: bytes) -> list[tuple[int, int]]:
 def _code_at(data: bytes, start: int, s: int) -> bool:
     """Reading the line from ``start`` (outside any string), offset ``s`` is neither in a comment nor inside a
     one-line string."""
-    quote = 0
-    k = start
-    while k < s:
-        c = data[k]
-        if quote:
-            if c == 92:
-                k += 1
-            elif c == quote:
-                quote = 0
-        elif c in b"\"'":
-            quote = c
-        elif c == 35:  # "#"
+    last = 0
+    for _, c, quote in _lexed(data, start, s):
+        if not quote and c == 35:  # "#"
             return False
-        k += 1
-    return not quote
+        last = quote
+    return not last
 
 
 def _escaped(data: bytes, e: int) -> bool:
