@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.porting.scan.scan_kit import findings_in
 
 from accelpilot.porting.scan import scan_path, scan_python
 
@@ -46,18 +47,15 @@ def fetch(url, given):
 """
 
 
-def _findings(root: Path, name: str) -> list[tuple[str, int, str | None]]:
-    log = scan_path(root, jobs=1)
-    return sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
-
-
 def test_an_http_request_that_sends_a_body_is_not_a_download(tmp_path: Path) -> None:
     """A POST/PUT/PATCH (``requests.post``, ``urlopen`` of a ``Request`` with ``data=``/``method="POST"``, or
     ``urlopen(url, data)``) sends telemetry or an upload: nothing the workload reads comes in. GETs, ``urlretrieve``,
     a ``Request`` with an explicit ``method="GET"``, a request of unknown origin (a parameter) and a name also bound
     to a GET ``Request`` stay downloads."""
     (tmp_path / "net.py").write_text(UPLOADS)
-    assert _findings(tmp_path, "net.py") == [("http-download", line, None) for line in (23, 24, 25, 26, 27, 28, 29, 32)]
+    assert findings_in(tmp_path, "net.py") == [
+        ("http-download", line, None) for line in (23, 24, 25, 26, 27, 28, 29, 32)
+    ]
     [item] = scan_path(tmp_path, jobs=1).items
     assert (item.key, len(item.lines)) == ("file|http-download|net.py", 8)
 
@@ -133,7 +131,7 @@ def test_a_backend_call_in_its_branch_of_a_per_backend_dispatch_is_not_porting_w
     ``torch.device("cuda:0")``) keeps all its lines, and so do chains with no fallback, a raising fallback, or
     one backend, and the ``"cuda" if torch.cuda.is_available() else "cpu"`` placement."""
     (tmp_path / "m.py").write_text(DISPATCH)
-    assert _findings(tmp_path, "m.py") == [
+    assert findings_in(tmp_path, "m.py") == [
         ("cuda-device-literal", 28, "optional"),  # torch.device("cuda:0"): this branch places
         ("cuda-device-literal", 61, None),  # "cuda" if torch.cuda.is_available() else "cpu"
         ("mps-device", 9, "probe"),
@@ -194,7 +192,7 @@ def test_a_long_whose_values_are_bounded_by_a_size_is_not_an_int64_item(tmp_path
     anything), a maximum that is only the end of an ``arange(start, end)`` and the values (not the index) of a
     ``scatter`` stay findings."""
     (tmp_path / "modeling_m.py").write_text(LONGS)
-    assert _findings(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14, 18)]
+    assert findings_in(tmp_path, "modeling_m.py") == [("int64-index", line, None) for line in (12, 13, 14, 18)]
     [item] = scan_path(tmp_path, jobs=1).items
     assert (item.key, [ln.line for ln in item.lines]) == ("repo|int64-index", [12, 13, 14, 18])
 
@@ -248,7 +246,7 @@ def test_cuda_inside_a_def_cuda_is_delegation_and_its_callers_are_findings(tmp_p
     """``def cuda(self): return Rigid(self.rots.cuda(), ...)`` mirrors ``Tensor.cuda()``: whoever calls it places
     the work, and that call is the finding; the same ``.cuda()`` in any other method stays one."""
     (tmp_path / "rigid.py").write_text(DELEGATION)
-    assert _findings(tmp_path, "rigid.py") == [("cuda-call", 9, None), ("cuda-call", 13, None)]
+    assert findings_in(tmp_path, "rigid.py") == [("cuda-call", 9, None), ("cuda-call", 13, None)]
     assert [(i.key, [ln.line for ln in i.lines]) for i in scan_path(tmp_path, jobs=1).items] == [
         ("file|device-placement|rigid.py", [9, 13])
     ]
@@ -320,7 +318,7 @@ def test_a_branch_chosen_by_the_device_type_or_by_another_accelerator_is_not_por
     ``backend-branch``. A literal device (``set_device(0)``), a lone CUDA branch without a fallback, and a body
     under a CUDA probe stay porting work."""
     (tmp_path / "pipe.py").write_text(OTHER_BACKENDS)
-    assert _findings(tmp_path, "pipe.py") == [
+    assert findings_in(tmp_path, "pipe.py") == [
         ("hub-kernel", 40, "backend-branch"),
         ("hub-kernel", 46, "optional"),
         ("torch-cuda-api", 15, "backend-branch"),
@@ -368,7 +366,7 @@ def test_an_experts_class_the_library_dispatches_by_default_is_one_repository_it
     asked for: every decorated class is one line of one repository item (the shared dispatcher is the porting
     work), and its eager loop is ``reference-fallback``, not porting work. An undecorated experts loop stays."""
     (tmp_path / "modeling_moe.py").write_text(MOE)
-    assert _findings(tmp_path, "modeling_moe.py") == [
+    assert findings_in(tmp_path, "modeling_moe.py") == [
         ("data-dependent-op", 11, "reference-fallback"),
         ("data-dependent-op", 13, "reference-fallback"),
         ("data-dependent-op", 20, "reference-fallback"),
@@ -416,7 +414,7 @@ def test_a_hub_kernel_built_for_metal_or_mlx_is_another_backends_branch(tmp_path
     ``MLX_ops``, ``attention.metal``) runs only on MPS, like an XPU-only kernel: backend-branch. A word that merely
     starts with the letters (``metalearning``) and a kernel for several backends (GGML) stay items."""
     (tmp_path / "quant.py").write_text(APPLE_KERNELS)
-    assert _findings(tmp_path, "quant.py") == [
+    assert findings_in(tmp_path, "quant.py") == [
         ("hub-kernel", 7, "backend-branch"),
         ("hub-kernel", 13, "backend-branch"),
         ("hub-kernel", 17, "backend-branch"),
@@ -490,7 +488,7 @@ def test_an_mps_branch_beside_a_generic_branch_is_another_backends_branch(tmp_pa
     comparison, like ``== "mps"``. An MPS branch with no else (the code after it is not a branch of the chain), one
     whose else raises, two backends with no fallback, and placement outside any branch stay findings."""
     (tmp_path / "dev.py").write_text(MPS_CHAINS)
-    assert _findings(tmp_path, "dev.py") == [
+    assert findings_in(tmp_path, "dev.py") == [
         ("mps-device", 7, "backend-branch"),
         ("mps-device", 22, "probe"),
         ("mps-device", 23, "backend-branch"),
@@ -553,7 +551,7 @@ def test_a_host_count_summed_over_ranks_and_scaled_by_the_world_size_is_not_a_ho
     a host sync of model data. Stays: divided by a model tensor (``outputs.sum()``), scaled by a parameter (maybe a
     tensor), and a collective of model data."""
     (tmp_path / "loss.py").write_text(HOST_COUNT_REDUCED)
-    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "loss.py") if r == "item-in-forward"] == [
+    assert [(r, ln) for r, ln, _ in findings_in(tmp_path, "loss.py") if r == "item-in-forward"] == [
         ("item-in-forward", 17),
         ("item-in-forward", 18),
         ("item-in-forward", 19),
@@ -568,7 +566,7 @@ def test_reading_back_a_tensor_built_from_python_values_is_not_a_host_sync(tmp_p
     name (maybe a model tensor), a model tensor's reduction, a name reassigned from model data before the read,
     and an op outside the one-input set (``mean``)."""
     (tmp_path / "loss.py").write_text(HOST_BUILT)
-    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "loss.py") if r == "item-in-forward"] == [
+    assert [(r, ln) for r, ln, _ in findings_in(tmp_path, "loss.py") if r == "item-in-forward"] == [
         ("item-in-forward", 11),
         ("item-in-forward", 12),
         ("item-in-forward", 15),
@@ -637,7 +635,7 @@ def test_an_mps_elif_link_or_an_mps_probe_in_an_and_is_another_backends_branch(t
     run only on an Apple GPU: backend-branch. Stays: an ``or`` with the probe (either side opens the body) and an MPS
     a CUDA ``elif`` link (CUDA is not another accelerator: its placement stays)."""
     (tmp_path / "dev.py").write_text(MPS_LINKS)
-    assert [f for f in _findings(tmp_path, "dev.py") if f[0] in ("mps-device", "torch-cuda-api")] == [
+    assert [f for f in findings_in(tmp_path, "dev.py") if f[0] in ("mps-device", "torch-cuda-api")] == [
         ("mps-device", 9, "backend-branch"),
         ("mps-device", 19, "probe"),
         ("mps-device", 20, "backend-branch"),
@@ -713,7 +711,7 @@ def test_a_concat_of_a_name_set_afresh_earlier_in_the_same_iteration_does_not_gr
     only under another condition (``if first:``, no else; an ``if``/``else`` setting it in one branch), an earlier
     ``if`` with a different test, a fresh assignment after the concat, and a carried name under ``with``."""
     (tmp_path / "modeling_m.py").write_text(NOT_CARRIED)
-    found = [(r, ln) for r, ln, _ in _findings(tmp_path, "modeling_m.py") if r == "growing-sequence"]
+    found = [(r, ln) for r, ln, _ in findings_in(tmp_path, "modeling_m.py") if r == "growing-sequence"]
     assert found == [("growing-sequence", ln) for ln in (30, 34, 37, 40, 45)]
     [item] = [i for i in scan_path(tmp_path, jobs=1).items if "growing" in i.key]
     assert (item.key, [ln.line for ln in item.lines]) == ("file|growing-sequence|modeling_m.py", [30, 34, 37, 40, 45])
@@ -753,7 +751,7 @@ def test_the_body_of_an_is_available_or_is_loadable_def_is_a_probe(tmp_path: Pat
     CUDA queries after its own ``is_available`` early return are part of the question. Stays: the same early-return
     shape in a def that does something (``load_fastmoe``), and a def whose name is not a probe's."""
     (tmp_path / "m.py").write_text(PROBE_DEFS)
-    assert [f for f in _findings(tmp_path, "m.py") if f[0] == "torch-cuda-api"] == [
+    assert [f for f in findings_in(tmp_path, "m.py") if f[0] == "torch-cuda-api"] == [
         ("torch-cuda-api", 6, "probe"),
         ("torch-cuda-api", 8, "probe"),
         ("torch-cuda-api", 13, "probe"),
@@ -798,7 +796,7 @@ def test_a_test_of_packed_input_whose_branch_only_raises_is_not_packing(tmp_path
     lengths (by name, or handing on ``**kwargs``: any branch that does not raise), and a raising branch whose body
     reads them (its message formats ``cu_seqlens_q``)."""
     (tmp_path / "m.py").write_text(REFUSED_PACKING)
-    assert [(r, ln) for r, ln, _ in _findings(tmp_path, "m.py") if r == "varlen-packing"] == [
+    assert [(r, ln) for r, ln, _ in findings_in(tmp_path, "m.py") if r == "varlen-packing"] == [
         ("varlen-packing", ln) for ln in (12, 15, 16, 17, 18, 19)
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(REFUSED_PACKING, prune=False))
@@ -846,7 +844,7 @@ def test_a_flag_set_from_one_device_comparison_is_that_comparison(tmp_path: Path
     flag, assigned once in the def from comparisons naming one backend, is that comparison, so the MPS branch beside
     a generic one is another backend's branch. Stays: a flag assigned twice, and one comparing two backends."""
     (tmp_path / "m.py").write_text(MPS_FLAGS)
-    assert [f for f in _findings(tmp_path, "m.py") if f[0] == "mps-device"] == [
+    assert [f for f in findings_in(tmp_path, "m.py") if f[0] == "mps-device"] == [
         ("mps-device", 8, "backend-branch"),
         ("mps-device", 21, None),
         ("mps-device", 30, None),
@@ -882,7 +880,7 @@ def test_the_body_of_a_flash_attention_request_test_is_flash_attns_branch(tmp_pa
     package's path (counted by its package item); a port runs sdpa/eager: backend-branch. Stays: the else (the
     sdpa/eager split by ``cu_seqlens``), a ``not`` of the question, an ``or`` with it, and the parameter."""
     (tmp_path / "modeling_m.py").write_text(FLASH_BRANCH)
-    assert [(r, ln, c) for r, ln, c in _findings(tmp_path, "modeling_m.py") if r == "varlen-packing"] == [
+    assert [(r, ln, c) for r, ln, c in findings_in(tmp_path, "modeling_m.py") if r == "varlen-packing"] == [
         ("varlen-packing", 6, None),
         ("varlen-packing", 8, "backend-branch"),
         ("varlen-packing", 9, "backend-branch"),
@@ -939,7 +937,7 @@ def test_a_mask_made_only_from_module_state_and_host_arguments_is_not_a_data_dep
     Stays: a mask of an input, of a tensor-typed argument, of a loop/comprehension target, of state indexed by an
     input, and of a host-typed argument reassigned in the def."""
     (tmp_path / "fixed.py").write_text(FIXED_MASKS)
-    assert [ln for r, ln, _ in _findings(tmp_path, "fixed.py") if r == "boolean-mask-index"] == [21, 24, 27, 31, 35]
+    assert [ln for r, ln, _ in findings_in(tmp_path, "fixed.py") if r == "boolean-mask-index"] == [21, 24, 27, 31, 35]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FIXED_MASKS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(FIXED_MASKS)) == full
 
@@ -980,7 +978,7 @@ def test_a_name_ending_in_mask_built_as_integer_positions_is_a_gather_not_a_mask
     integer positions: ``hidden[rows, cls_mask]`` is a gather with a fixed shape. Stays: one branch boolean, a
     parameter (unknown), a cast to bool, and a uint8 tensor (torch reads uint8 indices as a mask)."""
     (tmp_path / "pool.py").write_text(INTEGER_MASK_NAMES)
-    assert [ln for r, ln, _ in _findings(tmp_path, "pool.py") if r == "boolean-mask-index"] == [19, 22, 27, 28]
+    assert [ln for r, ln, _ in findings_in(tmp_path, "pool.py") if r == "boolean-mask-index"] == [19, 22, 27, 28]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(INTEGER_MASK_NAMES, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(INTEGER_MASK_NAMES)) == full
 
@@ -1023,7 +1021,7 @@ def test_a_device_backend_table_with_a_row_for_the_target_is_not_an_nccl_choice(
     a list naming several collective backends (argparse choices) a vocabulary; ``init_process_group(backend="nccl")``
     and a list naming only NCCL stay findings."""
     (tmp_path / "dist.py").write_text(BACKEND_TABLES)
-    assert _findings(tmp_path, "dist.py") == [
+    assert findings_in(tmp_path, "dist.py") == [
         ("nccl-backend", 10, None),
         ("nccl-backend", 23, None),
         ("nccl-backend", 27, None),
@@ -1104,7 +1102,7 @@ def test_a_class_that_requires_another_accelerator_is_that_backends_code_path(tm
     class is large enough for a pruned scan to parse one method alone. A class requiring CUDA (the port's work) and
     an MPS default in a class with no such requirement stay findings."""
     (tmp_path / "quant.py").write_text(APPLE_QUANTIZER)
-    found = _findings(tmp_path, "quant.py")
+    found = findings_in(tmp_path, "quant.py")
     assert [f for f in found if f[2] != "backend-branch"] == [
         ("cuda-device-literal", 55, None),
         ("mps-device", 62, None),
@@ -1220,7 +1218,7 @@ def test_delay_pattern_bookkeeping_of_generate_is_host_side(tmp_path: Path) -> N
     by the pattern. Stay: the eos cut on generated values feeding the codec's decode (26, after the pattern was
     reverted), a pattern mask read in the forward (32), and a pattern-named helper the forward calls (35)."""
     (tmp_path / "audio.py").write_text(DELAY_PATTERN)
-    got = _findings(tmp_path, "audio.py")
+    got = findings_in(tmp_path, "audio.py")
     assert got == [
         ("boolean-mask-index", 23, "host-side"),
         ("boolean-mask-index", 25, "host-side"),
@@ -1395,7 +1393,7 @@ def test_a_hazard_on_a_matchers_cpu_indices_alone_is_host_side(tmp_path: Path) -
     logits (16), a helper one call of which passes a model output (19), and a value read from the module's state at
     matcher indices (23)."""
     (tmp_path / "loss.py").write_text(MATCHER_INDICES)
-    assert _findings(tmp_path, "loss.py") == [
+    assert findings_in(tmp_path, "loss.py") == [
         ("data-dependent-op", 11, "host-side"),
         ("data-dependent-op", 16, None),
         ("data-dependent-op", 19, None),

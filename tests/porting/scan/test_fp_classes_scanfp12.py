@@ -6,18 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.porting.scan.scan_kit import findings_in, item_lines
 
-from accelpilot.porting.scan import scan_path, scan_python
-
-
-def _findings(root: Path, name: str) -> list[tuple[str, int, str | None]]:
-    log = scan_path(root, jobs=1)
-    return sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
-
-
-def _items(root: Path) -> list[tuple[str, list[int]]]:
-    return [(i.key, [ln.line or 0 for ln in i.lines]) for i in scan_path(root, jobs=1).items]
-
+from accelpilot.porting.scan import scan_python
 
 EXPORT = """\
 import torch
@@ -71,10 +62,10 @@ def test_offsets_read_only_for_their_count_or_a_check_and_inputs_prepared_for_a_
     ``host-side``. A real varlen loop slicing by the offsets, a local read by a check AND by a split, and a preparer
     that returns the mapping stay findings."""
     (tmp_path / "export.py").write_text(EXPORT)
-    found = _findings(tmp_path, "export.py")
+    found = findings_in(tmp_path, "export.py")
     assert [f for f in found if f[2] is None] == [("varlen-packing", line, None) for line in (18, 20, 21, 25, 26, 38)]
     assert [f for f in found if f[2] is not None] == [("varlen-packing", line, "host-side") for line in (32, 33, 34)]
-    assert _items(tmp_path) == [("file|varlen-packing|export.py", [18, 20, 21, 25, 26, 38])]
+    assert item_lines(tmp_path) == [("file|varlen-packing|export.py", [18, 20, 21, 25, 26, 38])]
 
 
 NPU = """\
@@ -116,12 +107,12 @@ def test_a_def_that_needs_a_kernel_imported_only_for_another_accelerator_is_that
     its lines are ``backend-branch``. A def calling a flash-attn kernel imported under its own probe (CUDA's path,
     the port's work) and a def that calls the NPU kernel on one branch only (the other path is generic) stay."""
     (tmp_path / "npu_attn.py").write_text(NPU)
-    found = _findings(tmp_path, "npu_attn.py")
+    found = findings_in(tmp_path, "npu_attn.py")
     assert [f for f in found if f[0] == "varlen-packing"] == [
         ("varlen-packing", line, "backend-branch") for line in (12, 14, 16)
     ] + [("varlen-packing", line, None) for line in (20, 21, 24, 26, 27)]
-    assert [key for key, _ in _items(tmp_path) if "varlen" in key] == ["file|varlen-packing|npu_attn.py"]
-    assert dict(_items(tmp_path))["file|varlen-packing|npu_attn.py"] == [20, 21, 24, 26, 27]
+    assert [key for key, _ in item_lines(tmp_path) if "varlen" in key] == ["file|varlen-packing|npu_attn.py"]
+    assert dict(item_lines(tmp_path))["file|varlen-packing|npu_attn.py"] == [20, 21, 24, 26, 27]
 
 
 DEVICES = """\
@@ -175,12 +166,12 @@ def test_consecutive_leaving_branches_on_two_device_types_with_a_generic_fall_th
     device takes, so the CUDA body is ``backend-branch``. The same run whose fall-through raises, and one lone
     leaving CUDA branch (scanfp2's ``only_cuda`` near miss), stay porting work."""
     (tmp_path / "devices.py").write_text(DEVICES)
-    assert _findings(tmp_path, "devices.py") == [
+    assert findings_in(tmp_path, "devices.py") == [
         ("torch-cuda-api", 10, "backend-branch"),
         ("torch-cuda-api", 23, None),
         ("torch-cuda-api", 36, None),
     ]
-    assert _items(tmp_path) == [("file|device-placement|devices.py", [23, 36])]
+    assert item_lines(tmp_path) == [("file|device-placement|devices.py", [23, 36])]
 
 
 @pytest.mark.parametrize("source", [EXPORT, NPU, DEVICES], ids=["export", "npu", "devices"])

@@ -6,18 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.porting.scan.scan_kit import findings_in, item_lines
 
-from accelpilot.porting.scan import scan_path, scan_python
-
-
-def _findings(root: Path, name: str) -> list[tuple[str, int, str | None]]:
-    log = scan_path(root, jobs=1)
-    return sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name)
-
-
-def _items(root: Path) -> list[tuple[str, list[int]]]:
-    return [(i.key, [ln.line or 0 for ln in i.lines]) for i in scan_path(root, jobs=1).items]
-
+from accelpilot.porting.scan import scan_python
 
 LIBRARY = """\
 import logging
@@ -67,14 +58,14 @@ def test_an_nccl_variable_a_library_method_only_reads_or_defaults_is_a_no_op_els
     same variable, a plain function's ``setdefault`` (a launcher's) and a launch script's ``export`` stay findings."""
     (tmp_path / "config.py").write_text(LIBRARY)
     (tmp_path / "launch.sh").write_text(LAUNCH)
-    found = _findings(tmp_path, "config.py")
+    found = findings_in(tmp_path, "config.py")
     assert [f for f in found if f[2] is not None] == [
         ("nccl-backend", line, "no-op-elsewhere") for line in (9, 11, 12, 15, 17)
     ]
     assert [f for f in found if f[2] is None] == [("nccl-backend", line, None) for line in (22, 25, 26, 30)]
-    items = dict(_items(tmp_path))
+    items = dict(item_lines(tmp_path))
     assert items["repo|nccl-backend"] == [22, 25, 26, 30, 2]
-    assert ("gpu-launcher-setting", 3, None) in _findings(tmp_path, "launch.sh")
+    assert ("gpu-launcher-setting", 3, None) in findings_in(tmp_path, "launch.sh")
 
 
 GROUPED = """\
@@ -116,7 +107,7 @@ def test_a_lone_device_type_branch_that_only_queries_its_device_before_a_generic
     statement, so its queries are ``backend-branch``. The same branch before a ``raise``, with nothing after it, or
     doing work on CUDA (``synchronize``) beside its query stays porting work."""
     (tmp_path / "grouped.py").write_text(GROUPED)
-    assert _findings(tmp_path, "grouped.py") == [
+    assert findings_in(tmp_path, "grouped.py") == [
         ("torch-cuda-api", 7, "backend-branch"),
         ("torch-cuda-api", 8, "backend-branch"),
         ("torch-cuda-api", 14, None),
@@ -124,7 +115,7 @@ def test_a_lone_device_type_branch_that_only_queries_its_device_before_a_generic
         ("torch-cuda-api", 25, None),
         ("torch-cuda-api", 26, None),
     ]
-    assert _items(tmp_path) == [("file|device-placement|grouped.py", [14, 20, 25, 26])]
+    assert item_lines(tmp_path) == [("file|device-placement|grouped.py", [14, 20, 25, 26])]
 
 
 QUESTIONS = """\
@@ -175,7 +166,7 @@ def test_a_cuda_question_whose_failure_answers_no_and_a_torch_version_read_are_p
     "cuda", None)`` reads the CUDA version torch was built with, as ``torch.version.cuda`` does: no finding. Stay: the
     bare question, one after CUDA work (``synchronize``), one whose handler raises, and ``getattr(model, "cuda")``."""
     (tmp_path / "questions.py").write_text(QUESTIONS)
-    assert _findings(tmp_path, "questions.py") == [
+    assert findings_in(tmp_path, "questions.py") == [
         ("cuda-device-literal", 10, None),
         ("torch-cuda-api", 17, "probe"),
         ("torch-cuda-api", 23, None),
@@ -183,7 +174,7 @@ def test_a_cuda_question_whose_failure_answers_no_and_a_torch_version_read_are_p
         ("torch-cuda-api", 29, None),
         ("torch-cuda-api", 36, None),
     ]
-    assert _items(tmp_path) == [("file|device-placement|questions.py", [10, 23, 28, 29, 36])]
+    assert item_lines(tmp_path) == [("file|device-placement|questions.py", [10, 23, 28, 29, 36])]
 
 
 @pytest.mark.parametrize("source", [LIBRARY, GROUPED, QUESTIONS], ids=["library", "grouped", "questions"])
