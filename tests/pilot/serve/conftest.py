@@ -79,6 +79,7 @@ def _handler(srv: FakeServer) -> type[BaseHTTPRequestHandler]:
                 srv.seen.append(Seen(time.perf_counter(), req))
                 srv.in_flight += 1
                 over = b.capacity is not None and srv.in_flight > b.capacity
+            released = False
             try:
                 chat = "messages" in req
                 prompt = req["messages"][-1]["content"] if chat else req["prompt"]
@@ -105,11 +106,17 @@ def _handler(srv: FakeServer) -> type[BaseHTTPRequestHandler]:
                 if b.usage:
                     usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(words)}
                     self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
+                # Out of flight before [DONE]: a client sends its next request on [DONE], and a loaded host may run it
+                # before this thread's ``finally``, counting one request too many (a false overload).
+                with srv.lock:
+                    srv.in_flight -= 1
+                    released = True
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
             finally:
-                with srv.lock:
-                    srv.in_flight -= 1
+                if not released:
+                    with srv.lock:
+                        srv.in_flight -= 1
             self.close_connection = True
 
     return H
