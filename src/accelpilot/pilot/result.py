@@ -104,6 +104,47 @@ class ServingSummary(BaseModel):
     rejected: int = Field(default=0, ge=0)
 
 
+class Topology(BaseModel):
+    """How many devices, processes and nodes produced the throughput in ``training.tokens_per_s``.
+
+    The one meaning of a measured throughput (issue 25): the figure is the sum over ``world_size`` ranks
+    (``nnodes`` x ``nproc_per_node``), which drove ``accelerators`` catalog accelerators (GPUs, Trainium or
+    Inferentia chips; a CPU process counts as one). The bill divides by ``accelerators`` before scaling to the
+    devices it prices. ``devices_per_accelerator`` is how many torch devices one accelerator shows (2 NeuronCores
+    per Trainium1 chip when one rank drives each core), so ``accelerators = world_size / devices_per_accelerator``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    world_size: int = Field(default=1, ge=1)  # ranks whose throughput is summed
+    nnodes: int = Field(default=1, ge=1)
+    nproc_per_node: int = Field(default=1, ge=1)
+    devices_per_accelerator: int = Field(default=1, ge=1)  # NeuronCores per chip when a rank drives one core
+    accelerators: float = Field(default=1, gt=0)  # catalog accelerators the ranks ran on (chips, GPUs)
+
+
+def measured_topology(res: PilotResult) -> Topology:
+    """The topology behind a result's throughput; results written before ``topology`` existed are read from config.
+
+    Older distributed results hold ``nnodes`` and ``nproc_per_node`` (an int, or a map of world size to it) in
+    ``config``; their ``training.tokens_per_s`` is the throughput at the smallest world size measured.
+    """
+    if res.topology is not None:
+        return res.topology
+    cfg = res.config
+    nnodes = int(cfg.get("nnodes") or 1)
+    sizes = cfg.get("world_sizes")
+    if isinstance(sizes, list) and sizes:
+        world = int(min(sizes))
+    elif cfg.get("world_size"):
+        world = int(cfg["world_size"])
+    else:
+        per = cfg.get("nproc_per_node") or 1
+        world = nnodes * int(per if not isinstance(per, dict) else min(int(v) for v in per.values()))
+    world = max(world, 1)
+    return Topology(world_size=world, nnodes=nnodes, nproc_per_node=max(world // nnodes, 1), accelerators=float(world))
+
+
 class PilotResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -121,6 +162,7 @@ class PilotResult(BaseModel):
     accepted: bool | None = None  # met its quality target (training) or SLO share (serving)
     details: dict[str, Any] = Field(default_factory=dict)  # structured extras (profiler tables, LoadGen summary)
     errors: list[str] = Field(default_factory=list)  # runtime failures counted, not raised
+    topology: Topology | None = None  # devices, ranks and nodes behind the throughput (None: one device, or old)
 
     @field_validator("command")
     @classmethod
