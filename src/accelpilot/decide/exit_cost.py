@@ -133,7 +133,7 @@ def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Catalo
         notes.append("the scenario gives no engineering day_rate: days are shown, cost is not")
     gb = _stored_gb(sc, ob.name)
     if gb and catalog is not None and ob.pricing not in ("owned", "buy_and_host", "rental"):
-        from accelpilot.bill.compute import dto_monthly
+        from accelpilot.bill.common import dto_monthly
 
         stored = assumption(gb, "GB/month", "scenario extras (stored GB)", label="data stored in AWS")
         egress = dto_monthly(stored, catalog).with_label("one-off egress of the stored data")

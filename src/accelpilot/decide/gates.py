@@ -22,7 +22,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from accelpilot.bill.compute import compare, decision_margin
+from accelpilot.bill.compare import compare, decision_margin
 from accelpilot.bill.model import Bill, Comparison, OptionBill, per_output_name
 from accelpilot.bill.scenario import Scenario
 from accelpilot.decide.evidence import Evidence

@@ -1,0 +1,63 @@
+"""Capacity Blocks: whole blocks of the durations AWS sells, paid up front whether used or not."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from accelpilot.bill.common import _d, _derived, _price, _Priced, _support
+from accelpilot.bill.model import LineItem
+from accelpilot.bill.scenario import Extras, Option, Scenario
+from accelpilot.catalog.loader import Catalog
+from accelpilot.errors import ConfigError
+from accelpilot.figures import Figure, constant
+
+if TYPE_CHECKING:
+    pass
+
+
+def _block_days(hours: Figure, cat: Catalog, where: str, sc: Scenario) -> tuple[int, Figure, Figure]:
+    """The shortest Capacity Block AWS sells for a run: whole days up to 14, whole weeks up to 182."""
+    day_rule = _d(cat, "capacity_block_day_steps_max_days")
+    week_rule = _d(cat, "capacity_block_week_steps_max_days")
+    days = math.ceil(hours.value / 24)
+    if days <= day_rule.value:
+        return days, day_rule, week_rule
+    weeks = math.ceil(Decimal(days) / 7)
+    if weeks * 7 <= week_rule.value:
+        return weeks * 7, day_rule, week_rule
+    raise ConfigError(
+        f"a {hours.value:,.1f} h run is longer than the longest Capacity Block ({week_rule.value} days)",
+        file=sc.path or None,
+        field=f"{where}.hours_per_run",
+        fix="split the run into checkpointed segments of at most 182 days each, or price it on_demand",
+    )
+
+
+def _capacity_block(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+) -> _Priced:
+    """Capacity Blocks: each run buys whole blocks of the durations AWS sells, paid whether used or not."""
+    price, accel, count = _price(opt, cat, where, sc.path or None)
+    most = _d(cat, "capacity_block_max_instances")
+    if opt.instances > most.value:
+        raise ConfigError(
+            f"{opt.instances} instances exceed the {most.value} a Capacity Block holds",
+            file=sc.path or None,
+            field=f"{where}.instances",
+            fix=f"use at most {most.value} instances per option (AWS allows 256 across blocks)",
+        )
+    days, day_rule, week_rule = _block_days(billed, cat, where, sc)
+    block_h = _derived(Decimal(days * 24), "h", f"{days}-day Capacity Block", billed, day_rule, week_rule)
+    compute = (price * constant(opt.instances) * block_h).with_label("capacity block")
+    items = [
+        LineItem(name=f"capacity block: {days} day(s) x {opt.instances} x {opt.instance}", per="run", figure=compute)
+    ]
+    items += _support(compute, ex, where, "run")
+    share = (billed / block_h).with_label("share of paid capacity used")
+    notes = [
+        f"a {billed.value:,.1f} h run buys a {days}-day Capacity Block ({days * 24} h, paid up front and whole); "
+        f"it uses {share.value:.0%} of it (blocks end at 11:30 UTC; a run that straddles that needs one more day)"
+    ]
+    return _Priced(items, notes=notes, paid_share=share, accel=accel, count=count)

@@ -1,0 +1,73 @@
+"""Reserved instances and savings plans: a term of committed hours, owed whatever the use."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from accelpilot.bill.common import TERM_MONTHS, _a, _h, _hours_per_month, _price, _Priced, _support, _usable_price
+from accelpilot.bill.model import LineItem
+from accelpilot.bill.scenario import Extras, Option, Scenario
+from accelpilot.catalog.loader import Catalog
+from accelpilot.catalog.model import Pricing
+from accelpilot.errors import ConfigError, UnknownNameError
+from accelpilot.figures import Figure, constant
+
+if TYPE_CHECKING:
+    pass
+
+
+def _reserved_term(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
+) -> _Priced:
+    """A reservation bills every hour of its term for the committed instances; use above it is on-demand."""
+    price, accel, count = _price(opt, cat, where, sc.path or None)
+    committed = opt.commitment_instances if opt.commitment_instances is not None else opt.instances
+    hpm = _hours_per_month(cat)
+    paid = (_a(committed, "", "committed instances", where) * hpm).with_label("reserved instance-hours a month")
+    used = (constant(opt.instances) * billed * executed).with_label("instance-hours used a month")
+    commit = (price * paid).with_label(f"reservation: {committed} x {opt.instance} x every hour of the term")
+    items = [
+        LineItem(
+            name=f"reservation: {committed} x {opt.instance} {opt.pricing}, every hour", per="month", figure=commit
+        )
+    ]
+    compute = commit
+    notes: list[str] = []
+    if used.value > paid.value:
+        over = (used - paid).with_label("instance-hours above the commitment a month")
+        assert opt.instance is not None
+        try:
+            row = cat.find_price(opt.instance, Pricing.ON_DEMAND, opt.region, where=where, file=sc.path or None)
+        except (ConfigError, UnknownNameError):
+            need = math.ceil(used.value / hpm.value)
+            raise ConfigError(
+                f"the workload uses {used.value:,.0f} instance-hours a month, above the {paid.value:,.0f} committed, "
+                f"and the catalog has no on-demand price for {opt.instance} to bill the rest",
+                file=sc.path or None,
+                field=f"{where}.commitment_instances",
+                fix=f"set commitment_instances = {need}, or add an on_demand price row for {opt.instance} "
+                "with --catalog FILE",
+            ) from None
+        extra = (_usable_price(row, where) * over).with_label("use above the commitment, on-demand")
+        items.append(LineItem(name=f"use above the commitment: {_h(over)} h on-demand", per="month", figure=extra))
+        compute = compute + extra
+        share: Figure = constant(1).with_label("share of paid capacity used")
+    else:
+        share = (used / paid).with_label("share of paid capacity used")
+        if used.value < paid.value:
+            notes.append(
+                f"the reservation commitment is paid for {_h(paid)} instance-hours a month; this workload uses "
+                f"{_h(used)} ({share.value:.0%}): the rest is billed whether used or not"
+            )
+    items += _support(compute, ex, where, "month")
+    outstanding = None
+    term = TERM_MONTHS.get(opt.pricing, 0)
+    if sc.volumes.months < term:
+        left = _a(term - sc.volumes.months, "month", "term months after the horizon", where)
+        outstanding = (commit * left).with_label("commitment still owed after the horizon")
+        notes.append(
+            f"the {term}-month term outlives the {sc.volumes.months}-month horizon: {outstanding.value:,.2f} is still "
+            "owed for its remaining months and is included in the horizon's total"
+        )
+    return _Priced([], items, notes=notes, paid_share=share, outstanding=outstanding, accel=accel, count=count)
