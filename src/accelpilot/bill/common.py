@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from accelpilot.bill.model import LineItem
 from accelpilot.bill.scenario import Extras, Option
@@ -11,10 +11,6 @@ from accelpilot.catalog.loader import Catalog, parse_pricing
 from accelpilot.catalog.model import PriceRow
 from accelpilot.errors import UnitMismatchError, VendorClaimError
 from accelpilot.figures import Figure, Kind, assumption, constant
-
-if TYPE_CHECKING:
-    pass
-
 
 SECONDS_PER_HOUR = constant(3600).model_copy(update={"unit": "s/h"})
 M36 = constant(36).model_copy(update={"unit": "month", "label": "36 months"})

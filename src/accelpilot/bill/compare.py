@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from decimal import ROUND_CEILING, Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from accelpilot.bill.fleet import peak_flip, volume_flip
 from accelpilot.bill.model import Comparison, OptionBill
 from accelpilot.bill.per_bill import _PerBill
 from accelpilot.bill.scenario import Scenario
 from accelpilot.figures import Figure, Kind, assumption, constant
-
-if TYPE_CHECKING:
-    pass
 
 
 def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill | None = None) -> Comparison:

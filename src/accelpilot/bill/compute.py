@@ -28,17 +28,31 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from accelpilot.evidence.model import EvidenceSet
+    from accelpilot.pilot.result import PilotResult
 
 
-def make_bill(sc: Scenario, cat: Catalog, evidence: EvidenceSet | None = None) -> Bill:
+def make_bill(
+    sc: Scenario,
+    cat: Catalog,
+    evidence: EvidenceSet | None = None,
+    results: Mapping[str, PilotResult] | None = None,
+) -> Bill:
     """The whole bill: every option priced, every option compared with the baseline. ``evidence``: the
-    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot)."""
+    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot).
+    ``results``: the result files the options name, already read, by resolved path
+    (``accelpilot.result_files.read_option_results``); None reads them through that one reader first."""
     from accelpilot.bill.scenario import check_money_unit
     from accelpilot.bill.spot import spot_rates
 
     check_money_unit(sc.currency, sc.path or "scenario")
-    per_bill = _PerBill(sc, spot=spot_rates(sc, evidence, _hours_per_month(cat)))
+    if results is None:
+        from accelpilot.result_files import read_option_results
+
+        results = read_option_results(sc)
+    per_bill = _PerBill(sc, spot=spot_rates(sc, evidence, _hours_per_month(cat)), results=results)
     options = [price_option(o, sc, cat, i, per_bill) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc, per_bill) for o in options if o.name != base.name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -18,18 +19,24 @@ if TYPE_CHECKING:
 # --- measured inputs from pilot results ---------------------------------------------------------
 
 
-def _read_result(opt: Option, sc: Scenario) -> tuple[PilotResult, str]:
-    from accelpilot.pilot.result import read_result
+def handed(results: Mapping[str, PilotResult], path: str) -> PilotResult:
+    """A result file the procedure read and handed over (the bill never reads a file)."""
+    try:
+        return results[path]
+    except KeyError:
+        raise InputFileError(
+            "this result file was not read before billing",
+            file=path,
+            field="result",
+            fix="pass results=accelpilot.result_files.read_option_results(scenario) to make_bill",
+        ) from None
 
+
+def _read_result(opt: Option, sc: Scenario, results: Mapping[str, PilotResult]) -> tuple[PilotResult, str]:
+    """The option's result, already read, and its path as the scenario resolves it."""
     assert opt.result is not None
-    path = sc.resolve(opt.result)
-    res = read_result(
-        path,
-        kind=sc.workload,
-        who=f"option {opt.name!r}",
-        kind_fix=f'point the option at a {sc.workload} pilot result, or set workload = "{{found}}" in the scenario',
-    )
-    return res, str(path)
+    path = str(sc.resolve(opt.result))
+    return handed(results, path), path
 
 
 def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) -> Figure:
@@ -113,7 +120,9 @@ def _refuse_scaling(opt: Option, sc: Scenario, where: str, what: str) -> None:
         )
 
 
-def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple[Figure, Figure | None, list[str], str]:
+def training_hours(
+    opt: Option, sc: Scenario, cat: Catalog, where: str, results: Mapping[str, PilotResult]
+) -> tuple[Figure, Figure | None, list[str], str]:
     """Hours per run and the accepted share: measured from a result file, or assumed."""
     if opt.result is None:
         if opt.hours_per_run is None:
@@ -129,7 +138,7 @@ def training_hours(opt: Option, sc: Scenario, cat: Catalog, where: str) -> tuple
             )
         _refuse_scaling(opt, sc, where, "assumed hours_per_run")
         return _a(opt.hours_per_run, "h", "hours per run", where), None, [], ""
-    res, path = _read_result(opt, sc)
+    res, path = _read_result(opt, sc, results)
     tr = res.training
     notes: list[str] = []
     accepted = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from accelpilot.bill.common import _a, _extras_monthly, _sum
@@ -11,15 +12,21 @@ from accelpilot.catalog.loader import Catalog
 from accelpilot.figures import Figure, constant
 
 if TYPE_CHECKING:
-    pass
+    from accelpilot.pilot.result import PilotResult
 
 
 class _PerBill:
     """Figures every option and comparison of one bill use alike, made once per bill (gather once, then compute;
     issue 10's speed). Each equals what an option would make for itself, so the bill reads the same."""
 
-    def __init__(self, sc: Scenario, spot: dict[str, tuple[Figure | None, str]] | None = None) -> None:
+    def __init__(
+        self,
+        sc: Scenario,
+        spot: dict[str, tuple[Figure | None, str]] | None = None,
+        results: Mapping[str, PilotResult] | None = None,
+    ) -> None:
         self.sc = sc
+        self.results: Mapping[str, PilotResult] = results or {}  # result files the procedure read, by path
         self.spot = spot or {}  # spot options' interruption rates and notes (bill.spot.spot_rates), read once
         self.rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
         self.day_rate = _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")

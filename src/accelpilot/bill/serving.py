@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from accelpilot.bill.common import (
@@ -27,11 +28,18 @@ from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.figures import Figure, assumption, constant
 
 if TYPE_CHECKING:
-    pass
+    from accelpilot.pilot.result import PilotResult
 
 
 def _price_serving(
-    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, maint: Figure, one_off: Figure
+    opt: Option,
+    sc: Scenario,
+    cat: Catalog,
+    where: str,
+    ex: Extras,
+    maint: Figure,
+    one_off: Figure,
+    results: Mapping[str, PilotResult],
 ) -> OptionBill:
     """Instances sized for the volume (or one at its capacity); idle time is billed once. Per accepted output."""
     cur = sc.currency
@@ -40,7 +48,7 @@ def _price_serving(
     idle_measured: Figure | None = None
     res: Any = None
     if opt.result is not None:
-        res, result_path = _read_result(opt, sc)
+        res, result_path = _read_result(opt, sc, results)
         sv = res.serving
         if res.errors:
             raise InputFileError(

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from accelpilot.bill.common import _a, _extras_monthly, _sum, _tax, _totals, _zero
 from accelpilot.bill.measured import training_hours
 from accelpilot.bill.model import LineItem, OptionBill
 from accelpilot.bill.per_bill import _fixed_month, _PerBill
-from accelpilot.bill.pricing.capacity_block import _capacity_block
-from accelpilot.bill.pricing.hourly import _usage
-from accelpilot.bill.pricing.owned import _owned
-from accelpilot.bill.pricing.reserved import _reserved_term
+from accelpilot.bill.pricing import gather, price
 from accelpilot.bill.scenario import Option, Scenario
 from accelpilot.bill.serving import _price_serving
 from accelpilot.catalog.loader import Catalog
-from accelpilot.errors import ConfigError
 from accelpilot.figures import constant
-
-if TYPE_CHECKING:
-    pass
 
 
 def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: _PerBill | None = None) -> OptionBill:
@@ -37,8 +28,8 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
         totals = _totals(monthly_figure(opt, sc, where), maint, one_off, sc.volumes.months)
         return price_measured_spend(opt, sc, cat, where, maint, one_off, totals)
     if sc.workload == "serving":
-        return _price_serving(opt, sc, cat, where, ex, maint, one_off)
-    hours, accepted, more, result_path = training_hours(opt, sc, cat, where)
+        return _price_serving(opt, sc, cat, where, ex, maint, one_off, bill.results)
+    hours, accepted, more, result_path = training_hours(opt, sc, cat, where, bill.results)
     notes += more
     if accepted is None:
         accepted = _a(opt.accepted_share if opt.accepted_share is not None else 1, "", "share of runs accepted", where)
@@ -48,21 +39,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
     executed = (rpm / accepted).with_label("runs executed a month") if accepted.value else rpm
     idle = ex.idle_fraction
     billed = hours / (constant(1) - _a(idle, "", "idle fraction", where)) if idle else hours
-    if opt.pricing in ("owned", "buy_and_host"):
-        p = _owned(opt, sc, cat, where, hours, executed)
-    elif opt.pricing.startswith("reserved") and opt.dedicated is not False:
-        p = _reserved_term(opt, sc, cat, where, ex, billed, executed)
-    elif opt.pricing == "capacity_block":
-        p = _capacity_block(opt, sc, cat, where, ex, billed, executed)
-    elif opt.pricing == "serverless":
-        raise ConfigError(
-            "serverless GPU is priced for serving workloads here",
-            file=sc.path or None,
-            field=f"{where}.pricing",
-            fix='use on_demand, spot or rental for training, or set workload = "serving"',
-        )
-    else:
-        p = _usage(opt, sc, cat, where, ex, billed, executed, bill.spot.get(opt.name))
+    p = price(gather(opt, sc, cat, where, hours, billed, executed, bill.spot.get(opt.name), bill.results))
     notes += p.notes
     if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from accelpilot.bill.common import _d, _derived, _price, _Priced, _support
+from accelpilot.bill.common import _d, _derived, _Priced, _support
 from accelpilot.bill.model import LineItem
-from accelpilot.bill.scenario import Extras, Option, Scenario
+from accelpilot.bill.pricing.inputs import ModelInputs
+from accelpilot.bill.scenario import Scenario
 from accelpilot.catalog.loader import Catalog
 from accelpilot.errors import ConfigError
 from accelpilot.figures import Figure, constant
-
-if TYPE_CHECKING:
-    pass
 
 
 def _block_days(hours: Figure, cat: Catalog, where: str, sc: Scenario) -> tuple[int, Figure, Figure]:
@@ -35,11 +32,11 @@ def _block_days(hours: Figure, cat: Catalog, where: str, sc: Scenario) -> tuple[
     )
 
 
-def _capacity_block(
-    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
-) -> _Priced:
+def _capacity_block(m: ModelInputs) -> _Priced:
     """Capacity Blocks: each run buys whole blocks of the durations AWS sells, paid whether used or not."""
-    price, accel, count = _price(opt, cat, where, sc.path or None)
+    opt, sc, cat, where, ex, billed = m.opt, m.sc, m.cat, m.where, m.extras, m.billed
+    assert m.rate is not None
+    price, accel, count = m.rate
     most = _d(cat, "capacity_block_max_instances")
     if opt.instances > most.value:
         raise ConfigError(

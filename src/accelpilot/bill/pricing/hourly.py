@@ -3,38 +3,27 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from accelpilot.bill.common import _h, _hours_per_month, _price, _Priced, _sum, _support
+from accelpilot.bill.common import _h, _hours_per_month, _Priced, _sum, _support
 from accelpilot.bill.model import LineItem
+from accelpilot.bill.pricing.inputs import ModelInputs
 from accelpilot.bill.pricing.spot import _spot_items
-from accelpilot.bill.scenario import Extras, Option, Scenario
-from accelpilot.catalog.loader import Catalog
-from accelpilot.figures import Figure, constant
-
-if TYPE_CHECKING:
-    pass
+from accelpilot.figures import constant
 
 
-def _usage(
-    opt: Option,
-    sc: Scenario,
-    cat: Catalog,
-    where: str,
-    ex: Extras,
-    billed: Figure,
-    executed: Figure,
-    spot: tuple[Figure | None, str] | None = None,
-) -> _Priced:
+def _usage(m: ModelInputs) -> _Priced:
     """Billed per hour of use (on-demand, spot, rental, capacity block, a shared reservation)."""
-    price, accel, count = _price(opt, cat, where, sc.path or None)
+    opt, sc, cat, where, ex, billed, executed = m.opt, m.sc, m.cat, m.where, m.extras, m.billed, m.executed
+    assert m.rate is not None
+    price, accel, count = m.rate
+    spot = m.spot
     idle = ex.idle_fraction
     compute = (price * constant(opt.instances) * billed).with_label("compute")
     name = f"compute: {opt.instances} x {opt.instance} {opt.pricing}" + (f", idle {idle:.0%} billed" if idle else "")
     items = [LineItem(name=name, per="run", figure=compute)]
     spot_note = []
     if opt.pricing == "spot" and opt.spot is not None:
-        items += _spot_items(opt, sc, where, price, billed, spot[0] if spot else None)
+        items += _spot_items(opt, sc, where, price, billed, m.results, spot[0] if spot else None)
         spot_note += [spot[1]] if spot else []
     elif opt.pricing == "spot":
         spot_note.append(

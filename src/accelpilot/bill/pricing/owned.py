@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from accelpilot.bill.common import _a, _d, _h, _hours_per_month, _Priced, _sum
 from accelpilot.bill.model import LineItem
-from accelpilot.bill.scenario import Option, Owned, Scenario
+from accelpilot.bill.pricing.inputs import ModelInputs
+from accelpilot.bill.scenario import Option, Owned
 from accelpilot.catalog.loader import Catalog
 from accelpilot.errors import ConfigError
 from accelpilot.figures import Figure, constant
-
-if TYPE_CHECKING:
-    pass
 
 
 def _owned_monthly(o: Owned, opt: Option, cat: Catalog, where: str) -> tuple[list[LineItem], Figure]:
@@ -60,8 +57,9 @@ def _owned_monthly(o: Owned, opt: Option, cat: Catalog, where: str) -> tuple[lis
     return monthly, energy
 
 
-def _owned(opt: Option, sc: Scenario, cat: Catalog, where: str, hours: Figure, executed: Figure) -> _Priced:
+def _owned(m: ModelInputs) -> _Priced:
     """Owned or hosted boxes: shared (default, other work fills the rest) or dedicated (whole boxes)."""
+    opt, sc, cat, where, hours, executed = m.opt, m.sc, m.cat, m.where, m.hours, m.executed
     o = opt.owned
     assert o is not None
     box_items, energy_h = _owned_monthly(o, opt, cat, where)

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from accelpilot.bill.common import TERM_MONTHS, _a, _h, _hours_per_month, _price, _Priced, _support, _usable_price
+from accelpilot.bill.common import TERM_MONTHS, _a, _h, _hours_per_month, _Priced, _support, _usable_price
 from accelpilot.bill.model import LineItem
-from accelpilot.bill.scenario import Extras, Option, Scenario
-from accelpilot.catalog.loader import Catalog
+from accelpilot.bill.pricing.inputs import ModelInputs
 from accelpilot.catalog.model import Pricing
 from accelpilot.errors import ConfigError, UnknownNameError
 from accelpilot.figures import Figure, constant
 
-if TYPE_CHECKING:
-    pass
 
-
-def _reserved_term(
-    opt: Option, sc: Scenario, cat: Catalog, where: str, ex: Extras, billed: Figure, executed: Figure
-) -> _Priced:
+def _reserved_term(m: ModelInputs) -> _Priced:
     """A reservation bills every hour of its term for the committed instances; use above it is on-demand."""
-    price, accel, count = _price(opt, cat, where, sc.path or None)
+    opt, sc, cat, where, ex, billed, executed = m.opt, m.sc, m.cat, m.where, m.extras, m.billed, m.executed
+    assert m.rate is not None
+    price, accel, count = m.rate
     committed = opt.commitment_instances if opt.commitment_instances is not None else opt.instances
     hpm = _hours_per_month(cat)
     paid = (_a(committed, "", "committed instances", where) * hpm).with_label("reserved instance-hours a month")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accelpilot.bill.common import (
     SECONDS_PER_HOUR,
@@ -20,9 +20,6 @@ from accelpilot.catalog.loader import Catalog
 from accelpilot.catalog.model import Pricing
 from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.figures import Figure
-
-if TYPE_CHECKING:
-    pass
 
 
 def _serverless(

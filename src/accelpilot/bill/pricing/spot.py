@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from accelpilot.bill.common import SECONDS_PER_HOUR, _a
+from accelpilot.bill.measured import handed
 from accelpilot.bill.model import LineItem
 from accelpilot.bill.scenario import Option, Scenario
 from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.figures import Figure, constant
 
 if TYPE_CHECKING:
-    pass
+    from accelpilot.pilot.result import PilotResult
 
 
-def _restart_cost(opt: Option, sc: Scenario, where: str) -> Figure:
+def _restart_cost(opt: Option, sc: Scenario, where: str, results: Mapping[str, PilotResult]) -> Figure:
     """The measured cost of one interruption: steps lost x step time + restart time (run train --interrupt-at)."""
     assert opt.spot is not None
     src = opt.spot.restart_result or opt.result
     if src is not None:
-        from accelpilot.pilot.result import read_result
-
-        path = sc.resolve(src)
-        res = read_result(path)
+        path = str(sc.resolve(src))
+        res = handed(results, path)
         figs = res.figures
         need = ("interrupt_steps_lost", "step_time_mean_s", "restart_s")
         missing = [k for k in need if k not in figs]
@@ -47,7 +47,13 @@ def _restart_cost(opt: Option, sc: Scenario, where: str) -> Figure:
 
 
 def _spot_items(
-    opt: Option, sc: Scenario, where: str, price: Figure, billed: Figure, advisor: Figure | None = None
+    opt: Option,
+    sc: Scenario,
+    where: str,
+    price: Figure,
+    billed: Figure,
+    results: Mapping[str, PilotResult],
+    advisor: Figure | None = None,
 ) -> list[LineItem]:
     assert opt.spot is not None
     if opt.spot.interruptions_per_hour is not None:  # stated: it wins over the Spot Advisor (bill.spot)
@@ -55,7 +61,9 @@ def _spot_items(
     else:
         assert advisor is not None  # bill.spot.spot_rates refused the option otherwise
         rate = advisor
-    lost = (rate * billed * _restart_cost(opt, sc, where) / SECONDS_PER_HOUR).with_label("re-work hours per run")
+    lost = (rate * billed * _restart_cost(opt, sc, where, results) / SECONDS_PER_HOUR).with_label(
+        "re-work hours per run"
+    )
     return [
         LineItem(
             name=f"spot interruptions: {lost.value:,.2f} h expected re-work",
