@@ -60,15 +60,34 @@ def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) 
     inst = cat.instance(opt.instance) if opt.instance else None
     rows = cat.rows_for_instance(opt.instance) if opt.instance else []
     count = (inst.accelerator_count if inst else (rows[0].accelerator_count if rows else None)) or 1
-    measured_devices = int(res.config.get("world_size") or 1)
+    # The throughput is the sum over the ranks that ran on ``accelerators`` accelerators (issue 25): price it per
+    # accelerator measured, times the accelerators priced. A result before ``topology`` is read from its config.
+    from accelpilot.pilot.result import measured_topology
+
+    topo = measured_topology(res)
+    acc = Decimal(repr(float(topo.accelerators)))
+    measured_devices = int(acc) if acc == int(acc) else acc
     devices = count * opt.instances
     mult = constant(devices) / constant(measured_devices)
     notes: list[str] = []
-    measured_eff = _measured_scaling(res, devices)
+    if measured_devices != 1:
+        notes.append(
+            f"throughput measured on {topo.accelerators:g} accelerator(s) ({topo.world_size} rank(s) over "
+            f"{topo.nnodes} node(s)): priced as {devices} / {topo.accelerators:g} of it"
+        )
+    ranks = devices * topo.devices_per_accelerator  # efficiencies are keyed by world size (ranks)
+    measured_eff = _measured_scaling(res, ranks)
     if opt.scaling_efficiency != 1:
         mult = mult * _a(opt.scaling_efficiency, "", "scaling efficiency", where)
     elif devices > measured_devices and measured_eff is not None:
         eff, note = measured_eff
+        at_measured = res.figures.get(f"scaling_efficiency_world{topo.world_size}") if topo.world_size > 1 else None
+        if at_measured is not None and at_measured.value:
+            # the throughput already holds the efficiency at its own world size: scale by the change only
+            eff = (eff / at_measured).with_label(
+                f"scaling efficiency at world size {ranks} relative to the measured {topo.world_size}"
+            )
+            note += f", relative to {float(at_measured.value):.3g} at the measured world size {topo.world_size}"
         mult = mult * eff
         notes.append(note)
     return mult, _platform_note(opt, cat, res, f"scaled by {devices} devices") + notes
