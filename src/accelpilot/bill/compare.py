@@ -18,8 +18,11 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
     extra_maint = cand.maintenance_per_month.value - base.maintenance_per_month.value
     if base.workload == "training" and base.cost_per_accepted_run is not None and cand.cost_per_accepted_run:
         bill = per_bill or _PerBill(sc)
-        saving = (base.cost_per_accepted_run - cand.cost_per_accepted_run).with_label("saving per accepted run")
-        pct = saving.value / base.cost_per_accepted_run.value * 100 if base.cost_per_accepted_run.value else None
+        # What each side is obliged to pay per accepted run over the horizon: a term outliving the workload is
+        # owed too (issue 26), spread over the horizon's accepted runs.
+        base_owed = _obliged(base, bill)
+        saving = (base_owed - _obliged(cand, bill)).with_label("saving per accepted run")
+        pct = saving.value / base_owed.value * 100 if base_owed.value else None
         net = saving.value - extra_maint / rpm
         runs = months = None
         if net > 0:
@@ -59,6 +62,15 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
         break_even_months=months,
         **serving_flips(base, cand, sc),
     )
+
+
+def _obliged(o: OptionBill, bill: _PerBill) -> Figure:
+    """Cost per accepted run, plus any commitment still owed after the horizon spread over its accepted runs."""
+    assert o.cost_per_accepted_run is not None
+    if o.outstanding_commitment is None or not o.outstanding_commitment.value:
+        return o.cost_per_accepted_run
+    owed = (o.outstanding_commitment / (bill.horizon * bill.rpm)).with_label("term owed after the horizon, per run")
+    return (o.cost_per_accepted_run + owed).with_label("cost per accepted run, with what the term still owes")
 
 
 def decision_margin(base: OptionBill, cand: OptionBill, sc: Scenario) -> Figure:

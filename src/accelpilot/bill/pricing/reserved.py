@@ -56,13 +56,34 @@ def _reserved_term(m: ModelInputs) -> _Priced:
                 f"{_h(used)} ({share.value:.0%}): the rest is billed whether used or not"
             )
     items += _support(compute, ex, where, "month")
-    outstanding = None
-    term = TERM_MONTHS.get(opt.pricing, 0)
-    if sc.volumes.months < term:
-        left = _a(term - sc.volumes.months, "month", "term months after the horizon", where)
-        outstanding = (commit * left).with_label("commitment still owed after the horizon")
-        notes.append(
-            f"the {term}-month term outlives the {sc.volumes.months}-month horizon: {outstanding.value:,.2f} is still "
-            "owed for its remaining months and is included in the horizon's total"
-        )
+    outstanding = _owed_after_horizon(commit, m, notes)
     return _Priced([], items, notes=notes, paid_share=share, outstanding=outstanding, accel=accel, count=count)
+
+
+def _owed_after_horizon(commit: Figure, m: ModelInputs, notes: list[str]) -> Figure | None:
+    """A reservation is signed in whole terms: what the last term still owes after the horizon (the months up to
+    the next whole term), with the support and tax its bill carries. None when the horizon ends with a term."""
+    opt, sc, ex, where = m.opt, m.sc, m.extras, m.where
+    term = TERM_MONTHS.get(opt.pricing, 0)
+    months = sc.volumes.months
+    if not term or months % term == 0:
+        return None
+    terms = -(-months // term)  # whole terms signed to cover the horizon
+    left = _a(terms * term - months, "month", "term months after the horizon", where)
+    owed = commit
+    if ex.support_percent:
+        owed = owed + commit * _a(ex.support_percent / 100, "", "support share of compute", where)
+    if ex.tax_percent:
+        owed = owed * (constant(1) + _a(ex.tax_percent / 100, "", "tax share", where))
+    outstanding = (owed * left).with_label("commitment still owed after the horizon")
+    signed = f"{terms} x {term}-month term{'s' if terms > 1 else ''}"
+    taxed = " (with its support and tax)" if ex.support_percent or ex.tax_percent else ""
+    if months < term:
+        head = f"the {term}-month term outlives the {months}-month horizon"
+    else:
+        head = f"the {months}-month horizon needs {signed} ({terms * term} months)"
+    notes.append(
+        f"{head}: {outstanding.value:,.2f}{taxed} is still owed for its remaining {left.value} months and is "
+        "included in the horizon's total"
+    )
+    return outstanding
