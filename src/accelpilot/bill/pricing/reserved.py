@@ -21,12 +21,17 @@ def _reserved_term(m: ModelInputs) -> _Priced:
     hpm = _hours_per_month(cat)
     paid = (_a(committed, "", "committed instances", where) * hpm).with_label("reserved instance-hours a month")
     used = (constant(opt.instances) * billed * executed).with_label("instance-hours used a month")
-    commit = (price * paid).with_label(f"reservation: {committed} x {opt.instance} x every hour of the term")
-    items = [
-        LineItem(
-            name=f"reservation: {committed} x {opt.instance} {opt.pricing}, every hour", per="month", figure=commit
-        )
-    ]
+    if opt.upfront is None:
+        commit = (price * paid).with_label(f"reservation: {committed} x {opt.instance} x every hour of the term")
+        items = [
+            LineItem(
+                name=f"reservation: {committed} x {opt.instance} {opt.pricing}, every hour", per="month", figure=commit
+            )
+        ]
+    else:
+        items = _upfront_items(m, committed, paid)
+        commit = items[0].figure if len(items) == 1 else (items[0].figure + items[1].figure)
+        commit = commit.with_label(f"reservation: {committed} x {opt.instance}, {opt.payment_option}")
     compute = commit
     notes: list[str] = []
     if used.value > paid.value:
@@ -87,3 +92,26 @@ def _owed_after_horizon(commit: Figure, m: ModelInputs, notes: list[str]) -> Fig
         "included in the horizon's total"
     )
     return outstanding
+
+
+def _upfront_items(m: ModelInputs, committed: int, paid: Figure) -> list[LineItem]:
+    """partial_upfront / all_upfront: the upfront sum spread over the term's months, plus any hourly part."""
+    opt, where = m.opt, m.where
+    assert opt.upfront is not None
+    term = TERM_MONTHS[opt.pricing]
+    up = _a(opt.upfront, "USD", f"upfront per instance for the {term}-month term", where)
+    spread = (
+        _a(committed, "", "committed instances", where) * up / _a(term, "month", "term months", where)
+    ).with_label("upfront, spread over the term")
+    items = [
+        LineItem(
+            name=f"reservation upfront: {committed} x {opt.upfront:,} / {term} months ({opt.payment_option})",
+            per="month",
+            figure=spread,
+        )
+    ]
+    if opt.payment_option == "partial_upfront":
+        assert m.rate is not None
+        hourly = (m.rate[0] * paid).with_label("reservation hourly part, every hour")
+        items.append(LineItem(name=f"reservation hourly part: {committed} x every hour", per="month", figure=hourly))
+    return items

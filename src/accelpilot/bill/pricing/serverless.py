@@ -46,6 +46,13 @@ def _serverless(
         region=row.region,
         label=f"{row.instance} price per worker-second",
     )
+    if row.billing_increment_s is not None and row.billing_increment_s <= 0:
+        raise InputFileError(
+            f"serverless row {row.instance} bills in steps of {row.billing_increment_s} s",
+            file=row.origin,
+            field=f"price {row.instance} serverless.billing_increment_s",
+            fix="give the provider's billing step in seconds (1 for per-second billing), or remove it for 1 s",
+        )
     inc_v = row.billing_increment_s or Decimal(1)
     inc = Figure(
         value=inc_v,

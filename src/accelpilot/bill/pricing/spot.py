@@ -61,9 +61,19 @@ def _spot_items(
     else:
         assert advisor is not None  # bill.spot.spot_rates refused the option otherwise
         rate = advisor
-    lost = (rate * billed * _restart_cost(opt, sc, where, results) / SECONDS_PER_HOUR).with_label(
-        "re-work hours per run"
-    )
+    restart = _restart_cost(opt, sc, where, results)
+    if rate.value * restart.value / SECONDS_PER_HOUR.value >= 1:
+        # each hour would lose an hour or more to re-work: the run never finishes, whatever it is billed
+        stated = opt.spot.interruptions_per_hour is not None
+        raise ConfigError(
+            f"{rate.value} interruptions an hour x {restart.value:,.0f} s lost each is an hour or more of re-work "
+            "per hour: the run would never finish on spot",
+            file=sc.path or None,
+            field=f"{where}.spot." + ("interruptions_per_hour" if stated else "restart_s"),
+            fix=f"checkpoint more often so one interruption loses under {3600 / rate.value:,.0f} s, or price the "
+            "option on_demand",
+        )
+    lost = (rate * billed * restart / SECONDS_PER_HOUR).with_label("re-work hours per run")
     return [
         LineItem(
             name=f"spot interruptions: {lost.value:,.2f} h expected re-work",
