@@ -72,3 +72,12 @@ def test_a_serverless_billing_step_of_zero_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="bills in steps of 0 s") as e:
         make_bill(sc, load_catalog([f]))
     assert e.value.field == "price L4@Example-serverless serverless.billing_increment_s"
+
+
+def test_a_run_longer_than_any_capacity_block_suggests_only_fixes_that_exist() -> None:
+    # trn2.48xlarge is sold only in Capacity Blocks (the catalog has no on_demand row): 183 days is past 182
+    cb = {"name": "cb", "instance": "trn2.48xlarge", "pricing": "capacity_block", "hours_per_run": 183 * 24}
+    with pytest.raises(ConfigError) as e:
+        make_bill(parse_scenario({"options": [cb]}), CAT)
+    assert e.value.field is not None and e.value.field.endswith(".hours_per_run")
+    assert "at most 182 days" in str(e.value) and "on_demand" not in str(e.value)

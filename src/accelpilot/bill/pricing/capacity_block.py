@@ -10,11 +10,14 @@ from accelpilot.bill.model import LineItem
 from accelpilot.bill.pricing.inputs import ModelInputs
 from accelpilot.bill.scenario import Scenario
 from accelpilot.catalog.loader import Catalog
+from accelpilot.catalog.model import Pricing
 from accelpilot.errors import ConfigError
 from accelpilot.figures import Figure, constant
 
 
-def _block_days(hours: Figure, cat: Catalog, where: str, sc: Scenario) -> tuple[int, Figure, Figure]:
+def _block_days(
+    hours: Figure, cat: Catalog, where: str, sc: Scenario, instance: str | None = None
+) -> tuple[int, Figure, Figure]:
     """The shortest Capacity Block AWS sells for a run: whole days up to 14, whole weeks up to 182."""
     day_rule = _d(cat, "capacity_block_day_steps_max_days")
     week_rule = _d(cat, "capacity_block_week_steps_max_days")
@@ -28,7 +31,8 @@ def _block_days(hours: Figure, cat: Catalog, where: str, sc: Scenario) -> tuple[
         f"a {hours.value:,.1f} h run is longer than the longest Capacity Block ({week_rule.value} days)",
         file=sc.path or None,
         field=f"{where}.hours_per_run",
-        fix="split the run into checkpointed segments of at most 182 days each, or price it on_demand",
+        fix="split the run into checkpointed segments of at most 182 days each"
+        + (", or price it on_demand" if instance and _has_on_demand(cat, instance) else ""),
     )
 
 
@@ -45,7 +49,7 @@ def _capacity_block(m: ModelInputs) -> _Priced:
             field=f"{where}.instances",
             fix=f"use at most {most.value} instances per option (AWS allows 256 across blocks)",
         )
-    days, day_rule, week_rule = _block_days(billed, cat, where, sc)
+    days, day_rule, week_rule = _block_days(billed, cat, where, sc, opt.instance)
     block_h = _derived(Decimal(days * 24), "h", f"{days}-day Capacity Block", billed, day_rule, week_rule)
     compute = (price * constant(opt.instances) * block_h).with_label("capacity block")
     items = [
@@ -58,3 +62,8 @@ def _capacity_block(m: ModelInputs) -> _Priced:
         f"it uses {share.value:.0%} of it (blocks end at 11:30 UTC; a run that straddles that needs one more day)"
     ]
     return _Priced(items, notes=notes, paid_share=share, accel=accel, count=count)
+
+
+def _has_on_demand(cat: Catalog, instance: str) -> bool:
+    """Whether on_demand is a fix that works: some instances (trn2.48xlarge) are sold only in Capacity Blocks."""
+    return any(r.pricing is Pricing.ON_DEMAND for r in cat.rows_for_instance(instance))
