@@ -50,6 +50,9 @@ def _capacity_block(m: ModelInputs) -> _Priced:
             fix=f"use at most {most.value} instances per option (AWS allows 256 across blocks)",
         )
     days, day_rule, week_rule = _block_days(billed, cat, where, sc, opt.instance)
+    shared = _shared_block(m, days)
+    if shared is not None:
+        return shared
     block_h = _derived(Decimal(days * 24), "h", f"{days}-day Capacity Block", billed, day_rule, week_rule)
     compute = (price * constant(opt.instances) * block_h).with_label("capacity block")
     items = [
@@ -62,6 +65,43 @@ def _capacity_block(m: ModelInputs) -> _Priced:
         f"it uses {share.value:.0%} of it (blocks end at 11:30 UTC; a run that straddles that needs one more day)"
     ]
     return _Priced(items, notes=notes, paid_share=share, accel=accel, count=count)
+
+
+def _shared_block(m: ModelInputs, days_per_run: int) -> _Priced | None:
+    """The month's runs back to back in one block, when that is fewer days than a block each (three 30 h runs: one
+    4-day block, not three 2-day ones). None when a block per run is as cheap, or no block holds the month."""
+    opt, sc, cat, where, ex, billed, executed = m.opt, m.sc, m.cat, m.where, m.extras, m.billed, m.executed
+    assert m.rate is not None
+    price, accel, count = m.rate
+    if executed.value <= 1:
+        return None
+    month_h = (billed * executed).with_label("run-hours a month")
+    try:
+        days, day_rule, week_rule = _block_days(month_h, cat, where, sc, opt.instance)
+    except ConfigError:
+        return None  # the month's runs fit no single block: each buys its own
+    if days >= days_per_run * executed.value:
+        return None
+    block_h = _derived(
+        Decimal(days * 24), "h/month", f"{days}-day Capacity Block a month", month_h, day_rule, week_rule
+    )
+    compute = (price * constant(opt.instances) * block_h).with_label("capacity block a month")
+    items = [
+        LineItem(
+            name=f"capacity block: {days} day(s) x {opt.instances} x {opt.instance}, the month's runs in it",
+            per="month",
+            figure=compute,
+        )
+    ]
+    items += _support(compute, ex, where, "month")
+    share = (month_h / block_h).with_label("share of paid capacity used")
+    notes = [
+        f"the month's {executed.value:,.2f} runs of {billed.value:,.1f} h ({month_h.value:,.1f} h) share one "
+        f"{days}-day Capacity Block ({days * 24} h), run back to back: fewer days than "
+        f"{executed.value:,.2f} blocks of {days_per_run} day(s); it uses {share.value:.0%} of it (schedule the "
+        "runs inside its days; blocks end at 11:30 UTC)"
+    ]
+    return _Priced([], items, notes=notes, paid_share=share, accel=accel, count=count)
 
 
 def _has_on_demand(cat: Catalog, instance: str) -> bool:
