@@ -38,6 +38,7 @@ def compare(base: OptionBill, cand: OptionBill, sc: Scenario, per_bill: _PerBill
             break_even_runs=runs,
             break_even_months=months,
             **training_flips(base, cand, sc, bill),
+            **margin_flips(base, cand, sc, bill),
         )
     if base.cost_per_1k_accepted_requests is not None and cand.cost_per_1k_accepted_requests is not None:
         # Spend per accepted output at the same served volume (the baseline's): an option with twice the
@@ -188,4 +189,42 @@ def training_flips(
                 inputs=(util, other_total),
             )
         break
+    return out
+
+
+def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBill) -> dict[str, Figure | None]:
+    """Where the verdict's rule flips: the saving per accepted run (each side with what its term still owes)
+    reaches the [decision] margin of the baseline's, holding the other inputs fixed (issue 26).
+
+    The candidate's cost per accepted run is fixed + variable x hours / hours today (usage-billed, owned shared);
+    a Capacity Block's whole days are steps, not a line, so it gets no hours flip here. Each side's cost per run
+    is F / runs + v, so the margin test holds at one runs-per-month value at most: none when F's are zero (the
+    test is per run).
+    """
+    out: dict[str, Figure | None] = {"margin_flip_hours_per_run": None, "margin_flip_runs_per_month": None}
+    if base.cost_per_accepted_run is None or cand.cost_per_accepted_run is None:
+        return out
+    if base.fixed_per_month is None or cand.fixed_per_month is None:
+        return out
+    keep = constant(1) - decision_margin(base, cand, sc)
+    rpm = bill.rpm
+    b_run, c_run = _obliged(base, bill), _obliged(cand, bill)
+    target = (b_run * keep).with_label("the candidate's cost per accepted run at the margin")
+    var_c = (cand.cost_per_accepted_run - cand.fixed_per_month / rpm).with_label("candidate per accepted run")
+    fix_c = (c_run - var_c).with_label("candidate's fixed costs per accepted run")
+    if var_c.value > 0 and cand.hours_per_run is not None and cand.pricing != "capacity_block":
+        h = (cand.hours_per_run * (target - fix_c) / var_c).with_label(
+            f"{cand.name}: hours per run at which the saving reaches the margin"
+        )
+        if h.value > 0:
+            out["margin_flip_hours_per_run"] = h
+    # per month: F = fixed costs a month (+ a term's remainder over the horizon), v = the rest per accepted run
+    var_b = (base.cost_per_accepted_run - base.fixed_per_month / rpm).with_label("baseline per accepted run")
+    f_b = ((b_run - var_b) * rpm).with_label("baseline fixed a month")
+    f_c = (fix_c * rpm).with_label("candidate fixed a month")
+    denom = var_b * keep - var_c
+    if denom.value != 0 and (f_c.value != 0 or f_b.value != 0):
+        r = ((f_c - f_b * keep) / denom).with_label(f"{cand.name}: accepted runs a month at which the margin flips")
+        if r.value > 0:
+            out["margin_flip_runs_per_month"] = r
     return out
