@@ -14,7 +14,8 @@ from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, top_units, trigger_lines, units
 from accelpilot.porting.scan.reach import FileReach
-from accelpilot.porting.scan.visitor import FUNCTION_RULES, PyVisitor
+from accelpilot.porting.scan.visit_base import FUNCTION_RULES
+from accelpilot.porting.scan.visitor import PyVisitor
 
 # A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own: in files that
 # name cpp_extension, these lines (and the import that makes ``load`` cpp_extension's) are triggers too.
