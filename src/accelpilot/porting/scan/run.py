@@ -32,6 +32,25 @@ from accelpilot.porting.scan.text import scan_text
 from accelpilot.porting.scan.walk import display_name, walk
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+# JSON that is data, not a job spec: tokenizers, vocabularies, weight indexes, and any JSON over DATA_JSON_BYTES (job
+# specs are a few KB). Read line by line with every text rule, a 2 MB tokenizer took most of a 224-file scan (issue
+# 27); such a file is skipped with the reason, before it is read.
+DATA_JSON_NAMES = frozenset(
+    {"tokenizer.json", "vocab.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
+)
+DATA_JSON_BYTES = 512 * 1024
+
+
+def data_json(rel: str, size: int) -> str | None:
+    """The skip reason of a JSON file that is data, or None for one read as a job spec."""
+    name = rel.rpartition("/")[2].lower()
+    if name in DATA_JSON_NAMES or name.endswith(".index.json"):
+        return f"data file ({name}): a tokenizer, vocabulary or weight index, not a job spec"
+    if size > DATA_JSON_BYTES:
+        return f"data file: JSON of {size / 1e6:.1f} MB (job specs are a few KB), read as data, not a job spec"
+    return None
+
+
 PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
@@ -112,6 +131,8 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
         st = os.stat(path)
         if st.st_size > max_bytes:
             return rel, [], f"file is {st.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit", 0
+        if kind == "json" and (data_reason := data_json(rel, st.st_size)) is not None:
+            return rel, [], data_reason, 0
         if kind == "cuda":
             return (
                 rel,
