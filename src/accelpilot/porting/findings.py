@@ -36,6 +36,10 @@ NOT_PORTING: dict[str, str] = {
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
+    "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`) and converted before "
+    "it is kept: it runs once on the host and the compiled forward never sees it",
+    "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
+    "path the model is trained or served on (listed apart; in an entry script such as train.py it stays porting work)",
 }
 
 
@@ -104,6 +108,18 @@ def generated_twin(rel: str, present: Container[str]) -> str | None:
 
 def generator_reason(twin: str) -> str:
     return f"code-generation source of {twin}: that generated file is what runs, and its lines are scanned there"
+
+
+# Scripts whose ``__main__`` block is the run itself (a training or serving entry point), not a demo.
+_ENTRY_SCRIPT = re.compile(
+    r"(^|/)scripts?/|(^|/)(train|pretrain|finetune|fine_tune|main|run|launch|serve|server|app|infer|inference|generate"
+    r"|eval|evaluate|sample|predict)[\w-]*\.py$"
+)
+
+
+def entry_script(rel: str) -> bool:
+    """Whether ``rel`` is a script a user runs (its ``__main__`` block is the run), by its name or folder."""
+    return _ENTRY_SCRIPT.search(rel) is not None
 
 
 def context_of_path(rel: str, present: Container[str] = ()) -> str | None:

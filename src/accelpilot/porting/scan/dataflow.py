@@ -369,3 +369,64 @@ def _root_name(node: ast.expr) -> str | None:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+# Defs that build a module (run once, on the host, before any forward): float64 there that is converted before it is
+# stored never reaches the compiled graph.
+SETUP_DEFS = frozenset({"__init__", "reset_parameters", "_reset_parameters"})
+# Methods that give a tensor another dtype (``.to`` only when it names no float64 itself).
+_CONVERTS = frozenset({"float", "half", "bfloat16", "to", "type"})
+
+
+def _is_float64(n: ast.AST) -> bool:
+    if isinstance(n, ast.Attribute) and n.attr in ("float64", "double") and isinstance(n.value, ast.Name):
+        return n.value.id == "torch"
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "double"
+
+
+def _converted(n: ast.AST, parent: dict[int, ast.AST]) -> bool:
+    """Whether ``n``'s value passes through a dtype conversion (``.float()``, ``.to(torch.float32)``) within its
+    statement."""
+    cur = n
+    while not isinstance(cur, ast.stmt):
+        p = parent.get(id(cur))
+        if p is None:
+            return False
+        if (
+            isinstance(p, ast.Attribute)
+            and p.value is cur
+            and p.attr in _CONVERTS
+            and isinstance(call := parent.get(id(p)), ast.Call)
+            and not any(_is_float64(x) for a in (*call.args, *(k.value for k in call.keywords)) for x in walk(a))
+        ):
+            return True
+        cur = p
+    return False
+
+
+def host_setup_float64(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    """Lines of float64 in a module-building def (``SETUP_DEFS``) whose value is converted before it is kept: in
+    the same statement (``torch.log(torch.arange(1, 17, dtype=torch.float64)).float()``), or assigned to a local
+    every read of which is converted (``A = torch.arange(..., dtype=torch.float64)`` then ``torch.log(A).float()``).
+    A float64 value stored as it is (a buffer, a parameter) stays a finding: the forward computes in it."""
+    if fn.name not in SETUP_DEFS:
+        return frozenset()
+    parent = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    nodes = list(walk(fn))
+    out: set[int] = set()
+    for n in nodes:
+        if not _is_float64(n):
+            continue
+        stmt: ast.AST = n
+        while not isinstance(stmt, ast.stmt) and id(stmt) in parent:
+            stmt = parent[id(stmt)]
+        if _converted(n, parent):
+            out.add(getattr(n, "lineno", 0))
+            continue
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            reads = [x for x in nodes if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load)]
+            stores = [x for x in nodes if isinstance(x, ast.Name) and x.id == name and not isinstance(x.ctx, ast.Load)]
+            if reads and len(stores) == 1 and all(_converted(r, parent) for r in reads):
+                out.add(getattr(n, "lineno", 0))
+    return frozenset(out)

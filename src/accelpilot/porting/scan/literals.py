@@ -101,3 +101,31 @@ _UPLOAD_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 def _upload_method(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.upper() in _UPLOAD_METHODS
+
+
+# A parameter, keyword or attribute that selects an implementation (``impl="cuda"``, ``kernel_impl``,
+# ``implementation``): its "cuda" names a code path of the library (a kernel or its reference), not a device.
+IMPL_NAME = re.compile(r"^_?(impl|implementation|\w+_impl|impl_\w+)$")
+
+
+def impl_selector(name: str | None) -> bool:
+    return name is not None and IMPL_NAME.match(name) is not None
+
+
+# Calls whose string arguments are messages to a person (errors, logs, help): a ``--gres=gpu:1`` there asks a reader
+# to request GPUs; it is no job setting of this repository.
+MESSAGE_CALLS = frozenset(
+    {"print", "warn", "warning", "warning_once", "info", "debug", "error", "exception", "critical"}
+)
+# Job-spec rules that a message string names without setting anything.
+JOB_SPEC_RULES = frozenset({"slurm-gpu-gres", "gpu-launcher-setting", "k8s-gpu-resource"})
+
+
+def is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either side)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )

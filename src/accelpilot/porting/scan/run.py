@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
+from accelpilot.porting.findings import entry_script
 from accelpilot.porting.log import (
     FILE_WIDE,
     NOT_PORTING,
@@ -333,7 +334,10 @@ def _file_findings(
             skipped.append(Skipped(path=rel, reason=reason))
         path_context = context_of_path(rel, present)
         host = host_side(rel)
+        entry = entry_script(rel)
         for rule_id, line, message, snippet, cell, subject, context in found:
+            if context == "main-block" and entry:
+                context = None  # the __main__ block of train.py is the run, not a demo
             if path_context in FILE_WIDE or _outranks(path_context, context):
                 context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
             elif host and context is None and RULES[rule_id].category == "compile_hazard":

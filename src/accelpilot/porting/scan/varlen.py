@@ -104,3 +104,43 @@ def _names_varlen(node: ast.AST) -> bool:
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "cu_seqlens" in sub.value:
             return True
     return False
+
+
+def fixed_step_offsets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    """The nodes of each local ``*cu_seqlens*`` name of ``fn`` whose every assignment is a ``torch.arange`` with a
+    step (``torch.arange(0, (b + 1) * s, step=s)``): equal segments of a fixed length, a batch in packed form, so
+    no length is read from the data and nothing varies per step. A parameter, an augmented assignment or any other
+    assignment (a ``cumsum`` of lengths) keeps every mention."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    assigned: dict[str, bool] = {}
+    names: dict[str, list[int]] = {}
+    for n in walk(fn):
+        if isinstance(n, ast.Name) and "cu_seqlens" in n.id:
+            names.setdefault(n.id, []).append(id(n))
+        elif isinstance(n, ast.Assign):
+            for tgt in n.targets:
+                if isinstance(tgt, ast.Name) and "cu_seqlens" in tgt.id:
+                    ok = assigned.get(tgt.id, True) and _stepped_arange(n.value)
+                    assigned[tgt.id] = ok
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            tgt2 = n.target
+            if isinstance(tgt2, ast.Name) and "cu_seqlens" in tgt2.id:
+                assigned[tgt2.id] = False
+    out: set[int] = set()
+    for name, ok in assigned.items():
+        if ok and name not in params:
+            out.update(names.get(name, ()))
+    return frozenset(out)
+
+
+def _stepped_arange(v: ast.expr) -> bool:
+    """``torch.arange(start, end, step, ...)`` or ``torch.arange(..., step=s)``, also through ``.to()``/``.int()``."""
+    while (
+        isinstance(v, ast.Call)
+        and isinstance(v.func, ast.Attribute)
+        and v.func.attr in ("to", "int", "long", "contiguous")
+    ):
+        v = v.func.value
+    if not (isinstance(v, ast.Call) and _name_of(v.func) == "arange"):
+        return False
+    return len(v.args) >= 3 or any(k.arg == "step" for k in v.keywords)

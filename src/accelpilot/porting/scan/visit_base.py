@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.dataflow import SETUP_DEFS, host_setup_float64
 from accelpilot.porting.scan.patterns import (
     DEFAULT_ALIASES,
     KERNEL_RULES,
@@ -75,6 +76,8 @@ class VisitorBase:
         self._binds: dict[int, dict[str, list[ast.expr] | None]] = {}  # id(def) -> its ``_bindings``
         self._varlen_defs: dict[int, tuple[frozenset[int], bool]] = {}  # per def: ``_add_varlen``'s reading of it
         self._nccl_of: dict[int, frozenset[str]] = {}  # per def: ``_library_nccl_vars``
+        self._setup_lines: dict[int, frozenset[int]] = {}  # per def: ``host_setup_float64``
+        self._message_depth = 0  # inside a raise or a message call's arguments (``MESSAGE_CALLS``)
 
     # -- plumbing --
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
@@ -88,6 +91,16 @@ class VisitorBase:
             elif subject is None and rule in DEFAULT_RULES and self._default_of is not None:
                 subject = default_subject(*self._default_of)
             self.found.append((rule, line, message, "", subject, context or self.context))
+
+    def _setup_only(self, line: int) -> str | None:
+        """``host-setup`` for float64 on ``line`` that only builds the module (``host_setup_float64``), else None."""
+        fn = self.def_node
+        if fn is None or fn.name not in SETUP_DEFS:
+            return None
+        lines = self._setup_lines.get(id(fn))
+        if lines is None:
+            lines = self._setup_lines[id(fn)] = host_setup_float64(fn)
+        return "host-setup" if line in lines else None
 
     def _within(self, context: str, node: ast.AST) -> None:
         """Visit ``node``'s children with ``context`` unless an outer, stronger context already holds."""

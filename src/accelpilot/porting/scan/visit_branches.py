@@ -23,6 +23,7 @@ from accelpilot.porting.scan.branch_tests import (
     _tunes_given_device,
 )
 from accelpilot.porting.scan.dataflow import _bindings, _name_of, _once_per_loop
+from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     probe_kind,
@@ -35,6 +36,9 @@ class BranchRules(CallRules):
     """The visitor's rules on branches: probes, per-backend dispatch, requirements and the target's own arm."""
 
     def v_if(self, node: ast.If | ast.While | ast.Assert) -> None:
+        if isinstance(node, ast.If) and is_main_test(node.test):
+            self._within("main-block", node)  # a demo run by hand; run.py keeps it porting work in an entry script
+            return
         self._cond(node.test, node.lineno)
         if isinstance(node, ast.If):
             self._refuses_packing(node)

@@ -20,7 +20,7 @@ from accelpilot.porting.scan.dataflow import (
     _root_name,
     _targets,
 )
-from accelpilot.porting.scan.literals import _EXT_BUILDERS, _local_source, _upload_method
+from accelpilot.porting.scan.literals import _EXT_BUILDERS, MESSAGE_CALLS, _local_source, _upload_method, impl_selector
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     BENCHMARK_MODULES,
@@ -42,6 +42,9 @@ class CallRules(VisitorBase):
         line = node.lineno
         name: str | None = None
         recv: str | None = None
+        for kw in node.keywords:
+            if impl_selector(kw.arg) and isinstance(kw.value, ast.Constant):
+                self._consumed.add(id(kw.value))  # ``fn(x, impl="cuda")``: an implementation selector
         if isinstance(f, ast.Attribute):
             name = f.attr
             recv = self.dotted(f.value)
@@ -57,7 +60,7 @@ class CallRules(VisitorBase):
                     # placement is the caller's ``.cuda()``, itself a finding where it is called (``_delegates``)
                     self.add("cuda-call", line, ".cuda()")
                 elif name == "double" and self.torch_file and not is_module:
-                    self.add("float64-dtype", line, ".double()")
+                    self.add("float64-dtype", line, ".double()", context=self._setup_only(node.lineno))
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:
                     if not self._host_built(f.value, node.lineno, 6):
                         self.add("item-in-forward", line, f".{name}() inside forward")
@@ -105,6 +108,15 @@ class CallRules(VisitorBase):
                 return
             if recv is not None and recv.startswith(BENCHMARK_MODULES):
                 self._within("benchmark-tool", node)
+                return
+            if name in MESSAGE_CALLS:
+                self.visit(f)
+                self._message_depth += 1
+                try:
+                    for x in (*node.args, *node.keywords):
+                        self.visit(x)
+                finally:
+                    self._message_depth -= 1
                 return
         self.generic(node)
 

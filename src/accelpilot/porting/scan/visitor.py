@@ -28,7 +28,13 @@ from accelpilot.porting.scan.dataflow import (
     _module_trips,
     _name_of,
 )
-from accelpilot.porting.scan.literals import _DTYPE_TESTS, _dtype_table, _library_nccl_vars
+from accelpilot.porting.scan.literals import (
+    _DTYPE_TESTS,
+    JOB_SPEC_RULES,
+    _dtype_table,
+    _library_nccl_vars,
+    impl_selector,
+)
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     BENCHMARK_MODULES,
@@ -43,7 +49,7 @@ from accelpilot.porting.scan.patterns import (
     lib_rule,
     package_of,
 )
-from accelpilot.porting.scan.varlen import _fills_given_inputs, _unpacked_offsets
+from accelpilot.porting.scan.varlen import _fills_given_inputs, _unpacked_offsets, fixed_step_offsets
 from accelpilot.porting.scan.visit_base import _HANDLERS
 from accelpilot.porting.scan.visit_branches import BranchRules
 
@@ -99,6 +105,8 @@ class PyVisitor(BranchRules):
         for param, default in pairs:
             if default is None:
                 continue
+            if impl_selector(param.arg) and isinstance(default, ast.Constant):
+                self._consumed.add(id(default))  # ``impl="cuda"``: a code path of the library, not a device
             saved, self._default_of = self._default_of, (node.name, param.arg)
             try:
                 self.visit(default)
@@ -219,7 +227,7 @@ class PyVisitor(BranchRules):
             elif d.startswith("torch.neuron"):
                 self.add("neuron-api", line, d)
             elif d in ("torch.float64", "torch.double"):
-                self.add("float64-dtype", line, d)
+                self.add("float64-dtype", line, d, context=self._setup_only(line))
             elif d.startswith(
                 (
                     "torch.complex",
@@ -371,6 +379,11 @@ class PyVisitor(BranchRules):
     def v_assign(self, node: ast.Assign) -> None:
         """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
         v = node.value
+        if isinstance(v, ast.Constant) and any(
+            impl_selector(x.id if isinstance(x, ast.Name) else x.attr if isinstance(x, ast.Attribute) else None)
+            for x in node.targets
+        ):
+            self._consumed.add(id(v))  # ``self.impl = "cuda"``: an implementation selector
         if (
             self.loop_depth
             and self._once_at != self.loop_depth  # under ``if i == k:`` the concat runs once: nothing grows
@@ -469,7 +482,10 @@ class PyVisitor(BranchRules):
         if fn is not None:
             known = self._varlen_defs.get(id(fn))
             if known is None:
-                known = self._varlen_defs[id(fn)] = (_unpacked_offsets(fn), _fills_given_inputs(fn))
+                known = self._varlen_defs[id(fn)] = (
+                    _unpacked_offsets(fn) | fixed_step_offsets(fn),
+                    _fills_given_inputs(fn),
+                )
             if id(node) in known[0]:
                 return
             if known[1] and self.context is None:
@@ -513,15 +529,25 @@ class PyVisitor(BranchRules):
         if STRING_TRIGGER.search(v):
             for rid, pat, template in STRING_RULES:
                 mm = pat.search(v)
+                if mm and self._message_depth and rid in JOB_SPEC_RULES:
+                    continue  # "run with --gres=gpu:1" in an error or log message asks a person; it sets nothing
                 if mm:
                     ctx = None
                     if rid == "nccl-backend" and self.def_node is not None:
                         ctx = "no-op-elsewhere" if mm.group(0) in self._nccl_defaults(self.def_node) else None
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0), context=ctx)
 
+    def v_raise(self, node: ast.Raise) -> None:
+        self._message_depth += 1
+        try:
+            self.generic(node)
+        finally:
+            self._message_depth -= 1
+
 
 _HANDLERS.update(
     {
+        ast.Raise: PyVisitor.v_raise,
         ast.Try: PyVisitor.v_try,
         ast.Expr: PyVisitor.v_expr,
         ast.FunctionDef: PyVisitor.v_function,
