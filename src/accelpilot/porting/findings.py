@@ -270,4 +270,10 @@ class Item(BaseModel):
     why: str
     reason: str | None = None
     files: int = 0
+    # The effort model (porting/effort.py): engineer-days for this item as a range, what it assumes, and whether its
+    # hazard is one of the XLA era (fixed-shape tracing) that TorchNeuron native runs eagerly.
+    days_low: float = 0.0
+    days_high: float = 0.0
+    assumption: str | None = None
+    era: str | None = None
     lines: list[ItemLine] = Field(default_factory=list)

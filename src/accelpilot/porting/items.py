@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from accelpilot.porting.effort import BY_CLASS, KERNEL_LANGUAGE, ROWS, XLA_ERA_RULES
 from accelpilot.porting.findings import Finding, Item, ItemLine, normalise_snippet
 from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
 
@@ -44,6 +45,11 @@ def job_family(rel: str | None) -> str:
     return f"{folder}/{pattern}" if folder else pattern
 
 
+# Kernel rules whose kernels of one defining file make one item (a family), keyed with FAMILY for the kernel name.
+FAMILY_RULES = frozenset({"triton-kernel"})
+FAMILY = "*"
+
+
 def item_key(f: Finding) -> tuple[str, str]:
     """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
     rule = RULES.get(f.rule)
@@ -53,6 +59,11 @@ def item_key(f: Finding) -> tuple[str, str]:
     scope = rule.item if rule is not None else "file"
     sub = f.subject
     if scope == "kernel":
+        if f.rule in FAMILY_RULES and sub and not f.message.startswith(("import ", "from ", "package ", "string ")):
+            # the Triton kernels of one file are one family: one port (shared wrapper, tests, tuning), every launch
+            # and import of any of them joined (issue 27: 57 kernels were 57 items of two weeks each)
+            home = f.defined_in or f.file
+            return f"kernel|{f.rule}|{home}|{FAMILY}", f"Triton kernels of {home}"
         if f.defined_in is not None and sub:  # a launch, an import or a use of a kernel defined elsewhere
             rid = "cpp-extension-cuda" if f.rule == "cuda-source-file" else f.rule  # the sources of an extension
             return f"kernel|{rid}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"
@@ -201,6 +212,19 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
                 groups[keep][1].extend(groups.pop(k)[1])
 
 
+def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, float, str]:
+    """Engineer-days of one item from the effort table: a kernel family's range grows with its kernels (each further
+    kernel of the file adds 0.5-2 days: the wrapper, tests and tuning are shared); an item that only imports a kernel
+    language is removing that dependency."""
+    r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
+    if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
+        r = KERNEL_LANGUAGE
+    if key.endswith(f"|{FAMILY}"):
+        n = max(1, len({f.subject for f in fs if f.subject and f.message.startswith("@")}))
+        return r.low + 0.5 * (n - 1), r.high + 2 * (n - 1), f"{r.assumption}; {n} kernels, each further one 0.5-2 d"
+    return r.low, r.high, r.assumption
+
+
 def build_items(findings: list[Finding]) -> list[Item]:
     """Group porting findings into items (not-porting findings stay lines only, counted apart)."""
     groups: dict[str, tuple[str, list[Finding]]] = {}
@@ -258,6 +282,10 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 severity, reason = "warning", "imports the kernel language; each kernel it defines is its own item"
         files = sorted({f.file or "" for f in fs})
         where = f"{len(fs)} line{'s' if len(fs) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
+        low, high, assumption = _days(key, first.rule, effort, fs)
+        if key.endswith(f"|{FAMILY}"):
+            names = sorted({f.subject for f in fs if f.subject and f.message.startswith("@")})
+            where += f"; {len(names)} kernel{'s' if len(names) != 1 else ''}: {', '.join(names)}"
         items.append(
             Item(
                 id="",
@@ -278,6 +306,10 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 why=first.why,
                 reason=reason,
                 files=len(files),
+                days_low=low,
+                days_high=high,
+                assumption=assumption,
+                era="xla" if first.rule in XLA_ERA_RULES else None,
                 lines=[
                     ItemLine(
                         file=f.file,

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from accelpilot.jsonfile import check_header, read_model
+from accelpilot.porting.effort import NEURON_STACK, XLA_ERA_NOTE, row_for
 from accelpilot.porting.findings import (
     FILE_WIDE,
     NOT_PORTING,
@@ -68,6 +69,11 @@ class Summary(BaseModel):
     items_by_effort: dict[str, int] = Field(default_factory=dict)
     items_by_record_category: dict[str, int] = Field(default_factory=dict)
     not_porting: dict[str, int] = Field(default_factory=dict)
+    # The effort model's totals over the porting items (engineer-days, low-high), and those of the blocking items.
+    days_low: float = 0.0
+    days_high: float = 0.0
+    blocking_days_low: float = 0.0
+    blocking_days_high: float = 0.0
 
     @classmethod
     def of(cls, findings: list[Finding], items: list[Item] | None = None) -> Summary:
@@ -76,6 +82,10 @@ class Summary(BaseModel):
         its = items or []
         return cls(
             items=len(its),
+            days_low=round(sum(i.days_low for i in its), 2),
+            days_high=round(sum(i.days_high for i in its), 2),
+            blocking_days_low=round(sum(i.days_low for i in its if i.severity == "blocking"), 2),
+            blocking_days_high=round(sum(i.days_high for i in its if i.severity == "blocking"), 2),
             items_by_severity={k: sum(i.severity == k for i in its) for k in SEVERITY_RANK},
             items_by_effort={k: sum(i.effort == k for i in its) for k in EFFORT_RANK},
             items_by_record_category={k: sum(i.record_category == k for i in its) for k in RECORD_CATEGORIES},
@@ -122,6 +132,34 @@ class OpInventory(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
 
 
+class EffortModelRow(BaseModel):
+    rule: str
+    days_low: float
+    days_high: float
+    assumption: str
+    basis: str
+
+
+class EffortModel(BaseModel):
+    """What the log's engineer-days assume: the Neuron stack, and the table rows its items used."""
+
+    neuron_stack: str = NEURON_STACK
+    xla_era: str = XLA_ERA_NOTE
+    rows: list[EffortModelRow] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, items: list[Item]) -> EffortModel:
+        used = sorted({i.rule for i in items})
+        out = []
+        for rule in used:
+            eff = next(i.effort for i in items if i.rule == rule)
+            r = row_for(rule, eff)
+            out.append(
+                EffortModelRow(rule=rule, days_low=r.low, days_high=r.high, assumption=r.assumption, basis=r.basis)
+            )
+        return cls(rows=out)
+
+
 class PortabilityLog(BaseModel):
     """The log a team keeps during the trial (seed 000), one JSON file."""
 
@@ -135,6 +173,7 @@ class PortabilityLog(BaseModel):
     suppressed: int = 0
     summary: Summary = Field(default_factory=Summary)
     items: list[Item] = Field(default_factory=list)
+    effort_model: EffortModel = Field(default_factory=EffortModel)
     inventory: OpInventory | None = None
     baseline: str | None = None  # when set, findings are only those new against this baseline
     baseline_known: int = 0  # findings hidden because the baseline already had them
@@ -145,6 +184,7 @@ class PortabilityLog(BaseModel):
         self.findings.sort(key=lambda f: (f.record_category, f.file or "", f.cell or 0, f.line or 0, f.rule))
         self.items = build_items(self.findings)
         self.summary = Summary.of(self.findings, self.items)
+        self.effort_model = EffortModel.of(self.items)
         return self
 
     def with_inventory(self, inv: OpInventory) -> PortabilityLog:
