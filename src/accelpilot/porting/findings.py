@@ -197,6 +197,9 @@ class Finding(BaseModel):
         lazy_in = None
         if context is not None and context.startswith("lazy-import:"):  # the visitor names the enclosing def
             context, lazy_in = context.split(":", 1)
+        guard = None
+        if context is not None and context.startswith(("flag:", "fallback:")):  # a launch reached only so
+            guard = context
         reason = NOT_PORTING.get(context or "")
         porting = reason is None
         if context == "generator-source" and file is not None and (m := _MODULAR.match(file)):
@@ -209,6 +212,14 @@ class Finding(BaseModel):
             severity, reason = "warning", REACH_WARNING[context]
             if lazy_in is not None:
                 reason = f"imported only inside `{lazy_in}` (a lazy import): " + reason.split(": ", 1)[1]
+        if guard is not None and severity == "blocking":
+            kind, _, what = guard.partition(":")
+            severity = "warning"
+            reason = (
+                f"blocks when `{what}` is set: the kernel runs only under this flag"
+                if kind == "flag"
+                else f"performance item: off CUDA the fallback runs (`{what}`)"
+            )
         return cls(
             rule=rule.id,
             category=rule.category,

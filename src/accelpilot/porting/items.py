@@ -275,6 +275,14 @@ def build_items(findings: list[Finding]) -> list[Item]:
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
         severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
+        launches = [f for f in fs if f.message.startswith("launches kernel")]
+        if key.startswith("kernel|") and severity == "blocking" and launches:
+            # a kernel runs where it is launched: if every launch is behind a flag or has a fallback, the default
+            # path does not stop on it (its definition and imports run nothing)
+            worst = max(launches, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+            if worst.severity != "blocking":
+                severity = worst.severity
+                reason = "; ".join(sorted({f.reason for f in launches if f.reason})) or None
         if key.startswith("package|") and rule is not None and rule.item == "kernel":
             # Depending on a kernel language is not writing a kernel: each kernel is its own item.
             effort = "days"

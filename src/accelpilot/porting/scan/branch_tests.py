@@ -252,3 +252,41 @@ def _catches_import_error(t: ast.expr | None) -> bool:
         and (n.id if isinstance(n, ast.Name) else n.attr) in ("ImportError", "ModuleNotFoundError")
         for n in names
     )
+
+
+# A flag that switches a fast path on (``self.use_fast_path``, ``config.use_triton``, ``fused_add_norm``): a kernel
+# launched only under it blocks only when the flag is set. ``self.training`` and probes are no such flags.
+_FLAG_NAME = re.compile(r"^_?(use_\w+|enable_\w+|\w*fused\w*|\w*fast_path\w*|\w*triton\w*|\w*_kernels?)$")
+
+
+def _flag(test: ast.expr) -> str | None:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return next((f for v in test.values if (f := _flag(v)) is not None), None)
+    name = _name_of(test) if isinstance(test, (ast.Name, ast.Attribute)) else None
+    return ast.unparse(test) if name is not None and _FLAG_NAME.match(name) else None
+
+
+def _asks_cuda_device(test: ast.expr) -> bool:
+    """``x.is_cuda``, ``x.device.type == "cuda"``, ``torch.cuda.is_available()``, alone or in an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_asks_cuda_device(v) for v in test.values)
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return True
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "is_available":
+        return _name_of(test.func.value) == "cuda"
+    return _compared_backend(test) == "cuda"
+
+
+def kernel_guard(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:
+    """How a kernel launched in ``node``'s body is reached, when not always: ``flag:<flag>`` under a fast-path flag,
+    ``fallback:<code>`` under a CUDA test whose other path computes without the kernel (an ``else``, or the code after
+    a body that returns), with that code's first statement; None otherwise (a CUDA test with no fallback is a
+    requirement of the default path)."""
+    if _asks_cuda_device(node.test):
+        leaves = bool(node.body) and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break))
+        other = node.orelse or (_block_after(fn, node) if leaves else [])
+        if other and not isinstance(other[0], ast.Raise):
+            return "fallback:" + ast.unparse(other[0]).splitlines()[0][:80]
+        return None
+    flag = _flag(node.test)
+    return f"flag:{flag}" if flag is not None else None

@@ -1,0 +1,89 @@
+"""Blocking means it stops the default path (issue 27): a kernel whose every launch is behind a fast-path flag or
+has a fallback off CUDA is a warning that says which; one launched unguarded somewhere stays blocking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+GUARDED = """\
+import torch
+import triton
+
+
+@triton.jit
+def fast_kernel(x_ptr, n):
+    pass
+
+
+@triton.jit
+def flag_kernel(x_ptr, n):
+    pass
+
+
+def fast(x):
+    if x.is_cuda:
+        fast_kernel[(1,)](x, 4)
+    else:
+        x = x * 2
+    return x
+
+
+def early(x):
+    if x.is_cuda:
+        fast_kernel[(1,)](x, 4)
+        return x
+    return x * 2
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        if self.use_fast_path:
+            flag_kernel[(1,)](x, 4)
+        return x
+"""
+
+UNGUARDED = """\
+import torch
+import triton
+
+
+@triton.jit
+def needed_kernel(x_ptr, n):
+    pass
+
+
+def run(x):
+    if x.is_cuda:
+        needed_kernel[(1,)](x, 4)
+    return x
+
+
+def always(x):
+    needed_kernel[(1,)](x, 4)
+    return x
+"""
+
+
+def test_a_kernel_behind_a_flag_or_with_a_fallback_is_a_warning_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "kern.py").write_text(GUARDED)
+    [item] = scan_path(tmp_path, jobs=1).items
+    launches = {ln.line: (ln.severity, ln.reason) for ln in item.lines if ln.message.startswith("launches")}
+    assert launches == {
+        17: ("warning", "performance item: off CUDA the fallback runs (`x = x * 2`)"),
+        25: ("warning", "performance item: off CUDA the fallback runs (`return x * 2`)"),
+        33: ("warning", "blocks when `self.use_fast_path` is set: the kernel runs only under this flag"),
+    }
+    assert item.severity == "warning"
+    assert item.reason is not None and "blocks when `self.use_fast_path` is set" in item.reason
+
+
+def test_a_kernel_launched_without_a_fallback_somewhere_stays_blocking(tmp_path: Path) -> None:
+    """A CUDA test with nothing after it is no fallback (the default path needs the kernel on CUDA and skips work
+    elsewhere silently, a requirement), and one unguarded launch keeps the item blocking."""
+    (tmp_path / "kern.py").write_text(UNGUARDED)
+    [item] = scan_path(tmp_path, jobs=1).items
+    launches = {ln.line: ln.severity for ln in item.lines if ln.message.startswith("launches")}
+    assert launches == {12: "blocking", 17: "blocking"}
+    assert (item.severity, item.reason) == ("blocking", None)
