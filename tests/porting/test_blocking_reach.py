@@ -87,3 +87,34 @@ def test_a_kernel_launched_without_a_fallback_somewhere_stays_blocking(tmp_path:
     launches = {ln.line: ln.severity for ln in item.lines if ln.message.startswith("launches")}
     assert launches == {12: "blocking", 17: "blocking"}
     assert (item.severity, item.reason) == ("blocking", None)
+
+
+TRAINER = """\
+import deepspeed
+from megatron.core import parallel_state
+
+try:
+    import apex
+except ImportError:
+    apex = None
+
+
+def build():
+    import bitsandbytes
+
+    return deepspeed.initialize(), parallel_state, apex, bitsandbytes
+"""
+
+
+def test_a_runtime_imported_at_module_level_without_a_guard_blocks_and_is_weeks_of_work(tmp_path: Path) -> None:
+    """DeepSpeed and Megatron imported at the top of a trainer: the default path does not even import without them,
+    so each is one blocking item sized as replacing a training runtime (10-30 engineer-days). Stay warnings: a
+    package behind an ImportError fallback, and one imported inside a function."""
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    items = {i.key: (i.severity, i.days_low, i.days_high) for i in scan_path(tmp_path, jobs=1).items}
+    assert items == {
+        "package|deepspeed|deepspeed": ("blocking", 10, 30),
+        "package|training-runtime|megatron": ("blocking", 10, 30),
+        "package|apex|apex": ("warning", 1, 5),
+        "package|bitsandbytes|bitsandbytes": ("warning", 3, 10),
+    }

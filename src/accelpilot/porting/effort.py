@@ -91,6 +91,13 @@ ROWS: dict[str, EffortRow] = {
         "NeuronX Distributed or torch FSDP on Neuron and re-validate convergence",
         _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
     ),
+    "training-runtime": EffortRow(
+        10,
+        30,
+        "rebuild the training step (parallel layout, MoE dispatch, grouped matmuls, checkpoints) on "
+        "NeuronX Distributed and re-validate convergence",
+        _REASONED + ": a runtime a trainer stands on is weeks",
+    ),
     "flash-attn": EffortRow(2, 5, "swap to SDPA or an NKI flash-attention kernel and re-check numerics", _REASONED),
     "xformers": EffortRow(1, 4, "swap memory-efficient attention to SDPA", _REASONED),
     "apex": EffortRow(1, 5, "replace fused optimizers/norms with torch equivalents", _REASONED),

@@ -43,6 +43,15 @@ NOT_PORTING: dict[str, str] = {
 }
 
 
+# CUDA-only packages and framework runtimes (item scope: one package): imported at module level with no guard on
+# the default path, the code does not even import without them (issue 27: a trainer standing on DeepSpeed is not a
+# warning).
+RUNTIME_RULES = frozenset(
+    {"deepspeed", "training-runtime", "apex", "bitsandbytes", "flash-attn", "xformers", "cupy", "cuda-only-library"}
+)
+RUNTIME_REASON = "imported at module level with no guard: the default path does not even import without it"
+
+
 # Contexts that hold for every line of a file, whatever the line's own reach.
 FILE_WIDE = frozenset({"generator-source", "other-runtime"})
 
@@ -212,6 +221,13 @@ class Finding(BaseModel):
             severity, reason = "warning", REACH_WARNING[context]
             if lazy_in is not None:
                 reason = f"imported only inside `{lazy_in}` (a lazy import): " + reason.split(": ", 1)[1]
+        if (
+            rule.id in RUNTIME_RULES
+            and context is None
+            and severity == "warning"
+            and message.startswith(("import ", "from "))
+        ):
+            severity, reason = "blocking", RUNTIME_REASON
         if guard is not None and severity == "blocking":
             kind, _, what = guard.partition(":")
             severity = "warning"

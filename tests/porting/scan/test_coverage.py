@@ -28,6 +28,7 @@ EXPECTED = [
     ("model.py", 19, "growing-sequence", None),  # torch.cat onto the sequence in a loop
     ("model.py", 23, "compile-backend", None),  # torch.compile without backend; line 24 names one
     ("pyproject.toml", 3, "cuda-kernel-library", None),  # flashinfer-python dependency
+    ("pyproject.toml", 3, "training-runtime", None),  # megatron-core dependency (issue 27)
     ("scripts/launch.sh", 2, "gpu-launcher-setting", None),  # GPUS_PER_NODE
     ("scripts/launch.sh", 3, "gpu-launcher-setting", None),  # PYTORCH_CUDA_ALLOC_CONF
     ("scripts/launch.sh", 4, "gpu-launcher-setting", None),  # TORCH_NCCL_*

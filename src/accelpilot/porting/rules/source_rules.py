@@ -244,6 +244,19 @@ SOURCE_RULES: tuple[Rule, ...] = (
         "pipelining go through neuronx-distributed instead, which changes the training loop and checkpoints.",
     ),
     Rule(
+        id="training-runtime",
+        item="package",
+        category="custom_kernel",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="weeks",
+        title="GPU training runtime",
+        why="Megatron-LM/Megatron-Core, megablocks and grouped_gemm build the training step (tensor/pipeline "
+        "parallelism, MoE dispatch, grouped matmuls) on CUDA kernels and NCCL; on Trainium that step is rebuilt on "
+        "neuronx-distributed, which changes the training loop, the parallel layout and the checkpoints.",
+    ),
+    Rule(
         id="cupy",
         item="package",
         category="custom_kernel",
