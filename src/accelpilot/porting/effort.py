@@ -116,6 +116,8 @@ ROWS: dict[str, EffortRow] = {
     "graph-break": EffortRow(0.5, 3, "rewrite the code dynamo cannot trace, or accept the break", _REASONED),
     "export-failure": EffortRow(0.5, 3, "make the model traceable for capture", _REASONED),
     "float64-dtype": EffortRow(0.5, 2, "move the computation to float32 and re-check accuracy", _REASONED),
+    "fft-op": EffortRow(1, 5, "rewrite the transform as real DFT matmuls or move it to host preprocessing", _REASONED),
+    "nested-tensor": EffortRow(1, 4, "pad to a fixed size with a mask instead of nested tensors", _REASONED),
     "complex-dtype": EffortRow(1, 3, "rewrite complex arithmetic as real pairs", _REASONED),
     "moe-experts-dispatch": EffortRow(
         2, 5, "route the experts dispatcher to an eager or NKI grouped matmul", _REASONED

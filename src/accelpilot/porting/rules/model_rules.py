@@ -198,4 +198,27 @@ MODEL_RULES: tuple[Rule, ...] = (
         title="Neuron package pin",
         why="Neuron packages (neuronx-cc, torch-neuronx, the Neuron pip repository) install only for Neuron hosts.",
     ),
+    Rule(
+        id="fft-op",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="FFT / STFT",
+        why="`torch.fft.*` and `torch.stft` compute in complex numbers, which the Neuron compiler does not lower; "
+        "rewrite the transform as real DFT matrix products (a fixed size makes them matmuls) or move it into host "
+        "preprocessing, and re-check accuracy.",
+    ),
+    Rule(
+        id="nested-tensor",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="nested tensor",
+        why="`torch.nested` tensors carry a different length per row, a layout the Neuron compiler does not lower; "
+        "pad to a fixed (bucketed) size with a mask instead.",
+    ),
 )

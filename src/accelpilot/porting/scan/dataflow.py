@@ -430,3 +430,26 @@ def host_setup_float64(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
             if reads and len(stores) == 1 and all(_converted(r, parent) for r in reads):
                 out.add(getattr(n, "lineno", 0))
     return frozenset(out)
+
+
+def grown_cache(node: ast.Assign, fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """``self.k_cache = torch.cat([self.k_cache, k], dim=2)`` on one line, its target naming a cache or past states
+    and living beyond the call (an attribute, or a parameter of ``fn`` handed in and grown): a KV cache grown each
+    call, a new shape every decode step. A local built in the def (a padded copy of a fixed buffer) grows nothing."""
+    v = node.value
+    if (
+        len(node.targets) != 1
+        or not isinstance(v, ast.Call)
+        or v.lineno != node.lineno
+        or not (isinstance(v.func, ast.Attribute) and v.func.attr == "cat")
+        or not (isinstance(v.func.value, ast.Name) and v.func.value.id == "torch")
+        or not v.args
+        or not isinstance(v.args[0], (ast.List, ast.Tuple))
+    ):
+        return False
+    target = node.targets[0]
+    last = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    named = "cache" in last.lower() or "past" in last.lower()
+    params = {x.arg for x in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} if fn is not None else set()
+    kept = isinstance(target, ast.Attribute) or (isinstance(target, ast.Name) and target.id in params)
+    return named and kept and any(ast.unparse(e) == ast.unparse(target) for e in v.args[0].elts)

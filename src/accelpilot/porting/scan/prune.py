@@ -132,6 +132,9 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
     ls = data.rfind(b"\n", 0, i) + 1
     if _ASSIGNED.fullmatch(data, ls, i) is None or not _names_target(data, ls, i + n):
         return False  # the cheap tests first: most concats join other names, and need no walk back
+    target = data[ls:i].split(b"=", 1)[0].strip().rpartition(b".")[2].lower()
+    if b"cache" in target or b"past" in target:
+        return True  # a KV cache grown by concatenation, in a loop or not (``PyVisitor._grown_cache``)
     line = data[ls:i]
     indent = len(line) - len(line.lstrip(b" \t"))
     end = ls - 1
@@ -219,6 +222,10 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"cached_file", _called),
     (b"torch.cat", _grows_in_loop),
     (b"use_experts_implementation", None),
+    # issue 27's hazards
+    (b"torch.fft", None),
+    (b"stft", None),
+    (b"torch.nested", None),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
 _FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS

@@ -59,6 +59,8 @@ class CallRules(VisitorBase):
                     # inside a ``def cuda`` (``Rigid.cuda()`` mirroring ``Tensor.cuda()``) it is delegation: the
                     # placement is the caller's ``.cuda()``, itself a finding where it is called (``_delegates``)
                     self.add("cuda-call", line, ".cuda()")
+                elif name in ("stft", "istft") and self.torch_file and not is_module:
+                    self.add("fft-op", line, f".{name}()")
                 elif name == "double" and self.torch_file and not is_module:
                     self.add("float64-dtype", line, ".double()", context=self._setup_only(node.lineno))
                 elif name in HOST_SYNC_METHODS and self.forward_depth and self.torch_file:

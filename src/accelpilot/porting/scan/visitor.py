@@ -27,6 +27,7 @@ from accelpilot.porting.scan.dataflow import (
     _is_none,
     _module_trips,
     _name_of,
+    grown_cache,
 )
 from accelpilot.porting.scan.literals import (
     _DTYPE_TESTS,
@@ -226,6 +227,10 @@ class PyVisitor(BranchRules):
                 self.add("torch-backends", line, d)
             elif d.startswith("torch.neuron"):
                 self.add("neuron-api", line, d)
+            elif d.startswith("torch.fft.") or d in ("torch.stft", "torch.istft"):
+                self.add("fft-op", line, d)
+            elif d.startswith("torch.nested."):
+                self.add("nested-tensor", line, d)
             elif d in ("torch.float64", "torch.double"):
                 self.add("float64-dtype", line, d, context=self._setup_only(line))
             elif d.startswith(
@@ -377,6 +382,8 @@ class PyVisitor(BranchRules):
             self._fresh.pop()
 
     def v_assign(self, node: ast.Assign) -> None:
+        if not self.loop_depth and grown_cache(node, self.def_node):  # outside a loop (the loop case is below)
+            self.add("growing-sequence", node.lineno, "KV cache grown with torch.cat: a new shape every step")
         """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
         v = node.value
         if isinstance(v, ast.Constant) and any(
