@@ -81,12 +81,17 @@ def test_a_kernel_behind_a_flag_or_with_a_fallback_is_a_warning_naming_it(tmp_pa
 
 def test_a_kernel_launched_without_a_fallback_somewhere_stays_blocking(tmp_path: Path) -> None:
     """A CUDA test with nothing after it is no fallback (the default path needs the kernel on CUDA and skips work
-    elsewhere silently, a requirement), and one unguarded launch keeps the item blocking."""
+    elsewhere silently, a requirement), and one unguarded launch keeps the item blocking; the item says so and names
+    the first line that reaches it."""
     (tmp_path / "kern.py").write_text(UNGUARDED)
     [item] = scan_path(tmp_path, jobs=1).items
     launches = {ln.line: ln.severity for ln in item.lines if ln.message.startswith("launches")}
     assert launches == {12: "blocking", 17: "blocking"}
-    assert (item.severity, item.reason) == ("blocking", None)
+    assert (item.severity, item.reason) == (
+        "blocking",
+        "on the default path: launches kernel needed_kernel[grid](...) (kern.py) at kern.py:12 (no flag, fallback or "
+        "guard)",
+    )
 
 
 TRAINER = """\

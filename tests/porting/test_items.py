@@ -82,7 +82,11 @@ def test_reasons_are_given_where_severity_differs_from_the_rule() -> None:
     reasons = {i.key.split("|")[2]: i.reason for i in log.items if i.key.startswith("kernel|")}
     assert reasons["benchmarks/bench_fused.py"] == "in a benchmark script, not on the model's forward/backward path"
     assert reasons["ops/optional.py"] is not None and reasons["ops/optional.py"].startswith("optional path")
-    assert reasons["kernels/fused.py"] is None
+    # a blocking item says why and which line reaches it: the first unguarded launch
+    assert reasons["kernels/fused.py"] == (
+        "on the default path: launches kernel add_kernel[grid](...) (kernels/fused.py) at ops/launch.py:11 "
+        "(no flag, fallback or guard)"
+    )
 
 
 def test_not_porting_work_is_never_blocking_and_counted_apart() -> None:
@@ -222,7 +226,12 @@ def test_a_lazy_or_conditional_kernel_library_import_is_a_warning_with_its_reaso
     )
     log = scan_path(tmp_path, jobs=1)
     assert [(i.key, i.severity, i.reason, [(ln.file, ln.line) for ln in i.lines]) for i in log.items] == [
-        ("package|cuda-kernel-library|causal_conv1d", "blocking", None, [("model.py", 2)]),
+        (
+            "package|cuda-kernel-library|causal_conv1d",
+            "blocking",
+            "on the default path: from causal_conv1d import causal_conv1d_fn at model.py:2 (no flag, fallback or guard)",
+            [("model.py", 2)],
+        ),
         ("package|cuda-kernel-library|flashinfer", "warning", REACH_OPTIONAL, [("opt.py", 3)]),
         (
             "package|cuda-kernel-library|liger_kernel",

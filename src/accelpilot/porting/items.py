@@ -212,6 +212,18 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
                 groups[keep][1].extend(groups.pop(k)[1])
 
 
+def _blocking_reason(fs: list[Finding]) -> str:
+    """Why a blocking item stops the default path, and the line that reaches it: the first unguarded launch, call or
+    import of it from another file, else its first blocking line."""
+    blocking = [f for f in fs if f.severity == "blocking"]
+    for prefix in ("launches ", "calls ", "imports "):
+        uses = [f for f in blocking if f.message.startswith(prefix)]
+        if uses:
+            break
+    f = (uses or blocking or fs)[0]
+    return f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
+
+
 def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, float, str]:
     """Engineer-days of one item from the effort table: a kernel family's range grows with its kernels (each further
     kernel of the file adds 0.5-2 days: the wrapper, tests and tuning are shared); an item that only imports a kernel
@@ -283,6 +295,8 @@ def build_items(findings: list[Finding]) -> list[Item]:
             if worst.severity != "blocking":
                 severity = worst.severity
                 reason = "; ".join(sorted({f.reason for f in launches if f.reason})) or None
+        if severity == "blocking" and reason is None:
+            reason = _blocking_reason(fs)
         if key.startswith("package|") and rule is not None and rule.item == "kernel":
             # Depending on a kernel language is not writing a kernel: each kernel is its own item.
             effort = "days"
