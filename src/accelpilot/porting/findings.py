@@ -36,6 +36,8 @@ NOT_PORTING: dict[str, str] = {
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
+    "numpy-constant": "a graph break on a numpy value (a constant array, numpy arithmetic on host values): dynamo "
+    "declines host code there; not a hazard of the model's graph on the target",
     "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`) and converted before "
     "it is kept: it runs once on the host and the compiled forward never sees it",
     "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
