@@ -123,3 +123,23 @@ def test_a_runtime_imported_at_module_level_without_a_guard_blocks_and_is_weeks_
         "package|apex|apex": ("warning", 1, 5),
         "package|bitsandbytes|bitsandbytes": ("warning", 3, 10),
     }
+
+
+def test_example_and_demo_code_is_listed_apart(tmp_path: Path) -> None:
+    """Issue 27: examples and demos (``examples/``, ``demo/``, ``demo_*.py``, ``*_demo.py``) are run by hand: their
+    lines are counted apart as ``example``, never blocking and no item. Stays: the same code in the package."""
+    code = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+    for rel in ("examples/run.py", "demo/app.py", "scripts/demo_infer.py", "tools/viz_demo.py", "pkg/model.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    log = scan_path(tmp_path, jobs=1)
+    contexts = {f.file: (f.context, f.porting) for f in log.findings}
+    assert contexts == {
+        "demo/app.py": ("example", False),
+        "examples/run.py": ("example", False),
+        "pkg/model.py": (None, True),
+        "scripts/demo_infer.py": ("example", False),
+        "tools/viz_demo.py": ("example", False),
+    }
+    assert [i.key for i in log.items] == ["file|device-placement|pkg/model.py"]
+    assert log.summary.not_porting == {"example": 4}

@@ -36,6 +36,8 @@ NOT_PORTING: dict[str, str] = {
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
+    "example": "example or demo code (`examples/`, `demo/`, `demo_*.py`): run by hand, not the path the model is "
+    "trained or served on (listed apart)",
     "numpy-constant": "a graph break on a numpy value (a constant array, numpy arithmetic on host values): dynamo "
     "declines host code there; not a hazard of the model's graph on the target",
     "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`) and converted before "
@@ -62,7 +64,6 @@ FILE_WIDE = frozenset({"generator-source", "other-runtime"})
 REACH_WARNING: dict[str, str] = {
     "optional": "optional path behind an availability check or an ImportError fallback",
     "benchmark": "in a benchmark script, not on the model's forward/backward path",
-    "example": "in an example script, not on the model's forward/backward path",
     "requirement": "a requirement check: this path raises unless the probed device or package is there",
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
@@ -82,7 +83,7 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|c
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 
 
-_EXAMPLE_PATH = re.compile(r"(^|/)examples?/")
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$")
 
 
 _HOST_PATH = re.compile(
