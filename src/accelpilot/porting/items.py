@@ -214,9 +214,10 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
 
 def _blocking_reason(fs: list[Finding]) -> str:
     """Why a blocking item stops the default path, and the line that reaches it: the first unguarded launch, call or
-    import of it from another file, else its first blocking line."""
+    import of it from another file, else its definition (a kernel whose launches the scan does not follow), else its
+    first blocking line."""
     blocking = [f for f in fs if f.severity == "blocking"]
-    for prefix in ("launches ", "calls ", "imports "):
+    for prefix in ("launches ", "calls ", "imports ", "@"):
         uses = [f for f in blocking if f.message.startswith(prefix)]
         if uses:
             break
