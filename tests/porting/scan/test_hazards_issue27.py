@@ -59,3 +59,39 @@ def test_a_kv_cache_grown_with_cat_is_a_growing_sequence_outside_a_loop(tmp_path
 @pytest.mark.parametrize("source", [SPECTRAL, CACHE])
 def test_pruned_scan_equals_full_parse_on_issue27_hazards(source: str) -> None:
     assert scan_python(source) == scan_python(source, prune=False)
+
+
+READ_BACK = """\
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Pad(torch.nn.Module):
+    def forward(self, x, lengths, mask):
+        longest = int(lengths.max())
+        count = int(torch.sum(mask))
+        fixed = int(math.ceil(3.5))
+        host = int(np.max([1, 2]))
+        size = int(x.size(1))
+        built = float(torch.tensor([2.0, 3.0]).max())
+        return F.pad(x, (0, longest - size)), count, fixed, host, built
+
+
+def helper(lengths):
+    return int(lengths.max())
+"""
+
+
+def test_a_size_read_back_from_the_data_in_a_forward_is_a_host_sync(tmp_path: Path) -> None:
+    """``int(lengths.max())`` or ``int(torch.sum(mask))`` in a forward reads a data-dependent size into Python (a
+    pad, a buffer: a new shape per step). Stay quiet: math and numpy values, a static ``.size()``, a reduction of a
+    tensor built from Python values, and the same read outside a forward."""
+    (tmp_path / "pad.py").write_text(READ_BACK)
+    assert findings_in(tmp_path, "pad.py") == [("item-in-forward", 10, None), ("item-in-forward", 11, None)]
+
+
+def test_pruned_scan_equals_full_parse_on_a_read_back() -> None:
+    assert scan_python(READ_BACK) == scan_python(READ_BACK, prune=False)

@@ -33,6 +33,9 @@ from accelpilot.porting.scan.patterns import (
 )
 from accelpilot.porting.scan.visit_base import VisitorBase
 
+# Reductions whose result, read back with ``int()``/``float()`` in a forward, is a data-dependent size or count.
+_REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "argmax", "argmin", "count_nonzero", "prod"})
+
 
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
@@ -91,6 +94,8 @@ class CallRules(VisitorBase):
                 self._dispatched_class(node, name)
             if name in ("add", "append") and isinstance(f, ast.Attribute) and self._inventory(node, f):
                 self._consumed.add(id(node.args[0]))
+            if name in ("int", "float") and isinstance(f, ast.Name) and self.forward_depth and self.torch_file:
+                self._read_back(node, name)
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
             elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
@@ -219,6 +224,21 @@ class CallRules(VisitorBase):
                 self._consumed.add(id(c))
                 return c.value
         return None
+
+    def _read_back(self, node: ast.Call, name: str) -> None:
+        """``int(lengths.max())`` / ``int(torch.sum(mask))`` in a forward: a size or count read back from the data
+        into Python, which then shapes a pad, a buffer or a loop: a host sync and a new shape per step (issue 27)."""
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _REDUCTIONS):
+            return
+        root = (self.dotted(arg.func.value) or "").split(".", 1)[0]
+        if root in ("math", *NON_TORCH_MODULES) or self._host_built(arg.func.value, node.lineno, 6):
+            return
+        self.add(
+            "item-in-forward",
+            node.lineno,
+            f"{name}(...{arg.func.attr}()) inside forward: a size read back from the data (a new shape per step)",
+        )
 
     def _more_calls(self, node: ast.Call, name: str) -> None:
         """Calls added for real code: hub kernels and datasets, HTTP downloads, torch.compile's backend. Each
