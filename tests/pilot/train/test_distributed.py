@@ -15,7 +15,8 @@ import pytest
 
 from accelpilot.cli import main
 from accelpilot.pilot.result import read_result
-from accelpilot.pilot.train.distributed import Launch, WorldStats, scaling_figures, world_stats
+from accelpilot.pilot.train.scaling import WorldStats, comm_share, scaling_figures, world_stats
+from accelpilot.pilot.train.torchrun import Launch
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
 TINY = ["--device", "cpu", "--batch-size", "2", "--seq-len", "16", "--steps", "3", "--warmup", "2"]
