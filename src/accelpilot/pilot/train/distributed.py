@@ -280,7 +280,9 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
     if isinstance(failure, KeyboardInterrupt):
         raise TrainingInterrupted(current, done, written) from None
     if written is not None:
-        kept = f"partial result ({len(done)} world size(s) measured) kept in {written}"
+        steps = m.failed["steps_completed_by_all_ranks"] if m.failed else 0
+        what = ", ".join(done) or f"{steps} step(s) of world size {m.failed['world'] if m.failed else '?'}"
+        kept = f"partial result ({what}) kept in {written}"
     else:
         kept = "node 0 writes the result" if cfg.node_rank else "nothing kept (the partial result could not be written)"
     hint = f"; torchrun's log is in {work}" if keep else ""

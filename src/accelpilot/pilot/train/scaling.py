@@ -87,6 +87,7 @@ def _target_runs(run: Launch) -> list[dict[str, Any]]:
                 "seed": first["seed"],
                 "accepted": all(bool(e["accepted"]) for e in evs),
                 "seconds": max(float(e["seconds"]) for e in evs),
+                "ranks": sorted(int(e["rank"]) for e in evs),
                 "steps": int(first["steps"]),
                 "final_eval_loss": first["final_eval_loss"],
                 "eval_curve": first["eval_curve"],

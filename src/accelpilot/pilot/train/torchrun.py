@@ -96,12 +96,14 @@ def failure_line(returncode: int, log_text: str, world: int) -> str:
     """
     if returncode < 0:
         return f"the torchrun agent was killed by {_signal_name(-returncode)} at world size {world}"
-    ranks = _FAILED_RANK.findall(log_text)
+    root_cause = log_text.rsplit("Root Cause", 1)[-1]  # torchrun names the first failure last
+    ranks = _FAILED_RANK.findall(root_cause) or _FAILED_RANK.findall(log_text)
+    others = len(_FAILED_RANK.findall(log_text)) - 1
     if ranks:
         rank, code = ranks[0]
         c = int(code)
         how = f"was killed by {_signal_name(-c)}" if c < 0 else f"exited with code {c}"
-        more = f" ({len(ranks) - 1} more rank(s) failed)" if len(ranks) > 1 else ""
+        more = f" (torchrun then stopped {others} other rank(s))" if others > 0 else ""
         return f"rank {rank} {how} at world size {world}{more}"
     errs = [ln.strip() for ln in log_text.splitlines() if "Error" in ln and "errors.html" not in ln]
     tail = (errs or [ln.strip() for ln in log_text.splitlines() if ln.strip()] or ["no output"])[-1]
