@@ -36,10 +36,41 @@ def test_cli_defaults_come_from_the_config_class() -> None:
 
 
 # Every flag `run train` had before its options were generated from TrainConfig (issue 25 item 6): none may go.
-FLAGS_BEFORE = """--device --workload --size --tokens --compile --precision --batch-size --seq-len --steps --warmup --shapes
---target-loss --max-steps --eval-every --runs --interrupt-at --checkpoint-every --checkpoint-dir --compare-to --out
---seed --lr --nproc-per-node --nnodes --node-rank --rdzv-endpoint --rdzv-timeout-s --scaling --parallel
---global-batch --max-restarts --interrupt-rank --json""".split()
+FLAGS_BEFORE = [
+    "--device",
+    "--workload",
+    "--size",
+    "--tokens",
+    "--compile",
+    "--precision",
+    "--batch-size",
+    "--seq-len",
+    "--steps",
+    "--warmup",
+    "--shapes",
+    "--target-loss",
+    "--max-steps",
+    "--eval-every",
+    "--runs",
+    "--interrupt-at",
+    "--checkpoint-every",
+    "--checkpoint-dir",
+    "--compare-to",
+    "--out",
+    "--seed",
+    "--lr",
+    "--nproc-per-node",
+    "--nnodes",
+    "--node-rank",
+    "--rdzv-endpoint",
+    "--rdzv-timeout-s",
+    "--scaling",
+    "--parallel",
+    "--global-batch",
+    "--max-restarts",
+    "--interrupt-rank",
+    "--json",
+]
 
 
 def test_options_are_generated_from_the_config_fields() -> None:
