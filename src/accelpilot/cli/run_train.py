@@ -134,6 +134,28 @@ def render_scaling(result: PilotResult, path: str) -> None:
             row.append(_fmt(float(f.value), unit) if f is not None else "–")
         table.add_row(*row)
     console.print(table)
+    if result.topology is not None:
+        t = result.topology
+        console.print(
+            f"summary (training.tokens_per_s): all {t.world_size} rank(s) of world size {t.world_size}, "
+            f"{t.nnodes} node(s), {t.accelerators:g} accelerator(s)"
+        )
+    for w in topo["world_sizes"]:
+        why = result.details.get("unavailable", {}).get(f"comm_share_world{w}")
+        if why and why.startswith("not measured"):
+            console.print(f"comm share at world size {w}: {why}")
+    tr = result.training
+    if tr is not None and tr.runs:
+        ttt = f"{_fmt(tr.time_to_target_s, 's')}" if tr.time_to_target_s is not None else "not reached"
+        console.print(f"time to eval loss <= {tr.target_loss:g}: {ttt} ({tr.accepted_runs}/{tr.runs} runs accepted)")
+    resume = dist.get("resume")
+    if resume:
+        saved = resume.get("saved") or {}
+        console.print(
+            f"resumed {resume['from']} (saved at world size {saved.get('world', '?')}, {saved.get('parallel', '?')}) "
+            f"at world size {resume['loaded_at_world']} with {resume['parallel']}: identical weights: "
+            f"{resume['identical_weights']}"
+        )
     for key, info in dist["portability"].items():
         console.print(f"checkpoint {key}: identical weights: {info['identical_weights']}")
     intr = dist.get("interrupt")
