@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 from accelpilot.pilot.train.config import TrainConfig
+from accelpilot.pilot.train.rank import RankConfig
 from accelpilot.pilot.train.scaling import world_stats
 from accelpilot.pilot.train.torchrun import launch
-from accelpilot.pilot.train.rank import RankConfig
 
 HERE = Path(__file__).resolve().parent
 

@@ -268,7 +268,7 @@ def scaling_charts(path: str, res: PilotResult) -> list[Chart]:
 
 
 def throughput_basis(res: PilotResult) -> str:
-    """One line saying what a training result's tokens/s counts: all ranks of its world size, on how many accelerators."""
+    """One line saying what a training result's tokens/s counts: all ranks of its world size, on N accelerators."""
     if res.kind != "training":
         return ""
     t = measured_topology(res)
