@@ -318,3 +318,22 @@ def test_nproc_2_is_a_complete_pilot_and_its_checkpoint_resumes_at_world_1_with_
     fresh = res.details["distributed"]["per_world"]["2"]["loss_curve_rank0"][0]
     assert info["first_loss"] < fresh - 0.1  # it continued the trained model, not a fresh one
     assert again.errors == [] and again.topology is not None and again.topology.world_size == 1
+
+
+def test_topology_counts_accelerators_from_the_device_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelpilot.pilot.result import Platform
+    from accelpilot.pilot.train.record import topology_of
+
+    monkeypatch.delenv("NEURON_LOGICAL_NC_CONFIG", raising=False)
+    trn1 = Platform(device="neuron", device_type="neuron", accelerator="Trainium")
+    t, how = topology_of(trn1, world=64, nnodes=2)  # trn1.32xlarge x 2: 32 NeuronCores each, 2 per chip
+    assert (t.nproc_per_node, t.devices_per_accelerator, t.accelerators) == (32, 2, 64 / 2) and "assumed" in how
+    trn2 = Platform(device="neuron", device_type="neuron", accelerator="Trainium2")
+    t, how = topology_of(trn2, world=64)  # 8 NeuronCores per chip at LNC=2: 4 logical per chip, 64 / 4 = 16 chips
+    assert (t.devices_per_accelerator, t.accelerators) == (4, 16.0) and "LNC=2" in how
+    monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", "1")
+    assert topology_of(trn2, world=64)[0].accelerators == 64 / 8  # LNC=1: 8 per chip
+    h100 = Platform(device="cuda", device_type="cuda", accelerator="H100")
+    assert topology_of(h100, world=16, nnodes=2)[0].accelerators == 16.0  # one GPU per rank
+    cpu = Platform(device="cpu", device_type="cpu")
+    assert topology_of(cpu, world=2)[0].accelerators == 2.0  # a CPU process counts as one
