@@ -83,13 +83,20 @@ def test_comm_share_is_the_median_of_interleaved_pairs_with_its_spread() -> None
 
 
 def test_comm_share_whose_spread_exceeds_it_is_not_measured() -> None:
-    figs, unavailable, samples = scaling_figures({1: _stats(1, 1000.0, NOISY)}, strong=False)
+    figs, unavailable, samples = scaling_figures({2: _stats(2, 1000.0, NOISY)}, strong=False)
     # shares sorted -0.1, 0, 0.05, 0.1: median 0.025; quartiles -0.1 + 0.75 x 0.1 = -0.025 and
-    # 0.05 + 0.25 x 0.05 = 0.0625: spread 0.0875 > 0.025, so the share is noise (world 1 communicates nothing)
-    assert "comm_share_world1" not in figs
-    assert unavailable["comm_share_world1"].startswith("not measured") and "0.0875" in unavailable["comm_share_world1"]
-    assert len(samples["comm_share_pairs_world1"]) == 4  # the raw pairs are kept all the same
+    # 0.05 + 0.25 x 0.05 = 0.0625: spread 0.0875 > 0.025, so the share is noise
+    assert "comm_share_world2" not in figs
+    assert unavailable["comm_share_world2"].startswith("not measured") and "0.0875" in unavailable["comm_share_world2"]
+    assert len(samples["comm_share_pairs_world2"]) == 4  # the raw pairs are kept all the same
     assert comm_share(STEADY[:3]) is None  # fewer than 4 pairs: no spread to judge
+
+
+def test_world_1_has_no_communication_share_only_ddp_overhead() -> None:
+    figs, unavailable, samples = scaling_figures({1: _stats(1, 1000.0, STEADY)}, strong=False)
+    assert "comm_share_world1" not in figs and "exchanges nothing" in unavailable["comm_share_world1"]
+    assert float(figs["ddp_sync_overhead_world1"].value) == pytest.approx(0.2)  # the same median as above
+    assert len(samples["comm_share_pairs_world1"]) == 4
 
 
 def test_time_to_target_from_the_ranks_runs() -> None:
@@ -189,8 +196,13 @@ def test_scaling_1_2_writes_one_result_with_both_world_sizes(scaling_run: dict[s
     assert t1 > 0 and t2 > 0
     assert float(f["scaling_efficiency_world2"].value) == pytest.approx(t2 / (2 * t1))
     assert {leaf.label for leaf in f["scaling_efficiency_world2"].leaves()} >= {"training throughput, all ranks"}
+    # the communication share is a figure, or "not measured" when its pairs spread wider than it; raw pairs kept
+    assert ("comm_share_world2" in f) != res.details["unavailable"].get("comm_share_world2", "").startswith(
+        "not measured"
+    )
+    assert len(res.samples["comm_sync_s_world2"]) == len(res.samples["comm_nosync_s_world2"]) == 20
+    assert "comm_share_world1" not in f and "exchanges nothing" in res.details["unavailable"]["comm_share_world1"]
     for key in (
-        "comm_share_world2",
         "allreduce_bytes_per_step_world2",
         "launch_to_first_step_s_world2",
         "slowest_rank_step_s_world2",
@@ -302,7 +314,7 @@ def test_nproc_2_is_a_complete_pilot_and_its_checkpoint_resumes_at_world_1_with_
     for run in res.details["time_to_target"]["runs"]:
         *before, (last_step, last_loss) = run["eval_curve"]
         assert last_loss <= 5.25 and last_step == run["steps"] and all(loss > 5.25 for _, loss in before)
-    assert len(res.samples["comm_share_pairs_world2"]) == 12  # the communication share's raw pairs are kept
+    assert len(res.samples["comm_share_pairs_world2"]) == 20  # the communication share's raw pairs are kept
     assert ("comm_share_world2" in res.figures) != ("comm_share_world2" in res.details["unavailable"])
     (step_dir,) = keep.glob("*-world2/ckpt/step_5")
     resumed = _cli([*TINY, "--resume", str(keep), "--parallel", "fsdp", "--out", str(tmp_path / "b")])

@@ -120,7 +120,7 @@ class TrainConfig:
         "them), at any world size and --parallel.",
     )
     comm_samples: int = option(
-        12,
+        20,
         "--comm-samples",
         "Distributed DDP: interleaved synchronised / no_sync step pairs for the communication share.",
     )

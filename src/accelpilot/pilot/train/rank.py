@@ -36,7 +36,7 @@ class RankConfig:
     seed: int = 0
     total_steps: int = 8
     warmup: int = 2
-    comm_pairs: int = 12  # interleaved synchronised / no_sync forward+backward pairs: communication share (DDP)
+    comm_pairs: int = 20  # interleaved synchronised / no_sync forward+backward pairs: communication share (DDP)
     run_dir: str = ""
     checkpoint_dir: str = ""  # sharded checkpoints go here (DCP)
     checkpoint_every: int = 0  # 0: one checkpoint at the end only

@@ -210,6 +210,17 @@ def _comm_figures(
     figs["fwd_bwd_nosync_s" + sfx] = fig(
         statistics.median(c.nosync_s), "s", "forward+backward without synchronisation (DDP no_sync, median)", note
     )
+    if st.world == 1:  # nothing is exchanged: what synchronising costs here is DDP's own bucketing, not traffic
+        unavailable["comm_share" + sfx] = (
+            f"world size 1 exchanges nothing: synchronised - no_sync there (median share {c.share:.3g} over {n} "
+            f"pairs, interquartile range {c.spread:.3g}) is DDP's own gradient bucketing, kept as "
+            f"ddp_sync_overhead{sfx} when its spread is smaller than it"
+        )
+        if c.measured:
+            figs["ddp_sync_overhead" + sfx] = fig(
+                c.share, "", "share of forward+backward DDP synchronisation costs with nothing to exchange", note
+            )
+        return
     if c.measured:
         figs["comm_share" + sfx] = fig(
             c.share,
