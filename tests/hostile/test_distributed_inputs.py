@@ -160,3 +160,29 @@ def test_max_restarts_reaches_torchrun_and_a_killed_rank_is_restarted(tmp_path: 
     assert res.details["distributed"]["per_world"]["2"]["restarts"] == 1  # torchrun restarted the group once
     assert len(res.samples["step_time_s_world2"]) == 400  # every timed step, from the attempt that finished
     assert res.errors == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_distributed_run_is_130_and_keeps_the_steps_measured(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _start([*TINY, "--steps", "100000", "--nproc-per-node", "2", "--out", str(out)])
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            logs = list(out.glob(".distributed-*/*/rank1.jsonl"))
+            if logs and logs[0].read_text(encoding="utf-8").count('"step"') >= 5:
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err[-2000:]
+    line = one_error_line(err)
+    (kept,) = out.glob("*.json")
+    assert "interrupted (Ctrl-C) during the world size 2 phase" in line and str(kept) in line
+    failed = read_result(kept).details["distributed"]["failed"]
+    assert failed["steps_completed_by_all_ranks"] >= 5 and failed["reason"].startswith("interrupted (Ctrl-C)")
+    assert not _procs(b"accelpilot.pilot.train.rank")

@@ -243,8 +243,9 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
             rank_cfg = _rank_config(cfg, s, w, run_dir, _checkpoint_dir(cfg, work, stamp, w), **extra)
             try:
                 run = launch(cfg, rank_cfg, run_dir, nproc=w // cfg.nnodes, max_restarts=cfg.max_restarts)
-            except RankFailed as exc:
-                m.failed = _partial_launch(w, run_dir, exc.detail)
+            except (RankFailed, KeyboardInterrupt) as exc:  # keep what the ranks logged before the end
+                reason = exc.detail if isinstance(exc, RankFailed) else f"interrupted (Ctrl-C) at world size {w}"
+                m.failed = _partial_launch(w, run_dir, reason)
                 raise
             m.launches[w] = run
             m.stats[w] = world_stats(run, cfg.warmup, rank_cfg.batch_per_rank)
