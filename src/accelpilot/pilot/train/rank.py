@@ -3,10 +3,12 @@
 ``python -m torch.distributed.run ... -m accelpilot.pilot.train.rank CONFIG.json``: torchrun's elastic agent
 sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT and TORCHELASTIC_RESTART_COUNT; this module joins the
 process group (backend from the device table), wraps the workload's model in DDP or FSDP2 ``fully_shard``,
-trains ``total_steps`` steps timing each one, measures the step without gradient synchronisation (DDP's
-``no_sync``) to get the communication share, writes and reads a sharded checkpoint with
-``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``;
-at the end every node's local rank 0 writes all ranks' events (gathered).
+trains ``total_steps`` steps timing each one, times interleaved pairs of forward+backward with and without
+gradient synchronisation (DDP's ``no_sync``) for the communication share, writes and reads a sharded checkpoint
+with ``torch.distributed.checkpoint``, runs time-to-target runs when asked, and appends one JSON line per event
+to ``{run_dir}/rank{R}.jsonl``; at the end every node's local rank 0 writes all ranks' events (gathered).
+``resume_from`` first loads another run's sharded checkpoint (model and optimizer; DCP reshards it to this world
+size and strategy).
 
 With ``interrupt_at`` the rank ``interrupt_rank`` SIGKILLs itself after that step on the first attempt only;
 torchrun (``--max-restarts``) restarts the whole group, which resumes from the newest sharded checkpoint.

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from accelpilot.errors import UserError
+from accelpilot.pilot.train.config import TrainConfig
 from accelpilot.pilot.train.launch import _src_path, die_with_parent
 from accelpilot.pilot.train.rank import RankConfig
 
@@ -110,11 +111,8 @@ def failure_line(returncode: int, log_text: str, world: int) -> str:
     return f"torchrun exited with {returncode} at world size {world}: {tail[:300]}"
 
 
-def launch(cfg: Any, rank_cfg: RankConfig, run_dir: Path, nproc: int, max_restarts: int = 0) -> Launch:
-    """Start torchrun over the rank module with ``nproc`` ranks per node and wait, bounded; ranks die with it.
-
-    ``cfg`` is the run's ``TrainConfig`` (nodes, rendezvous, timeout).
-    """
+def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, max_restarts: int = 0) -> Launch:
+    """Start torchrun over the rank module with ``nproc`` ranks per node and wait, bounded; ranks die with it."""
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg_path = run_dir / "rank-config.json"
     cfg_path.write_text(rank_cfg.to_json(), encoding="utf-8")
