@@ -302,7 +302,8 @@ def _time_to_target(cfg: RankConfig, wrapped: Any, workload: Any, device: Any, r
     """
     import torch
     import torch.distributed as dist
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+    from torch.distributed.tensor import DTensor, distribute_tensor
 
     from accelpilot.pilot import device as dev
 
@@ -311,7 +312,12 @@ def _time_to_target(cfg: RankConfig, wrapped: Any, workload: Any, device: Any, r
         seed = cfg.seed + r
         torch.manual_seed(seed)
         fresh = workload.build_model().state_dict()
-        set_model_state_dict(wrapped, fresh, options=StateDictOptions(full_state_dict=True))
+        # fresh weights in the wrapped model's own layout: FSDP's shards (DTensors) cut from the full tensors
+        msd = get_model_state_dict(wrapped)
+        for k, v in msd.items():
+            full = fresh[k].to(device)
+            msd[k] = distribute_tensor(full, v.device_mesh, v.placements) if isinstance(v, DTensor) else full
+        set_model_state_dict(wrapped, msd)
         opt = torch.optim.AdamW(wrapped.parameters(), lr=cfg.lr)
         dist.barrier()
         sync(device)

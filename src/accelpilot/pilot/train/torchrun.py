@@ -86,6 +86,7 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
+_RANK_ERROR = re.compile(r"^\[rank(\d+)\]:\s+(\w+(?:Error|Exception)\b.*)$", re.MULTILINE)  # a rank's last error
 _FAILED_RANK = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*exitcode\s*:\s*(-?\d+)")
 
 
@@ -105,7 +106,9 @@ def failure_line(returncode: int, log_text: str, world: int) -> str:
         c = int(code)
         how = f"was killed by {_signal_name(-c)}" if c < 0 else f"exited with code {c}"
         more = f" (torchrun then stopped {others} other rank(s))" if others > 0 else ""
-        return f"rank {rank} {how} at world size {world}{more}"
+        said = [m for m in _RANK_ERROR.findall(log_text) if m[0] == rank]
+        why = f": {said[-1][1].strip()[:300]}" if c > 0 and said else ""
+        return f"rank {rank} {how} at world size {world}{more}{why}"
     errs = [ln.strip() for ln in log_text.splitlines() if "Error" in ln and "errors.html" not in ln]
     tail = (errs or [ln.strip() for ln in log_text.splitlines() if ln.strip()] or ["no output"])[-1]
     return f"torchrun exited with {returncode} at world size {world}: {tail[:300]}"
