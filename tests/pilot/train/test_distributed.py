@@ -331,6 +331,9 @@ def test_nproc_2_is_a_complete_pilot_and_its_checkpoint_resumes_at_world_1_with_
     fresh = res.details["distributed"]["per_world"]["2"]["loss_curve_rank0"][0]
     assert info["first_loss"] < fresh - 0.1  # it continued the trained model, not a fresh one
     assert again.errors == [] and again.topology is not None and again.topology.world_size == 1
+    other = _cli([*TINY, "--size", "small", "--resume", str(keep), "--out", str(tmp_path / "c")])
+    _, err = other.communicate(timeout=120)
+    assert other.returncode == 2 and "--resume" in err and "holds a gpt-tiny checkpoint" in err, err[-2000:]
 
 
 def test_topology_counts_accelerators_from_the_device_table(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,6 +128,17 @@ def resolve_resume(path: str) -> ResumeFrom:
     return ResumeFrom(path=ckpt.resolve(), saved=saved, reference=ref.resolve() if ref.is_file() else None)
 
 
+def _check_resume_matches(resume: ResumeFrom, workload: TrainingWorkload) -> None:
+    """A checkpoint of another workload (or size) cannot be continued: say so before any rank starts."""
+    saved = resume.saved.get("workload_name")
+    if saved is not None and saved != workload.name:
+        raise ConfigError(
+            f"{resume.path} holds a {saved} checkpoint; this run trains {workload.name}",
+            field="--resume",
+            fix="give the --workload and --size of the run that kept it",
+        )
+
+
 def _workload(cfg: TrainConfig) -> TrainingWorkload:
     workload = load_factory(cfg.workload, **cfg.workload_factory_options())
     if not isinstance(workload, TrainingWorkload):
@@ -208,6 +219,8 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
     check_out_dir(out_dir, cfg.checkpoint_dir)
     resume = resolve_resume(cfg.resume) if cfg.resume is not None else None
     workload = _workload(cfg)
+    if resume is not None:
+        _check_resume_matches(resume, workload)
     s = resolve_settings(cfg, workload, device)
     sizes = world_sizes(cfg)
     total = cfg.warmup + cfg.steps

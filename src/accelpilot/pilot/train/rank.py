@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         emit({"event": "checkpoint", "step": step, "seconds": seconds, "bytes": _dir_bytes(path) if rank == 0 else 0})
         if rank == 0:  # what wrote it, for `run train --resume` (DCP ignores files it did not write)
             meta = {"world": world, "parallel": cfg.parallel, "step": step, "workload": cfg.workload}
+            meta["workload_name"] = workload.name
             (path / "accelpilot.json").write_text(json.dumps(meta), encoding="utf-8")
 
     if cfg.resume_from and start == 0:  # `run train --resume`: another run's sharded checkpoint, resharded here
