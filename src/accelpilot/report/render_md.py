@@ -328,6 +328,8 @@ def render_md(report: Report) -> str:
             else ("shown beside the bill" if p.shown_beside else "not priced by any option")
         )
         md.add(f"{esc(p.path, code=True)} · {p.created} · {status} · {use}", "")
+        if p.throughput_basis:
+            md.add(f"Throughput: {esc(p.throughput_basis)}", "")
         if p.command:
             md.add(f"Reproduce: {esc(p.command, code=True)}", "")
         if p.errors:
