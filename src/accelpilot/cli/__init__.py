@@ -24,11 +24,13 @@ from accelpilot.cli import (  # noqa: F401
 from accelpilot.cli.app import app
 from accelpilot.errors import Interrupted, UserError
 
+INTERRUPTED_LINE = "accelpilot: interrupted (Ctrl-C); nothing partial was kept: files already written are whole\n"
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the app; a UserError prints one line on stderr and exits 2, never a traceback."""
     try:
-        app(args=argv, prog_name="accelpilot", standalone_mode=False)
+        rv = app(args=argv, prog_name="accelpilot", standalone_mode=False)
     except UserError as exc:
         sys.stderr.write(f"accelpilot: error: {exc}\n")
         return exc.exit_code
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"accelpilot: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("accelpilot: interrupted\n")
+        sys.stderr.write(INTERRUPTED_LINE)
         return 130
     except SystemExit as exc:  # typer/click exit paths
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
@@ -48,10 +50,15 @@ def main(argv: list[str] | None = None) -> int:
             return int(getattr(exc, "exit_code", 2)) or 2
         if "Abort" in names:
             if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
-                sys.stderr.write("accelpilot: interrupted\n")
+                sys.stderr.write(INTERRUPTED_LINE)
                 return 130
             return 1
         raise
+    if rv == 130:
+        # typer turns a Ctrl-C no command caught into Exit(130) and, outside standalone mode, *returns* 130 (issue 28):
+        # dropping it exited 0 with no word. Commands that keep something partial raise Interrupted with their own line.
+        sys.stderr.write(INTERRUPTED_LINE)
+        return 130
     return 0
 
 

@@ -1,0 +1,58 @@
+"""Ctrl-C (SIGINT to the process group, as a terminal sends it) while a command is working exits 130 with one
+line saying what was kept (issue 28 item 1): the entry point used to drop the 130 typer returns and exit 0."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.hostile.hostile_kit import child_env, one_error_line
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "accelpilot", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=child_env(),
+        start_new_session=True,
+    )
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_scan_exits_130_with_one_line(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i in range(4000):  # enough that the scan is still working when Ctrl-C comes
+        (repo / f"m{i}.py").write_text("import torch\nx = torch.ones(3).cuda()\n" * 40, encoding="utf-8")
+    out = tmp_path / "log.json"
+    p = _start(["scan", str(repo), "--jobs", "1", "--out", str(out)], tmp_path)
+    time.sleep(2.5)  # imports done, files being read
+    assert p.poll() is None, "the scan ended before Ctrl-C: make the repository bigger"
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    line = one_error_line(err)
+    assert "interrupted" in line and "kept" in line
+    assert not out.exists()  # no partial log
+
+
+def test_typer_returned_130_is_not_dropped(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The in-process form: a command whose work raises KeyboardInterrupt (typer turns it into a returned 130)."""
+    from accelpilot.cli import main
+    from accelpilot.porting import scan as scan_pkg
+
+    def boom(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scan_pkg, "scan_path", boom)
+    assert main(["scan", "."]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("accelpilot: interrupted")
