@@ -9,7 +9,7 @@ import json
 from accelpilot.redact import MASK, redact_known, redact_url, redact_value, secrets_of_url
 
 PW = "p@ss w/rd:9"  # decoded; in a URL it is typed p%40ss%20w%2Frd%3A9
-URL = "http://alice:p%40ss%20w%2Frd%3A9@host:8000/v1?api%5Fkey=K3Y-123&model=m"
+URL = "http://alice:p%40ss%20w%2Frd%3A9@host:8000/v1?api_ke%79=K3Y-123&model=m"
 
 
 def test_url_secrets_found_decoded_and_as_typed() -> None:
