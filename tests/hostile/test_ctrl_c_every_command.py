@@ -56,3 +56,15 @@ def test_typer_returned_130_is_not_dropped(monkeypatch: pytest.MonkeyPatch, caps
     assert main(["scan", "."]) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("accelpilot: interrupted")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay_s", [0.3, 1.0])
+def test_ctrl_c_in_the_first_second_of_run_train(tmp_path: Path, delay_s: float) -> None:
+    """While the CLI and torch import: no traceback, no exit 0."""
+    p = _start(["run", "train", "--out", str(tmp_path / "out")], tmp_path)
+    time.sleep(delay_s)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=90)
+    assert p.returncode == 130, err
+    assert "interrupted" in one_error_line(err)
