@@ -40,6 +40,7 @@ def test_failure_after_create_ends_failed_and_a_retry_logs(
     assert "artifact store unreachable" in _one_line(capsys.readouterr().err)
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name("accelpilot")
+    assert exp is not None
     [failed] = client.search_runs([exp.experiment_id])
     assert failed.info.status == "FAILED"
 
