@@ -68,3 +68,23 @@ def test_ctrl_c_in_the_first_second_of_run_train(tmp_path: Path, delay_s: float)
     _, err = p.communicate(timeout=90)
     assert p.returncode == 130, err
     assert "interrupted" in one_error_line(err)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_export_mlflow(tmp_path: Path) -> None:
+    pytest.importorskip("mlflow")
+    from tests.export.test_mlflow_export import _result
+
+    paths = []
+    for i in range(40):  # many runs: still logging when Ctrl-C comes
+        d = tmp_path / f"r{i}"
+        d.mkdir()
+        paths.append(str(_result(d)))
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    p = _start(["export", "mlflow", *paths, "--tracking-uri", uri], tmp_path)
+    time.sleep(4)
+    assert p.poll() is None, "the export ended before Ctrl-C"
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted" in one_error_line(err)
