@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -88,3 +89,31 @@ def test_ctrl_c_during_export_mlflow(tmp_path: Path) -> None:
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert "interrupted" in one_error_line(err)
+
+
+def test_ctrl_c_inside_a_duckdb_reader_is_130_not_a_wrong_fix(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """spend import: duckdb turns Ctrl-C into its InterruptException, which the reader wrapped into "cannot read
+    ... (fix: pass a CUR 2.0 export)", exit 2. A real duckdb interrupt, raised where the reader runs its query."""
+    duckdb = pytest.importorskip("duckdb")
+    from accelpilot.cli import main
+    from accelpilot.spend import cur
+
+    def interrupted_connect() -> object:
+        con = duckdb.connect()
+
+        class Con:
+            def execute(self, *a: object, **k: object) -> object:
+                threading.Timer(0.3, con.interrupt).start()  # what duckdb's own SIGINT handling does, mid-query
+                return con.execute("SELECT count(*) FROM range(1000000000) a, range(1000) b")
+
+        return Con()
+
+    monkeypatch.setattr(cur, "_connect", interrupted_connect)
+    f = tmp_path / "cur.csv"
+    f.write_text("a,b\n1,2\n", encoding="utf-8")
+    code = main(["spend", "import", str(f)])
+    err = capsys.readouterr().err
+    assert code == 130, err
+    assert err.startswith("accelpilot: interrupted") and "fix:" not in err

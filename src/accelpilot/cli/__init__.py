@@ -27,11 +27,26 @@ from accelpilot.errors import Interrupted, UserError
 INTERRUPTED_LINE = "accelpilot: interrupted (Ctrl-C); nothing partial was kept: files already written are whole\n"
 
 
+def _was_interrupted(exc: BaseException) -> bool:
+    """True when Ctrl-C is somewhere in ``exc``'s chain (``raise ... from None`` keeps it as the context)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc.__cause__ or exc.__context__
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, KeyboardInterrupt) or type(cur).__name__ == "InterruptException":
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the app; a UserError prints one line on stderr and exits 2, never a traceback."""
     try:
         rv = app(args=argv, prog_name="accelpilot", standalone_mode=False)
     except UserError as exc:
+        if _was_interrupted(exc):  # a reader turned Ctrl-C (duckdb's InterruptException) into a bad-input line
+            sys.stderr.write(INTERRUPTED_LINE)
+            return 130
         sys.stderr.write(f"accelpilot: error: {exc}\n")
         return exc.exit_code
     except Interrupted as exc:
