@@ -7,9 +7,13 @@ or the key. The redaction stays visible (``***``) so a reader knows something wa
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shlex
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -56,7 +60,8 @@ def redact_url(url: str) -> str:
         items = []
         for item in query.split("&"):
             name, eq, _value = item.partition("=")
-            items.append(f"{name}={MASK}" if eq and is_secret_name(name) else item)
+            # ``api%5Fkey=`` is ``api_key=`` to the server: judge the decoded name
+            items.append(f"{name}={MASK}" if eq and is_secret_name(unquote_plus(name)) else item)
         query = "&".join(items)
     if netloc == parts.netloc and query == parts.query:
         return url
@@ -116,3 +121,65 @@ def redact_command(command: str) -> str:
     if out == words:
         return command
     return " ".join(MASK if w == MASK else shlex.quote(w) for w in out)
+
+
+# Known secrets (issue 28): a server can echo a key back, a URL can carry a percent-encoded password that a client
+# decodes; masking by name misses both. These take the secret values themselves and mask every form of them.
+MIN_SECRET_CHARS = 4  # shorter "secrets" would mask ordinary words everywhere
+
+
+def secrets_of_url(url: str) -> list[str]:
+    """The password, username-as-token and secret query values of ``url``, each as written and decoded."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        user, _, password = userinfo.partition(":")
+        found += [password, unquote(password)] if password else [user, unquote(user)]  # user alone is a token
+    for item in parts.query.split("&") if parts.query else []:
+        name, eq, value = item.partition("=")
+        if eq and value and is_secret_name(unquote_plus(name)):
+            found += [value, unquote_plus(value)]
+    return [f for f in dict.fromkeys(found) if len(f) >= MIN_SECRET_CHARS]
+
+
+def secret_forms(secret: str) -> list[str]:
+    """Every way ``secret`` is likely to be stored: typed, percent-encoded (``%40``, ``+`` for space), JSON-escaped,
+    and base64 (a Basic header's ``user:secret`` holds it encoded). Longest first, so masking is whole."""
+    if len(secret) < MIN_SECRET_CHARS:
+        return []
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1]}
+    forms |= {f.lower() for f in forms if "%" in f} | {f.upper() for f in forms if "%" in f}
+    for s in (secret, f":{secret}"):  # base64 of the secret alone and of "user:secret" minus the user's part
+        b = base64.b64encode(s.encode()).decode().rstrip("=")
+        if len(b) >= 8:
+            forms.add(b[: len(b) - len(b) % 4] if s.startswith(":") else b)
+    return sorted(forms, key=len, reverse=True)
+
+
+def redact_known(text: str, secrets: Iterable[str]) -> str:
+    """``redact_text`` plus every form of each known secret value masked (an echoed key, a decoded password)."""
+    forms = sorted({f for s in secrets for f in secret_forms(s)}, key=len, reverse=True)
+    for f in forms:
+        text = text.replace(f, MASK)
+    return redact_text(text)
+
+
+def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of JSON-like data (dicts, lists, strings) with ``redact_known`` on every string and every value under
+    a secret-looking key masked: for what a result or log stores from a server (headers, bodies, errors)."""
+    known = list(secrets)
+
+    def walk(v: Any, key: str = "") -> Any:
+        if isinstance(v, str):
+            return MASK if key and is_secret_name(key) and v else redact_known(v, known)
+        if isinstance(v, dict):
+            return {k: walk(x, str(k)) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value)

@@ -293,7 +293,19 @@ def serve(
             result = run_serve(cfg, progress)
     else:
         result = run_serve(cfg, log if not as_json else (lambda m: None))
-    path = write_new_result(result, out)
+    try:
+        path = write_new_result(result, out)
+    except OSError as exc:  # WriteFailedError: says where the measurement is kept
+        from accelpilot.atomic import WriteFailedError
+        from accelpilot.errors import InputFileError
+
+        where = exc.where() if isinstance(exc, WriteFailedError) else "nothing was written"
+        raise InputFileError(
+            f"cannot write the result ({exc.strerror or exc.__class__.__name__}); {where}",
+            file=str(out),
+            field="--out",
+            fix="free space or give a writable folder, then run again",
+        ) from None
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:

@@ -13,10 +13,12 @@ from accelpilot.decide.gates import QUESTIONS
 from accelpilot.figures import FigureRef, fmt_number
 from accelpilot.report.fmt import Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Chart, Report
+from accelpilot.termtext import _CONTROL as _TERM_CONTROL
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|~"})
-# C0 and C1 controls, DEL and the Unicode line/paragraph separators: shown as visible escapes, never raw.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls, DEL, the Unicode line/paragraph separators and the bidirectional overrides that reorder a
+# line: shown as visible escapes, never raw. The same set as the terminal's (``termtext``): one list of controls.
+_CONTROL = _TERM_CONTROL
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _BLOCK_START = re.compile(r"^(\s*)(-|\d{1,9}[.)])(?=\s|$)")  # a list marker needs a space after it
 
@@ -98,18 +100,20 @@ def _capacity_md(md: _Md, r: Report) -> None:
     rows = []
     for c in r.decision.capacity:
         if not c.regions:
-            rows.append([esc(c.option), c.status, "", esc(c.reason), "", "", "", ""])
+            rows.append([esc(c.option), esc(c.status), "", esc(c.reason), "", "", "", ""])
         for rc in c.regions:
+            # Region, zone and spot strings come from evidence files (issue 28: a zone named "# x" or
+            # "<img onerror=...>" reached report.md raw): every one through ``esc``.
             rows.append(
                 [
-                    f"{esc(c.option)} ({esc(c.instance_type)}, {c.pricing})",
-                    c.status,
-                    rc.region,
-                    ", ".join(rc.zones_offered) or "—",
+                    f"{esc(c.option)} ({esc(c.instance_type)}, {esc(c.pricing)})",
+                    esc(c.status),
+                    esc(rc.region),
+                    ", ".join(esc(z) for z in rc.zones_offered) or "—",
                     str(rc.vcpus_needed) if rc.vcpus_needed is not None else "—",
                     f"{rc.quota.value} ({esc(rc.quota_name)})" if rc.quota else "—",
                     "; ".join(esc(b) for b in rc.blocks) or "—",
-                    "; ".join(rc.spot_scores) or "—",
+                    "; ".join(esc(x) for x in rc.spot_scores) or "—",
                 ]
             )
     md.table(
@@ -117,7 +121,7 @@ def _capacity_md(md: _Md, r: Report) -> None:
         rows,
     )
     for c in r.decision.capacity:
-        md.add(f"- {esc(c.option)}: {c.status}: {esc(c.reason)}")
+        md.add(f"- {esc(c.option)}: {esc(c.status)}: {esc(c.reason)}")
     md.add("")
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from accelpilot.atomic import WriteFailedError
 from accelpilot.errors import ConfigError, InputFileError, UserError
 from accelpilot.pilot import device as dev
 from accelpilot.pilot.result import PilotResult, WorkloadInfo, read_result, write_new_result
@@ -219,8 +220,9 @@ class TrainingPilot:
         try:
             self.written = write_new_result(res, self.out_dir)  # removes its temp file when it fails
         except OSError as exc:  # a full disk or a folder made read-only during the run
+            where = exc.where() if isinstance(exc, WriteFailedError) else "nothing was written"
             raise InputFileError(
-                f"cannot write the result ({exc.strerror or exc.__class__.__name__}); nothing was written",
+                f"cannot write the result ({exc.strerror or exc.__class__.__name__}); {where}",
                 file=str(self.out_dir),
                 field="--out",
                 fix="free space or give a writable folder, then run again",
