@@ -55,7 +55,7 @@ def _row(
         "line_item_usage_start_date": dt.datetime.fromisoformat(start),
         # an instance-hour line spans its hours (as a daily or monthly export writes it), any other one hour
         "line_item_usage_end_date": dt.datetime.fromisoformat(start)
-        + dt.timedelta(hours=amount if "BoxUsage" in usage_type and amount else 1),
+        + dt.timedelta(hours=amount if ("BoxUsage" in usage_type or "SpotUsage" in usage_type) and amount else 1),
         "line_item_product_code": product,
         "line_item_line_item_type": lt,
         "line_item_usage_type": usage_type,
@@ -148,7 +148,7 @@ def write_parquet(path: Path, data: list[dict[str, Any]]) -> Path:
             else (c, pa.timestamp("us"))
             if c in ("line_item_usage_start_date", "line_item_usage_end_date")
             else (c, pa.float64())
-            if c.endswith(("_cost", "_amount"))
+            if c.endswith(("_cost", "_amount", "_fee", "_billing_period", "_commitment", "_to_date"))
             else (c, pa.string())
             for c in data[0]
         ]
@@ -182,6 +182,7 @@ class CurGen:
     """The generator as a fixture (tests import nothing from conftest under --import-mode=importlib)."""
 
     rows = staticmethod(rows)
+    row = staticmethod(_row)
     parquet = staticmethod(write_parquet)
     csv = staticmethod(write_csv)
 
