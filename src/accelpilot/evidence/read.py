@@ -269,18 +269,23 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
     )
 
 
+def _obj(d: dict[str, Any], key: str) -> dict[str, Any]:
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
 def _instances(data: dict[str, Any], p: Path, base: dict[str, Any]) -> list[Running]:
     """``describe-instances``: Reservations[].Instances[]; only pending and running ones hold quota."""
     out = []
     for i, r in enumerate(_list(p, data, "Reservations")):
         for j, d in enumerate(_list(p, r, "Instances")):
             w = f"Reservations[{i}].Instances[{j}]"
-            state = d.get("State") if isinstance(d.get("State"), dict) else {}
+            state = _obj(d, "State")
             if state.get("Name") not in ("pending", "running"):
                 continue
-            placement = d.get("Placement") if isinstance(d.get("Placement"), dict) else {}
+            placement = _obj(d, "Placement")
             zone = str(placement.get("AvailabilityZone") or "")
-            cpu = d.get("CpuOptions") if isinstance(d.get("CpuOptions"), dict) else {}
+            cpu = _obj(d, "CpuOptions")
             cores, threads = cpu.get("CoreCount"), cpu.get("ThreadsPerCore")
             vcpus = None
             if cores is not None and threads is not None:
