@@ -55,7 +55,7 @@ def _row(
         "line_item_usage_start_date": dt.datetime.fromisoformat(start),
         # an instance-hour line spans its hours (as a daily or monthly export writes it), any other one hour
         "line_item_usage_end_date": dt.datetime.fromisoformat(start)
-        + dt.timedelta(hours=amount if ("BoxUsage" in usage_type or "SpotUsage" in usage_type) and amount else 1),
+        + dt.timedelta(hours=amount if itype and amount else 1),
         "line_item_product_code": product,
         "line_item_line_item_type": lt,
         "line_item_usage_type": usage_type,

@@ -80,7 +80,8 @@ _GLOB = re.compile(r"[*?\[\]{}]")
 ACCOUNT = "line_item_usage_account_id"
 CURRENCY = "line_item_currency_code"
 _SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".gz": "csv"}
-INSTANCE_HOURS = "(BoxUsage|SpotUsage|DedicatedUsage|HostUsage)"  # usage types that are EC2 instance-hours
+# Usage types that are instance-hours: EC2; and, when other services are asked for, RDS and SageMaker's.
+INSTANCE_HOURS = "(BoxUsage|SpotUsage|DedicatedUsage|HostUsage|InstanceUsage|Multi-AZUsage|Host:ml|Train:ml)"
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 
 
