@@ -49,7 +49,7 @@ class Seen:
 def unsalt(req: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The request without its salt line, and the salt ("" when none)."""
     req = json.loads(json.dumps(req))
-    if "messages" in req and req["messages"]:
+    if req.get("messages"):
         text = str(req["messages"][0].get("content", ""))
         m = SALT.match(text)
         if m:
