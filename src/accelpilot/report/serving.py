@@ -223,3 +223,8 @@ def compared_goodput_chart(results: list[tuple[str, PilotResult]]) -> Chart | No
         note="measured: the sweeps of the serving results given",
         x_log=key == "concurrency",
     )
+
+
+def notes_text(res: PilotResult) -> str:
+    """The lines under a serving result's sweep: its operating point, its sample size, its cache handling."""
+    return " ".join(t for t in (operating_point_text(res), sample_size_note(res), cache_text(res)) if t)
