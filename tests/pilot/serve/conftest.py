@@ -103,7 +103,7 @@ def _handler(srv: FakeServer) -> type[BaseHTTPRequestHandler]:
             req, salt = unsalt(sent)
             with srv.lock:
                 seen = Seen(time.perf_counter(), req, salt, self.client_address[1])
-                (srv.warmups if salt.endswith("warmup") else srv.seen).append(seen)
+                (srv.warmups if salt.startswith("w") and not salt.startswith("warm ") else srv.seen).append(seen)
                 srv.ports.add(self.client_address[1])
                 srv.in_flight += 1
                 over = b.capacity is not None and srv.in_flight > b.capacity

@@ -60,7 +60,7 @@ def test_two_runs_salt_apart_unless_a_salt_is_given(fake_server: Callable) -> No
     srv2 = fake_server()
     for _ in range(2):
         run_serve(ServeConfig(endpoint=srv2.url, num_requests=2, max_tokens=3, warmup_requests=0, cache_salt="s1"))
-    assert {s.salt for s in srv2.seen} == {"s1-0"}
+    assert {s.salt for s in srv2.seen} == {"p0 s1"}
 
 
 def test_pool_keeps_one_connection_per_concurrent_stream(fake_server: Callable) -> None:

@@ -33,6 +33,7 @@ from accelpilot.pilot.serve.endpoint_load import (
     point_salt,
     run_nonce,
     warmup_count,
+    warmup_salt,
 )
 from accelpilot.pilot.serve.endpoint_parity import parity, read_compare
 from accelpilot.pilot.serve.endpoint_points import (
@@ -120,9 +121,7 @@ def run_endpoint(
             f"{len(reqset.specs)} streaming requests to {shown_url} ({api}, model {cell(model)}), {point.label()}"
             + (f", after {len(warm)} unmeasured warm-up request(s)" if warm else "")
         )
-        d = drive(
-            cfg, url, api, model, reqset.specs, point, salt, transport, warm, point_salt(nonce, f"{k}-warmup", "cold")
-        )
+        d = drive(cfg, url, api, model, reqset.specs, point, salt, transport, warm, warmup_salt(nonce, k))
         for r in d.records:  # a server or httpx may echo the URL or the key into an error message
             r.error = scrub(r.error, secrets)
         count_tokens(d.records, lengths)

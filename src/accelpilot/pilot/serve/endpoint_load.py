@@ -66,9 +66,15 @@ def run_nonce(cfg: ServeConfig, compared_nonce: str | None = None) -> str:
     return cfg.cache_salt or compared_nonce or secrets.token_hex(4)
 
 
-def point_salt(nonce: str, index: int | str, cache: str) -> str:
-    """The line before every prompt of one point; the warm cache on purpose shares one salt across points."""
-    return f"[{nonce}-warm] " if cache == "warm" else f"[{nonce}-{index}] "
+def point_salt(nonce: str, index: int, cache: str) -> str:
+    """The line before every prompt of point ``index``: what differs comes first, so two points share at most the
+    bracket as a cached prefix. The warm cache on purpose shares one salt across points."""
+    return f"[warm {nonce}] " if cache == "warm" else f"[p{index} {nonce}] "
+
+
+def warmup_salt(nonce: str, index: int) -> str:
+    """The warm-up's own salt: it never primes a measured request's prefix."""
+    return f"[w{index} {nonce}] "
 
 
 @dataclass(slots=True)
