@@ -267,6 +267,7 @@ def run_endpoint(
             "connections_per_stream": "one pool per point, sized to its concurrency, kept alive",
             "http_version": sorted({r.http_version for r in records if r.http_version}),
             "client_cpu_ms_per_request": main.cpu_s * 1e3 / len(records),
+            "stale_connection_retries": sum(1 for r in records if r.stale_retry),
         },
         "sample_note": sample_note(len(ok)),
     }

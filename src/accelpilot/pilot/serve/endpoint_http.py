@@ -28,6 +28,9 @@ MAX_LINE_BYTES = 1024 * 1024  # one SSE line; a longer one is not a completion c
 MAX_MODELS_BYTES = 1024 * 1024  # GET /v1/models: a list of ids, never megabytes
 
 
+STALE = "RemoteProtocolError: Server disconnected without sending a response"
+
+
 class BodyTooLarge(Exception):
     """The server sent more than the size bound allows (after decompression)."""
 
@@ -51,6 +54,7 @@ class RequestRecord:
     headers: dict[str, str] = field(default_factory=dict)
     http_version: str = ""
     connection: str = ""  # the client's local address: one per TCP connection used
+    stale_retry: bool = False  # sent again after a kept-alive connection turned out closed (never reached the server)
 
     @property
     def tpot_s(self) -> float | None:
@@ -301,15 +305,24 @@ async def _stream(
 async def one_request(
     client: httpx.AsyncClient, url: str, api: str, body: dict[str, Any], deadline_s: float, prompt_chars: int = 0
 ) -> RequestRecord:
-    """One request under a whole-request deadline: httpx's timeouts bound each read, not a slow endless stream."""
-    rec = RequestRecord(prompt_chars=prompt_chars, asked_tokens=int(body.get("max_tokens") or 0))
-    t0 = time.perf_counter()
-    try:
-        await asyncio.wait_for(_stream(client, url, api, body, rec, t0), timeout=deadline_s)
-    except asyncio.TimeoutError:
-        rec.ok = False
-        rec.e2e_s = None
-        rec.error = f"timeout (deadline {deadline_s:g} s)"
+    """One request under a whole-request deadline: httpx's timeouts bound each read, not a slow endless stream.
+
+    A kept-alive connection the server closed just after its last answer (llama.cpp's server does) fails the next
+    request before a byte comes back; that request never reached the server, so it is sent once more, on a fresh
+    connection, and timed from then (``rec.stale_retry``), as browsers and aiohttp do.
+    """
+    for attempt in (0, 1):
+        rec = RequestRecord(prompt_chars=prompt_chars, asked_tokens=int(body.get("max_tokens") or 0))
+        rec.stale_retry = attempt == 1
+        t0 = time.perf_counter()
+        try:
+            await asyncio.wait_for(_stream(client, url, api, body, rec, t0), timeout=deadline_s)
+        except asyncio.TimeoutError:
+            rec.ok = False
+            rec.e2e_s = None
+            rec.error = f"timeout (deadline {deadline_s:g} s)"
+        if not (rec.status is None and rec.error.startswith(STALE)):
+            break
     return rec
 
 
