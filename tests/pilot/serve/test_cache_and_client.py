@@ -95,8 +95,20 @@ def test_the_summary_never_says_slo_none(
     assert code == 0
     assert "None ms" not in out and "no SLO given" in out
     code = main(
-        ["run", "serve", "--endpoint", srv.url, "--num-requests", "3", "--max-tokens", "3", "--slo-ttft-ms", "500"]
-        + ["--out", str(tmp_path)]
+        [
+            "run",
+            "serve",
+            "--endpoint",
+            srv.url,
+            "--num-requests",
+            "3",
+            "--max-tokens",
+            "3",
+            "--slo-ttft-ms",
+            "500",
+            "--out",
+            str(tmp_path),
+        ]
     )
     assert "SLO TTFT 500 ms" in capsys.readouterr().out
 
@@ -132,7 +144,7 @@ def test_run_serve_help_and_defaults_come_from_serve_config() -> None:
         opt = f.metadata["cli"]
         p = by_name[f.name]
         assert p.help == opt.help, f.name
-        assert list(opt.flags)[0].split("/")[0] in p.opts, f.name
+        assert next(iter(opt.flags)).split("/")[0] in p.opts, f.name
     assert set(by_name) == {f.name for f in declared} | {"out", "as_json"}
 
 
@@ -141,8 +153,21 @@ def test_result_json_states_cache_and_client(
 ) -> None:
     srv = fake_server()
     code = main(
-        ["run", "serve", "--endpoint", srv.url, "--num-requests", "2", "--max-tokens", "3", "--warmup-requests", "0"]
-        + ["--out", str(tmp_path), "--json"]
+        [
+            "run",
+            "serve",
+            "--endpoint",
+            srv.url,
+            "--num-requests",
+            "2",
+            "--max-tokens",
+            "3",
+            "--warmup-requests",
+            "0",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
     )
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and srv.warmups == []

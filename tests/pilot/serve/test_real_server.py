@@ -14,10 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
-from endpoint_llama import MISSING, Server, find, llama_server  # noqa: E402
+from endpoint_llama import MISSING, Server, find, llama_server
 
-from accelpilot.pilot.serve.base import ServeConfig  # noqa: E402
-from accelpilot.pilot.serve.runner import run_serve  # noqa: E402
+from accelpilot.pilot.serve.base import ServeConfig
+from accelpilot.pilot.serve.runner import run_serve
 
 pytestmark = pytest.mark.skipif(find() is None, reason=MISSING)
 MAX_TOKENS = 8
