@@ -118,7 +118,8 @@ def run_endpoint(
         n_warm = warmup_count(cfg, point) if cfg.cache == "cold" else 0
         warm = _warmup_specs(reqset.specs, n_warm)
         say(
-            f"{len(reqset.specs)} streaming requests to {cell(shown_url)} ({api}, model {cell(scrub(model, secrets))}), {point.label()}"
+            f"{len(reqset.specs)} streaming requests to {cell(shown_url)} ({api}, "
+            f"model {cell(scrub(model, secrets))}), {point.label()}"
             + (f", after {len(warm)} unmeasured warm-up request(s)" if warm else "")
         )
         d = drive(cfg, url, api, model, reqset.specs, point, salt, transport, warm, warmup_salt(nonce, k))
