@@ -166,48 +166,60 @@ def make_client(
     )
 
 
-async def bounded_lines(resp: httpx.Response, limit: int = MAX_STREAM_BYTES) -> Any:
-    """The decoded body's lines, with at most ``limit`` bytes after decompression in all."""
-    seen = 0
-    buf = b""
-    async for chunk in resp.aiter_bytes():
-        seen += len(chunk)
-        if seen > limit:
-            raise BodyTooLarge(f"more than {limit // (1024 * 1024)} MiB after decompression")
-        buf += chunk
-        while True:
-            cut = buf.find(b"\n")
-            if cut < 0:
-                break
-            line, buf = buf[:cut], buf[cut + 1 :]
-            yield line.rstrip(b"\r").decode("utf-8")
-        if len(buf) > MAX_LINE_BYTES:
+class _Events:
+    """Server-sent events from decoded body chunks, per the event-stream grammar (``event:``, ``id:``, ``retry:``,
+    comments, multi-line data joined with newlines), with at most ``limit`` bytes after decompression in all and
+    one line at most MAX_LINE_BYTES. Fed chunk by chunk from one loop: no generator per layer (issue 30's client
+    overhead)."""
+
+    __slots__ = ("buf", "data", "event", "limit", "seen")
+
+    def __init__(self, limit: int = MAX_STREAM_BYTES) -> None:
+        self.buf = b""
+        self.data: list[str] = []
+        self.event = ""
+        self.limit = limit
+        self.seen = 0
+
+    def feed(self, chunk: bytes, final: bool = False) -> list[str]:
+        """The data of each complete unnamed (``message``) event in ``chunk`` (and the rest, when ``final``)."""
+        self.seen += len(chunk)
+        if self.seen > self.limit:
+            raise BodyTooLarge(f"more than {self.limit // (1024 * 1024)} MiB after decompression")
+        buf = self.buf + chunk
+        lines = buf.split(b"\n")
+        self.buf = b"" if final else lines.pop()
+        if len(self.buf) > MAX_LINE_BYTES:
             raise BodyTooLarge(f"one line longer than {MAX_LINE_BYTES // 1024} KiB")
-    if buf:
-        yield buf.rstrip(b"\r").decode("utf-8")
+        out: list[str] = []
+        for raw in lines:
+            line = raw.rstrip(b"\r").decode("utf-8")
+            if not line:
+                if self.data and self.event in ("", "message"):
+                    out.append("\n".join(self.data))
+                self.data, self.event = [], ""
+                continue
+            if line[0] == ":":
+                continue
+            name, _, value = line.partition(":")
+            if value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                self.data.append(value)
+            elif name == "event":
+                self.event = value
+        if final and self.data and self.event in ("", "message"):
+            out.append("\n".join(self.data))
+        return out
 
 
-async def sse_data(resp: httpx.Response, limit: int = MAX_STREAM_BYTES) -> Any:
-    """The ``data`` of each unnamed (``message``) server-sent event, per the event-stream grammar: ``event:``,
-    ``id:``, ``retry:``, comments, and multi-line data joined with newlines."""
-    data: list[str] = []
-    event = ""
-    async for line in bounded_lines(resp, limit):
-        if not line:
-            if data and event in ("", "message"):
-                yield "\n".join(data)
-            data, event = [], ""
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value
-    if data and event in ("", "message"):
-        yield "\n".join(data)
+async def _error_text(resp: httpx.Response, limit: int = 64 * 1024) -> str:
+    body = b""
+    async for chunk in resp.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            break
+    return body[:200].decode("utf-8", "replace")
 
 
 def _connection_of(resp: httpx.Response) -> str:
@@ -234,48 +246,50 @@ async def _stream(
             rec.connection = _connection_of(resp)
             rec.headers = {k: resp.headers[k] for k in VERSION_HEADERS if k in resp.headers}
             if resp.status_code != 200:
-                text = ""
-                async for line in bounded_lines(resp, 64 * 1024):
-                    text += line + " "
-                    if len(text) > 200:
-                        break
-                rec.error = f"HTTP {resp.status_code}: {text.strip()[:120]}"
+                rec.error = f"HTTP {resp.status_code}: {' '.join((await _error_text(resp)).split())[:120]}"
                 return
             ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
             if ctype != "text/event-stream":
                 rec.error = f"bad response: Content-Type is {ctype[:60]!r}, not 'text/event-stream'"
                 return
-            async for data in sse_data(resp):
-                data = data.strip()
-                if not data:
-                    continue
-                events += 1
-                if data == "[DONE]":
-                    done, t_done = True, time.perf_counter()
-                    continue  # read on to the end of the body, so the connection returns to the pool
-                if done:
-                    continue
-                obj = json.loads(data)
-                if not isinstance(obj, dict):
-                    raise ValueError("event data is not a JSON object")
-                usage = obj.get("usage")
-                if isinstance(usage, dict):
-                    n = _count(usage, "completion_tokens")
-                    if n is not None:
-                        rec.usage_tokens = n
-                    p = _count(usage, "prompt_tokens")
-                    if p is not None:
-                        rec.prompt_tokens = p
-                text = _chunk_text(api, obj)
-                if text:
-                    now = time.perf_counter()
-                    if last is None:
-                        rec.ttft_s = now - t0
-                    else:
-                        rec.itl_s.append(now - last)
-                    last = now
-                    rec.chunks += 1
-                    rec.pieces.append(text)
+            sse = _Events()
+            chunks = resp.aiter_bytes()
+            while True:
+                chunk = await anext(chunks, None)
+                datas = sse.feed(chunk or b"", final=chunk is None)
+                for data in datas:
+                    data = data.strip()
+                    if not data:
+                        continue
+                    events += 1
+                    if data == "[DONE]":
+                        done, t_done = True, time.perf_counter()
+                        continue  # read on to the end of the body, so the connection returns to the pool
+                    if done:
+                        continue
+                    obj = json.loads(data)
+                    if not isinstance(obj, dict):
+                        raise ValueError("event data is not a JSON object")
+                    usage = obj.get("usage")
+                    if isinstance(usage, dict):
+                        n = _count(usage, "completion_tokens")
+                        if n is not None:
+                            rec.usage_tokens = n
+                        p = _count(usage, "prompt_tokens")
+                        if p is not None:
+                            rec.prompt_tokens = p
+                    text = _chunk_text(api, obj)
+                    if text:
+                        now = time.perf_counter()
+                        if last is None:
+                            rec.ttft_s = now - t0
+                        else:
+                            rec.itl_s.append(now - last)
+                        last = now
+                        rec.chunks += 1
+                        rec.pieces.append(text)
+                if chunk is None:
+                    break
     except httpx.TimeoutException as exc:
         rec.error = f"timeout ({exc.__class__.__name__})"
         return
@@ -316,8 +330,9 @@ async def one_request(
         rec.stale_retry = attempt == 1
         t0 = time.perf_counter()
         try:
-            await asyncio.wait_for(_stream(client, url, api, body, rec, t0), timeout=deadline_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(deadline_s):  # no task per request, unlike wait_for
+                await _stream(client, url, api, body, rec, t0)
+        except TimeoutError:
             rec.ok = False
             rec.e2e_s = None
             rec.error = f"timeout (deadline {deadline_s:g} s)"
