@@ -140,8 +140,17 @@ def test_two_platforms_of_one_model_with_different_loads(
     write_result(neuron, tmp_path / "neuron.json")
     out = tmp_path / "rep"
     code = main(
-        ["report", "--scenario", str(files["scenario"]), "--beside", str(tmp_path / "gpu.json")]
-        + ["--beside", str(tmp_path / "neuron.json"), "--out", str(out)]
+        [
+            "report",
+            "--scenario",
+            str(files["scenario"]),
+            "--beside",
+            str(tmp_path / "gpu.json"),
+            "--beside",
+            str(tmp_path / "neuron.json"),
+            "--out",
+            str(out),
+        ]
     )
     capsys.readouterr()
     assert code == 0

@@ -139,8 +139,8 @@ def render_summary(result: PilotResult, path: str) -> None:
         )
         if d.get("sample_note"):
             console.print(cell(f"percentiles {d['sample_note']}"))
-        cache = d.get("cache") if isinstance(d.get("cache"), dict) else {}
-        client = d.get("client") if isinstance(d.get("client"), dict) else {}
+        cache: dict[str, Any] = d["cache"] if isinstance(d.get("cache"), dict) else {}
+        client: dict[str, Any] = d["client"] if isinstance(d.get("client"), dict) else {}
         if cache or client:
             console.print(
                 cell(

@@ -14,7 +14,7 @@ from accelpilot.pilot.serve.base import ServeConfig
 from accelpilot.pilot.serve.runner import run_serve
 
 
-def _sent(seen: list) -> list[str]:  # type: ignore[type-arg]
+def _sent(seen: list) -> list[str]:
     """The prompts as the server received them, salt included."""
     return [f"[{s.salt}] {s.payload['prompt']}" for s in seen]
 

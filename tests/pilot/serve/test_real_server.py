@@ -8,13 +8,14 @@ import json
 import statistics
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
-from endpoint_llama import MISSING, Server, find, llama_server
+from endpoint_llama import MISSING, Server, find, llama_server  # type: ignore[import-not-found]
 
 from accelpilot.pilot.serve.base import ServeConfig
 from accelpilot.pilot.serve.runner import run_serve
@@ -40,9 +41,9 @@ def _reused(task: dict[str, float]) -> int:
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Server:
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with llama_server(parallel=2, log_dir=tmp_path_factory.mktemp("llama")) as s:
-        yield s  # type: ignore[misc]
+        yield s
 
 
 def test_no_measured_point_reuses_another_points_cache(srv: Server) -> None:

@@ -153,8 +153,8 @@ def run_endpoint(
     figures: dict[str, Figure] = {}
     few = f" (from {len(ok)} requests, fewer than 100)" if sample_note(len(ok)) else ""
     for name, s in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2e", e2e)):
-        for k, v in s.percentiles().items():
-            figures[f"endpoint.{name}_{k}_ms"] = measured(v * 1e3, "ms", SOURCE, f"{name.upper()} {k}{few}")
+        for q, v in s.percentiles().items():
+            figures[f"endpoint.{name}_{q}_ms"] = measured(v * 1e3, "ms", SOURCE, f"{name.upper()} {q}{few}")
         if len(s):
             figures[f"endpoint.{name}_mean_ms"] = measured(s.mean() * 1e3, "ms", SOURCE, f"{name.upper()} mean")
     figures["endpoint.request_throughput"] = measured(len(ok) / wall, "req/s", SOURCE, "successful requests per second")
@@ -306,6 +306,6 @@ def run_endpoint(
         },
         serving=summary,
         accepted=bool(ok) and n_err == 0 and (op is not None or not sweep),
-        details=scrub_tree(details, secrets),  # type: ignore[arg-type]
+        details=scrub_tree(details, secrets),
         errors=[scrub(e, secrets) for e in errors],
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -330,9 +331,12 @@ async def one_request(
         rec.stale_retry = attempt == 1
         t0 = time.perf_counter()
         try:
-            async with asyncio.timeout(deadline_s):  # no task per request, unlike wait_for
-                await _stream(client, url, api, body, rec, t0)
-        except TimeoutError:
+            if sys.version_info >= (3, 11):
+                async with asyncio.timeout(deadline_s):  # no task per request, unlike wait_for
+                    await _stream(client, url, api, body, rec, t0)
+            else:
+                await asyncio.wait_for(_stream(client, url, api, body, rec, t0), timeout=deadline_s)
+        except asyncio.TimeoutError:
             rec.ok = False
             rec.e2e_s = None
             rec.error = f"timeout (deadline {deadline_s:g} s)"
