@@ -95,8 +95,14 @@ class Server:
 
 @contextmanager
 def llama_server(
-    parallel: int = 4, ctx: int = 4096, threads: int = 2, log_dir: Path | None = None, http_threads: int = 16
+    parallel: int = 4,
+    ctx: int = 4096,
+    threads: int = 2,
+    log_dir: Path | None = None,
+    http_threads: int = 16,
+    cpus: str | None = None,
 ) -> Iterator[Server]:
+    """Start the server (``cpus``: pinned there with ``taskset``, so a client's own processes do not take its CPU)."""
     found = find()
     if found is None:
         raise RuntimeError(MISSING)
@@ -116,6 +122,8 @@ def llama_server(
         "--threads-http",
         str(http_threads),
     ]
+    if cpus:
+        cmd = ["taskset", "-c", cpus, *cmd]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
