@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import os
 import secrets
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,10 +108,12 @@ def main() -> None:
         dataset.write_text(
             "".join(json.dumps({"text": salt + (s.prompt or ""), "output_length": s.max_tokens}) + "\n" for s in specs)
         )
+        marks = [len(srv.timings())]
         t0 = time.perf_counter()
         ours = run_endpoint(cfg)
         ours_s = time.perf_counter() - t0
         assert ours.serving is not None and ours.serving.errors == 0, ours.details.get("first_errors")
+        marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
         # and again after AIPerf (fresh salts), so a drift of the shared host hits both tools alike
         cmd = [
             args.aiperf, "profile",
@@ -133,8 +137,22 @@ def main() -> None:
         if run.returncode != 0:
             raise SystemExit(f"aiperf exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
         theirs = _aiperf_metrics(work / "aiperf")
+        marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
         again = run_endpoint(cfg)
         assert again.serving is not None and again.serving.errors == 0, again.details.get("first_errors")
+        marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
+        tasks = srv.timings()
+        # the server's own view of each tool's requests (its log): equal here means any gap is the client's
+        server_side = {}
+        for tool, (lo, hi) in zip(("accelpilot", "aiperf", "accelpilot_again"), itertools.pairwise(marks), strict=True):
+            ts = tasks[lo + args.concurrency : hi]  # the measured requests, after each tool's warm-up
+            server_side[tool] = {
+                "requests": len(ts),
+                "prompt_ms_p50": statistics.median(t["prompt_ms"] for t in ts) if ts else None,
+                "prompt_plus_decode_ms_p50": statistics.median(t["prompt_ms"] + t.get("eval_ms", 0) for t in ts)
+                if ts
+                else None,
+            }
 
     rows = []
     for name, tag, stat, ours_key, ours_stat in MAP:
@@ -157,6 +175,7 @@ def main() -> None:
         "concurrency": args.concurrency,
         "max_tokens": args.max_tokens,
         "rows": rows,
+        "server_log": server_side,
         "accelpilot_token_count_source": ours.details.get("token_count_source"),
         "accelpilot_cache": {k: ours.details["cache"][k] for k in ("mode", "salts", "warmup_requests")},
         "aiperf_salt": salt.strip(),

@@ -80,6 +80,8 @@ class Server:
         out: dict[int, dict[str, float]] = {}
         for m in re.finditer(r"task (\d+) \| prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens", text):
             out.setdefault(int(m.group(1)), {}).update(prompt_ms=float(m.group(2)), evaluated=int(m.group(3)))
+        for m in re.finditer(r"task (\d+) \|\s+eval time =\s+([\d.]+) ms /\s+(\d+) tokens", text):
+            out.setdefault(int(m.group(1)), {}).update(eval_ms=float(m.group(2)), generated=int(m.group(3)))
         for m in re.finditer(r"task (\d+) \| stop processing: n_tokens = (\d+)", text):
             if int(m.group(1)) in out:
                 out[int(m.group(1))]["n_tokens"] = int(m.group(2))
