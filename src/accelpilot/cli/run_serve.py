@@ -14,7 +14,6 @@ from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
 from accelpilot.pilot.serve.base import ServeConfig
 from accelpilot.redact import redact_command
-from accelpilot.termtext import cell
 
 if TYPE_CHECKING:
     from accelpilot.pilot.result import PilotResult
@@ -49,6 +48,7 @@ def _render_endpoint_extras(result: PilotResult) -> None:
     from rich.table import Table
 
     from accelpilot.report.serving import SWEEP_HEAD, operating_point_text, parity_rows, sweep_rows
+    from accelpilot.termtext import cell
 
     rows = sweep_rows(result)
     if rows:
@@ -75,6 +75,8 @@ def render_summary(result: PilotResult, path: str) -> None:
     """One screen: per-scenario latencies and rates, then what the bill will read."""
     # rich here, not at the top: every command imports this module to register it (issue 10's speed)
     from rich.table import Table
+
+    from accelpilot.termtext import cell
 
     s = result.serving
     p = result.platform
