@@ -360,7 +360,7 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
         priced_by=priced_by,
         shown_beside=beside,
         sweep_rows=serving.sweep_rows(res),
-        operating_point=serving.operating_point_text(res),
+        operating_point=serving.notes_text(res),
         parity_rows=serving.parity_rows(res),
     )
 
