@@ -23,7 +23,6 @@ def bill(
     from accelpilot.bill.model import bill_to_json
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
-
     from accelpilot.portfolio.read import is_portfolio
 
     if scenario is not None and is_portfolio(scenario):  # a [portfolio] of scenarios: priced per estate

@@ -8,8 +8,8 @@ from accelpilot.cli.common import console, print_json
 
 
 def bill_portfolio_cli(path: Path, catalog: list[Path] | None, as_json: bool) -> None:
-    from accelpilot.portfolio.procedure import bill_portfolio
     from accelpilot.portfolio.price import to_json
+    from accelpilot.portfolio.procedure import bill_portfolio
 
     priced = bill_portfolio(path, catalog)
     if as_json:

@@ -17,14 +17,12 @@ from accelpilot.portfolio.model import Portfolio
 
 
 def family(o: OptionBill) -> str:
-    """The platform family an option runs on: what a port and a second toolchain are paid for once."""
-    acc = (o.accelerator or "").lower()
-    # an option with its own price_per_hour may carry no catalog accelerator: its instance name says it
-    if acc.startswith(("trainium", "inferentia")) or (o.instance or "").lower().startswith(("trn", "inf")):
-        return "AWS silicon"
-    if o.pricing in ("owned", "buy_and_host"):
-        return "owned"
-    return "GPU"
+    """The platform family an option runs on (what a port and a second toolchain are paid for once):
+    ``neuron`` for Trainium and Inferentia (one SDK), else decide/'s family (``gpu``, ``cpu``)."""
+    from accelpilot.decide.portability import family_of
+
+    fam = family_of(o.accelerator, o.instance)
+    return "neuron" if fam in ("trainium", "inferentia") else fam
 
 
 @dataclass(frozen=True)
