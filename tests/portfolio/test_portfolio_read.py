@@ -59,6 +59,17 @@ def test_bad_input_one_line_exit_2(
     assert err.count("\n") == 0 and str(p) in err and expected in err, err
 
 
+def test_estate_naming_an_unknown_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = _setup(tmp_path, HEAD + '[[estates]]\nname = "a"\noptions = { x = "p5", "x2" = "p5" }\n')
+    assert main(["bill", str(p)]) == 2
+    assert "estates[1 'a'].options: 'x2' names no workload; did you mean 'x'?" in capsys.readouterr().err
+
+
+def test_report_needs_a_scenario_or_a_portfolio(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--out", str(tmp_path / "r")]) == 2
+    assert "--scenario: give --scenario S.toml or --portfolio P.toml" in capsys.readouterr().err
+
+
 def test_did_you_mean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = _setup(tmp_path, HEAD + '[[estates]]\nname = "a"\noptions = { x = "trn1 reservd" }\n')
     assert main(["bill", str(p)]) == 2
