@@ -56,9 +56,14 @@ class ScenarioDoc:
             return
         # Put it after the option's last plain key: plain assignment would add it after the option's
         # sub-tables with a blank line before them, changing the file's layout.
-        plain = [k for k, v in table.items() if not isinstance(v, (dict, list))]
+        plain = {k for k, v in table.items() if not isinstance(v, (dict, list))}
+        body = table.value.body  # (key, item) pairs, blank lines and comments included
+        last = max((i for i, (k, _) in enumerate(body) if k is not None and k.key in plain), default=None)
         try:
-            table.value._insert_after(plain[-1], "result", item)  # tomlkit's own positional insert
+            if last is None:
+                raise ValueError("no plain key")
+            # tomlkit's own positional insert (_insert_after is gone since tomlkit 0.14; _insert_at stays)
+            table.value._insert_at(last + 1, "result", item)
         except (AttributeError, IndexError, KeyError, ValueError):
             table["result"] = item
 
