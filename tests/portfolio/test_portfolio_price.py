@@ -75,3 +75,16 @@ def test_estate_verdict_gates_and_margin() -> None:
     # the split saves (1,525,708.80 - 497,172.00) / 1,525,708.80 = 67.4%, beyond the 30% assumed-hours margin
     assert v.margin_needed == Decimal("0.30")
     assert v.winner == "train on GPU, serve on inf2"
+
+
+def test_cumulative_cost_by_month() -> None:
+    from accelpilot.portfolio.price import cumulative
+
+    est = {e.name: e for e in run_portfolio(OWN).price.estates}["x reserved on trn1, y on p5"]
+    curve = cumulative(est, 12)
+    # month 0: the port (2 x 1,000); each month 7,166.64 and a twelfth of the 8,000 validation
+    assert curve[0] == 2000
+    assert curve[1] == 2000 + Decimal("7166.64") + Decimal(8000) / 12
+    # the 24 months still owed on the reservation (8.20 x 730 x 24) fall at the end of the lifetime
+    assert curve[12] == Decimal("239663.68")
+    assert curve[12] - curve[11] == Decimal("7166.64") + Decimal(8000) / 12 + Decimal("8.20") * 730 * 24

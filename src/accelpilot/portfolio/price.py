@@ -25,6 +25,9 @@ def family(o: OptionBill) -> str:
     return "neuron" if fam in ("trainium", "inferentia") else fam
 
 
+OWED = "commitment owed after the lifetime"
+
+
 @dataclass(frozen=True)
 class Line:
     label: str
@@ -87,7 +90,7 @@ def price_estate(pf: Portfolio, i: int, bills: dict[str, Bill]) -> EstatePrice:
         total = total + val
     for wname, o in chosen.items():
         if o.outstanding_commitment is not None and o.outstanding_commitment.value:
-            owed = o.outstanding_commitment.with_label(f"{wname}: commitment owed after the lifetime")
+            owed = o.outstanding_commitment.with_label(f"{wname}: {OWED}")
             lines.append(Line(owed.label, owed, wname))
             total = total + owed
     total = total.with_label(f"lifetime cost over {head.lifetime_months} months")
@@ -127,10 +130,14 @@ def price_portfolio(pf: Portfolio, bills: dict[str, Bill]) -> PortfolioPrice:
 
 
 def cumulative(e: EstatePrice, months: int) -> list[Decimal]:
-    """Lifetime cost paid by the end of each month 0..months (one-offs at month 0, owed at the end)."""
-    rest = e.lifetime_cost.value - e.one_off_cost.value - e.monthly_cost.value * months
-    out = [e.one_off_cost.value + e.monthly_cost.value * m + rest * m / months for m in range(months + 1)]
-    return out
+    """Lifetime cost paid by the end of each month 0..months: ports at month 0, validation spread over the
+    releases, a commitment still owed added at the end of the lifetime."""
+    owed = sum((li.figure.value for li in e.lines if li.label.endswith(OWED)), Decimal(0))
+    spread = e.lifetime_cost.value - e.one_off_cost.value - e.monthly_cost.value * months - owed
+    return [
+        e.one_off_cost.value + e.monthly_cost.value * m + spread * m / months + (owed if m == months else 0)
+        for m in range(months + 1)
+    ]
 
 
 def _f(f: Figure | None) -> dict[str, Any] | None:
