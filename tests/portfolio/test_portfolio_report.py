@@ -26,6 +26,8 @@ def test_report_portfolio_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     html = (out / "report.html").read_text()
     assert "data:image/svg+xml;base64," in html and "<script" not in html
     assert "cannot win" in html
+    md = (out / "report.md").read_text()
+    assert "| all GPU | 42,380.80 | 0.00 | 1,525,708.80 | no |" in md
 
 
 def test_pilot_portfolio_writes_the_same_report(tmp_path: Path) -> None:

@@ -80,8 +80,31 @@ def render_portfolio_html(run: PortfolioRun) -> str:
     )
 
 
+def render_portfolio_md(run: PortfolioRun) -> str:
+    """The same report as Markdown (the estates, the verdict and its reasons; the chart is in the HTML)."""
+    from accelpilot.report.render_md import esc as md_escape
+
+    p, v = run.price, run.verdict
+    out = [f"# {md_escape(p.name)}", "", f"**{md_escape(v.headline)}**", ""]
+    out += [
+        f"| estate | monthly | one-off | lifetime ({p.currency}) | within budget |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for e in p.estates:
+        budget = "-" if e.within_budget is None else ("yes" if e.within_budget else "no")
+        out.append(
+            f"| {md_escape(e.name)} | {e.monthly_cost.value:,.2f} | {e.one_off_cost.value:,.2f} "
+            f"| {e.lifetime_cost.value:,.2f} | {budget} |"
+        )
+    out.append("")
+    for ev in v.estates:
+        out.append(f"- **{md_escape(ev.name)}**: {'can win' if ev.eligible else 'cannot win'}")
+        out += [f"  - {md_escape(r)}" for r in ev.reasons]
+    return "\n".join(out) + "\n"
+
+
 def write_portfolio_report(run: PortfolioRun, out: Path) -> dict[str, Path]:
-    """report.html and report.json in ``out`` (checked as the scenario report's folder is)."""
+    """report.html, report.md and report.json in ``out`` (checked as the scenario report's folder is)."""
     from accelpilot.atomic import write_text_atomic
     from accelpilot.report.write import check_report_dir
 
@@ -89,7 +112,9 @@ def write_portfolio_report(run: PortfolioRun, out: Path) -> dict[str, Path]:
     html = render_portfolio_html(run)  # rendered before anything is written
     text = json.dumps(portfolio_json(run), indent=2, ensure_ascii=False)
     out.mkdir(exist_ok=True)
-    paths = {"report.html": out / "report.html", "report.json": out / "report.json"}
+    md = render_portfolio_md(run)
+    paths = {"report.html": out / "report.html", "report.md": out / "report.md", "report.json": out / "report.json"}
     write_text_atomic(paths["report.html"], html)
+    write_text_atomic(paths["report.md"], md)  # replaces a scenario report's, so the folder holds one report
     write_text_atomic(paths["report.json"], text)
     return paths
