@@ -88,3 +88,25 @@ def test_cumulative_cost_by_month() -> None:
     # the 24 months still owed on the reservation (8.20 x 730 x 24) fall at the end of the lifetime
     assert curve[12] == Decimal("239663.68")
     assert curve[12] - curve[11] == Decimal("7166.64") + Decimal(8000) / 12 + Decimal("8.20") * 730 * 24
+
+
+def test_close_is_a_no_between_estates(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copy(OWN.parent / "y.toml", tmp_path / "y.toml")
+    p = tmp_path / "close.toml"
+    p.write_text(
+        '[portfolio]\nlifetime_months = 36\n[[workloads]]\nname = "y"\nscenario = "y.toml"\n'
+        '[[estates]]\nname = "stay on p5"\noptions = { y = "p5" }\n'
+        '[[estates]]\nname = "y on trn1"\noptions = { y = "trn1" }\n'
+    )
+    run = run_portfolio(p)
+    stay = Decimal("880.64") * 36  # 4 h x 55.04 x 4 runs a month = 880.64; 31,703.04
+    move = (Decimal("430.00") + 200) * 36 + 4 * 1000  # 5 h x 21.50 x 4 = 430.00, upkeep 200, port 4,000; 26,680
+    assert {e.name: e.lifetime_cost.value for e in run.price.estates} == {"stay on p5": stay, "y on trn1": move}
+    assert run.price.cheapest == "y on trn1"
+    # (31,703.04 - 26,680) / 31,703.04 = 15.8%, under the 30% assumed-hours margin: keep the estate that moves
+    # nothing
+    assert (stay - move) / stay < Decimal("0.30")
+    assert run.verdict.winner == "stay on p5"
+    assert run.verdict.headline.startswith("Too close to move")
