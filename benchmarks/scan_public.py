@@ -1,0 +1,159 @@
+"""`accelpilot scan` against hand labels on public repositories nobody here wrote (issue 27, "How to measure").
+
+For each NAME it reads ``benchmarks/data/NAME_labels.json`` (porting items a lead would list for the default
+training/inference path, each blocking or not with its reason and engineer-days, written before the scanner was run)
+and ``benchmarks/data/NAME_match.json`` (a hand judgement of every item the scanner produced: the label it matches,
+``fragment`` when another item already holds that unit of work, ``unlabelled_real`` for real work the labels missed,
+or ``false_positive`` with its class), scans the tree (or reads a saved ``--json`` log) and prints:
+
+- precision: items that are real porting work (a label, a fragment of one, or unlabelled real) / items produced;
+- unit precision: the same without fragments (an item right as stated is one unit of work, not a piece of one);
+- recall: labels found by at least one item / labels;
+- blocking: hand-blocking labels found with a blocking item / hand-blocking labels, and produced blocking items
+  that block no default path (false positives, or items of a label that is not blocking);
+- exit test: re-validation plus the midpoint of each Trainium item's engineer-day range (as
+  ``benchmarks/scan_accuracy.py`` and ``decide/exit_cost.py`` compute it) against the hand total plus the same
+  re-validation.
+
+Labels by one engineer in well under an hour are a rough instrument: read the figures as that.
+
+    git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
+    PYTHONPATH=src .venv/bin/python benchmarks/scan_public.py mamba --tree /tmp/mamba
+    PYTHONPATH=src .venv/bin/python benchmarks/scan_public.py nanogpt --scan /tmp/scan_nanogpt.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+REVALIDATION_DAYS = 2.0  # decide/exit_cost.py REVALIDATION_DAYS, added to both sides
+
+
+def _load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        sys.exit(f"{path}: cannot read ({exc}); write it as described in benchmarks/scan_public.py")
+
+
+def _scan(tree: Path) -> dict:
+    """Run the scanner on TREE (as a user would) and return its JSON log."""
+    cmd = [sys.executable, "-m", "accelpilot", "scan", str(tree), "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+    if out.returncode != 0:
+        sys.exit(f"accelpilot scan {tree} failed (rc {out.returncode}): {out.stderr.strip()[-400:]}")
+    return json.loads(out.stdout)
+
+
+def figures(labels: dict, match: dict, log: dict) -> dict:
+    """The figures for one repository, from its labels, the per-item judgement and the scanner's log."""
+    by_key = {lab["key"]: lab for lab in labels["items"]}
+    items = [it for it in log["items"] if "trainium" in it.get("targets", ["trainium"])]
+    judged = match["items"]
+    produced = {it["id"] for it in items}
+    unjudged = sorted(produced - set(judged))
+    stale = sorted(set(judged) - produced)
+    bad = sorted({j["label"] for j in judged.values() if "label" in j} - set(by_key))
+    if unjudged or stale or bad:
+        sys.exit(
+            f"match file out of date: unjudged items {unjudged}, judged items not produced {stale}, "
+            f"unknown labels {bad}; judge the current scan by hand in NAME_match.json"
+        )
+    real = units = 0
+    found: set[str] = set()
+    blocking_hit: set[str] = set()
+    wrong_blocking: list[str] = []
+    fp_classes: dict[str, int] = {}
+    for it in items:
+        j = judged[it["id"]]
+        blocking = it["severity"] == "blocking"
+        if "false_positive" in j:
+            fp_classes[j["false_positive"]] = fp_classes.get(j["false_positive"], 0) + 1
+            if blocking:
+                wrong_blocking.append(it["id"])
+            continue
+        real += 1
+        units += 0 if j.get("fragment") else 1
+        if "unlabelled_real" in j:
+            if blocking:
+                wrong_blocking.append(it["id"])
+            continue
+        found.add(j["label"])
+        if blocking and by_key[j["label"]]["blocking"]:
+            blocking_hit.add(j["label"])
+        elif blocking:
+            wrong_blocking.append(it["id"])
+    hand_blocking = [k for k, lab in by_key.items() if lab["blocking"]]
+    tool_days = REVALIDATION_DAYS + sum((it["days_low"] + it["days_high"]) / 2 for it in items)
+    hand_days = REVALIDATION_DAYS + float(labels["total_days"])
+    tool_blocking = sum((it["days_low"] + it["days_high"]) / 2 for it in items if it["severity"] == "blocking")
+    return {
+        "commit": labels["commit"],
+        "produced": len(items),
+        "precision": real / len(items) if items else 1.0,
+        "unit_precision": units / len(items) if items else 1.0,
+        "recall": len(found) / len(by_key),
+        "missed": sorted(set(by_key) - found),
+        "hand_blocking": len(hand_blocking),
+        "hand_blocking_found_blocking": sorted(blocking_hit),
+        "hand_blocking_not_blocking": sorted(set(hand_blocking) - blocking_hit),
+        "produced_blocking": sum(1 for it in items if it["severity"] == "blocking"),
+        "blocking_items_blocking_no_default_path": wrong_blocking,
+        "tool_exit_days": tool_days,
+        "hand_exit_days": hand_days,
+        "exit_ratio": tool_days / hand_days,
+        "tool_blocking_days": tool_blocking,
+        "hand_default_path_days": float(labels["default_path_days"]),
+        "false_positive_classes": fp_classes,
+    }
+
+
+def _render(name: str, f: dict) -> str:
+    lines = [
+        f"== {name} @ {f['commit']}",
+        f"items produced {f['produced']}; precision {f['precision']:.2f}; unit precision {f['unit_precision']:.2f};"
+        f" recall {f['recall']:.2f} (missed: {', '.join(f['missed']) or 'none'})",
+        f"blocking: {len(f['hand_blocking_found_blocking'])}/{f['hand_blocking']} hand-blocking labels came out"
+        f" blocking (not: {', '.join(f['hand_blocking_not_blocking']) or 'none'}); "
+        f"{len(f['blocking_items_blocking_no_default_path'])}/{f['produced_blocking']} produced blocking items block no"
+        " default path",
+        f"exit test: tool {f['tool_exit_days']:.1f} engineer-days vs hand {f['hand_exit_days']:.1f}"
+        f" (both incl. {REVALIDATION_DAYS:g} d re-validation): ratio {f['exit_ratio']:.2f}",
+        f"blocking work: tool {f['tool_blocking_days']:.1f} engineer-days on blocking items vs hand"
+        f" {f['hand_default_path_days']:.1f} on the default path",
+        "false positives by class:",
+        *(f"  {n:3d}  {c}" for c, n in sorted(f["false_positive_classes"].items(), key=lambda kv: -kv[1])),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("names", nargs="*", help="repositories (NAME of NAME_labels.json); default: every labelled one")
+    ap.add_argument("--tree", type=Path, help="the extracted repository to scan (one NAME only)")
+    ap.add_argument("--scan", type=Path, help="a saved `accelpilot scan --json` log to read instead (one NAME only)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)
+    names = args.names or sorted(p.name[: -len("_labels.json")] for p in DATA.glob("*_labels.json"))
+    if (args.tree or args.scan) and len(names) != 1:
+        print("--tree and --scan take one NAME", file=sys.stderr)
+        return 2
+    out = {}
+    for name in names:
+        labels, match = _load(DATA / f"{name}_labels.json"), _load(DATA / f"{name}_match.json")
+        log = _load(args.scan) if args.scan else _scan(args.tree or Path(match["scanned_tree"]))
+        out[name] = figures(labels, match, log)
+        if not args.json:
+            print(_render(name, out[name]))
+    if args.json:
+        print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
