@@ -61,7 +61,7 @@ def offered_rates(sc: Scenario, evidence: EvidenceSet | None) -> dict[str, tuple
         rate = b.per_instance_hour()
         what = (
             f"the account's Capacity Block offering {b.offering_id} ({Path(b.file).name}, {b.as_of}): "
-            f"{b.upfront_fee:,.2f} {b.currency} up front / ({b.duration_hours:,.2f} h x {b.instance_count} "
+            f"{b.upfront_fee:,.2f} {b.currency} up front / ({_h_min(b.duration_hours)} x {b.instance_count} "
             f"instance(s)) = {rate.value:,.4f} USD per instance-hour"
         )
         more = (
@@ -165,6 +165,13 @@ def _shared_block(m: ModelInputs, days_per_run: int) -> _Priced | None:
         "runs inside its days; blocks end at 11:30 UTC)"
     ]
     return _Priced([], items, notes=notes, paid_share=share, accel=accel, count=count)
+
+
+def _h_min(hours: Decimal) -> str:
+    """47.5833 h as AWS states it: 47 h 35 min."""
+    whole = int(hours)
+    minutes = round((hours - whole) * 60)
+    return f"{whole} h" + (f" {minutes} min" if minutes else "")
 
 
 def _has_on_demand(cat: Catalog, instance: str) -> bool:
