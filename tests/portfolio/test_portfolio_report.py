@@ -60,3 +60,25 @@ def test_lifetime_chart_in_chromium(tmp_path: Path) -> None:
             assert errors == []
         finally:
             b.close()
+
+
+def test_measured_workload_and_hostile_names(files: dict[str, Any], evil: str, tmp_path: Path) -> None:
+    """A workload priced from a pilot result (read once, handed to the bill and to the gates), and names that
+    are markup shown as text."""
+    from accelpilot.portfolio.procedure import run_portfolio
+
+    p = files["dir"] / "portfolio.toml"
+    p.write_text(
+        f'[portfolio]\nname = "{evil}"\nlifetime_months = 24\n'
+        f'[[workloads]]\nname = "{evil} w"\nscenario = "scenario.toml"\n'
+        f'[[estates]]\nname = "{evil} stay"\noptions = {{ "{evil} w" = "{evil} gpu" }}\n'
+        f'[[estates]]\nname = "move"\noptions = {{ "{evil} w" = "trn $x$ _hidden" }}\n',
+        encoding="utf-8",
+    )
+    run = run_portfolio(p)
+    moved = run.price.estates[1].chosen[f"{evil} w"]
+    assert moved.measured and moved.result_file is not None and moved.result_file.endswith("trn.json")
+    out = tmp_path / "rep"
+    assert main(["report", "--portfolio", str(p), "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert evil not in html and "&lt;script&gt;" in html

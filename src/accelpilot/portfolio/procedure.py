@@ -1,6 +1,7 @@
 """The portfolio procedure: read the files once, bill and gate each workload once, price the estates.
 
-The one place that calls the bill's and decide's public entry points (``make_bill``, ``decide``); everything
+The one place that calls the bill's and decide's public entry points (``read_option_results``,
+``make_bill``, ``decide``); everything
 after it (price, verdict, report) is pure over what it returns.
 """
 
@@ -33,6 +34,7 @@ def run_portfolio(path: Path, catalog_files: list[Path] | None = None) -> Portfo
     from accelpilot.bill.compute import make_bill
     from accelpilot.catalog import load_catalog
     from accelpilot.decide.verdict import decide
+    from accelpilot.result_files import read_option_results
 
     pf, read = read_portfolio(path)
     cat = load_catalog(catalog_files or [])
@@ -49,8 +51,10 @@ def run_portfolio(path: Path, catalog_files: list[Path] | None = None) -> Portfo
 
             evidence = read_evidence([sc.resolve(f) for f in sc.evidence.files])
         scenarios[name] = sc
-        bills[name] = make_bill(sc, cat, evidence)
-        decisions[name] = decide(sc, bills[name], catalog=cat, evidence=evidence)
+        priced = read_option_results(sc)  # the result files the options name, each read once
+        bills[name] = make_bill(sc, cat, evidence, results=priced)
+        # the same results are the gates' evidence (as the scenario report hands them to decide)
+        decisions[name] = decide(sc, bills[name], results=list(priced.items()), catalog=cat, evidence=evidence)
     price = price_portfolio(pf, bills)
     margins: dict[str, tuple[Decimal, Decimal]] = {
         n: (sc.decision.margin, sc.decision.assumed_margin) for n, sc in scenarios.items()
