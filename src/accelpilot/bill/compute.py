@@ -41,9 +41,11 @@ def make_bill(
     results: Mapping[str, PilotResult] | None = None,
 ) -> Bill:
     """The whole bill: every option priced, every option compared with the baseline. ``evidence``: the
-    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot).
+    scenario's [evidence] files, already read (the Spot Advisor's interruption bands price spot, the account's Capacity
+    Block offerings price capacity blocks).
     ``results``: the result files the options name, already read, by resolved path
     (``accelpilot.result_files.read_option_results``); None reads them through that one reader first."""
+    from accelpilot.bill.pricing.capacity_block import offered_rates
     from accelpilot.bill.scenario import check_money_unit
     from accelpilot.bill.spot import spot_rates
 
@@ -52,7 +54,8 @@ def make_bill(
         from accelpilot.result_files import read_option_results
 
         results = read_option_results(sc)
-    per_bill = _PerBill(sc, spot=spot_rates(sc, evidence, _hours_per_month(cat)), results=results)
+    spot = spot_rates(sc, evidence, _hours_per_month(cat))
+    per_bill = _PerBill(sc, spot=spot, results=results, blocks=offered_rates(sc, evidence))
     options = [price_option(o, sc, cat, i, per_bill) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc, per_bill) for o in options if o.name != base.name]

@@ -24,10 +24,12 @@ class _PerBill:
         sc: Scenario,
         spot: dict[str, tuple[Figure | None, str]] | None = None,
         results: Mapping[str, PilotResult] | None = None,
+        blocks: dict[str, tuple[Figure | None, str]] | None = None,
     ) -> None:
         self.sc = sc
         self.results: Mapping[str, PilotResult] = results or {}  # result files the procedure read, by path
         self.spot = spot or {}  # spot options' interruption rates and notes (bill.spot.spot_rates), read once
+        self.blocks = blocks or {}  # capacity block options' offered rates (pricing.capacity_block.offered_rates)
         self.rpm = _a(sc.volumes.runs_per_month, "1/month", "runs per month", "volumes")
         self.day_rate = _a(sc.engineering.day_rate, "USD/day", "engineer day rate", "engineering")
         self.life = _a(lifetime_months(sc), "month", "workload lifetime", "gates")

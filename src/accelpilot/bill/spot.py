@@ -40,7 +40,12 @@ def spot_rates(
     out: dict[str, tuple[Figure | None, str]] = {}
     advisors = evidence.advisors if evidence is not None else ()
     for i, opt in enumerate(sc.options):
-        if opt.pricing != "spot" or opt.spot is None:
+        if opt.pricing != "spot":
+            continue
+        scores = _scores(opt, sc, evidence)
+        if opt.spot is None:
+            if scores:
+                out[opt.name] = (None, f"spot: {scores}")
             continue
         where = f"options[{i + 1} {opt.name!r}].spot.interruptions_per_hour"
         region = _region(opt, sc)
@@ -53,6 +58,12 @@ def spot_rates(
         ]
         if not found:
             if opt.spot.interruptions_per_hour is not None:
+                if scores:
+                    out[opt.name] = (
+                        None,
+                        f"spot: the stated interruptions_per_hour ({opt.spot.interruptions_per_hour}) is assumed; "
+                        + scores,
+                    )
                 continue
             if not advisors:
                 fix = (
@@ -87,12 +98,34 @@ def spot_rates(
                 None,
                 f"spot: the stated interruptions_per_hour ({opt.spot.interruptions_per_hour}) is used; the Spot "
                 f"Advisor ({name}, {share.as_of}) puts {opt.instance} in {region} "
-                f"at {rate.value:.6f} an hour (its band's upper bound)",
+                f"at {rate.value:.6f} an hour (its band's upper bound)" + (f"; {scores}" if scores else ""),
             )
         else:
             out[opt.name] = (
                 rate,
                 f"spot: interruption rate from the Spot Advisor ({name}, {share.as_of}): {share.label}, "
-                f"{share.value:.0%} of instances a month = {rate.value:.6f} an hour",
+                f"{share.value:.0%} of instances a month = {rate.value:.6f} an hour"
+                + (f"; {scores}" if scores else ""),
             )
     return out
+
+
+def _scores(opt: Option, sc: Scenario, evidence: EvidenceSet | None) -> str:
+    """The account's spot placement scores for the option, as words to set beside its interruption assumption:
+    advisory (1-10, how likely a spot request of that size succeeds now), shown, never priced. A score file tied
+    to no instance type (its name names none) is shown as region-level."""
+    if evidence is None or opt.instance is None:
+        return ""
+    region = _region(opt, sc)
+    parts = []
+    for s in evidence.scores:
+        if (region is not None and s.region != region) or (s.instance_types and opt.instance not in s.instance_types):
+            continue
+        where = s.region + (f" {s.zone_id}" if s.zone_id else "")
+        tied = "" if s.instance_types else ", region-level: its file names no instance type"
+        parts.append(f"{where} {s.score}/10 ({Path(s.file).name}, {s.as_of}{tied})")
+    if not parts:
+        return ""
+    return (
+        "spot placement score " + "; ".join(parts) + " (advisory: the chance a spot request is filled now, not priced)"
+    )

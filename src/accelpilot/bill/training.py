@@ -39,7 +39,20 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
     executed = (rpm / accepted).with_label("runs executed a month") if accepted.value else rpm
     idle = ex.idle_fraction
     billed = hours / (constant(1) - _a(idle, "", "idle fraction", where)) if idle else hours
-    p = price(gather(opt, sc, cat, where, hours, billed, executed, bill.spot.get(opt.name), bill.results))
+    p = price(
+        gather(
+            opt,
+            sc,
+            cat,
+            where,
+            hours,
+            billed,
+            executed,
+            bill.spot.get(opt.name),
+            bill.results,
+            bill.blocks.get(opt.name),
+        )
+    )
     notes += p.notes
     if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])

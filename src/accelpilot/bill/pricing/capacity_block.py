@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from accelpilot.bill.common import _d, _derived, _Priced, _support
 from accelpilot.bill.model import LineItem
@@ -11,8 +13,67 @@ from accelpilot.bill.pricing.inputs import ModelInputs
 from accelpilot.bill.scenario import Scenario
 from accelpilot.catalog.loader import Catalog
 from accelpilot.catalog.model import Pricing
-from accelpilot.errors import ConfigError
+from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.figures import Figure, constant
+
+if TYPE_CHECKING:
+    from accelpilot.evidence.model import EvidenceSet
+
+
+def offered_rates(sc: Scenario, evidence: EvidenceSet | None) -> dict[str, tuple[Figure | None, str]]:
+    """Per capacity_block option: the account's own offering's price per instance-hour (upfront fee / (duration
+    hours x instances), from ``describe-capacity-block-offerings`` among the evidence) and a note saying which
+    rate prices it. None (with the note) where the catalog's listed rate or a stated price_per_hour is used.
+
+    The offering must be for the option's instance type and region (its own, else the one [evidence] region);
+    the first listed that holds the option's instances wins, else the first listed, as with every [evidence]
+    file. Read once, before pricing."""
+    out: dict[str, tuple[Figure | None, str]] = {}
+    if evidence is None:
+        return out
+    for opt in sc.options:
+        if opt.pricing != "capacity_block" or opt.instance is None:
+            continue
+        region = opt.region or (sc.evidence.regions[0] if len(sc.evidence.regions) == 1 else None)
+        found = [
+            b
+            for b in evidence.blocks
+            if b.instance_type.lower() == opt.instance.lower() and (region is None or b.region == region)
+        ]
+        if region is None and len({b.region for b in found}) > 1:
+            found = []  # offerings in several regions and none chosen: which one prices it is not ours to guess
+        where = f" in {region}" if region else ""
+        if not found:
+            out[opt.name] = (
+                None,
+                f"capacity block: the catalog's listed rate prices it (the evidence holds no Capacity Block "
+                f"offering for {opt.instance}{where})",
+            )
+            continue
+        b = next((b for b in found if b.instance_count >= opt.instances), found[0])
+        if b.currency != "USD":
+            raise InputFileError(
+                f"capacity block offering {b.offering_id} is priced in {b.currency}; this bill is in USD",
+                file=b.file,
+                field="CapacityBlockOfferings.CurrencyCode",
+                fix="pass a USD offering, or state price_per_hour in USD in the option and note the exchange rate",
+            )
+        rate = b.per_instance_hour()
+        what = (
+            f"the account's Capacity Block offering {b.offering_id} ({Path(b.file).name}, {b.as_of}): "
+            f"{b.upfront_fee:,.2f} {b.currency} up front / ({_h_min(b.duration_hours)} x {b.instance_count} "
+            f"instance(s)) = {rate.value:,.4f} USD per instance-hour"
+        )
+        more = (
+            f"; it holds {b.instance_count} instance(s), the option asks {opt.instances}"
+            if b.instance_count < opt.instances
+            else ""
+        )
+        if opt.price_per_hour is not None:
+            out[opt.name] = (None, f"capacity block: the stated price_per_hour ({opt.price_per_hour}) is used; {what}")
+        else:
+            out[opt.name] = (rate, f"capacity block: priced from {what}, not the catalog's listed rate{more}")
+    return out
 
 
 def _block_days(
@@ -60,7 +121,8 @@ def _capacity_block(m: ModelInputs) -> _Priced:
     ]
     items += _support(compute, ex, where, "run")
     share = (billed / block_h).with_label("share of paid capacity used")
-    notes = [
+    notes = [*m.rate_notes]
+    notes += [
         f"a {billed.value:,.1f} h run buys a {days}-day Capacity Block ({days * 24} h, paid up front and whole); "
         f"it uses {share.value:.0%} of it (blocks end at 11:30 UTC; a run that straddles that needs one more day)"
     ]
@@ -95,13 +157,21 @@ def _shared_block(m: ModelInputs, days_per_run: int) -> _Priced | None:
     ]
     items += _support(compute, ex, where, "month")
     share = (month_h / block_h).with_label("share of paid capacity used")
-    notes = [
+    notes = [*m.rate_notes]
+    notes += [
         f"the month's {executed.value:,.2f} runs of {billed.value:,.1f} h ({month_h.value:,.1f} h) share one "
         f"{days}-day Capacity Block ({days * 24} h), run back to back: fewer days than "
         f"{executed.value:,.2f} blocks of {days_per_run} day(s); it uses {share.value:.0%} of it (schedule the "
         "runs inside its days; blocks end at 11:30 UTC)"
     ]
     return _Priced([], items, notes=notes, paid_share=share, accel=accel, count=count)
+
+
+def _h_min(hours: Decimal) -> str:
+    """47.5833 h as AWS states it: 47 h 35 min."""
+    whole = int(hours)
+    minutes = round((hours - whole) * 60)
+    return f"{whole} h" + (f" {minutes} min" if minutes else "")
 
 
 def _has_on_demand(cat: Catalog, instance: str) -> bool:

@@ -30,6 +30,7 @@ def _usage(m: ModelInputs) -> _Priced:
             "spot interruptions are not priced: add [options.spot] interruptions_per_hour (and restart_result or "
             "restart_s) to bill the expected re-work"
         )
+        spot_note += [spot[1]] if spot else []  # the account's spot placement score, shown beside it
     items += _support(_sum([li.figure for li in items], "USD"), ex, where, "run")
     coeff = {
         "a": float(sum((li.figure.value for li in items), Decimal(0))) * (1 - float(idle)),
