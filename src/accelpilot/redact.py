@@ -183,3 +183,56 @@ def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
         return v
 
     return walk(value)
+
+
+_USERINFO_RE = re.compile(r"(//)[^/@\s?#]*@")
+
+
+def redact_url_text(url: str) -> str:
+    """``redact_url`` for a URL that may not even parse (a malformed one on an error line): userinfo masked by
+    pattern when ``urlsplit`` refuses it, so a bad port or bracket never prints the password."""
+    try:
+        urlsplit(url).port  # noqa: B018  (raises ValueError on a bad port, like the readers of the URL do)
+    except ValueError:
+        return _USERINFO_RE.sub(lambda m: m.group(1) + MASK + "@", redact_text(url))
+    return redact_url(url)
+
+
+def secret_values(url: str, api_key: str | None = None) -> list[str]:
+    """The literal secrets of a URL and a key, in every form a server might echo them: as typed, percent-decoded,
+    and the ``Basic`` credential httpx builds from the userinfo; longest first, none shorter than 3 characters."""
+    import base64
+    from urllib.parse import unquote
+
+    try:
+        p = urlsplit(url)
+        user, pw, query = p.username or "", p.password or "", p.query
+    except ValueError:
+        user, pw, query = "", "", ""
+    found = [user, pw, unquote(user), unquote(pw), api_key or ""]
+    if user or pw:
+        found.append(base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode()).decode())
+    for item in query.split("&"):
+        name, _, value = item.partition("=")
+        if is_secret_name(name):
+            found += [value, unquote(value)]
+    return sorted({v for v in found if len(v) >= 3}, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    """``redact_text`` plus every literal secret of this run replaced by ``***`` (a server may echo them)."""
+    text = redact_text(text)
+    for v in secrets:
+        text = text.replace(v, MASK)
+    return text
+
+
+def scrub_tree(obj: object, secrets: list[str]) -> object:
+    """``scrub`` applied to every string (keys too) of plain data: what a server said, before it is stored."""
+    if isinstance(obj, str):
+        return scrub(obj, secrets)
+    if isinstance(obj, dict):
+        return {scrub(str(k), secrets) if isinstance(k, str) else k: scrub_tree(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [scrub_tree(v, secrets) for v in obj]
+    return obj

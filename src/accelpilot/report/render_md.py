@@ -77,17 +77,19 @@ def _chart_table(md: _Md, c: Chart, max_rows: int = 12) -> None:
         return
     if not c.series:
         return
-    xs = c.series[0].x
+    # rows keyed by the x value, so series measured at different x (two sweeps of different loads) stay in their rows
+    xs = sorted({x for s in c.series for x in s.x})
     step = max(1, len(xs) // max_rows)
     idx = list(range(0, len(xs), step))
     if idx[-1] != len(xs) - 1:
         idx.append(len(xs) - 1)
     head = [esc(c.x_label)] + [esc(s.name) for s in c.series]
+    at = [dict(zip(s.x, s.y, strict=False)) for s in c.series]
     rows = []
     for i in idx:
         row = [fmt_number(xs[i])]
-        for s in c.series:
-            row.append(fmt_number(s.y[i], 2) if i < len(s.y) else "—")
+        for ys in at:
+            row.append(fmt_number(ys[xs[i]], 2) if xs[i] in ys else "—")
         rows.append(row)
     md.table(head, rows)
 
@@ -332,6 +334,8 @@ def render_md(report: Report) -> str:
             else ("shown beside the bill" if p.shown_beside else "not priced by any option")
         )
         md.add(f"{esc(p.path, code=True)} · {p.created} · {status} · {use}", "")
+        if p.throughput_basis:
+            md.add(f"Throughput: {esc(p.throughput_basis)}", "")
         if p.command:
             md.add(f"Reproduce: {esc(p.command, code=True)}", "")
         if p.errors:
@@ -345,7 +349,7 @@ def render_md(report: Report) -> str:
             )
         if p.sweep_rows:
             md.table(
-                ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"],
+                ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors", "requests"],
                 [[esc(c) for c in row] for row in p.sweep_rows],
             )
         if p.operating_point:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from accelpilot.errors import ConfigError, InputFileError
-from accelpilot.pilot.result import PilotResult, read_result
+from accelpilot.pilot.result import PilotResult, measured_topology, read_result
 from accelpilot.redact import redact_text, redact_url
 
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
@@ -53,12 +53,19 @@ def result_params(res: PilotResult) -> dict[str, str]:
     flatten("platform", plat, params)
     flatten("workload", res.workload.model_dump(mode="json"), params)
     flatten("config", res.config, params)
+    if res.kind == "training":  # what the throughput counts: the one meaning the bill and the report use
+        flatten("topology", measured_topology(res).model_dump(mode="json"), params)
     params["kind"] = res.kind
     return params
 
 
 def result_metrics(res: PilotResult) -> dict[str, float]:
-    return {_key(name): float(f.value) for name, f in res.figures.items()}
+    """A metric per figure; a training throughput of all ranks also per accelerator (older results lack it)."""
+    metrics = {_key(name): float(f.value) for name, f in res.figures.items()}
+    tr = res.training
+    if res.kind == "training" and tr is not None and tr.tokens_per_s and "tokens_per_s_per_accelerator" not in metrics:
+        metrics["tokens_per_s_per_accelerator"] = tr.tokens_per_s / measured_topology(res).accelerators
+    return metrics
 
 
 def export_results(
