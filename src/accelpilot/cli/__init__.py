@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 
 # Each module registers its commands on import.
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     code = main()
+    if code == 130:
+        # Ctrl-C was answered with its line: a second SIGINT (one already pending from an import that swallowed the
+        # first, or a repeated key press) must not turn the 130 into death by signal during teardown.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The process ends here. The collector's passes at exit would walk every object still alive (modules, classes:
     # most of a short command's objects) to free next to nothing, ~1.5% of `bill --json` at 1,000 options (issue 10):
     # leave them to the interpreter's teardown, which frees them by reference counting as before.
