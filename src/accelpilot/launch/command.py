@@ -43,10 +43,14 @@ def pilot_args(target: LaunchTarget, spec: PilotSpec) -> list[str]:
 
 def _sidecars() -> str:
     return (
+        # an `if`, not `[ ] && ...`: under set -e a false test as the loop's last command made a node
+        # that wrote no result (every worker) exit 1 and fail the whole job
         'for f in "$results"/*.json; do\n'
-        '  [ -e "$f" ] && [ ! -e "$f.sha256" ] && (cd "$(dirname "$f")" && sha256sum "$(basename "$f")" '
-        '> "$(basename "$f").sha256")\n'
+        '  if [ -e "$f" ] && [ ! -e "$f.sha256" ]; then\n'
+        '    (cd "$(dirname "$f")" && sha256sum "$(basename "$f")" > "$(basename "$f").sha256")\n'
+        "  fi\n"
         "done\n"
+        "exit 0\n"
     )
 
 
