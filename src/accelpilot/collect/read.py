@@ -99,9 +99,11 @@ def gather_results(paths: list[Path]) -> Gathered:
             key = _canonical(raw)
             if key in by_run:
                 kept = by_run[key]
-                kept.duplicates.append(f)
-                if checksum == "verified" and kept.checksum != "verified":
-                    kept.path, kept.sha256, kept.checksum = f, digest, checksum  # keep the proven copy
+                if checksum == "verified" and kept.checksum != "verified":  # keep the proven copy
+                    kept.duplicates.append(kept.path)
+                    kept.path, kept.sha256, kept.checksum = f, digest, checksum
+                else:
+                    kept.duplicates.append(f)
                 continue
             by_run[key] = Collected(f, digest, read_result(f), checksum)
         except UserError as exc:
