@@ -105,3 +105,14 @@ def test_every_node_of_a_multi_node_task_exits_0(tmp_path: Path) -> None:
     assert codes == {0: 0, 1: 0}
     assert (tmp_path / "res0" / "r.json.sha256").is_file()
     assert not list((tmp_path / "res1").iterdir())
+
+
+def test_a_user_factory_gets_no_builtin_size() -> None:
+    """The stack's default `--size gpt2-124m` is for the built-in model: `pkg:factory` without `size` would fail."""
+    from accelpilot.launch.command import pilot_args
+
+    sc = load_scenario(WORKED)
+    target = plan_launch(sc, load_catalog([]), load_stacks([]), [], False)[0]
+    assert "--size" in pilot_args(target, PilotSpec(kind="training"))
+    args = pilot_args(target, PilotSpec(kind="training", workload="mypkg.models:build"))
+    assert args[:2] == ["--workload", "mypkg.models:build"] and "--size" not in args and "gpt2-124m" not in args
