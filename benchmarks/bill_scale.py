@@ -7,6 +7,7 @@ would compile every module from source whenever PYTHONDONTWRITEBYTECODE is set, 
   with stdout to a file, timed as the whole process (interpreter start, imports, billing, JSON, exit) by its CPU
   time (user + system, from ``os.wait4``) and its max RSS. This is what issue 10's "4.8 s and 272 MB today"
   describes.
+- ``table``: the same command without ``--json``: the terminal table (issue 26 wants it 5x too).
 - ``library``: load, ``make_bill``, ``bill_to_json`` and ``json.dumps`` in one process, from loading the catalog
   to the JSON text (no imports, no indent), for comparison with earlier runs of this benchmark.
 Target (issue 10): the CLI at least 5x faster than the base commit and under 150 MB peak. Each tree runs
@@ -88,10 +89,10 @@ def run_library(src: Path, sc: Path, cat: Path) -> dict[str, float]:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def run_cli(src: Path, sc: Path, cat: Path, out: Path) -> dict[str, float]:
-    """``accelpilot bill --json`` as a user runs it; the whole child process's CPU time and max RSS."""
-    env = dict(os.environ, PYTHONPATH=str(src))
-    cmd = [sys.executable, "-m", "accelpilot", "bill", str(sc), "--catalog", str(cat), "--json"]
+def run_cli(src: Path, sc: Path, cat: Path, out: Path, as_json: bool = True) -> dict[str, float]:
+    """``accelpilot bill [--json]`` as a user runs it; the whole child process's CPU time and max RSS."""
+    env = dict(os.environ, PYTHONPATH=str(src), COLUMNS="160")  # the table as a 160-column terminal draws it
+    cmd = [sys.executable, "-m", "accelpilot", "bill", str(sc), "--catalog", str(cat), *(["--json"] if as_json else [])]
     err_file = out.with_suffix(".stderr")
     # stderr to a file, not a pipe: waiting on the child while it fills an unread pipe would deadlock
     with out.open("wb") as f, err_file.open("wb") as e:
@@ -145,9 +146,11 @@ def main() -> None:
             compileall.compile_dir(src, quiet=1)  # PYTHONDONTWRITEBYTECODE says)
         cli: dict[str, list[dict[str, float]]] = {"now": [], "base": []}
         lib: dict[str, list[dict[str, float]]] = {"now": [], "base": []}
+        table: dict[str, list[dict[str, float]]] = {"now": [], "base": []}
         for _ in range(max(1, a.repeat)):
             for k, src in trees.items():
                 cli[k].append(run_cli(src, sc, cat, t / f"{k}.json"))
+                table[k].append(run_cli(src, sc, cat, t / f"{k}.txt", as_json=False))
                 lib[k].append(run_library(src, sc, cat))
         for k in trees:  # both CLIs billed every option
             n = len(json.loads((t / f"{k}.json").read_text())["options"])
@@ -156,6 +159,7 @@ def main() -> None:
     label = "base " + a.base
     print(f"{a.options} options billed as JSON, {a.repeat} children per tree and path")
     report("cli", cli, label, target=True)
+    report("table", table, label, target=True)
     report("library", lib, label, target=False)
 
 

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from accelpilot.decide.exit_cost import EFFORT_DAYS, REVALIDATION_DAYS
+from accelpilot.porting.items import FAMILY, FAMILY_RULES
 from accelpilot.porting.log import PortabilityLog
 from accelpilot.porting.scan import scan_path
 
@@ -66,7 +67,40 @@ VERDICTS = ("real", "false_positive", "wrong_severity", "wrong_grouping")
 
 
 def _estimate(items: list) -> Decimal:
-    return REVALIDATION_DAYS + sum((EFFORT_DAYS.get(i.effort, EFFORT_DAYS["days"]) for i in items), Decimal(0))
+    """The exit test's estimate (decide/exit_cost.py): re-validation plus the midpoint of the items' effort-model
+    ranges, or their effort class for an item without a range."""
+
+    def days(i: object) -> Decimal:
+        low, high = getattr(i, "days_low", 0.0), getattr(i, "days_high", 0.0)
+        if high:
+            return Decimal(str(low + high)) / 2
+        return EFFORT_DAYS.get(getattr(i, "effort", "days"), EFFORT_DAYS["days"])
+
+    return REVALIDATION_DAYS + sum((days(i) for i in items), Decimal(0))
+
+
+def _unit(key: str) -> str:
+    """An item key at the unit of porting work (issue 27): the Triton kernels of one file are one family, so a label
+    written per kernel (``kernel|triton-kernel|F|name``) is compared as ``kernel|triton-kernel|F|*``."""
+    parts = key.split("|")
+    if len(parts) == 4 and parts[0] == "kernel" and parts[1] in FAMILY_RULES:
+        return "|".join([*parts[:3], FAMILY])
+    return key
+
+
+def _label_units(items: list[dict]) -> list[dict]:
+    """Label items with their keys at the unit of work; items whose keys meet there (two kernels of one file) are
+    one item, described by both."""
+    out: list[dict] = []
+    for it in items:
+        keys = {_unit(k) for k in it["keys"]}
+        same = next((o for o in out if o["keys"] & keys), None)
+        if same is None:
+            out.append({"keys": keys, "what": it["what"]})
+        else:
+            same["keys"] |= keys
+            same["what"] += "; " + it["what"]
+    return out
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -196,25 +230,26 @@ def main() -> None:
     for name, lab in labels.items():
         log = scan_path(ROOT / lab["path"], jobs=1)
         pred = [i for i in log.items if "trainium" in i.targets]
-        keys = {i.key: i for i in pred}
+        keys = {_unit(i.key): i for i in pred}
+        units = _label_units(lab["items"])
         used: set[int] = set()
         hits = 0
         false_pos: list[str] = []
         for key in keys:
-            idx = next((n for n, it in enumerate(lab["items"]) if key in it["keys"]), None)
+            idx = next((n for n, it in enumerate(units) if key in it["keys"]), None)
             if idx is None or idx in used:
                 false_pos.append(key + ("" if idx is None else " (duplicate)"))
             else:
                 used.add(idx)
                 hits += 1
-        misses = [it["what"] for n, it in enumerate(lab["items"]) if n not in used]
+        misses = [it["what"] for n, it in enumerate(units) if n not in used]
         prec = hits / len(pred) if pred else 1.0
-        rec = hits / len(lab["items"]) if lab["items"] else 1.0
+        rec = hits / len(units) if units else 1.0
         tool = _estimate(pred)
         hand = Decimal(str(lab["hand_days"]))
         apart = ", ".join(f"{n} {k}" for k, n in log.summary.not_porting.items()) or "-"
         print(
-            f"{name:<14} {len(pred):>4} {len(lab['items']):>5} {hits:>4} {prec:>5.2f} {rec:>6.2f} "
+            f"{name:<14} {len(pred):>4} {len(units):>5} {hits:>4} {prec:>5.2f} {rec:>6.2f} "
             f"{float(tool):>9.2f} {float(hand):>9.2f} {float(tool / hand):>5.2f}  {apart}"
         )
         if args.show_misses:

@@ -3,7 +3,11 @@
 Prints files/s for the scanner (default parallelism and one process) and for ast.parse of the same Python files in
 one process, and their ratio. Target (issue 5): >= 500 files/s on the 2-core development machine.
 
-    .venv/bin/python benchmarks/scan_rate.py [PATH] [--repeat 3]
+    .venv/bin/python benchmarks/scan_rate.py [PATH] [--repeat 3] [--tokenizer-repo]
+
+``--tokenizer-repo`` measures a repository shaped like the one issue 27 met (224 files, one a 2.4 MB tokenizer
+JSON that took 70-80% of the scan): 223 Python files of PATH (a seeded sample) copied into a temporary tree beside a
+generated 50,000-entry BPE tokenizer.json (seeded, some tokens naming deepspeed/apex/triton/cuda).
 """
 
 from __future__ import annotations
@@ -11,8 +15,13 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import itertools
+import json
 import os
+import random
+import shutil
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,11 +32,40 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("path", nargs="?", default=None)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tokenizer-repo", action="store_true", help="223 Python files of PATH + a 2.4 MB tokenizer.json")
     args = ap.parse_args()
     if args.path is None:
         spec = importlib.util.find_spec("transformers")
         assert spec and spec.origin, "transformers is not installed; give a PATH"
         args.path = str(Path(spec.origin).parent)
+    if args.tokenizer_repo:
+        with tempfile.TemporaryDirectory() as tmp:
+            args.path = _tokenizer_repo(Path(args.path), Path(tmp))
+            _measure(args)
+    else:
+        _measure(args)
+
+
+def _tokenizer_repo(src: Path, out: Path) -> str:
+    """223 Python files of ``src`` (a seeded sample, flattened names) and a generated 2.4 MB tokenizer.json."""
+    files, _ = walk(src)
+    rng = random.Random(0)
+    for p, rel, _ in rng.sample([f for f in files if f[2] == "python"], 223):
+        shutil.copyfile(p, out / rel.replace("/", "__"))
+    vocab: dict[str, int] = {}
+    while len(vocab) < 50_000:
+        w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
+        if rng.random() < 0.01:
+            w = rng.choice(["cuda", "apex", "triton", "deepspeed", "nccl"]) + w
+        vocab[w] = len(vocab)
+    words = list(vocab)
+    merges = [f"{a} {b}" for a, b in itertools.pairwise(words[:49_001])]
+    doc = {"version": "1.0", "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+    (out / "tokenizer.json").write_text(json.dumps(doc, indent=2))
+    return str(out)
+
+
+def _measure(args: argparse.Namespace) -> None:
     files, _ = walk(Path(args.path))
     py = [p for p, _, kind in files if kind == "python"]
     for p, _, _ in files:  # warm the page cache so every timing reads from memory

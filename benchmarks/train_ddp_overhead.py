@@ -20,8 +20,9 @@ import tempfile
 from pathlib import Path
 
 from accelpilot.pilot.train.config import TrainConfig
-from accelpilot.pilot.train.distributed import launch, world_stats
 from accelpilot.pilot.train.rank import RankConfig
+from accelpilot.pilot.train.scaling import world_stats
+from accelpilot.pilot.train.torchrun import launch
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,7 +35,7 @@ def pilot_tokens_per_s(work: Path, tag: str, world: int, bs: int, sl: int, warmu
         seq_len=sl,
         total_steps=warmup + steps,
         warmup=warmup,
-        nosync_steps=0,
+        comm_pairs=0,
         run_dir=str(work / tag),
     )
     run = launch(TrainConfig(), rank_cfg, work / tag, nproc=world)

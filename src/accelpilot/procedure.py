@@ -1,8 +1,8 @@
 """The whole chain, scan -> pilot -> bill -> decide -> report, and the one place that reads its input files.
 
 ``make_report`` (``accelpilot report``) reads and checks the scenario, catalog, log and pilot results, then hands
-plain data to bill/, decide/ and report/build.py; nothing below it reads a result file except the bill, which
-prices the results its scenario names through the same ``pilot.result.read_result``. All validation happens
+plain data to bill/, decide/ and report/build.py; nothing below it reads a result file: the results the scenario's
+options name are read here once (``read_option_results``) and handed to the bill. All validation happens
 before anything is written: a newer result schema, a result of the wrong kind for the scenario, or an option
 with neither a result nor assumed hours each stops with one line naming the file and the fix.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from accelpilot.evidence.read import read_evidence
 from accelpilot.pilot.result import PilotResult, read_result
 from accelpilot.report.build import build_report
 from accelpilot.report.model import Report
+from accelpilot.result_files import read_option_results
 
 # Small, fast settings for the CPU: the procedure must finish in about two minutes on two cores.
 # The quality target is loose (eval loss 3.6 on the tiny GPT, about 70 steps) so three time-to-target runs fit.
@@ -60,12 +61,16 @@ def _same(a: str | Path, b: str | Path) -> bool:
         return str(a) == str(b)
 
 
-def priced_results(bill: Bill, have: Sequence[tuple[str, PilotResult]]) -> list[tuple[str, PilotResult]]:
-    """The result files the bill priced that are not among ``have``: they are evidence for the gates too."""
+def priced_results(
+    bill: Bill, have: Sequence[tuple[str, PilotResult]], read: Mapping[str, PilotResult] | None = None
+) -> list[tuple[str, PilotResult]]:
+    """The result files the bill priced that are not among ``have``: they are evidence for the gates too.
+    ``read``: those already read for the bill (read_option_results), not read again."""
     out: list[tuple[str, PilotResult]] = []
     for o in bill.options:
         if o.result_file and not any(_same(o.result_file, p) for p, _ in [*have, *out]):
-            out.append((o.result_file, read_result(o.result_file)))
+            res = (read or {}).get(o.result_file)
+            out.append((o.result_file, res if res is not None else read_result(o.result_file)))
     return out
 
 
@@ -89,8 +94,9 @@ def make_report(
     log: LogView | None
     log = scan_log if scan_log is None or isinstance(scan_log, LogView) else read_log(scan_log)
     ev = read_evidence([*(sc.resolve(f) for f in sc.evidence.files), *map(Path, evidence)])
-    bill = make_bill(sc, cat, ev)
-    checked += priced_results(bill, checked)  # the results the scenario names are shown too
+    priced = read_option_results(sc)  # each result the options name, read once and handed to the bill
+    bill = make_bill(sc, cat, ev, results=priced)
+    checked += priced_results(bill, checked, priced)  # the results the scenario names are shown too
     shown_beside = [(p, r) for p, r in beside if not any(_same(p, q) for q, _ in checked)]
     decision = decide(sc, bill, log, results=checked + shown_beside, catalog=cat, evidence=ev)
     return build_report(sc, bill, decision, log, results=checked, beside=shown_beside, notes=list(notes))

@@ -7,9 +7,13 @@ or the key. The redaction stays visible (``***``) so a reader knows something wa
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shlex
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -56,7 +60,8 @@ def redact_url(url: str) -> str:
         items = []
         for item in query.split("&"):
             name, eq, _value = item.partition("=")
-            items.append(f"{name}={MASK}" if eq and is_secret_name(name) else item)
+            # ``api%5Fkey=`` is ``api_key=`` to the server: judge the decoded name
+            items.append(f"{name}={MASK}" if eq and is_secret_name(unquote_plus(name)) else item)
         query = "&".join(items)
     if netloc == parts.netloc and query == parts.query:
         return url
@@ -116,3 +121,118 @@ def redact_command(command: str) -> str:
     if out == words:
         return command
     return " ".join(MASK if w == MASK else shlex.quote(w) for w in out)
+
+
+# Known secrets (issue 28): a server can echo a key back, a URL can carry a percent-encoded password that a client
+# decodes; masking by name misses both. These take the secret values themselves and mask every form of them.
+MIN_SECRET_CHARS = 4  # shorter "secrets" would mask ordinary words everywhere
+
+
+def secrets_of_url(url: str) -> list[str]:
+    """The password, username-as-token and secret query values of ``url``, each as written and decoded."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        user, _, password = userinfo.partition(":")
+        found += [password, unquote(password)] if password else [user, unquote(user)]  # user alone is a token
+    for item in parts.query.split("&") if parts.query else []:
+        name, eq, value = item.partition("=")
+        if eq and value and is_secret_name(unquote_plus(name)):
+            found += [value, unquote_plus(value)]
+    return [f for f in dict.fromkeys(found) if len(f) >= MIN_SECRET_CHARS]
+
+
+def secret_forms(secret: str) -> list[str]:
+    """Every way ``secret`` is likely to be stored: typed, percent-encoded (``%40``, ``+`` for space), JSON-escaped,
+    and base64 (a Basic header's ``user:secret`` holds it encoded). Longest first, so masking is whole."""
+    if len(secret) < MIN_SECRET_CHARS:
+        return []
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1]}
+    forms |= {f.lower() for f in forms if "%" in f} | {f.upper() for f in forms if "%" in f}
+    for s in (secret, f":{secret}"):  # base64 of the secret alone and of "user:secret" minus the user's part
+        b = base64.b64encode(s.encode()).decode().rstrip("=")
+        if len(b) >= 8:
+            forms.add(b[: len(b) - len(b) % 4] if s.startswith(":") else b)
+    return sorted(forms, key=len, reverse=True)
+
+
+def redact_known(text: str, secrets: Iterable[str]) -> str:
+    """``redact_text`` plus every form of each known secret value masked (an echoed key, a decoded password)."""
+    forms = sorted({f for s in secrets for f in secret_forms(s)}, key=len, reverse=True)
+    for f in forms:
+        text = text.replace(f, MASK)
+    return redact_text(text)
+
+
+def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of JSON-like data (dicts, lists, strings) with ``redact_known`` on every string and every value under
+    a secret-looking key masked: for what a result or log stores from a server (headers, bodies, errors)."""
+    known = list(secrets)
+
+    def walk(v: Any, key: str = "") -> Any:
+        if isinstance(v, str):
+            return MASK if key and is_secret_name(key) and v else redact_known(v, known)
+        if isinstance(v, dict):
+            return {k: walk(x, str(k)) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value)
+
+
+_USERINFO_RE = re.compile(r"(//)[^/@\s?#]*@")
+
+
+def redact_url_text(url: str) -> str:
+    """``redact_url`` for a URL that may not even parse (a malformed one on an error line): userinfo masked by
+    pattern when ``urlsplit`` refuses it, so a bad port or bracket never prints the password."""
+    try:
+        urlsplit(url).port  # noqa: B018  (raises ValueError on a bad port, like the readers of the URL do)
+    except ValueError:
+        return _USERINFO_RE.sub(lambda m: m.group(1) + MASK + "@", redact_text(url))
+    return redact_url(url)
+
+
+def secret_values(url: str, api_key: str | None = None) -> list[str]:
+    """The literal secrets of a URL and a key, in every form a server might echo them: as typed, percent-decoded,
+    and the ``Basic`` credential httpx builds from the userinfo; longest first, none shorter than 3 characters."""
+    import base64
+    from urllib.parse import unquote
+
+    try:
+        p = urlsplit(url)
+        user, pw, query = p.username or "", p.password or "", p.query
+    except ValueError:
+        user, pw, query = "", "", ""
+    found = [user, pw, unquote(user), unquote(pw), api_key or ""]
+    if user or pw:
+        found.append(base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode()).decode())
+    for item in query.split("&"):
+        name, _, value = item.partition("=")
+        if is_secret_name(name):
+            found += [value, unquote(value)]
+    return sorted({v for v in found if len(v) >= 3}, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    """``redact_text`` plus every literal secret of this run replaced by ``***`` (a server may echo them)."""
+    text = redact_text(text)
+    for v in secrets:
+        text = text.replace(v, MASK)
+    return text
+
+
+def scrub_tree(obj: object, secrets: list[str]) -> object:
+    """``scrub`` applied to every string (keys too) of plain data: what a server said, before it is stored."""
+    if isinstance(obj, str):
+        return scrub(obj, secrets)
+    if isinstance(obj, dict):
+        return {scrub(str(k), secrets) if isinstance(k, str) else k: scrub_tree(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [scrub_tree(v, secrets) for v in obj]
+    return obj

@@ -38,6 +38,21 @@ def test_capacity_block_never_on_demand() -> None:
     assert cat.find_price("trn2.48xlarge", "capacity_block").pricing is Pricing.CAPACITY_BLOCK
 
 
+def test_every_instance_the_seeds_name_is_known() -> None:
+    """Issue 29: the seeds name inf1.xlarge, inf2.xlarge, inf2.48xlarge, trn1.2xlarge, trn1.32xlarge,
+    trn2.48xlarge and p5.48xlarge; each is in the catalog, priced where the seeds give a price."""
+    cat = load_catalog()
+    hw = {i.instance for i in cat.instances}
+    seeds = {"inf1.xlarge", "inf2.xlarge", "inf2.48xlarge", "trn1.2xlarge", "trn1.32xlarge", "trn2.48xlarge"}
+    assert seeds | {"p5.48xlarge"} <= hw
+    # seed 002: trn1.2xlarge USD 1.34, inf1.xlarge USD 0.228, inf2.xlarge USD 0.76 an hour on demand
+    assert cat.find_price("inf2.xlarge", "on_demand").price_per_hour == Decimal("0.76")
+    assert cat.find_price("inf1.xlarge", "on_demand").price_per_hour == Decimal("0.228")
+    # seed 004 names inf2.48xlarge (12 chips, 384 GB) but lists no price: a clear line, not "unknown instance"
+    with pytest.raises(UnknownNameError, match="inf2.48xlarge is in the catalog but has no listed price"):
+        cat.find_price("inf2.48xlarge", "on_demand")
+
+
 def test_unknown_instance_suggests() -> None:
     with pytest.raises(UnknownNameError, match="did you mean 'trn1.32xlarge'"):
         load_catalog().find_price("trn1.32xlarg", "on_demand")

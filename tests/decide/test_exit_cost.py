@@ -24,19 +24,31 @@ def test_clean_log_costs_only_revalidation(world: Any) -> None:
         assert e[name].from_log
 
 
-def test_effort_classes_map_to_days_for_leaving_neuron(world: Any, log_of: Any) -> None:
-    # cuda-call: hours (concerns Neuron); triton-kernel: weeks (Neuron); nki-kernel: weeks (concerns GPU).
+def test_effort_model_ranges_size_the_exit_for_leaving_neuron(world: Any, log_of: Any) -> None:
+    # issue 27: items carry the log's effort-model ranges; the exit counts their midpoint. cuda-call 0.1-0.5 d
+    # (concerns Neuron), triton-kernel 3-10 d (Neuron), nki-kernel 0.5-2 d (concerns GPU): 3.6-12.5 d, midpoint 8.05
     d = world.decide(log=log_of("cuda-call", "triton-kernel", "nki-kernel"))
     trn = exits(d)["trn"]
-    want = float(REVALIDATION_DAYS + EFFORT_DAYS["hours"] + 2 * EFFORT_DAYS["weeks"])
+    want = 2 + (0.1 + 3 + 0.5 + 0.5 + 10 + 2) / 2  # re-validation + the midpoint = 10.05
     assert trn.engineer_days.value == want
     assert trn.by_effort == {"hours": 1, "weeks": 2}
-    assert trn.cost.value == want * 800
-    assert trn.weeks.value == want / 5
+    assert trn.cost.value == 8040.0  # 10.05 engineer-days x 800/day
+    assert trn.weeks.value == 2.01  # 10.05 / 5 working days
     # Leaving the GPU option for another GPU site: CUDA code runs there, so none of these count.
     gpu = exits(d)["gpu"]
     assert gpu.engineer_days.value == float(REVALIDATION_DAYS)
     assert gpu.finding_ids == []
+
+
+def test_an_older_log_without_ranges_maps_effort_classes_to_days(world: Any, log_of: Any) -> None:
+    """A log written before the effort model (items without days) keeps the class mapping: hours 0.5, weeks 10."""
+    view = log_of("cuda-call", "triton-kernel", "nki-kernel")
+    older = view.model_copy(
+        update={"findings": [f.model_copy(update={"days_low": None, "days_high": None}) for f in view.findings]}
+    )
+    trn = exits(world.decide(log=older))["trn"]
+    want = float(REVALIDATION_DAYS + EFFORT_DAYS["hours"] + 2 * EFFORT_DAYS["weeks"])
+    assert trn.engineer_days.value == want == 2 + 0.5 + 2 * 10
 
 
 def test_operational_findings_count_for_every_exit(world: Any, log_of: Any) -> None:
@@ -75,7 +87,8 @@ def test_exit_days_carry_their_assumptions(world: Any, log_of: Any) -> None:
     d = world.decide(log=log_of("triton-kernel"))
     leaves = exits(d)["trn"].engineer_days.leaves
     kinds = {lf.kind for lf in leaves}
-    assert kinds == {"assumption", "measured"}  # effort-class days assumed; finding counts from the log
+    assert kinds == {"assumption"}  # re-validation and the effort model's midpoint are assumptions, stated
+    assert any("effort model" in lf.label for lf in leaves)
 
 
 def test_the_exit_test_counts_porting_items_not_lines(world: Any) -> None:
@@ -98,6 +111,7 @@ def test_the_exit_test_counts_porting_items_not_lines(world: Any) -> None:
     log = PortabilityLog(root="repo", files_scanned=4, findings=[*lines, probe, test_only]).refresh()
     d = world.decide(log=view_log(log, "log.json"))
     trn = exits(d)["trn"]
-    # hand count: one 'days' item (3 engineer-days) + re-validation (2) = 5; the probe's 'weeks' is not counted
-    assert trn.engineer_days.value == 5.0
+    # hand count: one flash-attn item (2-5 engineer-days by the effort model, midpoint 3.5) + re-validation (2) =
+    # 5.5; the probe's 'weeks' is not counted
+    assert trn.engineer_days.value == 5.5
     assert trn.by_effort == {"days": 1} and trn.finding_ids == ["I1"]

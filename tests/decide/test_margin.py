@@ -24,10 +24,19 @@ def test_assumed_baseline_needs_the_wider_margin(world: Any, result_of: Any) -> 
     g = commercial(d)
     assert d.verdict == "keep_working_deployment" and g.holds is False
     assert "too close: keep the working deployment" in g.reason and "30% margin" in g.reason
-    # flip: trn1 hours at which its 4 runs + the port over 24 months (2,400 / 24 = 100) equal 4 x 1,100.80
-    flip = hours * (4 * 1100.80 - 2400 / 24) / (4 * hours * 21.50)
+    del hours
+    # flip (issue 26: on the verdict's rule, not the break-even): the trn1 hours at which a run costs 30% less
+    # than the p5's 1,100.80: 0.70 x 1,100.80 / 21.50 = 770.56 / 21.50 = 35.84 h; the test is per run, so no
+    # runs-per-month value flips it
+    flip = 0.70 * 1100.80 / 21.50
     assert f"{fmt_number(flip, 2)} h per run" in g.reason
-    assert any("break-even hours per run" in f.label for f in g.evidence.figures)
+    assert "no runs-per-month value flips it" in g.reason
+    assert any("saving reaches the margin" in f.label for f in g.evidence.figures)
+    # re-run the decision just inside the point and just past it
+    world.set_result(result_of(hours=flip * (1 - 1e-6)))
+    assert "too close" not in commercial(world.decide()).reason
+    world.set_result(result_of(hours=flip * (1 + 1e-6)))
+    assert "too close" in commercial(world.decide()).reason
 
 
 def test_margin_is_a_scenario_setting(world: Any, result_of: Any) -> None:

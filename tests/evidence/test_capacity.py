@@ -51,18 +51,20 @@ def test_fail_names_the_vcpu_shortfall() -> None:
     assert "short by 128 vCPUs" in c.reason and "Running On-Demand Trn instances" in c.reason
 
 
-def test_a_capacity_block_covers_a_run_the_quota_does_not() -> None:
+def test_a_block_on_offer_does_not_cover_an_on_demand_run() -> None:
+    # issue 29: a block on offer is not bought; an On-Demand run still needs the quota (4 x 128 = 512 > 256)
     c = check_capacity(EAST, trn(4, run_hours=Decimal(100)))
-    assert c.status == "pass", c.reason
-    assert "capacity block" in c.reason
-    assert check_capacity(EAST, trn(4, run_hours=Decimal(200))).status == "fail"  # the block is 168 h
+    assert c.status == "fail" and "short by 256 vCPUs" in c.reason
+    # priced as a capacity block, the offering answers the gate
+    assert check_capacity(EAST, trn(4, run_hours=Decimal(100), pricing="capacity_block")).status == "pass"
+    assert check_capacity(EAST, trn(4, run_hours=Decimal(200), pricing="capacity_block")).status == "fail"  # 168 h
 
 
 def test_a_block_outside_the_required_zones_does_not_count() -> None:
-    # the trn1 block is in us-east-1f; with us-east-1a required, 4 x 128 = 512 vCPUs against 256 fails
-    assert check_capacity(EAST, trn(4, run_hours=Decimal(100), zones=("us-east-1f",))).status == "pass"
-    c = check_capacity(EAST, trn(4, run_hours=Decimal(100), zones=("us-east-1a",)))
-    assert c.status == "fail" and "short by 256 vCPUs" in c.reason
+    # the trn1 block is in us-east-1f
+    cb = {"run_hours": Decimal(100), "pricing": "capacity_block"}
+    assert check_capacity(EAST, trn(4, zones=("us-east-1f",), **cb)).status == "pass"
+    assert check_capacity(EAST, trn(4, zones=("us-east-1a",), **cb)).status == "fail"
 
 
 def test_fail_when_a_required_zone_does_not_offer_the_type() -> None:

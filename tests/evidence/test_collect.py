@@ -110,6 +110,28 @@ def _stub(cl: dict[str, Any]) -> tuple[Stubber, Stubber]:
         },
         {"ServiceCode": "ec2"},
     )
+    ec2.add_response(
+        "describe_instances",
+        {
+            "Reservations": [
+                {
+                    "ReservationId": "r-1234567890abcdef0",
+                    "OwnerId": "123456789012",
+                    "Instances": [
+                        {
+                            "InstanceId": "i-1234567890abcdef0",
+                            "InstanceType": "trn1.32xlarge",
+                            "Placement": {"AvailabilityZone": "us-east-1a"},
+                            "State": {"Code": 16, "Name": "running"},
+                            "CpuOptions": {"CoreCount": 64, "ThreadsPerCore": 2},
+                        }
+                    ],
+                }
+            ]
+        },
+        {"Filters": [{"Name": "instance-state-name", "Values": ["pending", "running"]}]},
+    )
+    ec2.add_response("describe_capacity_reservations", {"CapacityReservations": []}, {})
     for it, score in (("trn1.32xlarge", 7), ("p5.48xlarge", 2)):
         ec2.add_response(
             "get_spot_placement_scores",
@@ -136,6 +158,8 @@ def test_collect_writes_cli_shapes_that_import_reads_back_identically(tmp_path: 
         "instance-type-offerings-us-east-1.json",
         "capacity-block-offerings-us-east-1.json",
         "service-quotas-ec2-us-east-1.json",
+        "instances-us-east-1.json",
+        "capacity-reservations-us-east-1.json",
         "spot-placement-scores-trn1.32xlarge-us-east-1.json",
         "spot-placement-scores-p5.48xlarge-us-east-1.json",
     ]
@@ -154,6 +178,18 @@ def test_collect_writes_cli_shapes_that_import_reads_back_identically(tmp_path: 
     assert [(q.quota_code, q.value) for q in back.quotas] == [("L-2C3B7624", 256), ("L-417A185B", 192)]
     assert [(s.instance_types, s.score) for s in back.scores] == [(("trn1.32xlarge",), 7), (("p5.48xlarge",), 2)]
     assert back.blocks[0].per_instance_hour().value == Decimal("163.88")  # 7866.24 / (2 x 24), by hand
+    assert [(r.instance_id, r.vcpus) for r in back.running] == [("i-1234567890abcdef0", 128)]  # 64 cores x 2
+
+
+def test_unknown_profile_and_bad_region_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelpilot.evidence.collect import make_clients
+
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    with pytest.raises(AwsAccessError, match="no AWS profile 'nosuch'"):
+        make_clients(REGION, "nosuch")
+    with pytest.raises(AwsAccessError, match="not an AWS region name"):
+        make_clients("us east 1/../x")
 
 
 def test_no_credentials_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

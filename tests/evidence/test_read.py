@@ -106,7 +106,7 @@ def test_unknown_shape_names_the_accepted_shapes() -> None:
     with pytest.raises(InputFileError) as exc:
         read_file(FIX / "unknown-shape.json")
     msg = _one_line(exc)
-    assert "unknown-shape.json" in msg and "Reservations" in msg
+    assert "unknown-shape.json" in msg and "Vpcs" in msg
     for key in ("InstanceTypeOfferings", "CapacityBlockOfferings", "Quotas", "Quota", "SpotPlacementScores"):
         assert key in msg
 

@@ -59,7 +59,12 @@ def test_round_trip_through_a_local_store(
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["runs"][0]["status"] == "logged"
     run = MlflowClient(uri).get_run(out["runs"][0]["run_id"])
-    assert run.data.metrics == {"tokens_per_s": 12345.5, "time_to_target_s": 42.25}
+    # one GPU, one rank (no topology recorded: read as world size 1): per accelerator = 12345.5 / 1
+    assert run.data.metrics == {
+        "tokens_per_s": 12345.5,
+        "time_to_target_s": 42.25,
+        "tokens_per_s_per_accelerator": 12345.5,
+    }
     p = run.data.params
     assert p["platform.accelerator"] == "H200" and p["platform.cloud.region"] == "us-east-1"
     assert p["config.shapes"] == "[32, 64]" and p["workload.config.n_layer"] == "2" and p["kind"] == "training"
@@ -92,3 +97,21 @@ def test_a_broken_result_logs_nothing(
     assert code == 2 and err.count("\n") == 1 and "bad.json" in err
     exp = MlflowClient(uri).get_experiment_by_name("accelpilot")
     assert exp is None  # checked everything before touching the store
+
+
+def test_a_distributed_throughput_is_exported_per_world_size_and_per_accelerator() -> None:
+    """Eight ranks on two nodes driving Trainium NeuronCores (2 per chip): 4 chips. Hand arithmetic."""
+    from accelpilot.pilot.result import Topology
+    from accelpilot.tracking.mlflow_export import result_metrics, result_params
+
+    res = PilotResult(
+        kind="training",
+        platform=Platform(device="neuron", device_type="neuron", accelerator="Trainium"),
+        workload=WorkloadInfo(name="gpt-tiny"),
+        figures={"tokens_per_s": measured(8000.0, "token/s", "fixture", "throughput, all ranks")},
+        training=TrainingSummary(tokens_per_s=8000.0),
+        topology=Topology(world_size=8, nnodes=2, nproc_per_node=4, devices_per_accelerator=2, accelerators=4),
+    )
+    p = result_params(res)
+    assert (p["topology.world_size"], p["topology.nnodes"], p["topology.accelerators"]) == ("8", "2", "4.0")
+    assert result_metrics(res)["tokens_per_s_per_accelerator"] == 8000.0 / 4  # 2,000 tokens/s per chip

@@ -188,7 +188,9 @@ def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.Monke
     monkeypatch.undo()
 
     flags = {"--nnodes", "--nproc-per-node", "--node-rank", "--rdzv-endpoint"}
-    src = Path(train.__code__.co_filename).read_text()
+    import accelpilot.pilot.train.config as train_config  # run train's options are declared there (issue 25)
+
+    src = Path(train.__code__.co_filename).read_text() + Path(train_config.__file__).read_text()
     assert _pilot_is_distributed() == all(f'"{f}"' in src for f in flags)
 
 

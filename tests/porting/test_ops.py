@@ -243,3 +243,61 @@ def test_the_same_line_found_statically_and_by_capture_is_one_finding() -> None:
         ("src/pkg/model.py", 30, "model"),
     ]
     assert log.findings[0].message == "nonzero() (confirmed by the op inventory)"
+
+
+def test_numpy_graph_breaks_are_not_model_hazards_and_sites_outside_user_code_move_to_the_forward(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 27: a graph break on a numpy value is counted apart (``numpy-constant``, never blocking); a break with
+    no location, or one inside torch itself, is placed at the model's forward and says so; a break in the user's
+    code keeps its line."""
+    import torch
+
+    import accelpilot.porting.ops as ops
+    from accelpilot.porting.log import GraphBreak
+
+    inside_torch = f"{Path(torch.__file__).parent / 'nn' / 'modules' / 'linear.py'}:125"
+
+    def fake_explain(model: object, inputs: object) -> tuple[int, list[GraphBreak]]:
+        return 4, [
+            GraphBreak(reason="call_function numpy.ndarray constant in forward", location="small_model.py:15"),
+            GraphBreak(reason="print() call", location="small_model.py:16"),
+            GraphBreak(reason="dynamo explain failed: RuntimeError: x"),
+            GraphBreak(reason="Unsupported builtin", location=inside_torch),
+        ]
+
+    monkeypatch.setattr(ops, "_explain", fake_explain)
+    inv = inventory("small_model:tiny")
+    breaks = [(f.file, f.line, f.context, f.porting) for f in inv.findings if f.rule == "graph-break"]
+    src = MODELS / "small_model.py"
+    forward = _line_of(src, "def forward(self, x: torch.Tensor) -> torch.Tensor:")  # Tiny.forward, the first
+    assert [(b[1], b[2], b[3]) for b in breaks] == [
+        (15, "numpy-constant", False),
+        (16, None, True),
+        (forward, None, True),
+        (forward, None, True),
+    ]
+    assert all(f.file and f.file.endswith("small_model.py") for f in inv.findings)
+    placed = [f.message for f in inv.findings if f.line == forward and f.rule == "graph-break"]
+    assert all(m.endswith("(no frame in the model's code: placed at its forward)") for m in placed)
+
+
+def test_eager_forward_failed_is_said_only_when_it_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the dispatch trace fails but a plain forward runs, the log says the trace failed and the forward runs;
+    "eager forward failed too" is kept for a forward that raises."""
+    import accelpilot.porting.ops as ops
+
+    def broken_trace(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("dispatch mode broke")
+
+    def no_export(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no export")
+
+    monkeypatch.setattr(ops, "_capture_export", no_export)
+    monkeypatch.setattr(ops, "_capture_dispatch", broken_trace)
+    inv = inventory("small_model:tiny")
+    assert inv.method == "failed" and inv.export_error is not None
+    assert "eager forward failed" not in inv.export_error
+    assert "the dispatch trace failed (RuntimeError: dispatch mode broke); the eager forward itself runs" in (
+        inv.export_error
+    )

@@ -15,19 +15,29 @@ from accelpilot.report.render_md import render_md
 FIXTURES = Path(__file__).parents[1] / "porting" / "fixtures"
 BENCH = "in a benchmark script, not on the model's forward/backward path"
 OPTIONAL = "optional path behind an availability check or an ImportError fallback"
+LAUNCHED = (
+    "on the default path: launches kernel add_kernel[grid](...) (kernels/fused.py) at ops/launch.py:11 "
+    "(no flag, fallback or guard)"
+)
+IMPORTED = (
+    "on the default path: from flash_attn import flash_attn_func at ops/attention.py:2 (no flag, fallback or guard)"
+)
 
 
 def test_item_reasons_and_item_counts_per_record_category() -> None:
     view = view_log(scan_path(FIXTURES / "items", jobs=1))
+    # issue 27: a blocking item says why and which line reaches it; the Triton kernels of one file are one item
     assert {f.id: f.reason for f in view.findings if f.reason} == {
-        "I5": BENCH,  # copy_kernel in benchmarks/
-        "I6": OPTIONAL,  # fast_kernel behind is_triton_available()
-        "I8": "imports the kernel language; each kernel it defines is its own item",
+        "I1": LAUNCHED,  # the kernels of kernels/fused.py, launched unguarded in ops/launch.py
+        "I2": IMPORTED,  # flash-attn imported at module level
+        "I4": BENCH,  # copy_kernel in benchmarks/
+        "I5": OPTIONAL,  # fast_kernel behind is_triton_available()
+        "I6": "imports the kernel language; each kernel it defines is its own item",
     }
     # items (and the lines under them), not the 28 device-specific lines of the summary, which hold 7 probes,
     # skip guards and test-only lines counted apart
     assert view.items_by_record_category() == [
-        ("device-specific code path", 7, 21),
+        ("device-specific code path", 5, 21),
         ("container difference", 1, 2),
         ("unsupported operator", 0, 0),
         ("data movement step", 0, 0),
@@ -36,24 +46,33 @@ def test_item_reasons_and_item_counts_per_record_category() -> None:
     rep = make_report(bundled_scenario(), scan_log=view)
     html = render_html(rep).split('<section id="portability">', 1)[1].split("</section>", 1)[0]
     assert re.findall(r'<div class="reach">(.*?)</div>', html) == [
+        LAUNCHED,
+        IMPORTED,
         BENCH.replace("'", "&#39;"),
         OPTIONAL,
         "imports the kernel language; each kernel it defines is its own item",
     ]
     assert (
-        "device-specific code path: 7 items (21 lines) · container difference: 1 item (2 lines) · "
+        "device-specific code path: 5 items (21 lines) · container difference: 1 item (2 lines) · "
         "unsupported operator: 0 items · data movement step: 0 items · operational integration: 1 item (3 lines)"
     ) in html
     md = render_md(rep).split("## Portability log", 1)[1].split("## Vendor claims", 1)[0]
-    assert "9 porting item(s) in 14 file(s)." in md
-    assert "device-specific code path: 7 item(s) (21 lines) · container difference: 1 item(s) (2 lines)" in md
-    assert "3 lines in 1 file \\[in a benchmark script, not on the model's forward/backward path\\] |" in md
+    assert "7 porting item(s) in 14 file(s)." in md
+    assert "device-specific code path: 5 item(s) (21 lines) · container difference: 1 item(s) (2 lines)" in md
+    assert (
+        "3 lines in 1 file; 1 kernel: copy\\_kernel \\[in a benchmark script, not on the model's forward/backward path\\] |"
+        in md
+    )
 
 
 def test_a_line_reached_otherwise_than_its_item_says_how() -> None:
     view = view_log(scan_path(FIXTURES / "launches", jobs=1))
-    (item,) = [f for f in view.findings if "mm_kernel" in f.message]
-    assert item.reason == ""  # launched on the main path: blocking, no reason
+    (item,) = [f for f in view.findings if "pkg/kernels/matmul.py" in f.message]
+    # launched on the main path: blocking, and the item says which launch reaches it (issue 27)
+    assert item.reason == (
+        "on the default path: launches kernel mm_kernel[grid](...) (pkg/kernels/matmul.py) at "
+        "pkg/kernels/matmul.py:14 (no flag, fallback or guard)"
+    )
     assert [ln for ln in item.lines if "[" in ln.replace("[grid]", "")] == [
         f"pkg/ops/fallback.py:2: imports kernel mm_kernel (pkg/kernels/matmul.py) [{OPTIONAL}]"
     ]

@@ -99,7 +99,8 @@ def test_report_shows_sweeps_operating_points_and_parity(
     capsys.readouterr()
     assert code == 0
     md = (out / "report.md").read_text()
-    assert "| concurrency 2 | 19.00 | 19.00 | 100.0% | 60.00 | 110.00 | 0 |" in md
+    # 8 requests per point: each p99 carries its sample size
+    assert r"| concurrency 2 | 19.00 | 19.00 | 100.0% | 60.00 \(n=8\) | 110.00 \(n=8\) | 0 | 8 |" in md
     assert (
         r"operating point: concurrency 2: 19.00 req/s meeting every SLO, goodput share 100.0% \(at least 99% required\)"
         in md
@@ -119,3 +120,47 @@ def test_report_shows_sweeps_operating_points_and_parity(
     assert "gpu <b>vllm</b>" not in html and "gpu &lt;b&gt;vllm&lt;/b&gt;" in html
     assert 'id="chart-pilot1-serve-goodput"' in html or 'id="chart-pilot2-serve-goodput"' in html
     assert "Output parity" in html
+
+
+def test_two_platforms_of_one_model_with_different_loads(
+    files: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30: the compared goodput table keys each row by its load (before: a value measured at concurrency 4
+    printed in row 2 when the sweeps differed), and sections and legends name the --platform, not the model."""
+    gpu = _endpoint(
+        "llama-ft", [_point(1, 10.0, 1.0, 40.0), _point(2, 19.0, 1.0, 60.0), _point(4, 30.0, 1.0, 90.0)], None
+    )
+    neuron = _endpoint(
+        "llama-ft", [_point(1, 9.0, 1.0, 50.0), _point(4, 27.0, 1.0, 80.0), _point(8, 33.0, 1.0, 99.0)], None
+    )
+    for res, note in ((gpu, "p5.48xlarge, vLLM 0.9"), (neuron, "inf2.48xlarge, vLLM-neuron")):
+        res.platform.device_name = note  # what run serve --platform records
+        res.platform.tool_output = {"client": {"declared_platform": note}}
+    write_result(gpu, tmp_path / "gpu.json")
+    write_result(neuron, tmp_path / "neuron.json")
+    out = tmp_path / "rep"
+    code = main(
+        [
+            "report",
+            "--scenario",
+            str(files["scenario"]),
+            "--beside",
+            str(tmp_path / "gpu.json"),
+            "--beside",
+            str(tmp_path / "neuron.json"),
+            "--out",
+            str(out),
+        ]
+    )
+    capsys.readouterr()
+    assert code == 0
+    md = (out / "report.md").read_text()
+    assert "pilot on p5.48xlarge, vLLM 0.9: workload llama-ft" in md
+    assert "pilot on inf2.48xlarge, vLLM-neuron: workload llama-ft" in md
+    # the compared chart's table: one row per load of either sweep, each value in its own load's row
+    head = "| concurrent clients | p5.48xlarge, vLLM 0.9 · llama-ft \\(gpu.json\\) | inf2.48xlarge, vLLM-neuron · llama-ft \\(neuron.json\\) |"
+    assert head in md, md[md.find("every platform") - 200 : md.find("every platform") + 800]
+    assert "| 2 | 19.00 | — |" in md  # measured on the GPU only
+    assert "| 4 | 30.00 | 27.00 |" in md  # concurrency 4 on both, side by side
+    assert "| 8 | — | 33.00 |" in md  # measured on Neuron only
+    assert "SLO None" not in md

@@ -38,3 +38,19 @@ def test_scaling_charts_plot_the_measured_figures() -> None:
 
 def test_no_scaling_chart_for_one_world_size() -> None:
     assert scaling_charts("r.json", _dist_result({1: 1000.0}, {})) == []
+
+
+def test_the_report_says_what_a_training_throughput_counts() -> None:
+    from accelpilot.pilot.result import Topology
+    from accelpilot.report.build import throughput_basis
+
+    res = _dist_result({1: 1000.0}, {})
+    old = throughput_basis(res)  # no topology: read from the config, world size 1
+    assert "all 1 rank(s)" in old and "before topology" in old
+    res = res.model_copy(
+        update={
+            "topology": Topology(world_size=8, nnodes=2, nproc_per_node=4, devices_per_accelerator=2, accelerators=4)
+        }
+    )
+    line = pilot_view("r.json", res, [], False).throughput_basis
+    assert "all 8 rank(s) (2 node(s) x 4 per node) on 4 accelerator(s), 2 device(s) per accelerator" in line

@@ -14,6 +14,8 @@ import pytest
 COLUMNS = [
     "line_item_usage_account_id",
     "line_item_usage_start_date",
+    "line_item_usage_end_date",
+    "line_item_product_code",
     "line_item_line_item_type",
     "line_item_usage_type",
     "line_item_operation",
@@ -46,10 +48,15 @@ def _row(
     account: str = "111111111111",
     currency: str = "USD",
     term: str = "OnDemand",
+    product: str = "AmazonEC2",
 ) -> dict[str, Any]:
     return {
         "line_item_usage_account_id": account,
         "line_item_usage_start_date": dt.datetime.fromisoformat(start),
+        # an instance-hour line spans its hours (as a daily or monthly export writes it), any other one hour
+        "line_item_usage_end_date": dt.datetime.fromisoformat(start)
+        + dt.timedelta(hours=amount if itype and amount else 1),
+        "line_item_product_code": product,
         "line_item_line_item_type": lt,
         "line_item_usage_type": usage_type,
         "line_item_operation": "RunInstances" if "Usage" in usage_type else "",
@@ -139,9 +146,9 @@ def write_parquet(path: Path, data: list[dict[str, Any]]) -> Path:
             (c, pa.map_(pa.string(), pa.string()))
             if c == "resource_tags"
             else (c, pa.timestamp("us"))
-            if c == "line_item_usage_start_date"
+            if c in ("line_item_usage_start_date", "line_item_usage_end_date")
             else (c, pa.float64())
-            if c.endswith(("_cost", "_amount"))
+            if c.endswith(("_cost", "_amount", "_fee", "_billing_period", "_commitment", "_to_date"))
             else (c, pa.string())
             for c in data[0]
         ]
@@ -163,7 +170,9 @@ def write_csv(path: Path, data: list[dict[str, Any]], gz: bool = False) -> Path:
             out = dict(r)
             if "resource_tags" in out:
                 out["resource_tags"] = json.dumps(out["resource_tags"])
-            out["line_item_usage_start_date"] = out["line_item_usage_start_date"].strftime("%Y-%m-%dT%H:%M:%SZ")
+            for c in ("line_item_usage_start_date", "line_item_usage_end_date"):
+                if isinstance(out.get(c), dt.datetime):
+                    out[c] = out[c].strftime("%Y-%m-%dT%H:%M:%SZ")
             out = {k: "" if v is None else v for k, v in out.items()}
             w.writerow(out)
     return path
@@ -173,6 +182,7 @@ class CurGen:
     """The generator as a fixture (tests import nothing from conftest under --import-mode=importlib)."""
 
     rows = staticmethod(rows)
+    row = staticmethod(_row)
     parquet = staticmethod(write_parquet)
     csv = staticmethod(write_csv)
 

@@ -88,3 +88,40 @@ def test_bad_input_is_one_line(
     assert code == 2 and out == ""
     lines = [ln for ln in err.splitlines() if ln.startswith("accelpilot: error:")]
     assert len(lines) == 1 and needle in lines[0] and "cur.parquet" in lines[0]
+
+
+def test_partial_month_fleet_and_services_on_the_command_line(
+    cur: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10 days of November: 8 spot p5 replaced daily (24 h a line, 9.00 a line) and one RDS line."""
+    data = [
+        cur.row(
+            f"2026-11-{d:02d}T00:00:00",
+            "Usage",
+            "USE1-SpotUsage:p5.48xlarge",
+            f"i-{d}-{k}",
+            24,
+            9.0,
+            9.0,
+            "p5.48xlarge",
+        )
+        for d in range(1, 11)
+        for k in range(8)
+    ]
+    rds = cur.row(
+        "2026-11-01T00:00:00", "Usage", "USE1-InstanceUsage:db.r5.large", "db-1", 240, 60.0, 60.0, "db.r5.large",
+        product="AmazonRDS",
+    )  # fmt: skip
+    f = cur.parquet(tmp_path / "cur.parquet", [*data, rds])
+    code, out, _ = run(["spend", "import", str(f)], capsys)
+    # 10 x 8 x 9.00 = 720.00 over 240 of November's 720 h: a third of the month
+    assert code == 0 and "720.00" in out and "2026-11 is partial: the export covers 33%" in out
+    assert "db.r5.large" not in out
+    code, out, _ = run(["spend", "import", str(f), "--json", "--service", "all"], capsys)
+    got = json.loads(out)
+    assert {r["instance_type"]: r["concurrent"] for r in got["rows"]} == {"p5.48xlarge": 8, "db.r5.large": 1}
+    sc = tmp_path / "s.toml"
+    code, out, _ = run(["spend", "import", str(f), "--as-baseline", str(sc)], capsys)
+    opt = tomllib.loads(sc.read_text())["options"][0]
+    # 720.00 / (240 / 720) = 2160.00 a month; 8 instances, not 80
+    assert code == 0 and opt["spend"]["monthly_cost"] == "2160.00" and opt["instances"] == 8

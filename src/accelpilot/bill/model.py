@@ -132,6 +132,10 @@ class Comparison(BaseModel):
     flip_hours_per_run: Figure | None = None
     flip_utilisation: Figure | None = None
     flip_runs_per_month: Figure | None = None
+    # training: where the verdict's own rule flips (the saving per accepted run, with what a term still owes,
+    # reaches the [decision] margin), holding the rest fixed; None: no value of that input flips it (issue 26)
+    margin_flip_hours_per_run: Figure | None = None
+    margin_flip_runs_per_month: Figure | None = None
     # serving with [traffic]: the lowest monthly volume above today's at which the cost per 1,000 accepted
     # requests crosses the baseline's, and the lowest candidate peak rate at which the saving reaches the margin
     flip_requests_per_month: Figure | None = None
@@ -411,6 +415,8 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "flip_hours_per_run": _num(c.flip_hours_per_run, 2),
             "flip_utilisation": _num(c.flip_utilisation, 4),
             "flip_runs_per_month": _num(c.flip_runs_per_month, 2),
+            "margin_flip_hours_per_run": _num(c.margin_flip_hours_per_run, 4),
+            "margin_flip_runs_per_month": _num(c.margin_flip_runs_per_month, 4),
             "flip_requests_per_month": _num(c.flip_requests_per_month, 0),
             "flip_peak_qps": _num(c.flip_peak_qps, 4),
         }

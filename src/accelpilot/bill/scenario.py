@@ -84,6 +84,14 @@ class Extras(_Strict):
     support_percent: Decimal = Decimal(0)  # of compute
     idle_fraction: Decimal = Field(default=Decimal(0), lt=1)  # share of provisioned time doing no useful work
 
+    @field_validator("tax_percent", "support_percent")
+    @classmethod
+    def _percent(cls, v: Decimal, info: Any) -> Decimal:
+        # a share of the bill above the whole bill is a typo (150 for 15?), not a rate AWS or a tax office charges
+        if not 0 <= v <= 100:
+            raise ValueError(f"{info.field_name} is a percentage from 0 to 100 (15 means 15%); {v} is out of range")
+        return v
+
     @property
     def is_empty(self) -> bool:
         return all(getattr(self, f) == 0 for f in type(self).model_fields)
@@ -185,6 +193,11 @@ class Option(_Strict):
     # reserved: true (default) bills every hour of the term; false prices only this workload's hours at the
     # reserved rate and shows the rest of the term as assumed to be other work (seed 004's rate arithmetic).
     dedicated: bool | None = None
+    # reserved: how the term is paid, as AWS sells it. no_upfront (default): an hourly rate (the catalog's, or
+    # price_per_hour). partial_upfront: `upfront` (USD per instance, once per term) + price_per_hour as the hourly
+    # part. all_upfront: `upfront` only. The upfront sum is owed at signing and spread over the term's months.
+    payment_option: Literal["no_upfront", "partial_upfront", "all_upfront"] | None = None
+    upfront: Decimal | None = Field(default=None, gt=0)
     extras: Extras | None = None
     owned: Owned | None = None
     operation: Literal["always_on", "scheduled"] = "always_on"  # serving with [traffic]: which fleet is billed
@@ -217,6 +230,11 @@ class Option(_Strict):
             raise ValueError(
                 "serverless options need an [options.serverless] table (scale_ups_per_month, idle_timeout_s)"
             )
+        self._payment()
+        if self.commitment_instances == 0:
+            raise ValueError(
+                'commitment_instances = 0 commits nothing: set it to at least 1, or use pricing = "on_demand"'
+            )
         if self.dedicated is not None and not self.pricing.startswith("reserved"):
             raise ValueError(
                 "dedicated applies to reserved options; for owned hardware put it in [options.owned]"
@@ -224,6 +242,22 @@ class Option(_Strict):
                 else f"dedicated applies to reserved options, not {self.pricing}; remove it"
             )
         return self
+
+    def _payment(self) -> None:
+        """payment_option and upfront: reserved terms only, each option with the parts it is sold with."""
+        pay = self.payment_option
+        if (pay is not None or self.upfront is not None) and not self.pricing.startswith("reserved"):
+            raise ValueError(f"payment_option and upfront apply to reserved options, not {self.pricing}; remove them")
+        if pay in ("partial_upfront", "all_upfront") and self.upfront is None:
+            raise ValueError(f"payment_option {pay!r} needs upfront = <USD per instance for one term>")
+        if pay in (None, "no_upfront") and self.upfront is not None:
+            raise ValueError('upfront goes with payment_option = "partial_upfront" or "all_upfront"; add one')
+        if pay == "partial_upfront" and self.price_per_hour is None:
+            raise ValueError("partial_upfront needs price_per_hour = <the hourly part AWS lists with the upfront>")
+        if pay == "all_upfront" and self.price_per_hour is not None:
+            raise ValueError("all_upfront has no hourly part: remove price_per_hour")
+        if self.upfront is not None and self.dedicated is False:
+            raise ValueError("an upfront term is owed whole: remove dedicated = false (or use no_upfront)")
 
 
 class Volumes(_Strict):

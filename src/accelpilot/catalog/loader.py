@@ -100,8 +100,16 @@ class Catalog:
         pre = f"{where}." if where else ""
         p = parse_pricing(pricing) if isinstance(pricing, str) else pricing
         same = self.rows_for_instance(instance)
+        if not same and any(i.instance.lower() == instance.lower() for i in self.instances):
+            # Known hardware (the seeds name it) without a price the seeds list: say so, never invent one.
+            raise UnknownNameError(
+                f"{instance} is in the catalog but has no listed price (the bundled sources list none)",
+                file=file,
+                field=f"{pre}instance",
+                fix="add a [[price]] row with its source and date via --catalog FILE, or use a listed instance",
+            )
         if not same:
-            known = {r.instance for r in self.prices}
+            known = {r.instance for r in self.prices} | {i.instance for i in self.instances}
             raise UnknownNameError(
                 f"unknown instance {instance!r}; {did_you_mean(instance, known)}", file=file, field=f"{pre}instance"
             )

@@ -24,19 +24,36 @@ from accelpilot.cli import (  # noqa: F401
 from accelpilot.cli.app import app
 from accelpilot.errors import Interrupted, UserError
 
+INTERRUPTED_LINE = "accelpilot: interrupted (Ctrl-C); nothing partial was kept: files already written are whole\n"
+
+
+def _was_interrupted(exc: BaseException) -> bool:
+    """True when Ctrl-C is somewhere in ``exc``'s chain (``raise ... from None`` keeps it as the context)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc.__cause__ or exc.__context__
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, KeyboardInterrupt) or type(cur).__name__ == "InterruptException":
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the app; a UserError prints one line on stderr and exits 2, never a traceback."""
     try:
-        app(args=argv, prog_name="accelpilot", standalone_mode=False)
+        rv = app(args=argv, prog_name="accelpilot", standalone_mode=False)
     except UserError as exc:
+        if _was_interrupted(exc):  # a reader turned Ctrl-C (duckdb's InterruptException) into a bad-input line
+            sys.stderr.write(INTERRUPTED_LINE)
+            return 130
         sys.stderr.write(f"accelpilot: error: {exc}\n")
         return exc.exit_code
     except Interrupted as exc:
         sys.stderr.write(f"accelpilot: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("accelpilot: interrupted\n")
+        sys.stderr.write(INTERRUPTED_LINE)
         return 130
     except SystemExit as exc:  # typer/click exit paths
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
@@ -48,10 +65,15 @@ def main(argv: list[str] | None = None) -> int:
             return int(getattr(exc, "exit_code", 2)) or 2
         if "Abort" in names:
             if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
-                sys.stderr.write("accelpilot: interrupted\n")
+                sys.stderr.write(INTERRUPTED_LINE)
                 return 130
             return 1
         raise
+    if rv == 130:
+        # typer turns a Ctrl-C no command caught into Exit(130) and, outside standalone mode, *returns* 130 (issue 28):
+        # dropping it exited 0 with no word. Commands that keep something partial raise Interrupted with their own line.
+        sys.stderr.write(INTERRUPTED_LINE)
+        return 130
     return 0
 
 

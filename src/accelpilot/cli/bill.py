@@ -23,7 +23,12 @@ def bill(
     from accelpilot.bill.model import bill_to_json
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
+    from accelpilot.portfolio.read import is_portfolio
 
+    if scenario is not None and is_portfolio(scenario):  # a [portfolio] of scenarios: priced per estate
+        from accelpilot.cli.portfolio import bill_portfolio_cli
+
+        return bill_portfolio_cli(scenario, catalog, as_json)
     with gc_paused():
         if scenario is None:
             from importlib import resources

@@ -29,7 +29,14 @@ def _render(ev: object) -> None:
     for col in ("file", "shape", "items", "regions", "as of", "command"):
         files.add_column(col, overflow="fold")
     for f in ev.files:
-        files.add_row(f.path, f.shape, str(f.items), ", ".join(f.regions) or "not named", str(f.as_of), f.command)
+        files.add_row(
+            cell(f.path) + (" (cut short: NextToken)" if f.truncated else ""),
+            f.shape,
+            str(f.items),
+            cell(", ".join(f.regions)) or "not named",
+            str(f.as_of),
+            f.command,
+        )
     console.print(files)
     if ev.offerings:
         t = Table(title="instance types offered")
@@ -39,7 +46,7 @@ def _render(ev: object) -> None:
         for o in ev.offerings:
             seen.setdefault((o.instance_type, o.region or "?"), []).append(o.location)
         for (it, region), zones in sorted(seen.items()):
-            t.add_row(it, region, ", ".join(sorted(zones)))
+            t.add_row(cell(it), cell(region), cell(", ".join(sorted(zones))))
         console.print(t)
     if ev.blocks:
         t = Table(title="capacity block offerings")
@@ -48,10 +55,10 @@ def _render(ev: object) -> None:
         for b in ev.blocks:
             per = b.per_instance_hour()
             t.add_row(
-                b.offering_id,
-                b.instance_type,
+                cell(b.offering_id),
+                cell(b.instance_type),
                 str(b.instance_count),
-                b.zone,
+                cell(b.zone),
                 f"{b.start:%Y-%m-%d %H:%M}",
                 f"{b.duration_hours}",
                 f"{b.upfront_fee} {b.currency}",
@@ -64,14 +71,37 @@ def _render(ev: object) -> None:
         for col in ("region", "code", "name", "vCPUs"):
             t.add_column(col, justify="right" if col == "vCPUs" else "left")
         for q in running:
-            t.add_row(q.region or "?", q.quota_code, q.quota_name, f"{q.value}")
+            name = cell(q.quota_name) + (" (AWS default, not this account's)" if q.default else "")
+            t.add_row(cell(q.region or "?"), cell(q.quota_code), name, f"{q.value}")
         console.print(t)
     if ev.scores:
         t = Table(title="spot placement scores (1-10, advisory)")
         for col in ("region", "zone id", "instance types", "score"):
             t.add_column(col)
         for s in ev.scores:
-            t.add_row(s.region, s.zone_id or "", ", ".join(s.instance_types) or "(not named)", str(s.score))
+            t.add_row(
+                cell(s.region), cell(s.zone_id or ""), cell(", ".join(s.instance_types)) or "(not named)", str(s.score)
+            )
+        console.print(t)
+    if ev.running:
+        t = Table(title="running instances (their vCPUs count against the quota)")
+        for col in ("instance", "type", "zone", "vCPUs", "spot"):
+            t.add_column(col)
+        for r in ev.running:
+            t.add_row(
+                cell(r.instance_id), cell(r.instance_type), cell(r.zone), str(r.vcpus or "?"), "yes" if r.spot else ""
+            )
+        console.print(t)
+    if ev.reservations:
+        t = Table(title="capacity held (capacity reservations, bought blocks included)")
+        for col in ("reservation", "kind", "state", "type", "zone", "free / total", "end (UTC)"):
+            t.add_column(col)
+        for h in ev.reservations:
+            end = f"{h.end:%Y-%m-%d %H:%M}" if h.end else ""
+            t.add_row(
+                cell(h.reservation_id), cell(h.kind), cell(h.state), cell(h.instance_type), cell(h.zone),
+                f"{h.available} / {h.total}", end,
+            )  # fmt: skip
         console.print(t)
     for a in ev.advisors:
         rows = sum(len(v) for v in a.linux.values())

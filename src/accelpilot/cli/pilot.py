@@ -28,8 +28,13 @@ def pilot(
     skip_serve: bool = typer.Option(False, "--skip-serve", help="Do not run the serving pilot."),
     skip_scan: bool = typer.Option(False, "--skip-scan", help="Do not scan the repository."),
     as_json: bool = typer.Option(False, "--json", help="Print the report's JSON on stdout."),
+    portfolio: Path | None = typer.Option(None, "--portfolio", help="Portfolio TOML: report its estates instead."),
 ) -> None:
     """The whole procedure on this machine: scan, train, serve, bill, gates, report."""
+    if portfolio is not None:  # the estates of a portfolio, from its scenarios' results (runs no pilot)
+        from accelpilot.cli.portfolio import report_portfolio_cli
+
+        return report_portfolio_cli(portfolio, scenario, catalog, out, as_json)
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from accelpilot.procedure import PilotPlan, run_procedure

@@ -12,7 +12,10 @@ from accelpilot.cli.common import console, print_json
 
 @app.command("report")
 def report(
-    scenario: Path = typer.Option(..., "--scenario", help="Scenario TOML: options, volumes, engineering, [gates]."),
+    scenario: Path | None = typer.Option(
+        None, "--scenario", help="Scenario TOML: options, volumes, engineering, [gates]."
+    ),
+    portfolio: Path | None = typer.Option(None, "--portfolio", help="Portfolio TOML: workloads and estates."),
     results: list[Path] | None = typer.Option(
         None, "--results", help="Pilot result JSON measuring the scenario's workload; repeatable."
     ),
@@ -35,6 +38,10 @@ def report(
     from accelpilot.report.terminal import print_summary
     from accelpilot.report.write import check_report_dir, write_report
 
+    if portfolio is not None or scenario is None:
+        from accelpilot.cli.portfolio import report_portfolio_cli
+
+        return report_portfolio_cli(portfolio, scenario, catalog, out, as_json)
     check_report_dir(out)  # an existing file or a read-only folder fails before any input is read
     shown = [(str(p), read_result(p)) for p in beside or []]
     rep = make_report(

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import shlex
 import sys
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 import typer
 
 from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
-from accelpilot.pilot.serve.base import DEFAULT_SLO_MS, ServeConfig
+from accelpilot.pilot.serve.base import ServeConfig
 from accelpilot.redact import redact_command
 
 if TYPE_CHECKING:
@@ -24,6 +25,19 @@ def _command_line() -> str:
     return "accelpilot run serve"
 
 
+def slo_text(result: PilotResult) -> str:
+    """The SLOs goodput was judged against, as given ("no SLO given" rather than "SLO None ms")."""
+    c = result.config
+    parts = [
+        f"{name} {float(c[key]):g} ms"
+        for key, name in (("slo_ms", "E2E"), ("slo_ttft_ms", "TTFT"), ("slo_tpot_ms", "TPOT"))
+        if isinstance(c.get(key), (int, float))
+    ]
+    if not parts and result.serving is not None and result.serving.slo_ms is not None:
+        parts = [f"{result.serving.slo_ms:g} ms"]
+    return "SLO " + ", ".join(parts) if parts else "no SLO given: every successful request counts"
+
+
 def _ms(v: object) -> str:
     return "-" if v is None else f"{float(v):,.2f}"  # type: ignore[arg-type]
 
@@ -31,29 +45,29 @@ def _ms(v: object) -> str:
 def _render_endpoint_extras(result: PilotResult) -> None:
     """The sweep, its operating point and output parity (report/serving.py formats the same rows)."""
     # rich here, not at the top: every command imports this module to register it (issue 10's speed)
-    from rich.markup import escape
     from rich.table import Table
 
-    from accelpilot.report.serving import operating_point_text, parity_rows, sweep_rows
+    from accelpilot.report.serving import SWEEP_HEAD, operating_point_text, parity_rows, sweep_rows
+    from accelpilot.termtext import cell
 
     rows = sweep_rows(result)
     if rows:
         t = Table(title="sweep")
-        for col in ("load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"):
+        for col in SWEEP_HEAD:
             t.add_column(col, justify="left" if col == "load" else "right")
         for row in rows:
-            t.add_row(*(escape(c) for c in row))
+            t.add_row(*(cell(c) for c in row))
         console.print(t)
     op = operating_point_text(result)
     if op:
-        console.print(escape(op))
+        console.print(cell(op))
     par = parity_rows(result)
     if par:
         t = Table(title="output parity")
         t.add_column("measure")
         t.add_column("value", justify="right")
         for a, b in par:
-            t.add_row(escape(a), escape(b))
+            t.add_row(cell(a), cell(b))
         console.print(t)
 
 
@@ -62,13 +76,15 @@ def render_summary(result: PilotResult, path: str) -> None:
     # rich here, not at the top: every command imports this module to register it (issue 10's speed)
     from rich.table import Table
 
+    from accelpilot.termtext import cell
+
     s = result.serving
     p = result.platform
     d = result.details
     if "scenarios" in d:
         t = Table(
-            title=f"serving pilot: {result.workload.name} on {p.device_name or p.device} ({p.precision})",
-            caption=f"written to {path}",
+            title=cell(f"serving pilot: {result.workload.name} on {p.device_name or p.device} ({p.precision})"),
+            caption=cell(f"written to {path}"),
         )
         for col in ("scenario", "rate q/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "goodput", "idle", "valid"):
             t.add_column(col, justify="left" if col == "scenario" else "right")
@@ -99,8 +115,11 @@ def render_summary(result: PilotResult, path: str) -> None:
         )
     else:
         t = Table(
-            title=f"endpoint pilot: {result.workload.name} at {result.config.get('endpoint')}",
-            caption=f"written to {path}",
+            title=cell(
+                f"endpoint pilot: {result.workload.name} on {p.device_name or p.device} "
+                f"at {result.config.get('endpoint')}"
+            ),
+            caption=cell(f"written to {path}"),
         )
         for col in ("metric", "p50 ms", "p90 ms", "p99 ms", "mean ms"):
             t.add_column(col, justify="left" if col == "metric" else "right")
@@ -115,9 +134,23 @@ def render_summary(result: PilotResult, path: str) -> None:
             )
         console.print(t)
         console.print(
-            f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
-            f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}"
+            cell(
+                f"requests {d.get('requests')}, succeeded {d.get('succeeded')}, errors {d.get('errors')} "
+                f"(timeouts {d.get('timeouts')}), {d.get('errors_by_kind') or ''}"
+            )
         )
+        if d.get("sample_note"):
+            console.print(cell(f"percentiles {d['sample_note']}"))
+        cache: dict[str, Any] = d["cache"] if isinstance(d.get("cache"), dict) else {}
+        client: dict[str, Any] = d["client"] if isinstance(d.get("client"), dict) else {}
+        if cache or client:
+            console.print(
+                cell(
+                    f"cache: {cache.get('mode', '-')} ({cache.get('method', '')}); connections "
+                    f"{client.get('connections', '-')}, HTTP {','.join(client.get('http_version') or []) or '-'}, "
+                    f"client CPU {_ms(client.get('client_cpu_ms_per_request'))} ms/request"
+                )
+            )
         _render_endpoint_extras(result)
     if s is not None:
         peak = "-" if s.peak_qps_under_slo is None else f"{s.peak_qps_under_slo:,.2f} req/s"
@@ -125,160 +158,103 @@ def render_summary(result: PilotResult, path: str) -> None:
         tpr = "-" if s.tokens_per_request is None else f"{s.tokens_per_request:.1f}"
         idle = "-" if s.idle_fraction is None else f"{s.idle_fraction:.0%}"
         console.print(
-            f"[bold]for the bill:[/bold] peak under SLO {peak} ({s.scenario}, SLO {s.slo_ms} ms), "
+            f"[bold]for the bill:[/bold] peak under SLO {peak} ({s.scenario}, {slo_text(result)}), "
             f"goodput share {share}, tokens/request {tpr}, idle {idle}, errors {s.errors}, rejected {s.rejected}"
         )
     for e in result.errors[:5]:
-        console.print(f"[red]error:[/red] {e}")
+        console.print(f"[red]error:[/red] {cell(e)}")
 
 
-# One source for defaults: every option's default is read from ServeConfig, never written twice.
-_D: dict[str, Any] = {f.name: f.default for f in fields(ServeConfig)}
+def check_out(out: str) -> None:
+    """``--out`` can take the result, checked before a single request is sent (issue 28): an existing file or an
+    unwritable folder is refused now, not after the whole sweep. Nothing is created here (bad input leaves no
+    folder behind); a missing folder is judged by the nearest folder that exists."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from accelpilot.errors import InputFileError
+
+    d = Path(out)
+
+    def refuse(why: str, fix: str = "give a folder you can write to") -> InputFileError:
+        return InputFileError(why, file=out, field="--out", fix=fix)
+
+    if d.exists() and not d.is_dir():
+        raise refuse("is a file, not a folder", "give a folder for the result (it is created when missing)")
+    probe = d
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise refuse(f"{probe} is a file, not a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".write-test-", dir=probe)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise refuse(f"cannot write results here ({exc.strerror or exc.__class__.__name__})") from None
 
 
-@run_app.command("serve")
-def serve(
-    device: str = typer.Option(_D["device"], "--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps."),
-    workload: str = typer.Option(_D["workload"], "--workload", help="minilm (built in) or a user's module:factory."),
-    scenario: list[str] = typer.Option(
-        [",".join(_D["scenarios"])], "--scenario", help="singlestream, server, offline (repeat or comma list)."
-    ),
-    target_qps: float | None = typer.Option(
-        _D["target_qps"], "--target-qps", help="Server rate (default: half the capacity)."
-    ),
-    slo_ms: float | None = typer.Option(
-        _D["slo_ms"], "--slo-ms", help=f"Latency bound (default {DEFAULT_SLO_MS:g} ms in-process)."
-    ),
-    find_peak: bool = typer.Option(
-        _D["find_peak"], "--find-peak", help="Search the highest Server rate whose p99 meets the SLO."
-    ),
-    buckets: str = typer.Option(
-        ",".join(str(b) for b in _D["buckets"]), "--buckets", help="Sequence-length buckets requests are padded to."
-    ),
-    max_batch: int = typer.Option(_D["max_batch"], "--max-batch", help="Largest batch the dynamic batcher forms."),
-    max_wait_ms: float = typer.Option(
-        _D["max_wait_ms"], "--max-wait-ms", help="Longest a request waits for its batch to fill."
-    ),
-    duration_s: float = typer.Option(
-        _D["duration_s"], "--duration-s", help="Minimum duration of each LoadGen scenario."
-    ),
-    precision: str | None = typer.Option(
-        _D["precision"], "--precision", help="fp32, fp16, bf16 (default fp16 on CUDA)."
-    ),
-    num_samples: int = typer.Option(
-        _D["num_samples"], "--num-samples", help="Distinct requests in the sample library."
-    ),
-    endpoint: str | None = typer.Option(_D["endpoint"], "--endpoint", help="OpenAI-compatible URL to drive instead."),
-    model_name: str | None = typer.Option(_D["model_name"], "--model-name", help="Model name sent to the endpoint."),
-    request_rate: str | None = typer.Option(
-        _D["request_rate"], "--request-rate", help="Endpoint: arrivals per second; a list (1,2,4) is a sweep."
-    ),
-    concurrency: str | None = typer.Option(
-        _D["concurrency"], "--concurrency", help="Endpoint: closed-loop clients (default 1); 1,2,4,8 is a sweep."
-    ),
-    arrival: str = typer.Option(_D["arrival"], "--arrival", help="Endpoint: poisson or fixed (for --request-rate)."),
-    requests_file: str | None = typer.Option(
-        _D["requests_file"], "--requests", help="Endpoint: JSONL/CSV of prompts or chat messages, sampled by --seed."
-    ),
-    input_len: str | None = typer.Option(
-        _D["input_len"], "--input-len", help="Endpoint: synthetic prompt length: 128, 64-256 or a length,weight CSV."
-    ),
-    output_len: str | None = typer.Option(
-        _D["output_len"], "--output-len", help="Endpoint: asked output length: 128, 64-256 or a length,weight CSV."
-    ),
-    tokenizer: str | None = typer.Option(
-        _D["tokenizer"], "--tokenizer", help="Endpoint: tokenizer.json: lengths in tokens; counts without usage."
-    ),
-    output_control: str = typer.Option(
-        _D["output_control"], "--output-control", help="Endpoint: enforce max_tokens with ignore_eos, min_tokens, none."
-    ),
-    trace: str | None = typer.Option(
-        _D["trace"], "--trace", help="Endpoint: replay a JSONL/CSV trace of timestamp, input_len, output_len."
-    ),
-    min_goodput_share: float = typer.Option(
-        _D["min_goodput_share"], "--min-goodput-share", help="Operating point: least share of requests meeting SLOs."
-    ),
-    compare_to: str | None = typer.Option(
-        _D["compare_to"], "--compare-to", help="Endpoint: another serving result to compare answers with."
-    ),
-    parity_tokens: int = typer.Option(
-        _D["parity_tokens"], "--parity-tokens", help="Parity: first N tokens compared word by word."
-    ),
-    parity_threshold: float = typer.Option(
-        _D["parity_threshold"], "--parity-threshold", help="Parity: MiniLM cosine at which an answer is accepted."
-    ),
-    platform_note: str | None = typer.Option(
-        _D["platform_note"], "--platform", help='Endpoint: what serves it, e.g. "inf2.48xlarge, vLLM-neuron 0.x".'
-    ),
-    store_outputs: bool = typer.Option(
-        _D["store_outputs"], "--store-outputs/--no-store-outputs", help="Endpoint: keep answers (for --compare-to)."
-    ),
-    num_requests: int = typer.Option(_D["num_requests"], "--num-requests", help="Endpoint: requests to send."),
-    max_tokens: int = typer.Option(_D["max_tokens"], "--max-tokens", help="Endpoint: output tokens per request."),
-    slo_ttft_ms: float | None = typer.Option(
-        _D["slo_ttft_ms"], "--slo-ttft-ms", help="Endpoint: TTFT bound for goodput."
-    ),
-    slo_tpot_ms: float | None = typer.Option(
-        _D["slo_tpot_ms"], "--slo-tpot-ms", help="Endpoint: TPOT bound for goodput."
-    ),
-    request_timeout_s: float = typer.Option(
-        _D["request_timeout_s"], "--request-timeout-s", help="Endpoint: deadline for each whole request."
-    ),
-    api_key: str | None = typer.Option(
-        _D["api_key"],
-        "--api-key",
-        envvar="ACCELPILOT_API_KEY",
-        show_default=False,
-        help="Endpoint: bearer token for the server (or ACCELPILOT_API_KEY); recorded as ***.",
-    ),
-    seed: int = typer.Option(_D["seed"], "--seed", help="Seed for requests and arrival schedules."),
-    out: str = typer.Option("pilot-results", "--out", help="Folder for the result file."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout only."),
-) -> None:
+def _options() -> list[inspect.Parameter]:
+    """The `run serve` options, one per ServeConfig field declared with ``option`` (base.py), in field order."""
+    hints = get_type_hints(ServeConfig)
+    params = []
+    for f in fields(ServeConfig):
+        o = f.metadata.get("cli")
+        if o is None:
+            continue
+        default = o.to_cli(f.default) if o.to_cli else f.default
+        kw: dict[str, Any] = {"help": o.help}
+        if o.envvar:
+            kw.update(envvar=o.envvar, show_default=o.show_default)
+        params.append(
+            inspect.Parameter(
+                f.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=typer.Option(default, *o.flags, **kw),
+                annotation=o.cli_type or hints[f.name],
+            )
+        )
+    params.append(
+        inspect.Parameter(
+            "out",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option("pilot-results", "--out", help="Folder for the result file."),
+            annotation=str,
+        )
+    )
+    params.append(
+        inspect.Parameter(
+            "as_json",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(False, "--json", help="Print the result JSON on stdout only."),
+            annotation=bool,
+        )
+    )
+    return params
+
+
+def config_from_options(values: dict[str, Any]) -> ServeConfig:
+    """Option values -> a validated ServeConfig (each option parsed by its field's ``parse``)."""
+    kw: dict[str, Any] = {}
+    for f in fields(ServeConfig):
+        o = f.metadata.get("cli")
+        if o is None or f.name not in values:
+            continue
+        v = values[f.name]
+        kw[f.name] = o.parse(v) if o.parse else v
+    return ServeConfig(**kw, command=_command_line()).validate()
+
+
+def serve(**values: Any) -> None:
     """Serve a model (or drive an endpoint) under MLPerf/vLLM load patterns; write one serving result."""
     from accelpilot.pilot.result import write_new_result
-    from accelpilot.pilot.serve.base import parse_buckets, parse_points, parse_scenarios
     from accelpilot.pilot.serve.runner import run_serve
 
-    cfg = ServeConfig(
-        device=device,
-        workload=workload,
-        scenarios=parse_scenarios(scenario),
-        target_qps=target_qps,
-        slo_ms=slo_ms,
-        find_peak=find_peak,
-        buckets=parse_buckets(buckets),
-        max_batch=max_batch,
-        max_wait_ms=max_wait_ms,
-        duration_s=duration_s,
-        precision=precision,
-        num_samples=num_samples,
-        seed=seed,
-        endpoint=endpoint,
-        model_name=model_name,
-        request_rate=parse_points(request_rate, "--request-rate", float),
-        concurrency=parse_points(concurrency, "--concurrency", int),
-        arrival=arrival,
-        requests_file=requests_file,
-        input_len=input_len,
-        output_len=output_len,
-        tokenizer=tokenizer,
-        output_control=output_control,
-        trace=trace,
-        min_goodput_share=min_goodput_share,
-        compare_to=compare_to,
-        parity_tokens=parity_tokens,
-        parity_threshold=parity_threshold,
-        platform_note=platform_note,
-        store_outputs=store_outputs,
-        num_requests=num_requests,
-        max_tokens=max_tokens,
-        slo_ttft_ms=slo_ttft_ms,
-        slo_tpot_ms=slo_tpot_ms,
-        request_timeout_s=request_timeout_s,
-        api_key=api_key,
-        command=_command_line(),
-    ).validate()
+    out: str = values.pop("out")
+    as_json: bool = values.pop("as_json")
+    cfg = config_from_options(values)
+    check_out(out)  # before anything is measured: a full sweep must never end in "cannot write"
 
     def log(msg: str) -> None:
         err_console.log(msg)
@@ -293,8 +269,24 @@ def serve(
             result = run_serve(cfg, progress)
     else:
         result = run_serve(cfg, log if not as_json else (lambda m: None))
-    path = write_new_result(result, out)
+    try:
+        path = write_new_result(result, out)
+    except OSError as exc:  # WriteFailedError: says where the measurement is kept
+        from accelpilot.atomic import WriteFailedError
+        from accelpilot.errors import InputFileError
+
+        where = exc.where() if isinstance(exc, WriteFailedError) else "nothing was written"
+        raise InputFileError(
+            f"cannot write the result ({exc.strerror or exc.__class__.__name__}); {where}",
+            file=str(out),
+            field="--out",
+            fix="free space or give a writable folder, then run again",
+        ) from None
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
         render_summary(result, str(path))
+
+
+serve.__signature__ = inspect.Signature(_options())  # type: ignore[attr-defined]
+run_app.command("serve")(serve)

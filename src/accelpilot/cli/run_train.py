@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import shlex
 import sys
+import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,12 +16,12 @@ from accelpilot.cli.app import run_app
 from accelpilot.cli.common import console, err_console, print_json
 
 # torch-free: the CLI reads its option defaults from the config class, so each default is written once
-from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, INTERRUPT_AT_ON_CPU, TrainConfig, parse_shapes
+from accelpilot.pilot.train.config import TrainConfig, parse_shapes
 
 if TYPE_CHECKING:
     from accelpilot.pilot.result import PilotResult
 
-D = TrainConfig()  # the defaults of every option below
+D = TrainConfig()  # the defaults of every option (generated from the fields below)
 
 
 class _RichReporter:
@@ -131,6 +134,28 @@ def render_scaling(result: PilotResult, path: str) -> None:
             row.append(_fmt(float(f.value), unit) if f is not None else "–")
         table.add_row(*row)
     console.print(table)
+    if result.topology is not None:
+        t = result.topology
+        console.print(
+            f"summary (training.tokens_per_s): all {t.world_size} rank(s) of world size {t.world_size}, "
+            f"{t.nnodes} node(s), {t.accelerators:g} accelerator(s)"
+        )
+    for w in topo["world_sizes"]:
+        why = result.details.get("unavailable", {}).get(f"comm_share_world{w}")
+        if why and why.startswith("not measured"):
+            console.print(f"comm share at world size {w}: {why}")
+    tr = result.training
+    if tr is not None and tr.runs:
+        ttt = f"{_fmt(tr.time_to_target_s, 's')}" if tr.time_to_target_s is not None else "not reached"
+        console.print(f"time to eval loss <= {tr.target_loss:g}: {ttt} ({tr.accepted_runs}/{tr.runs} runs accepted)")
+    resume = dist.get("resume")
+    if resume:
+        saved = resume.get("saved") or {}
+        console.print(
+            f"resumed {resume['from']} (saved at world size {saved.get('world', '?')}, {saved.get('parallel', '?')}) "
+            f"at world size {resume['loaded_at_world']} with {resume['parallel']}: identical weights: "
+            f"{resume['identical_weights']}"
+        )
     for key, info in dist["portability"].items():
         console.print(f"checkpoint {key}: identical weights: {info['identical_weights']}")
     intr = dist.get("interrupt")
@@ -201,114 +226,40 @@ def _command_line(ctx: typer.Context) -> str:
     return shlex.join(words)
 
 
-@run_app.command("train")
-def train(
-    ctx: typer.Context,
-    device: str = typer.Option(D.device, "--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps."),
-    workload: str = typer.Option(
-        "builtin:gpt" if D.workload == BUILTIN_WORKLOAD else D.workload,
-        "--workload",
-        help="builtin:gpt or a user's module:factory (or path/file.py:factory).",
-    ),
-    size: str | None = typer.Option(D.size, "--size", help="Built-in GPT size: tiny, small, gpt2-124m (default tiny)."),
-    tokens: str | None = typer.Option(D.tokens, "--tokens", help="Token file for the GPT: .npy or raw uint16 .bin."),
-    compile_: str | None = typer.Option(
-        D.compile, "--compile", help="eager, inductor, neuron, openxla (default: inductor on cuda, eager on cpu)."
-    ),
-    precision: str | None = typer.Option(
-        D.precision, "--precision", help="fp32, bf16, fp16 (default bf16 off the CPU)."
-    ),
-    batch_size: int | None = typer.Option(D.batch_size, "--batch-size", help="Global batch size (sequences)."),
-    seq_len: int | None = typer.Option(D.seq_len, "--seq-len", help="Sequence length of the main shape."),
-    steps: int = typer.Option(D.steps, "--steps", help="Timed steps for throughput, after warm-up."),
-    warmup: int = typer.Option(D.warmup, "--warmup", help="Warm-up steps before timing (the first compiles)."),
-    shapes: str | None = typer.Option(None, "--shapes", help="Sequence lengths to test recompiling, e.g. 128,256,512."),
-    target_loss: float | None = typer.Option(
-        D.target_loss, "--target-loss", help="Eval loss that ends a time-to-target run."
-    ),
-    max_steps: int | None = typer.Option(
-        D.max_steps, "--max-steps", help="Give up a time-to-target run after N steps."
-    ),
-    eval_every: int | None = typer.Option(
-        D.eval_every, "--eval-every", help="Evaluate every N steps in time-to-target runs."
-    ),
-    runs: int = typer.Option(D.runs, "--runs", help="Time-to-target runs; >= 3 gives an olympic mean."),
-    interrupt_at: int | None = typer.Option(
-        D.interrupt_at,
-        "--interrupt-at",
-        help=f"SIGKILL a worker at this step and restart it (default {INTERRUPT_AT_ON_CPU} on cpu; 0 = off).",
-    ),
-    checkpoint_every: int | None = typer.Option(
-        D.checkpoint_every, "--checkpoint-every", help="Checkpoint interval of the worker."
-    ),
-    checkpoint_dir: str | None = typer.Option(
-        D.checkpoint_dir, "--checkpoint-dir", help="Keep checkpoints here (default: temp)."
-    ),
-    compare_to: str | None = typer.Option(
-        D.compare_to, "--compare-to", help="Another platform's result: quality parity."
-    ),
-    out: str = typer.Option(D.out, "--out", help="Folder for the result file."),
-    seed: int = typer.Option(D.seed, "--seed", help="Seed for weights and data order."),
-    lr: float | None = typer.Option(D.lr, "--lr", help="Learning rate (default: the workload's)."),
-    nproc_per_node: int = typer.Option(
-        D.nproc_per_node, "--nproc-per-node", help="Processes (devices) per node: > 1 launches torchrun."
-    ),
-    nnodes: int = typer.Option(D.nnodes, "--nnodes", help="Nodes joining the rendezvous (run the command on each)."),
-    node_rank: int = typer.Option(D.node_rank, "--node-rank", help="This node's rank (0 writes the result)."),
-    rdzv_endpoint: str | None = typer.Option(D.rdzv_endpoint, "--rdzv-endpoint", help="HOST:PORT of the rendezvous."),
-    rdzv_timeout_s: float = typer.Option(
-        D.rdzv_timeout_s, "--rdzv-timeout-s", help="Give up when the nodes have not met after this long."
-    ),
-    scaling: str | None = typer.Option(None, "--scaling", help="World sizes to measure in turn, e.g. 1,2,4,8."),
-    parallel: str = typer.Option(D.parallel, "--parallel", help="ddp (DistributedDataParallel) or fsdp (FSDP2)."),
-    global_batch: int | None = typer.Option(
-        D.global_batch, "--global-batch", help="Fixed global batch (strong scaling); default: fixed per-rank batch."
-    ),
-    max_restarts: int = typer.Option(D.max_restarts, "--max-restarts", help="torchrun restarts after a failure."),
-    interrupt_rank: int = typer.Option(
-        D.interrupt_rank, "--interrupt-rank", help="Distributed: the rank SIGKILLed at --interrupt-at."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout (progress stays on stderr)."),
-) -> None:
+def _option_params() -> list[inspect.Parameter]:
+    """One typer option per ``TrainConfig`` field declared with ``option``: flag, help and default from there."""
+    hints = typing.get_type_hints(TrainConfig)
+    params = []
+    for f in dataclasses.fields(TrainConfig):
+        if "flag" not in f.metadata:
+            continue
+        meta = f.metadata
+        default = meta.get("cli_default", getattr(D, f.name))
+        annotation = (str | None) if meta["text"] else hints[f.name]
+        params.append(
+            inspect.Parameter(
+                f.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=typer.Option(None if meta["text"] else default, meta["flag"], help=meta["help"]),
+                annotation=annotation,
+            )
+        )
+    return params
+
+
+def train(ctx: typer.Context, as_json: bool = False, **options: Any) -> None:
     """Train a workload on one device and write a result with every proof-of-concept measurement."""
     from accelpilot.pilot.train.pilot import TrainingInterrupted, run_training
     from accelpilot.pilot.train.record import Reporter
 
-    cfg = TrainConfig(
-        device=device,
-        workload=workload,
-        size=size,
-        tokens=tokens,
-        compile=compile_,
-        precision=precision,
-        batch_size=batch_size,
-        seq_len=seq_len,
-        steps=steps,
-        warmup=warmup,
-        shapes=parse_shapes(shapes),
-        target_loss=target_loss,
-        max_steps=max_steps,
-        eval_every=eval_every,
-        runs=runs,
-        interrupt_at=interrupt_at,
-        checkpoint_every=checkpoint_every,
-        checkpoint_dir=checkpoint_dir,
-        compare_to=compare_to,
-        out=out,
-        seed=seed,
-        lr=lr,
-        command=_command_line(ctx),
-        nproc_per_node=nproc_per_node,
-        nnodes=nnodes,
-        node_rank=node_rank,
-        rdzv_endpoint=rdzv_endpoint,
-        rdzv_timeout_s=rdzv_timeout_s,
-        scaling=parse_shapes(scaling, "--scaling", "1,2,4"),
-        parallel=parallel,
-        global_batch=global_batch,
-        max_restarts=max_restarts,
-        interrupt_rank=interrupt_rank,
-    )
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(TrainConfig):
+        if f.name in options:
+            v = options[f.name]
+            if f.metadata["text"]:  # typed as text, parsed into the field's list
+                v = parse_shapes(v, f.metadata["flag"], "1,2,4" if f.name == "scaling" else "128,256,512")
+            values[f.name] = v
+    cfg = TrainConfig(**values, command=_command_line(ctx))
     reporter: Reporter = _RichReporter() if err_console.is_terminal else Reporter()  # type: ignore[assignment]
     from accelpilot.pilot.train.distributed import is_distributed, run_distributed
 
@@ -323,3 +274,16 @@ def train(
         print_json(result.model_dump(mode="json"))
     else:
         render_summary(result, str(path))
+
+
+_ctx = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+_json = inspect.Parameter(
+    "as_json",
+    inspect.Parameter.KEYWORD_ONLY,
+    default=typer.Option(False, "--json", help="Print the result JSON on stdout (progress stays on stderr)."),
+    annotation=bool,
+)
+_params = [_ctx, *_option_params(), _json]
+train.__signature__ = inspect.Signature(_params)  # type: ignore[attr-defined]
+train.__annotations__ = {p.name: p.annotation for p in _params} | {"return": None}
+run_app.command("train")(train)

@@ -21,6 +21,9 @@ def spend_import(
     account: list[str] | None = typer.Option(None, "--account", help="Usage account id; repeatable."),
     instance_type: list[str] | None = typer.Option(None, "--instance-type", help="Only these instance types."),
     resources: bool = typer.Option(False, "--resources", help="Also list each resource's share of the month."),
+    service: list[str] | None = typer.Option(
+        None, "--service", help="line_item_product_code to read (default AmazonEC2); 'all' reads every service."
+    ),
     as_baseline: Path | None = typer.Option(
         None, "--as-baseline", help='Write a "current deployment" option into this scenario TOML (created if new).'
     ),
@@ -42,6 +45,7 @@ def spend_import(
             accounts=account or [],
             instance_types=instance_type or [],
             resources=resources,
+            services=[] if service and "all" in service else (service or ["AmazonEC2"]),
         )
     option = None
     if as_baseline is not None:
@@ -62,6 +66,7 @@ def spend_import(
         "instance",
         "instance-h",
         "resources",
+        "peak running",
         "mean share of month",
         f"usage {cur}",
         f"credits {cur}",
@@ -74,6 +79,7 @@ def spend_import(
             r.instance_type,
             f"{r.instance_hours:,.1f}",
             str(r.resources),
+            str(r.concurrent),
             f"{r.mean_share_of_month:.0%}",
             f"{r.usage_cost:,.2f}",
             f"{r.credits:,.2f}",
@@ -83,6 +89,11 @@ def spend_import(
     if summary.unattributed:
         shown = ", ".join(f"{k} {v:,.2f}" for k, v in summary.unattributed.items())
         console.print(f"not attributed to an instance type (not in the table): {shown} {cur}")
+    if summary.unused_commitment:
+        shown = ", ".join(f"{k} {v:,.2f}" for k, v in summary.unused_commitment.items())
+        console.print(f"commitment paid for and unused (included in the fees above): {shown} {cur}")
+    for m, c in summary.partial_months.items():
+        console.print(f"{m} is partial: the export covers {c:.0%} of it (a monthly average counts it as {c:.2f})")
     if resources and res:
         rt = Table(title="share of the month each resource ran")
         for col in ("month", "instance", "resource", "hours", "share"):

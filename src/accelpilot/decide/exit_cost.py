@@ -7,7 +7,10 @@ plus a fixed re-validation; the scenario's day rate prices it. Data stored in AW
 priced with AWS's transfer tiers. Every number is a Figure, so the report shows where each one comes from.
 
 Assumptions (shown as such in every report):
-- effort class ``hours``: 0.5 engineer-day per finding; ``days``: 3; ``weeks``: 10 (two working weeks).
+- an item sized by the log's effort model (``porting/effort.py``: engineer-days as a range per item): the midpoint
+  of the relevant items' summed ranges, the range in a note (issue 27).
+- an item or finding without a range (a log written before the effort model), by its effort class: ``hours``: 0.5
+  engineer-day; ``days``: 3; ``weeks``: 10 (two working weeks).
 - re-validation on the destination (quality parity, checkpoint/restart, the pilot's checks): 2 engineer-days.
 - leaving Neuron: every finding that concerns the Neuron target is assumed to need the same work again to go
   back (the port's workarounds are undone), plus Neuron-only code the log found (rules that concern GPUs).
@@ -90,10 +93,26 @@ def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Catalo
     if log is not None:
         rel = _relevant(log.findings, family)
         ids = [f.id for f in rel]
+        ranged = [f for f in rel if f.days_low is not None and f.days_high is not None]
+        if ranged:
+            # items sized by the log's effort model (issue 27): the midpoint of their summed ranges, range in a note
+            low = sum(f.days_low or 0.0 for f in ranged)
+            high = sum(f.days_high or 0.0 for f in ranged)
+            parts.append(
+                assumption(
+                    Decimal(str(round((low + high) / 2, 2))),
+                    "day",
+                    f"effort model of the portability log {log.path or ''}".strip(),
+                    label=f"{len(ranged)} items, midpoint of {low:g}-{high:g} engineer-days (the log's effort model)",
+                )
+            )
+            notes.append(f"porting items by the log's effort model: {low:g}-{high:g} engineer-days, midpoint counted")
         for eff in ("hours", "days", "weeks"):
             n = sum(1 for f in rel if f.effort == eff)
             if n:
                 by_effort[eff] = n
+            n = sum(1 for f in rel if f.effort == eff and f.days_high is None)
+            if n:
                 count = Figure(
                     value=n,
                     unit="",
@@ -133,7 +152,7 @@ def exit_cost(ob: OptionBill, sc: Scenario, log: LogView | None, catalog: Catalo
         notes.append("the scenario gives no engineering day_rate: days are shown, cost is not")
     gb = _stored_gb(sc, ob.name)
     if gb and catalog is not None and ob.pricing not in ("owned", "buy_and_host", "rental"):
-        from accelpilot.bill.compute import dto_monthly
+        from accelpilot.bill.common import dto_monthly
 
         stored = assumption(gb, "GB/month", "scenario extras (stored GB)", label="data stored in AWS")
         egress = dto_monthly(stored, catalog).with_label("one-off egress of the stored data")

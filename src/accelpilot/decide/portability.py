@@ -45,6 +45,9 @@ class FindingView(BaseModel):
     why: str = ""
     lines: list[str] = Field(default_factory=list)  # an item's evidence, "file:line: message" each
     reason: str = ""  # how the item is reached when that lowers its severity ("in a benchmark script", ...)
+    # engineer-days of the item by the log's effort model (porting/effort.py), None for logs written before it
+    days_low: float | None = None
+    days_high: float | None = None
 
     @property
     def where(self) -> str:
@@ -122,6 +125,13 @@ def _line_text(ln: Any, item_reason: str = "") -> str:
     return f"{text} [{reason}]" if reason and reason != item_reason else text
 
 
+def _days_of(f: Any, name: str) -> float | None:
+    """An item's effort-model days; None for a finding, an older item, or an item the model gave no range."""
+    v = _get(f, name)
+    high = _get(f, "days_high")
+    return float(v) if isinstance(v, (int, float)) and isinstance(high, (int, float)) and high > 0 else None
+
+
 def view_log(log: Any, path: str | None = None) -> LogView:
     """Reduce a PortabilityLog (model or dict) to a LogView. A log with porting items (issue 12) is read item by
     item (ids I1, I2, ...: effort, the exit test and the blocking gate count items, each with its lines); an
@@ -154,6 +164,8 @@ def view_log(log: Any, path: str | None = None) -> LogView:
                 why=str(_get(f, "why", "") or ""),
                 lines=[_line_text(ln, reason) for ln in _get(f, "lines", []) or []],
                 reason=reason,
+                days_low=_days_of(f, "days_low"),
+                days_high=_days_of(f, "days_high"),
             )
         )
     summary = _get(log, "summary", {}) or {}

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from accelpilot.evidence.model import CapacityBlock, EvidenceSet
-from accelpilot.evidence.quotas import ON_DEMAND_QUOTA_PRICING, find_quota
+from accelpilot.evidence.model import CapacityBlock, EvidenceSet, Quota, Reservation
+from accelpilot.evidence.quotas import ON_DEMAND_QUOTA_PRICING, covers, find_quota
 from accelpilot.figures import Figure, Kind
 
 Status = Literal["pass", "fail", "unknown"]
@@ -118,28 +118,38 @@ def _check_region(ev: EvidenceSet, need: Need, region: str) -> tuple[RegionCheck
     it = need.instance_type
     zones_offered: list[str] = []
 
-    # 1. Is the type offered where it must run?
-    if region not in ev.regions_for("instance_type_offerings"):
-        unknown.append(f"no instance-type offerings file for {region}")
-    else:
-        offers = [o for o in ev.offerings if o.instance_type == it and o.region == region]
-        zones_offered = sorted({o.location for o in offers})
-        if not offers:
-            file = _file_for(ev, "instance_type_offerings", region)
-            fails.append(f"{it} is not offered in {region} (not listed in {_name(file)})")
-            lines.append(EvidenceLine(text=f"{region}: {it} is not listed as offered", file=file))
-        else:
-            by_region = any(o.location_type == "region" for o in offers)  # a region-level file says nothing of zones
-            missing_z = [z for z in need.zones if region_of(z) == region and z not in zones_offered and not by_region]
-            if missing_z:
-                fails.append(f"{it} is not offered in required zone(s) {', '.join(missing_z)}")
-            lines.append(
-                EvidenceLine(
-                    text=f"{region}: {it} offered in {', '.join(zones_offered)}",
-                    file=offers[0].file,
-                    command=offers[0].command,
-                )
+    # 1. Is the type offered where it must run? A listing cut short (NextToken) can say yes, never no.
+    offers = [o for o in ev.offerings if o.instance_type == it and o.region == region]
+    zones_offered = sorted({o.location for o in offers})
+    cut = ev.truncated_for("instance_type_offerings", region)
+    if not offers and region not in ev.regions_for("instance_type_offerings"):
+        if cut:
+            unknown.append(
+                f"the offerings listing for {region} was cut short ({_name(cut)} holds a NextToken): "
+                "rerun describe-instance-type-offerings without --max-items"
             )
+            lines.append(EvidenceLine(text=f"{region}: {it} not on the listing's first page (cut short)", file=cut))
+        else:
+            unknown.append(f"no instance-type offerings file for {region}")
+    elif not offers:
+        file = _file_for(ev, "instance_type_offerings", region)
+        fails.append(f"{it} is not offered in {region} (not listed in {_name(file)})")
+        lines.append(EvidenceLine(text=f"{region}: {it} is not listed as offered", file=file))
+    else:
+        by_region = any(o.location_type == "region" for o in offers)  # a region-level file says nothing of zones
+        missing_z = [z for z in need.zones if region_of(z) == region and z not in zones_offered and not by_region]
+        if missing_z:
+            if cut or any(f.truncated for f in ev.files if f.path == offers[0].file):
+                unknown.append(f"{it} not listed in zone(s) {', '.join(missing_z)} of a listing cut short")
+            else:
+                fails.append(f"{it} is not offered in required zone(s) {', '.join(missing_z)}")
+        lines.append(
+            EvidenceLine(
+                text=f"{region}: {it} offered in {', '.join(zones_offered)}",
+                file=offers[0].file,
+                command=offers[0].command,
+            )
+        )
 
     # 2. Can the needed instances be obtained: a capacity block, or vCPUs within the quota?
     blocks = _fitting_blocks(ev, need, region)
@@ -165,8 +175,17 @@ def _check_region(ev: EvidenceSet, need: Need, region: str) -> tuple[RegionCheck
         else:
             unknown.append(f"no capacity block offerings file for {region}")
     else:
-        # A block stands in for the quota only when the run is known to fit in it.
-        covering = blocks if need.run_hours is not None else []
+        # Only capacity already held stands in for the quota: a block on offer is not yet bought.
+        covering = _held(ev, need, region)
+        for r in covering:
+            lines.append(
+                EvidenceLine(
+                    text=f"{region}: capacity held, {r.reservation_id} ({r.kind}, {r.state}): {r.available} of "
+                    f"{r.total} x {r.instance_type} free in {r.zone}",
+                    file=r.file,
+                    command=r.command,
+                )
+            )
         if need.vcpus_per_instance is None:
             unknown.append(f"the catalog holds no vCPU count for {it} (add vcpus to its [[instance]] row)")
         else:
@@ -175,7 +194,7 @@ def _check_region(ev: EvidenceSet, need: Need, region: str) -> tuple[RegionCheck
             kind = "spot" if need.pricing == "spot" else "On-Demand"
             if q is None:
                 if covering:
-                    pass  # a block covers the run whatever the quota
+                    pass  # capacity held covers the run whatever the quota
                 elif region in ev.regions_for("service_quotas") | ev.regions_for("service_quota"):
                     unknown.append(f"no {kind} EC2 quota covering {it} in the quota files for {region}")
                 else:
@@ -183,18 +202,28 @@ def _check_region(ev: EvidenceSet, need: Need, region: str) -> tuple[RegionCheck
             else:
                 quota_fig = q.figure()
                 quota_name = f"{q.quota_code} {q.quota_name!r}"
-                headroom = q.value - vcpus_needed
+                in_use, unsized = _running_vcpus(ev, q, need.pricing == "spot", region)
+                headroom = q.value - in_use - vcpus_needed
                 what = (
                     f"needs {vcpus_needed} vCPUs ({need.instances} x {it} x {need.vcpus_per_instance} vCPU); "
-                    f"quota {q.quota_code} {q.quota_name!r} in {region} is {q.value:f} vCPUs"
+                    f"{'AWS default quota' if q.default else 'quota'} {q.quota_code} {q.quota_name!r} in {region} "
+                    f"is {q.value:f} vCPUs" + (f", {in_use} already in use by running instances" if in_use else "")
                 )
-                if headroom < 0 and not covering:
+                if unsized:
+                    unknown.append(f"running instance(s) {', '.join(unsized)} in {region} have no CpuOptions")
+                if q.default and not covering:
+                    # A default is what AWS starts an account at, not what this account has: never a pass.
+                    unknown.append(
+                        f"{what}: that is AWS's default value, not this account's; "
+                        "export `aws service-quotas list-service-quotas --service-code ec2`"
+                    )
+                elif headroom < 0 and not covering:
                     fails.append(f"{what}: short by {-headroom:f} vCPUs")
                 lines.append(
                     EvidenceLine(
                         text=f"{region}: {what}; "
                         + (f"headroom {headroom:f} vCPUs" if headroom >= 0 else f"short by {-headroom:f} vCPUs")
-                        + (" (a capacity block covers the run)" if headroom < 0 and covering else ""),
+                        + (" (capacity already held covers the run)" if headroom < 0 and covering else ""),
                         file=q.file,
                         command=q.command,
                     )
@@ -227,6 +256,30 @@ def _check_region(ev: EvidenceSet, need: Need, region: str) -> tuple[RegionCheck
         lines=lines,
     )
     return rc, fails, unknown
+
+
+def _held(ev: EvidenceSet, need: Need, region: str) -> list[Reservation]:
+    """Capacity reservations (bought capacity blocks included) of the type in the region with room for the run."""
+    return [
+        r
+        for r in ev.reservations
+        if r.instance_type == need.instance_type
+        and r.region == region
+        and r.state in ("active", "scheduled", "payment-pending")
+        and r.available >= need.instances
+        and (
+            need.run_hours is None
+            or r.end is None
+            or r.start is None
+            or Decimal(str((r.end - r.start).total_seconds())) / 3600 >= need.run_hours
+        )
+    ]
+
+
+def _running_vcpus(ev: EvidenceSet, q: Quota, spot: bool, region: str) -> tuple[int, list[str]]:
+    """vCPUs already counted against the quota by running instances of the types it covers."""
+    mine = [r for r in ev.running if r.region == region and r.spot == spot and covers(q, r.instance_type)]
+    return sum(r.vcpus or 0 for r in mine), [r.instance_id for r in mine if r.vcpus is None]
 
 
 def region_of(zone: str) -> str | None:

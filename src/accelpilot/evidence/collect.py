@@ -39,11 +39,22 @@ def load_boto3() -> Any:
 def make_clients(region: str, profile: str | None = None) -> dict[str, Any]:
     """Real clients from the user's default credential chain (never from anything accelpilot stores)."""
     boto3 = load_boto3()
-    session = boto3.Session(profile_name=profile, region_name=region) if profile else boto3.Session(region_name=region)
-    return {
-        "ec2": session.client("ec2", region_name=region),
-        "service-quotas": session.client("service-quotas", region_name=region),
-    }
+    from botocore import exceptions as bx
+
+    try:
+        session = (
+            boto3.Session(profile_name=profile, region_name=region) if profile else boto3.Session(region_name=region)
+        )
+        return {
+            "ec2": session.client("ec2", region_name=region),
+            "service-quotas": session.client("service-quotas", region_name=region),
+        }
+    except bx.ProfileNotFound:
+        raise AwsAccessError(
+            f"no AWS profile {profile!r} in the AWS config", fix="pass a profile `aws configure list-profiles` names"
+        ) from None
+    except (bx.InvalidRegionError, ValueError):
+        raise AwsAccessError(f"{region!r} is not an AWS region name", fix="pass e.g. --region us-east-1") from None
 
 
 def aws_call(what: str, fn: Callable[[], Any]) -> Any:
@@ -153,6 +164,25 @@ def collect(
         "servicequotas:ListServiceQuotas", lambda: all_pages(sq, "list_service_quotas", "Quotas", ServiceCode="ec2")
     )
     written.append((out / f"service-quotas-ec2-{region}.json", {"Quotas": quotas}))
+
+    # What already draws on the quota, and capacity already bought: the gate subtracts the one and counts the other.
+    say(f"running instances in {region}")
+    running = aws_call(
+        "ec2:DescribeInstances",
+        lambda: all_pages(
+            ec2,
+            "describe_instances",
+            "Reservations",
+            Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}],
+        ),
+    )
+    written.append((out / f"instances-{region}.json", {"Reservations": running}))
+    say(f"capacity reservations in {region}")
+    held = aws_call(
+        "ec2:DescribeCapacityReservations",
+        lambda: all_pages(ec2, "describe_capacity_reservations", "CapacityReservations"),
+    )
+    written.append((out / f"capacity-reservations-{region}.json", {"CapacityReservations": held}))
 
     for it in instances:
         say(f"spot placement scores for {it}")

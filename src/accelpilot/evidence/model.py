@@ -21,6 +21,8 @@ Shape = Literal[
     "service_quota",
     "spot_placement_scores",
     "spot_advisor",
+    "instances",
+    "capacity_reservations",
 ]
 
 # The AWS CLI command that prints each accepted shape (the top-level key says which one a file is).
@@ -30,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "service_quotas": "aws service-quotas list-service-quotas --service-code ec2",
     "service_quota": "aws service-quotas get-service-quota --service-code ec2",
     "spot_placement_scores": "aws ec2 get-spot-placement-scores",
+    "instances": "aws ec2 describe-instances",
+    "capacity_reservations": "aws ec2 describe-capacity-reservations",
     # Not a CLI command: the public JSON behind the Spot Instance Advisor page (no API prints it).
     "spot_advisor": "the Spot Instance Advisor data (spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json)",
 }
@@ -40,7 +44,10 @@ TOP_KEYS: dict[str, str] = {
     "Quota": "service_quota",
     "SpotPlacementScores": "spot_placement_scores",
     "spot_advisor": "spot_advisor",
+    "Reservations": "instances",
+    "CapacityReservations": "capacity_reservations",
 }
+DEFAULT_QUOTAS = "aws service-quotas list-aws-default-service-quotas --service-code ec2"
 
 
 class _Item(BaseModel):
@@ -120,9 +127,37 @@ class Quota(_Item):
     unit: str  # as the API prints it
     region: str | None
     adjustable: bool | None = None
+    default: bool = False  # AWS's default value (list-aws-default-service-quotas), not the account's
 
     def figure(self) -> Figure:
-        return self._fig(self.value, "vCPU", f"quota {self.quota_code} {self.quota_name!r}", self.region)
+        what = "AWS default quota" if self.default else "quota"
+        return self._fig(self.value, "vCPU", f"{what} {self.quota_code} {self.quota_name!r}", self.region)
+
+
+class Running(_Item):
+    """An instance already running (``describe-instances``): its vCPUs count against the same quota."""
+
+    instance_id: str
+    instance_type: str
+    zone: str
+    region: str | None
+    vcpus: int | None  # CpuOptions.CoreCount x ThreadsPerCore
+    spot: bool = False  # InstanceLifecycle "spot": draws on the spot quota, not the On-Demand one
+
+
+class Reservation(_Item):
+    """Capacity already held (``describe-capacity-reservations``), a bought capacity block included."""
+
+    reservation_id: str
+    instance_type: str
+    zone: str
+    region: str | None
+    total: int
+    available: int
+    state: str  # active, scheduled, expired, ...
+    kind: str  # "default" (an On-Demand Capacity Reservation) or "capacity-block"
+    start: dt.datetime | None = None
+    end: dt.datetime | None = None
 
 
 class SpotScore(_Item):
@@ -189,6 +224,7 @@ class EvidenceFile(BaseModel):
     as_of: dt.date
     items: int
     regions: tuple[str, ...] = ()  # regions the file speaks for (from its content, else from its name)
+    truncated: bool = False  # the CLI printed NextToken (--max-items): the listing is not the whole answer
 
 
 class EvidenceSet(BaseModel):
@@ -202,6 +238,8 @@ class EvidenceSet(BaseModel):
     quotas: tuple[Quota, ...] = ()
     scores: tuple[SpotScore, ...] = ()
     advisors: tuple[SpotAdvisor, ...] = ()
+    running: tuple[Running, ...] = ()
+    reservations: tuple[Reservation, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -215,8 +253,15 @@ class EvidenceSet(BaseModel):
             quotas=self.quotas + other.quotas,
             scores=self.scores + other.scores,
             advisors=self.advisors + other.advisors,
+            running=self.running + other.running,
+            reservations=self.reservations + other.reservations,
         )
 
     def regions_for(self, shape: str) -> set[str]:
-        """Regions the files of one shape speak for: an empty answer for a region is still an answer."""
-        return {r for f in self.files if f.shape == shape for r in f.regions}
+        """Regions the files of one shape speak for: an empty answer for a region is still an answer; a listing
+        cut short (NextToken) speaks for none, since what it lacks may be on the next page."""
+        return {r for f in self.files if f.shape == shape and not f.truncated for r in f.regions}
+
+    def truncated_for(self, shape: str, region: str) -> str | None:
+        """The path of a cut-short file of that shape for the region, if any."""
+        return next((f.path for f in self.files if f.shape == shape and f.truncated and region in f.regions), None)

@@ -26,6 +26,8 @@ from accelpilot.evidence.model import (
     EvidenceSet,
     Offering,
     Quota,
+    Reservation,
+    Running,
     SpotAdvisor,
     SpotBand,
     SpotScore,
@@ -41,10 +43,25 @@ _INSTANCE = re.compile(r"(?<![a-z0-9])([a-z]+\d[a-z0-9-]*\.(?:\d*x?large|metal[a
 ACCEPTED = "; ".join(f"{k} ({COMMANDS[v]})" for k, v in TOP_KEYS.items())
 
 
+# Zone IDs (``use1-az6``) name their region by a short code; the same physical zone in every account.
+_ZONE_ID = re.compile(r"^([a-z]+)(\d+)-(?:[a-z]+\d*-)?az\d+$")
+_ZONE_ID_AREA = {
+    "use": "us-east", "usw": "us-west", "usge": "us-gov-east", "usgw": "us-gov-west", "cac": "ca-central",
+    "caw": "ca-west", "mxc": "mx-central", "sae": "sa-east", "euw": "eu-west", "euc": "eu-central",
+    "eun": "eu-north", "eus": "eu-south", "apne": "ap-northeast", "apse": "ap-southeast", "aps": "ap-south",
+    "ape": "ap-east", "mec": "me-central", "mes": "me-south", "afs": "af-south", "ilc": "il-central",
+}  # fmt: skip
+
+
 def region_of_zone(zone: str) -> str | None:
-    """``us-east-1a`` -> ``us-east-1``; Local Zones (``us-east-1-bos-1a``) belong to their parent region."""
+    """``us-east-1a`` -> ``us-east-1``; Local Zones (``us-east-1-bos-1a``) belong to their parent region;
+    zone IDs (``use1-az6``, ``usw2-lax1-az1``) map through their region code."""
     m = _REGION.match(zone)
-    return m.group(1) if m else None
+    if m:
+        return m.group(1)
+    z = _ZONE_ID.match(zone)
+    area = _ZONE_ID_AREA.get(z.group(1)) if z else None
+    return f"{area}-{z.group(2)}" if z and area else None
 
 
 def _regions_in_name(path: Path) -> tuple[str, ...]:
@@ -110,6 +127,8 @@ def read_file(path: Path | str) -> EvidenceSet:
         raise _bad(
             p, f"not JSON (line {getattr(exc, 'lineno', '?')}): {exc}", "pass the AWS CLI's --output json"
         ) from None
+    except RecursionError:  # a hostile file nests deeper than Python's parser goes; the CLI never does
+        raise _bad(p, "JSON nested too deep to be AWS CLI output", "pass the AWS CLI's --output json") from None
     return parse(data, p, dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date())
 
 
@@ -130,12 +149,17 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
     blocks: list[CapacityBlock] = []
     quotas: list[Quota] = []
     scores: list[SpotScore] = []
+    running: list[Running] = []
+    held: list[Reservation] = []
+    # The CLI prints NextToken when --max-items cut the listing short: what is missing may be on the next page.
+    truncated = bool(data.get("NextToken"))
     if shape == "instance_type_offerings":
         for i, d in enumerate(_list(p, data, "InstanceTypeOfferings")):
             w = f"InstanceTypeOfferings[{i}]"
             loc_type = _str(p, d, "LocationType", w)
             loc = _str(p, d, "Location", w)
-            region = loc if loc_type == "region" else region_of_zone(loc) if loc_type == "availability-zone" else None
+            zonal = loc_type in ("availability-zone", "availability-zone-id")
+            region = loc if loc_type == "region" else region_of_zone(loc) if zonal else None
             if region is None and len(name_regions) == 1:
                 region = name_regions[0]
             offerings.append(
@@ -152,10 +176,10 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
         for i, d in enumerate(_list(p, data, "CapacityBlockOfferings")):
             w = f"CapacityBlockOfferings[{i}]"
             zone = _str(p, d, "AvailabilityZone", w)
-            if "CapacityBlockDurationHours" in d:
-                hours = _dec(p, d["CapacityBlockDurationHours"], f"{w}.CapacityBlockDurationHours")
-            elif "CapacityBlockDurationMinutes" in d:
-                hours = _dec(p, d["CapacityBlockDurationMinutes"], f"{w}.CapacityBlockDurationMinutes") / 60
+            if "CapacityBlockDurationHours" in d or "CapacityBlockDurationMinutes" in d:
+                # Hours and minutes are parts of one duration (47 h + 35 min), not two ways to say it.
+                hours = _dec(p, d.get("CapacityBlockDurationHours", 0), f"{w}.CapacityBlockDurationHours")
+                hours += _dec(p, d.get("CapacityBlockDurationMinutes", 0), f"{w}.CapacityBlockDurationMinutes") / 60
             else:
                 raise _bad(p, f"{w} has no CapacityBlockDurationHours", "pass the AWS CLI's JSON output unchanged")
             count = _dec(p, d.get("InstanceCount"), f"{w}.InstanceCount")
@@ -193,6 +217,8 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
                 unit=str(d.get("Unit") or ""),
                 region=region,
                 adjustable=d.get("Adjustable") if isinstance(d.get("Adjustable"), bool) else None,
+                # list-aws-default-service-quotas prints the same shape; its ARNs name no account
+                default="default" in p.name.lower() or (len(parts) > 4 and not parts[4]),
             )
             check_quota_unit(q, d.get("UsageMetric"), w)
             quotas.append(q)
@@ -204,6 +230,12 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
             path=str(p), shape=shape, command=COMMANDS[shape], as_of=as_of, items=n, regions=tuple(advisor.linux)
         )
         return EvidenceSet(files=(ef,), advisors=(advisor,))
+    elif shape == "instances":
+        running = _instances(data, p, base)
+        regions = tuple(dict.fromkeys([r.region for r in running if r.region] or name_regions))
+    elif shape == "capacity_reservations":
+        held = _reservations(data, p, base)
+        regions = tuple(dict.fromkeys([r.region for r in held if r.region] or name_regions))
     else:
         types = instance_types_in_name(p)
         for i, d in enumerate(_list(p, data, "SpotPlacementScores")):
@@ -222,11 +254,80 @@ def parse(data: Any, p: Path, as_of: dt.date) -> EvidenceSet:
                 )
             )
         regions = tuple(dict.fromkeys([s.region for s in scores] or name_regions))
-    n = len(offerings) + len(blocks) + len(quotas) + len(scores)
-    ef = EvidenceFile(path=str(p), shape=shape, command=COMMANDS[shape], as_of=as_of, items=n, regions=regions)
-    return EvidenceSet(
-        files=(ef,), offerings=tuple(offerings), blocks=tuple(blocks), quotas=tuple(quotas), scores=tuple(scores)
+    n = len(offerings) + len(blocks) + len(quotas) + len(scores) + len(running) + len(held)
+    ef = EvidenceFile(
+        path=str(p), shape=shape, command=COMMANDS[shape], as_of=as_of, items=n, regions=regions, truncated=truncated
     )
+    return EvidenceSet(
+        files=(ef,),
+        offerings=tuple(offerings),
+        blocks=tuple(blocks),
+        quotas=tuple(quotas),
+        scores=tuple(scores),
+        running=tuple(running),
+        reservations=tuple(held),
+    )
+
+
+def _obj(d: dict[str, Any], key: str) -> dict[str, Any]:
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _instances(data: dict[str, Any], p: Path, base: dict[str, Any]) -> list[Running]:
+    """``describe-instances``: Reservations[].Instances[]; only pending and running ones hold quota."""
+    out = []
+    for i, r in enumerate(_list(p, data, "Reservations")):
+        for j, d in enumerate(_list(p, r, "Instances")):
+            w = f"Reservations[{i}].Instances[{j}]"
+            state = _obj(d, "State")
+            if state.get("Name") not in ("pending", "running"):
+                continue
+            placement = _obj(d, "Placement")
+            zone = str(placement.get("AvailabilityZone") or "")
+            cpu = _obj(d, "CpuOptions")
+            cores, threads = cpu.get("CoreCount"), cpu.get("ThreadsPerCore")
+            vcpus = None
+            if cores is not None and threads is not None:
+                vcpus = int(
+                    _dec(p, cores, f"{w}.CpuOptions.CoreCount") * _dec(p, threads, f"{w}.CpuOptions.ThreadsPerCore")
+                )
+            out.append(
+                Running(
+                    **base,
+                    instance_id=_str(p, d, "InstanceId", w),
+                    instance_type=_str(p, d, "InstanceType", w),
+                    zone=zone,
+                    region=region_of_zone(zone),
+                    vcpus=vcpus,
+                    spot=d.get("InstanceLifecycle") == "spot",
+                )
+            )
+    return out
+
+
+def _reservations(data: dict[str, Any], p: Path, base: dict[str, Any]) -> list[Reservation]:
+    """``describe-capacity-reservations``: capacity held, On-Demand Capacity Reservations and bought blocks."""
+    out = []
+    for i, d in enumerate(_list(p, data, "CapacityReservations")):
+        w = f"CapacityReservations[{i}]"
+        zone = str(d.get("AvailabilityZone") or d.get("AvailabilityZoneId") or "")
+        out.append(
+            Reservation(
+                **base,
+                reservation_id=_str(p, d, "CapacityReservationId", w),
+                instance_type=_str(p, d, "InstanceType", w),
+                zone=zone,
+                region=region_of_zone(zone),
+                total=int(_dec(p, d.get("TotalInstanceCount"), f"{w}.TotalInstanceCount")),
+                available=int(_dec(p, d.get("AvailableInstanceCount"), f"{w}.AvailableInstanceCount")),
+                state=str(d.get("State") or ""),
+                kind=str(d.get("ReservationType") or "default"),
+                start=_time(p, d["StartDate"], f"{w}.StartDate") if d.get("StartDate") else None,
+                end=_time(p, d["EndDate"], f"{w}.EndDate") if d.get("EndDate") else None,
+            )
+        )
+    return out
 
 
 def _spot_advisor(data: dict[str, Any], p: Path, base: dict[str, Any]) -> SpotAdvisor:

@@ -215,38 +215,26 @@ def write_result(result: PilotResult, path: Path | str) -> Path:
 def write_new_result(result: PilotResult, folder: Path | str) -> Path:
     """Write under a fresh name in ``folder``; never replaces a file, even one another run wrote just now.
 
-    The temp file is hard-linked to its final name (``link`` fails when the name exists, unlike ``rename``), so
-    two runs ending in the same second both keep their results.
+    ``atomic.write_new_file`` links the temp file to its final name (``link`` fails when the name exists, unlike
+    ``rename``), so two runs ending in the same second both keep their results; where the folder refuses hard
+    links (bucket mounts) it claims the name and renames, or writes with a checksum. A failure raises
+    WriteFailedError naming where the data is: the temp file, or a rescue copy in the system temp folder.
     """
+    from accelpilot.atomic import WriteFailedError, write_new_file
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    data = result.model_dump_json(indent=2)
-    fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".tmp", dir=folder)
+    data = result.model_dump_json(indent=2) + "\n"
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        for attempt in range(100):
-            unique = "" if attempt == 0 else secrets.token_hex(3)
-            path = folder / result.default_filename(unique)
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                continue
-            break
-        else:  # pragma: no cover - 100 collisions of 24 random bits
-            raise FileExistsError(f"no free result name in {folder}")
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+        folder.mkdir(parents=True, exist_ok=True)
+        return write_new_file(folder, lambda i: result.default_filename("" if i == 0 else secrets.token_hex(3)), data)
+    except OSError as exc:
+        kept = exc.kept if isinstance(exc, WriteFailedError) else None
+        if kept is None:  # the folder took nothing: keep the measurement anyway, where the user can find it
+            fd, rescue = tempfile.mkstemp(prefix="accelpilot-result-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+            kept = Path(rescue)
+        raise WriteFailedError(exc, kept) from exc
 
 
 def read_result(path: Path | str, kind: str | None = None, who: str = "", kind_fix: str = "") -> PilotResult:

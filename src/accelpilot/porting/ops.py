@@ -15,6 +15,7 @@ decomposition) are kept, marked ``core=False``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import logging
 import os
@@ -338,11 +339,18 @@ def _quiet_torch() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
+# A graph break on a numpy value (a constant array, ``np.`` arithmetic on host values) is dynamo declining host code,
+# not a hazard of the model's graph on the target (issue 27).
+_NUMPY_BREAK = re.compile(r"\bnumpy\b|\bnp\.|\bndarray\b")
+
+
 def _graph_break_findings(inv: OpInventory) -> list[Finding]:
     out = []
     for br in inv.graph_breaks:
         file, line = br.location.rsplit(":", 1) if br.location else (None, None)
-        out.append(_finding("graph-break", (file, int(line) if line else None), f"graph break: {br.reason}", br.reason))
+        context = "numpy-constant" if _NUMPY_BREAK.search(br.reason) else None
+        site = (file, int(line) if line else None)
+        out.append(_finding("graph-break", site, f"graph break: {br.reason}", br.reason, context=context))
     return out
 
 
@@ -376,12 +384,64 @@ def _capture_all(model: Any, inputs: tuple[Any, ...], inv: OpInventory) -> tuple
         inv.method = "dispatch-trace"
     except Exception as exc2:
         inv.method = "failed"
-        inv.export_error = f"{inv.export_error}; eager forward failed too: {type(exc2).__name__}: {exc2}"
+        inv.export_error = f"{inv.export_error}; {_eager_verdict(model, inputs, exc2)}"
     return cap, findings
 
 
-def _finding(rule: str, site: tuple[str | None, int | None], message: str, snippet: str) -> Finding:
-    return Finding.from_rule(RULES[rule], file=site[0], line=site[1], message=message, snippet=snippet, source="model")
+def _eager_verdict(model: Any, inputs: tuple[Any, ...], trace_error: Exception) -> str:
+    """What failed when the dispatch trace did: "eager forward failed too" only when a plain forward fails as well
+    (issue 27); otherwise the trace is what failed, and the forward runs."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    except Exception as exc:
+        return f"eager forward failed too: {type(exc).__name__}: {exc}"
+    return f"the dispatch trace failed ({type(trace_error).__name__}: {trace_error}); the eager forward itself runs"
+
+
+def _finding(
+    rule: str, site: tuple[str | None, int | None], message: str, snippet: str, context: str | None = None
+) -> Finding:
+    return Finding.from_rule(
+        RULES[rule], file=site[0], line=site[1], message=message, snippet=snippet, source="model", context=context
+    )
+
+
+def _model_site(model: Any) -> tuple[str | None, int | None]:
+    """Where the model's ``forward`` is defined (its class's file and the def line), or (None, None)."""
+    cls = type(model)
+    try:
+        file = inspect.getsourcefile(cls)
+        fwd = getattr(cls, "forward", None)
+        line = inspect.getsourcelines(fwd)[1] if fwd is not None else inspect.getsourcelines(cls)[1]
+    except (OSError, TypeError):
+        return None, None
+    return (_rel(file), line) if file else (None, None)
+
+
+def _in_user_code(findings: list[Finding], model: Any) -> list[Finding]:
+    """Every finding at a file of the user's code (issue 27): one with no site, or one inside torch itself, is
+    placed at the model's forward and says so."""
+    tdir = _torch_dir()
+    site = _model_site(model)
+    out = []
+    for f in findings:
+        inside = f.file is not None and os.path.abspath(f.file).startswith(tdir)
+        if (f.file is None or inside) and site[0] is not None:
+            msg = f"{f.message} (no frame in the model's code: placed at its forward)"
+            f = Finding.from_rule(
+                RULES[f.rule],
+                file=site[0],
+                line=site[1],
+                message=msg,
+                snippet=f.snippet,
+                source=f.source,
+                context=f.context,
+            )
+        out.append(f)
+    return out
 
 
 def inventory(
@@ -484,5 +544,5 @@ def inventory(
             inv.support_percentage = supported_ops.support_percentage
         elif cap.counts and compare:
             inv.support_percentage = round(100.0 * (len(cap.counts) - len(unsupported)) / len(cap.counts), 2)
-    inv.findings = findings
+    inv.findings = _in_user_code(findings, model)
     return inv

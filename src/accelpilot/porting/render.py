@@ -69,6 +69,11 @@ def _headline(log: PortabilityLog) -> str:
     sev = ", ".join(f"{s.items_by_severity.get(k, 0)} {k}" for k in ("blocking", "warning", "info"))
     eff = ", ".join(f"{s.items_by_effort.get(k, 0)} {k}" for k in ("weeks", "days", "hours"))
     parts = [f"{s.items} porting items ({sev}; effort {eff}) from {s.total} findings in {log.files_scanned} files"]
+    if s.items:
+        parts.append(
+            f"effort {_days(s.days_low, s.days_high)} engineer-days (blocking items "
+            f"{_days(s.blocking_days_low, s.blocking_days_high)}), assuming {log.effort_model.neuron_stack}"
+        )
     if s.not_porting:
         parts.append(f"{sum(s.not_porting.values())} not porting work")
     if log.skipped:
@@ -80,6 +85,15 @@ def _headline(log: PortabilityLog) -> str:
     if log.targets:
         parts.append("targets: " + ", ".join(log.targets))
     return "; ".join(parts)
+
+
+def _days(low: float, high: float) -> str:
+    return f"{low:g}-{high:g}"
+
+
+def _effort(item: Item) -> str:
+    era = "; XLA-era hazard" if item.era == "xla" else ""
+    return f"{item.effort}, {_days(item.days_low, item.days_high)} d{era}"
 
 
 def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> None:
@@ -118,7 +132,7 @@ def render_table(log: PortabilityLog, console: Console, max_rows: int = 40) -> N
                 item.id,
                 f"[{_SEV_STYLE.get(item.severity, '')}]{item.severity}[/]",
                 _cell(title),
-                item.effort,
+                _effort(item),
                 "\n".join(_cell(x) for x in folded),
             )
         console.print(t)
@@ -186,7 +200,7 @@ def render_markdown(log: PortabilityLog) -> str:
             why.setdefault(item.rule, item.why)
             reason = f" ({_md(item.reason)})" if item.reason else ""
             out.append(
-                f"- **{item.id}** {item.severity}, {item.effort}: `{item.rule}` {_md(item.title)}{reason}; "
+                f"- **{item.id}** {item.severity}, {_effort(item)}: `{item.rule}` {_md(item.title)}{reason}; "
                 f"{item.dimension}; {_md(item.message)}"
             )
             for ln in item.lines:
@@ -195,6 +209,26 @@ def render_markdown(log: PortabilityLog) -> str:
     if lines_apart:
         out += ["", "## Not porting work (never blocking)", ""]
         out += [f"- `{_md(_where(f))}` ({f.context}): {_md(f.message)}" for f in lines_apart]
+    if log.items:
+        m, s = log.effort_model, log.summary
+        out += [
+            "",
+            "## Effort model",
+            "",
+            f"Neuron stack assumed: {_md(m.neuron_stack)}.",
+            "",
+            _md(m.xla_era) + ".",
+            "",
+        ]
+        out.append(
+            f"Total: {_days(s.days_low, s.days_high)} engineer-days over {s.items} items; blocking items "
+            f"{_days(s.blocking_days_low, s.blocking_days_high)}. Per item of each rule:"
+        )
+        out.append("")
+        out += [
+            f"- `{r.rule}`: {_days(r.days_low, r.days_high)} d, assuming {_md(r.assumption)} ({_md(r.basis)})"
+            for r in m.rows
+        ]
     if why:
         out += ["", "## Why these matter", ""]
         out += [f"- `{rule}`: {_md(text)}" for rule, text in sorted(why.items())]

@@ -17,7 +17,7 @@ from accelpilot.bill.sweep import F64, Coeffs, cost_per_accepted_run
 from accelpilot.decide.portability import LogView, family_of
 from accelpilot.decide.verdict import Decision
 from accelpilot.figures import Figure, FigureRef, fig_ref
-from accelpilot.pilot.result import PilotResult
+from accelpilot.pilot.result import PilotResult, measured_topology
 from accelpilot.report import serving
 from accelpilot.report.model import (
     Chart,
@@ -267,6 +267,20 @@ def scaling_charts(path: str, res: PilotResult) -> list[Chart]:
     return charts
 
 
+def throughput_basis(res: PilotResult) -> str:
+    """One line saying what a training result's tokens/s counts: all ranks of its world size, on N accelerators."""
+    if res.kind != "training":
+        return ""
+    t = measured_topology(res)
+    return (
+        f"tokens/s and samples/s are the sum over all {t.world_size} rank(s) ({t.nnodes} node(s) x "
+        f"{t.nproc_per_node} per node) on {t.accelerators:g} accelerator(s)"
+        + (f", {t.devices_per_accelerator} device(s) per accelerator" if t.devices_per_accelerator > 1 else "")
+        + "; *_per_accelerator figures divide by the accelerators"
+        + ("" if res.topology is not None else " (read from the config of a result written before topology)")
+    )
+
+
 def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) -> PilotView:
     src = f"pilot result {path}"
     figs = []
@@ -338,6 +352,7 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
         command=res.command,
         created=res.created.isoformat(timespec="seconds"),
         accepted=res.accepted,
+        throughput_basis=throughput_basis(res),
         figures=figs,
         samples=samples,
         charts=charts,
@@ -345,7 +360,7 @@ def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) 
         priced_by=priced_by,
         shown_beside=beside,
         sweep_rows=serving.sweep_rows(res),
-        operating_point=serving.operating_point_text(res),
+        operating_point=serving.notes_text(res),
         parity_rows=serving.parity_rows(res),
     )
 

@@ -129,6 +129,7 @@ class PilotView(BaseModel):
     errors: list[str] = Field(default_factory=list)
     priced_by: list[str] = Field(default_factory=list)  # options whose hours or rates come from this file
     shown_beside: bool = False  # a measurement of the other workload kind, shown beside the bill
+    throughput_basis: str = ""  # training: the ranks, nodes and accelerators behind its tokens/s (issue 25)
     # serving sweeps (report/serving.py): one row per load, the operating point, output parity
     sweep_rows: list[list[str]] = Field(default_factory=list)
     operating_point: str = ""

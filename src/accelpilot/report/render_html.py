@@ -15,6 +15,7 @@ from accelpilot.figures import fmt_number
 from accelpilot.report.charts import chart_data_uri
 from accelpilot.report.fmt import KIND_LETTER, Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Report
+from accelpilot.termtext import html_text
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -24,6 +25,7 @@ def _env() -> Environment:
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=select_autoescape(enabled_extensions=("html", "j2"), default=True),
         undefined=StrictUndefined,
+        finalize=html_text,  # raw escapes and bidi overrides from files shown as text (issue 28)
         trim_blocks=False,
         lstrip_blocks=False,
     )

@@ -13,10 +13,12 @@ from accelpilot.decide.gates import QUESTIONS
 from accelpilot.figures import FigureRef, fmt_number
 from accelpilot.report.fmt import Footnotes, fmt_with_unit, kind_label
 from accelpilot.report.model import Chart, Report
+from accelpilot.termtext import _CONTROL as _TERM_CONTROL
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|~"})
-# C0 and C1 controls, DEL and the Unicode line/paragraph separators: shown as visible escapes, never raw.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls, DEL, the Unicode line/paragraph separators and the bidirectional overrides that reorder a
+# line: shown as visible escapes, never raw. The same set as the terminal's (``termtext``): one list of controls.
+_CONTROL = _TERM_CONTROL
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _BLOCK_START = re.compile(r"^(\s*)(-|\d{1,9}[.)])(?=\s|$)")  # a list marker needs a space after it
 
@@ -75,17 +77,19 @@ def _chart_table(md: _Md, c: Chart, max_rows: int = 12) -> None:
         return
     if not c.series:
         return
-    xs = c.series[0].x
+    # rows keyed by the x value, so series measured at different x (two sweeps of different loads) stay in their rows
+    xs = sorted({x for s in c.series for x in s.x})
     step = max(1, len(xs) // max_rows)
     idx = list(range(0, len(xs), step))
     if idx[-1] != len(xs) - 1:
         idx.append(len(xs) - 1)
     head = [esc(c.x_label)] + [esc(s.name) for s in c.series]
+    at = [dict(zip(s.x, s.y, strict=False)) for s in c.series]
     rows = []
     for i in idx:
         row = [fmt_number(xs[i])]
-        for s in c.series:
-            row.append(fmt_number(s.y[i], 2) if i < len(s.y) else "—")
+        for ys in at:
+            row.append(fmt_number(ys[xs[i]], 2) if xs[i] in ys else "—")
         rows.append(row)
     md.table(head, rows)
 
@@ -98,18 +102,20 @@ def _capacity_md(md: _Md, r: Report) -> None:
     rows = []
     for c in r.decision.capacity:
         if not c.regions:
-            rows.append([esc(c.option), c.status, "", esc(c.reason), "", "", "", ""])
+            rows.append([esc(c.option), esc(c.status), "", esc(c.reason), "", "", "", ""])
         for rc in c.regions:
+            # Region, zone and spot strings come from evidence files (issue 28: a zone named "# x" or
+            # "<img onerror=...>" reached report.md raw): every one through ``esc``.
             rows.append(
                 [
-                    f"{esc(c.option)} ({esc(c.instance_type)}, {c.pricing})",
-                    c.status,
-                    rc.region,
-                    ", ".join(rc.zones_offered) or "—",
+                    f"{esc(c.option)} ({esc(c.instance_type)}, {esc(c.pricing)})",
+                    esc(c.status),
+                    esc(rc.region),
+                    ", ".join(esc(z) for z in rc.zones_offered) or "—",
                     str(rc.vcpus_needed) if rc.vcpus_needed is not None else "—",
                     f"{rc.quota.value} ({esc(rc.quota_name)})" if rc.quota else "—",
                     "; ".join(esc(b) for b in rc.blocks) or "—",
-                    "; ".join(rc.spot_scores) or "—",
+                    "; ".join(esc(x) for x in rc.spot_scores) or "—",
                 ]
             )
     md.table(
@@ -117,7 +123,7 @@ def _capacity_md(md: _Md, r: Report) -> None:
         rows,
     )
     for c in r.decision.capacity:
-        md.add(f"- {esc(c.option)}: {c.status}: {esc(c.reason)}")
+        md.add(f"- {esc(c.option)}: {esc(c.status)}: {esc(c.reason)}")
     md.add("")
 
 
@@ -328,6 +334,8 @@ def render_md(report: Report) -> str:
             else ("shown beside the bill" if p.shown_beside else "not priced by any option")
         )
         md.add(f"{esc(p.path, code=True)} · {p.created} · {status} · {use}", "")
+        if p.throughput_basis:
+            md.add(f"Throughput: {esc(p.throughput_basis)}", "")
         if p.command:
             md.add(f"Reproduce: {esc(p.command, code=True)}", "")
         if p.errors:
@@ -341,7 +349,7 @@ def render_md(report: Report) -> str:
             )
         if p.sweep_rows:
             md.table(
-                ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors"],
+                ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors", "requests"],
                 [[esc(c) for c in row] for row in p.sweep_rows],
             )
         if p.operating_point:

@@ -53,7 +53,7 @@ def sweep_charts(path: str, res: PilotResult) -> list[Chart]:
 
     goodput = Chart(
         id="serve-goodput",
-        title=f"{res.workload.name}: goodput and throughput against load",
+        title=f"{platform_name(res)}: goodput and throughput against load",
         type="line",
         x_label=label,
         y_label="requests/s",
@@ -67,7 +67,7 @@ def sweep_charts(path: str, res: PilotResult) -> list[Chart]:
     )
     latency = Chart(
         id="serve-latency",
-        title=f"{res.workload.name}: p99 latency against load",
+        title=f"{platform_name(res)}: p99 latency against load",
         type="line",
         x_label=label,
         y_label="ms",
@@ -83,20 +83,60 @@ def sweep_charts(path: str, res: PilotResult) -> list[Chart]:
     return [c for c in (goodput, latency) if any(s.x for s in c.series)]
 
 
+SWEEP_HEAD = ["load", "req/s", "goodput req/s", "goodput share", "TTFT p99 ms", "E2E p99 ms", "errors", "requests"]
+
+
+def platform_name(res: PilotResult) -> str:
+    """What a section or a legend calls a result: ``--platform`` when given (a GPU and a Neuron server of one
+    model told apart), else the device, then the model."""
+    p = res.platform
+    declared = (p.tool_output.get("client") or {}).get("declared_platform") if isinstance(p.tool_output, dict) else None
+    name = declared or p.device_name or p.device
+    return name if name == res.workload.name or not res.workload.name else f"{name} · {res.workload.name}"
+
+
+def _p99(p: dict[str, Any], key: str) -> str:
+    v = _fmt((p.get(key) or {}).get("p99"))
+    n = p.get("succeeded")
+    return f"{v} (n={n})" if v != "-" and isinstance(n, int) and n < FEW else v
+
+
+FEW = 100  # a percentile of fewer requests carries its sample size
+
+
 def sweep_rows(res: PilotResult) -> list[list[str]]:
-    """One row per load: load, successful req/s, goodput req/s, goodput share, TTFT/E2E p99 ms, errors."""
+    """One row per load (SWEEP_HEAD), each carrying its own load; a p99 of fewer than 100 requests says n."""
     return [
         [
             str(p.get("load", "")),
             _fmt(p.get("request_throughput")),
             _fmt(p.get("goodput_qps")),
             _fmt(p.get("goodput_share"), ".1%"),
-            _fmt((p.get("ttft_ms") or {}).get("p99")),
-            _fmt((p.get("e2e_ms") or {}).get("p99")),
+            _p99(p, "ttft_ms"),
+            _p99(p, "e2e_ms"),
             str(p.get("errors", "")),
+            str(p.get("requests", "")),
         ]
         for p in _sweep(res)
     ]
+
+
+def sample_size_note(res: PilotResult) -> str:
+    """One line under a serving result whose percentiles come from fewer than 100 requests ("" otherwise)."""
+    note = res.details.get("sample_note") if res.kind == "serving" else None
+    return f"Percentiles {note}." if isinstance(note, str) and note else ""
+
+
+def cache_text(res: PilotResult) -> str:
+    """How the run kept caches honest (or measured them on purpose), from the result; "" when not recorded."""
+    c = res.details.get("cache") if res.kind == "serving" else None
+    if not isinstance(c, dict):
+        return ""
+    warm = c.get("warmup_requests")
+    return (
+        f"Cache: {c.get('mode', '')}, {c.get('method', '')}; "
+        f"warm-up {warm} request(s) per point, {c.get('warmup', '')}."
+    )
 
 
 def operating_point_text(res: PilotResult) -> str:
@@ -135,6 +175,17 @@ def parity_rows(res: PilotResult) -> list[list[str]]:
             ]
         )
     rows.append([f"accepted (exact or cosine ≥ {par.get('threshold', '')})", _fmt(par.get("accepted_share"), ".1%")])
+    floor = par.get("floor") if isinstance(par.get("floor"), dict) else None
+    if floor:
+        rows.append(
+            [
+                f"noise floor: same platform twice ({floor.get('source', '')})",
+                f"{_fmt(floor.get('accepted_share'), '.1%')} accepted of {floor.get('pairs', '')}",
+            ]
+        )
+        rows.append(["disagreement above the floor", _fmt(par.get("disagreement_above_floor"), ".1%")])
+    if par.get("threshold_note"):
+        rows.append(["threshold", str(par["threshold_note"])])
     if par.get("note"):
         rows.append(["note", str(par["note"])])
     return rows
@@ -150,7 +201,7 @@ def compared_goodput_chart(results: list[tuple[str, PilotResult]]) -> Chart | No
         if axis is None:
             continue
         kinds.add(axis)
-        name = f"{res.platform.device_name or res.platform.device} ({path.rsplit('/', 1)[-1]})"
+        name = f"{platform_name(res)} ({path.rsplit('/', 1)[-1]})"
         ys = [(_num(p.get(axis[0])), _num(p.get("goodput_qps"))) for p in pts]
         curves.append(
             Series(
@@ -172,3 +223,8 @@ def compared_goodput_chart(results: list[tuple[str, PilotResult]]) -> Chart | No
         note="measured: the sweeps of the serving results given",
         x_log=key == "concurrency",
     )
+
+
+def notes_text(res: PilotResult) -> str:
+    """The lines under a serving result's sweep: its operating point, its sample size, its cache handling."""
+    return " ".join(t for t in (operating_point_text(res), sample_size_note(res), cache_text(res)) if t)

@@ -6,7 +6,6 @@ period), so a comparison starts from the bill the team already pays rather than 
 
 from __future__ import annotations
 
-import math
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,17 @@ def baseline_option(
     for r in rows:
         by_type[r.instance_type] = by_type.get(r.instance_type, Decimal(0)) + r.effective_cost
     top = max(by_type, key=lambda k: by_type[k])
-    months = len(s.months)
+    months = s.month_equivalents  # a partial month counts as the share of it covered, never as a whole one
     monthly = s.total(instance_types) / months
+    if monthly < 0:
+        raise InputFileError(
+            f"the measured spend is negative ({money(monthly)} {s.currency}/month): credits exceed the usage",
+            file=s.source,
+            fix="choose a period or --instance-type with usage, or leave the credits' months out",
+        )
     hours = sum((r.instance_hours for r in rows), Decimal(0)) / months
     top_rows = [r for r in rows if r.instance_type == top]
-    instances = max(1, math.ceil(max(r.resources for r in top_rows)))
+    instances = max(1, max(r.concurrent or r.resources for r in top_rows))  # peak running at once
     return {
         "name": name,
         "pricing": PRICING,
@@ -43,10 +48,13 @@ def baseline_option(
             "monthly_cost": str(money(monthly)),
             "currency": s.currency,
             "period": s.period,
-            "months": months,
+            "months": len(s.months),
             "instance_types": sorted(by_type),
             "instance_hours_per_month": str(money(hours)),
-            "source": s.source,
+            "source": s.source
+            + "".join(
+                f"; {m} partial ({c:.0%} covered, counted as {c:.4f} month)" for m, c in s.partial_months.items()
+            ),
             "as_of": s.as_of,
         },
     }

@@ -22,6 +22,7 @@ class SpendRow(BaseModel):
     credits: Decimal  # credits and refunds carrying this instance type (negative)
     effective_cost: Decimal  # usage_cost + credits
     resources: int  # distinct resource ids (instances) seen
+    concurrent: int = 0  # peak instances running at once (from each line's start, end and hours)
     hours_in_month: int
     mean_share_of_month: Decimal  # instance-hours / (resources x hours in the month)
 
@@ -47,9 +48,11 @@ class SpendSummary(BaseModel):
     currency_note: str = ""
     period: str  # first..last month seen, or the period asked for
     months: list[str]
+    partial_months: dict[str, Decimal] = {}  # month -> share of it the export covers, where under 1
     filters: list[str] = []
     rows: list[SpendRow]
     unattributed: dict[str, Decimal] = {}  # line item type -> cost not attributed to an instance type
+    unused_commitment: dict[str, Decimal] = {}  # RIFee / SavingsPlanRecurringFee -> the part paid for and unused
     last_usage: dt.datetime | None = None
     as_of: dt.date
 
@@ -58,6 +61,11 @@ class SpendSummary(BaseModel):
         names = ", ".join(f.rsplit("/", 1)[-1] for f in self.files[:3])
         more = f" and {len(self.files) - 3} more" if len(self.files) > 3 else ""
         return f"CUR 2.0 export {names}{more}, period {self.period}"
+
+    @property
+    def month_equivalents(self) -> Decimal:
+        """Months in the period, each partial one counted as the share of it the export covers."""
+        return sum((self.partial_months.get(m, Decimal(1)) for m in self.months), Decimal(0))
 
     def total(self, instance_types: list[str] | None = None) -> Decimal:
         return sum(
@@ -69,12 +77,13 @@ class SpendSummary(BaseModel):
         """Measured effective cost per month: the period's total / the months in the period."""
         label = ", ".join(instance_types) if instance_types else "all instance types"
         return Figure(
-            value=self.total(instance_types) / len(self.months),
+            value=self.total(instance_types) / self.month_equivalents,
             unit=f"{self.currency}/month",
             kind=Kind.MEASURED,
             source=self.source,
             as_of=self.as_of,
             label=f"measured spend per month ({label})",
             note=f"effective cost incl. reservation and Savings Plan effective cost, credits and refunds, "
-            f"over {len(self.months)} month(s)",
+            f"over {self.month_equivalents:.2f} month(s)"
+            + (f" (partial: {', '.join(self.partial_months)})" if self.partial_months else ""),
         )

@@ -193,5 +193,5 @@ def test_api_key_is_sent_as_a_bearer_token() -> None:
     cfg = ServeConfig(endpoint="http://mock/v1/completions", num_requests=1, api_key="BEARERKEY88").validate()
     res = run_endpoint(cfg, transport=httpx.MockTransport(handler))
     assert res.serving is not None and res.serving.errors == 0
-    assert auth == ["Bearer BEARERKEY88", "Bearer BEARERKEY88"]  # /v1/models and the request
+    assert auth == ["Bearer BEARERKEY88"] * 3  # /v1/models, the unmeasured warm-up and the request
     assert "BEARERKEY88" not in res.model_dump_json()

@@ -109,3 +109,49 @@ def test_compare_outputs_arithmetic_with_a_stub_embedding() -> None:
     assert par_hi["accepted"] == 1 and par_hi["first_n_match_rate"] == 1 / 3
     # positions agreeing in the first 3: 3/3, 2/3, 2/3 (the shorter answer counts its missing token as a miss)
     assert par_hi["first_n_token_agreement"] == pytest.approx((1 + 2 / 3 + 2 / 3) / 3)
+
+
+def _prompts() -> list[str]:
+    cfg = ServeConfig(endpoint="http://x", num_requests=8, seed=5).validate()
+    return [s.prompt or "" for s in build_requests(cfg, "completions").specs]
+
+
+def test_parity_is_reported_above_the_platforms_own_noise_floor(fake_server: Callable, tmp_path: Path) -> None:
+    """Issue 30: one server answering the same request twice can differ; that floor is measured first (here: B
+    answers prompt 3 differently the second time) and only disagreement above it is the other platform's."""
+    prompts = _prompts()
+    seen: dict[str, int] = {}
+
+    def flaky(prompt: str) -> list[str]:
+        seen[prompt] = seen.get(prompt, 0) + 1
+        if prompt == prompts[3] and seen[prompt] == 2:
+            return ["zebra", "volcano", "piano", "orbit"] * 5
+        return default_answer(prompt)
+
+    a = fake_server()
+    b = fake_server(answer=flaky, altered={prompts[1], prompts[6]})
+    _run(a.url, tmp_path / "a.json")
+    res = _run(b.url, compare_to=str(tmp_path / "a.json"))
+    par = res.details["parity"]  # type: ignore[attr-defined]
+    assert len(b.seen) == 8 + 8  # the measured point, then the same requests again for the floor
+    assert [s.salt for s in b.seen[:8]] == [s.salt for s in b.seen[8:]]  # the very same prompts
+    assert par["floor"]["pairs"] == 8 and par["floor"]["accepted_share"] == 7 / 8
+    assert par["disagreement"] == 2 / 8 and par["floor_disagreement"] == 1 / 8
+    assert par["disagreement_above_floor"] == 2 / 8 - 1 / 8
+    assert par["beyond_floor"] is True
+    assert "12.5% of 8 answers" in par["threshold_note"]
+    # the compared run's salt is reused, so both platforms answered the very same prompts
+    assert {s.salt for s in b.seen} == {s.salt for s in a.seen}
+
+
+def test_parity_baseline_file_is_the_floor(fake_server: Callable, tmp_path: Path) -> None:
+    prompts = _prompts()
+    a, a2, b = fake_server(), fake_server(altered={prompts[2]}), fake_server()
+    _run(a.url, tmp_path / "a.json")
+    _run(a2.url, tmp_path / "a2.json")
+    res = _run(b.url, compare_to=str(tmp_path / "a.json"), parity_baseline=str(tmp_path / "a2.json"))
+    par = res.details["parity"]  # type: ignore[attr-defined]
+    assert len(b.seen) == 8  # no repeat pass: the floor comes from the two files
+    assert par["floor"]["accepted_share"] == 7 / 8 and "a2.json" in par["floor"]["source"]
+    assert par["accepted_share"] == 1.0 and par["beyond_floor"] is False
+    assert par["disagreement_above_floor"] == 0.0

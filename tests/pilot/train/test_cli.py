@@ -162,20 +162,28 @@ def test_factory_that_does_not_import(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "cannot import 'no_such_pkg.mod'" in _one_line_error(capsys)
 
 
-def test_unwritable_checkpoint_dir_keeps_completed_measurements(
+def test_unwritable_checkpoint_dir_is_refused_before_training(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """Checked with --out before the first step (it used to be found 10-42 s into the run, issue 28)."""
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     out = tmp_path / "out"
     args = ["run", "train", *SMALL, "--runs", "1", "--max-steps", "5", "--interrupt-at", "0", "--shapes", "32"]
     code = main([*args, "--checkpoint-dir", str(blocker / "ckpt"), "--out", str(out)])
     assert code == 2
-    assert "--checkpoint-dir" in _one_line_error(capsys)
-    res = read_result(next(out.glob("*.json")))
-    assert "tokens_per_s" in res.figures and "time_to_first_correct_run_s" in res.figures
-    assert "checkpoint_write_s" not in res.figures
-    assert any("checkpoint" in e for e in res.errors)
+    line = _one_line_error(capsys)
+    assert "--checkpoint-dir" in line and str(blocker / "ckpt") in line
+    assert not list(out.glob("*.json"))  # nothing was measured, so nothing is written
+
+
+def test_single_device_result_says_one_process_on_one_accelerator(full_run: tuple[dict[str, Any], Path]) -> None:
+    res = read_result(full_run[1])
+    t = res.topology
+    assert t is not None and (t.world_size, t.nnodes, t.nproc_per_node, t.accelerators) == (1, 1, 1, 1.0)
+    tok = float(res.figures["tokens_per_s"].value)
+    assert float(res.figures["tokens_per_s_per_accelerator"].value) == pytest.approx(tok / 1)  # a CPU process: one
+    assert "CPU" in res.details["topology"]["assumed"]
 
 
 USER_WORKLOAD = """

@@ -27,7 +27,12 @@ EXPECTED = [
     ("model.py", 12, "boolean-mask-index", None),  # a read x[mask]; line 11's assignment is not flagged
     ("model.py", 19, "growing-sequence", None),  # torch.cat onto the sequence in a loop
     ("model.py", 23, "compile-backend", None),  # torch.compile without backend; line 24 names one
+    ("model.py", 28, "fft-op", None),  # torch.fft (issue 27)
+    ("model.py", 29, "fft-op", None),  # torch.stft
+    ("model.py", 30, "nested-tensor", None),  # torch.nested
+    ("model.py", 31, "growing-sequence", None),  # a KV cache grown with torch.cat outside a loop; line 32 grows nothing
     ("pyproject.toml", 3, "cuda-kernel-library", None),  # flashinfer-python dependency
+    ("pyproject.toml", 3, "training-runtime", None),  # megatron-core dependency (issue 27)
     ("scripts/launch.sh", 2, "gpu-launcher-setting", None),  # GPUS_PER_NODE
     ("scripts/launch.sh", 3, "gpu-launcher-setting", None),  # PYTORCH_CUDA_ALLOC_CONF
     ("scripts/launch.sh", 4, "gpu-launcher-setting", None),  # TORCH_NCCL_*

@@ -289,3 +289,19 @@ def test_permission_denied_is_skipped(tmp_path: Path) -> None:
 def test_missing_path_is_a_user_error() -> None:
     with pytest.raises(InputFileError, match="no such file"):
         scan_path("/definitely/not/here")
+
+
+def test_json_data_files_are_skipped_with_the_reason_and_job_specs_still_read(tmp_path: Path) -> None:
+    """A tokenizer JSON (by name) and any JSON over 512 KB are data: skipped before reading, with the reason, so a
+    2 MB vocabulary never costs the scan seconds (issue 27). A small JSON job spec is still read line by line."""
+    spec = '{"containers": [{"image": "nvcr.io/nvidia/pytorch:24.01-py3"}]}\n'
+    (tmp_path / "job.json").write_text(spec)
+    (tmp_path / "tokenizer.json").write_text(spec)  # the same line: found in a job spec, not in a tokenizer
+    entries = ",\n".join(f'    "deepspeed{i}": {i}' for i in range(40_000))  # 40,000 lines of ~20 bytes: > 512 KB
+    (tmp_path / "big.json").write_text('{\n  "image": "nvcr.io/nvidia/pytorch:24.01-py3",\n' + entries + "\n}\n")
+    assert (tmp_path / "big.json").stat().st_size > 512 * 1024
+    log = scan_path(tmp_path, jobs=1)
+    assert {f.file for f in log.findings} == {"job.json"}
+    reasons = {s.path: s.reason for s in log.skipped}
+    assert reasons["tokenizer.json"].startswith("data file (tokenizer.json)")
+    assert reasons["big.json"].startswith("data file: JSON of 1.") and "not a job spec" in reasons["big.json"]

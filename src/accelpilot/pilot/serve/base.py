@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -105,63 +105,178 @@ def _positive(value: float | None, name: str, fix: str) -> None:
 
 def check_endpoint_url(url: str) -> str:
     """An http(s) URL with a host; anything else is a configuration error (exit 2)."""
-    parsed = urlparse(url.strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+    from accelpilot.redact import redact_url_text
+
+    shown = redact_url_text(url.strip())  # a malformed URL's password never reaches the error line
+    try:
+        parsed = urlparse(url.strip())
+        host = parsed.hostname
+    except ValueError:
+        raise ConfigError(f"bad endpoint URL {shown!r}", field="--endpoint") from None
+    if parsed.scheme not in ("http", "https") or not host:
         raise ConfigError(
-            f"bad endpoint URL {url!r}",
+            f"bad endpoint URL {shown!r}",
             field="--endpoint",
             fix="give an http(s) URL, e.g. http://127.0.0.1:8000/v1/completions",
         )
     try:
         _ = parsed.port
     except ValueError:
-        raise ConfigError(f"bad port in endpoint URL {url!r}", field="--endpoint") from None
+        raise ConfigError(f"bad port in endpoint URL {shown!r}", field="--endpoint") from None
     return url.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class CliOption:
+    """How one ServeConfig field is a `run serve` option: flag(s), help, and the conversions between the two."""
+
+    flags: tuple[str, ...]
+    help: str
+    cli_type: Any = None  # the option's type when it differs from the field's (a list given as "1,2,4")
+    to_cli: Callable[[Any], Any] | None = None  # field default -> option default
+    parse: Callable[[Any], Any] | None = None  # option value -> field value
+    envvar: str | None = None
+    show_default: bool = True
+
+
+def option(*flags: str, help: str, default: Any = None, factory: Any = None, **kw: Any) -> Any:
+    """A ServeConfig field that is also a `run serve` option: one declaration, so help and defaults cannot drift."""
+    meta = {"cli": CliOption(flags=flags, help=help, **kw)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _csv(v: Sequence[object]) -> str:
+    return ",".join(str(x) for x in v)
+
+
+_EP = "Endpoint: "
 
 
 @dataclass(slots=True, kw_only=True)
 class ServeConfig:
-    """Everything one serving pilot needs; ``validate`` raises ConfigError and has no side effects."""
+    """Everything one serving pilot needs; ``validate`` raises ConfigError and has no side effects.
 
-    device: str = "cpu"
-    workload: str = "minilm"  # "minilm" or module:factory
-    scenarios: tuple[str, ...] = DEFAULT_SCENARIOS
-    target_qps: float | None = None  # Server rate; None: half the calibrated capacity
-    slo_ms: float | None = None  # None: DEFAULT_SLO_MS in-process, no end-to-end bound for an endpoint
-    find_peak: bool = False
-    buckets: tuple[int, ...] = DEFAULT_BUCKETS
-    max_batch: int = 32
-    max_wait_ms: float = 2.0
-    duration_s: float = 6.0
-    precision: str | None = None  # None: fp16 on CUDA, fp32 elsewhere
-    num_samples: int = 512  # distinct requests in LoadGen's sample library
-    seed: int = 0
+    Fields declared with ``option`` are the `run serve` options (cli/run_serve.py builds the command from them).
+    """
+
+    device: str = option("--device", help="torch device: cpu, cuda, cuda:1, neuron, xla, mps.", default="cpu")
+    workload: str = option("--workload", help="minilm (built in) or a user's module:factory.", default="minilm")
+    scenarios: tuple[str, ...] = option(
+        "--scenario",
+        help="singlestream, server, offline (repeat or comma list).",
+        default=DEFAULT_SCENARIOS,
+        cli_type=list[str],
+        to_cli=lambda d: [_csv(d)],
+        parse=lambda v: parse_scenarios(v),
+    )
+    target_qps: float | None = option("--target-qps", help="Server rate (default: half the capacity).")
+    # None: DEFAULT_SLO_MS in-process, no end-to-end bound for an endpoint
+    slo_ms: float | None = option("--slo-ms", help=f"Latency bound (default {DEFAULT_SLO_MS:g} ms in-process).")
+    find_peak: bool = option(
+        "--find-peak", help="Search the highest Server rate whose p99 meets the SLO.", default=False
+    )
+    buckets: tuple[int, ...] = option(
+        "--buckets",
+        help="Sequence-length buckets requests are padded to.",
+        default=DEFAULT_BUCKETS,
+        cli_type=str,
+        to_cli=_csv,
+        parse=lambda v: parse_buckets(v),
+    )
+    max_batch: int = option("--max-batch", help="Largest batch the dynamic batcher forms.", default=32)
+    max_wait_ms: float = option("--max-wait-ms", help="Longest a request waits for its batch to fill.", default=2.0)
+    duration_s: float = option("--duration-s", help="Minimum duration of each LoadGen scenario.", default=6.0)
+    precision: str | None = option("--precision", help="fp32, fp16, bf16 (default fp16 on CUDA).")
+    num_samples: int = option("--num-samples", help="Distinct requests in the sample library.", default=512)
     peak_steps: int = 6
     peak_duration_s: float = 2.0
     # endpoint mode
-    endpoint: str | None = None
-    model_name: str | None = None
-    request_rate: float | tuple[float, ...] | None = None  # a tuple is a sweep
-    concurrency: int | tuple[int, ...] | None = None  # a tuple is a sweep
-    arrival: str = "poisson"  # poisson or fixed, for --request-rate
-    num_requests: int = 100
-    max_tokens: int = 32
-    slo_ttft_ms: float | None = None
-    slo_tpot_ms: float | None = None
-    request_timeout_s: float = 30.0
-    api_key: str | None = field(default=None, repr=False)  # sent as a bearer token, never recorded
-    requests_file: str | None = None  # JSONL/CSV prompts or chat messages
-    input_len: str | None = None  # synthetic prompt lengths: 128, 64-256 or a length,weight CSV
-    output_len: str | None = None  # asked output lengths, same forms
-    tokenizer: str | None = None  # a tokenizers JSON file: lengths in tokens, and counts when usage is missing
-    output_control: str = "ignore_eos"  # ignore_eos, min_tokens or none: how max_tokens is enforced
-    trace: str | None = None  # replay timestamps and lengths
-    min_goodput_share: float = 0.99  # the operating point: highest load with at least this share of good requests
-    compare_to: str | None = None  # another serving result whose answers are compared with this run's
-    parity_tokens: int = 16  # first-N token agreement
-    parity_threshold: float = 0.9  # MiniLM cosine at or above which an answer is accepted
-    platform_note: str | None = None  # what the user says the remote platform is
-    store_outputs: bool = True  # keep the answers in the result (needed for --compare-to)
+    endpoint: str | None = option("--endpoint", help="OpenAI-compatible URL to drive instead.")
+    model_name: str | None = option("--model-name", help="Model name sent to the endpoint.")
+    request_rate: float | tuple[float, ...] | None = option(  # a tuple is a sweep
+        "--request-rate",
+        help=_EP + "arrivals per second; a list (1,2,4) is a sweep.",
+        cli_type=str | None,
+        parse=lambda v: parse_points(v, "--request-rate", float),
+    )
+    concurrency: int | tuple[int, ...] | None = option(  # a tuple is a sweep
+        "--concurrency",
+        help=_EP + "closed-loop clients (default 1); 1,2,4,8 is a sweep.",
+        cli_type=str | None,
+        parse=lambda v: parse_points(v, "--concurrency", int),
+    )
+    arrival: str = option("--arrival", help=_EP + "poisson or fixed (for --request-rate).", default="poisson")
+    requests_file: str | None = option(
+        "--requests", help=_EP + "JSONL/CSV of prompts or chat messages, sampled by --seed."
+    )
+    input_len: str | None = option(
+        "--input-len", help=_EP + "synthetic prompt length: 128, 64-256 or a length,weight CSV."
+    )
+    output_len: str | None = option(
+        "--output-len", help=_EP + "asked output length: 128, 64-256 or a length,weight CSV."
+    )
+    tokenizer: str | None = option("--tokenizer", help=_EP + "tokenizer.json: lengths in tokens; counts without usage.")
+    output_control: str = option(
+        "--output-control", help=_EP + "enforce max_tokens with ignore_eos, min_tokens, none.", default="ignore_eos"
+    )
+    trace: str | None = option("--trace", help=_EP + "replay a JSONL/CSV trace of timestamp, input_len, output_len.")
+    cache: str = option(
+        "--cache",
+        help=_EP + "cold: every measured point sends requests no cache has seen (a salt line per point); "
+        "warm: resend the same requests to measure the warm prefix cache on purpose.",
+        default="cold",
+    )
+    warmup_requests: int | None = option(
+        "--warmup-requests",
+        help=_EP + "unmeasured requests before each point (default: one per concurrent stream).",
+    )
+    cache_salt: str | None = option(
+        "--cache-salt", help=_EP + "root of the per-point salts (default: random, or the --compare-to run's)."
+    )
+    http: str = option(
+        "--http", help=_EP + "auto (HTTP/2 where TLS offers it), 1.1, or 2 (prior knowledge, h2c).", default="auto"
+    )
+    min_goodput_share: float = option(
+        "--min-goodput-share", help="Operating point: least share of requests meeting SLOs.", default=0.99
+    )
+    compare_to: str | None = option("--compare-to", help=_EP + "another serving result to compare answers with.")
+    parity_baseline: str | None = option(
+        "--parity-baseline",
+        help=_EP + "a second run of the --compare-to platform: its self-agreement is the parity floor "
+        "(default: this run answers its requests twice).",
+    )
+    parity_tokens: int = option("--parity-tokens", help="Parity: first N tokens compared word by word.", default=16)
+    parity_threshold: float = option(
+        "--parity-threshold", help="Parity: MiniLM cosine at which an answer is accepted.", default=0.9
+    )
+    platform_note: str | None = option(
+        "--platform", help=_EP + 'what serves it, e.g. "inf2.48xlarge, vLLM-neuron 0.x".'
+    )
+    store_outputs: bool = option(
+        "--store-outputs/--no-store-outputs", help=_EP + "keep answers (for --compare-to).", default=True
+    )
+    num_requests: int = option("--num-requests", help=_EP + "requests to send.", default=100)
+    max_tokens: int = option("--max-tokens", help=_EP + "output tokens per request.", default=32)
+    slo_ttft_ms: float | None = option("--slo-ttft-ms", help=_EP + "TTFT bound for goodput.")
+    slo_tpot_ms: float | None = option("--slo-tpot-ms", help=_EP + "TPOT bound for goodput.")
+    request_timeout_s: float = option(
+        "--request-timeout-s", help=_EP + "deadline for each whole request.", default=30.0
+    )
+    api_key: str | None = field(  # sent as a bearer token, never recorded
+        default=None,
+        repr=False,
+        metadata={
+            "cli": CliOption(
+                flags=("--api-key",),
+                help=_EP + "bearer token for the server (or ACCELPILOT_API_KEY); recorded as ***.",
+                envvar="ACCELPILOT_API_KEY",
+                show_default=False,
+            )
+        },
+    )
+    seed: int = option("--seed", help="Seed for requests and arrival schedules.", default=0)
     command: str = ""
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -212,6 +327,16 @@ class ServeConfig:
                 "--input-len makes synthetic prompts; a request file brings its own",
                 field="--input-len",
                 fix="drop one of --requests and --input-len",
+            )
+        if self.cache not in ("cold", "warm"):
+            raise ConfigError(f"unknown cache mode {self.cache!r}", field="--cache", fix="cold or warm")
+        if self.http not in ("auto", "1.1", "2"):
+            raise ConfigError(f"unknown HTTP version {self.http!r}", field="--http", fix="auto, 1.1 or 2")
+        if self.warmup_requests is not None and self.warmup_requests < 0:
+            raise ConfigError(f"must be 0 or more, got {self.warmup_requests}", field="--warmup-requests")
+        if self.parity_baseline and not self.compare_to:
+            raise ConfigError(
+                "a parity baseline is the floor of a comparison", field="--parity-baseline", fix="add --compare-to"
             )
         if self.num_requests < 1:
             raise ConfigError(f"must be at least 1, got {self.num_requests}", field="--num-requests")

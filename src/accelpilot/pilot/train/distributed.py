@@ -1,52 +1,46 @@
 """The distributed training pilot: torchrun launches the ranks, this module checks, waits and aggregates.
 
 For each world size of ``--scaling`` (or the one given by ``--nproc-per-node``/``--nnodes``) the pilot starts
-``python -m torch.distributed.run`` (torchrun's elastic agent, c10d rendezvous) over ``pilot.train.rank``,
-follows the ranks' event logs, and turns them into figures: throughput, the slowest rank and the skew between
-ranks, scaling efficiency derived from the measured throughputs (inputs kept), the communication share,
-launch-to-first-step, and sharded-checkpoint (``torch.distributed.checkpoint``) save/load time and size. The
-largest world size runs first, so the smaller ones load its sharded checkpoint: a checkpoint written at world
-size N read at world size M, compared weight by weight.
+torchrun over ``pilot.train.rank`` (``torchrun.launch``) and turns the ranks' events into figures
+(``scaling``): throughput of all ranks, the slowest rank and the skew between ranks, scaling efficiency derived
+from the measured throughputs (inputs kept), the communication share, launch-to-first-step, sharded-checkpoint
+(``torch.distributed.checkpoint``) save/load time and size, and with ``--target-loss`` time to target over
+``--runs`` runs. The largest world size runs first, so the smaller ones load its sharded checkpoint: a
+checkpoint written at world size N read at world size M, compared weight by weight. ``--resume`` continues a
+sharded checkpoint a run kept, at any world size and strategy. A run cut short (Ctrl-C, a rank or the agent
+killed) still writes what it measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
-import signal
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelpilot.errors import ConfigError, UserError
-from accelpilot.figures import Figure, Kind
+from accelpilot.errors import ConfigError
 from accelpilot.pilot import device as dev
 from accelpilot.pilot.result import PilotResult, TrainingSummary, WorkloadInfo, write_new_result
-from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, TrainConfig, resolve_settings
-from accelpilot.pilot.train.launch import _src_path, die_with_parent
+from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, Settings, TrainConfig, resolve_settings
 from accelpilot.pilot.train.pilot import TrainingInterrupted, check_out_dir
 from accelpilot.pilot.train.rank import RankConfig
-from accelpilot.pilot.train.record import Reporter, fig
+from accelpilot.pilot.train.record import Reporter, fig, per_accelerator, topology_of
+from accelpilot.pilot.train.scaling import WorldStats, scaling_figures, target_figures, world_stats
+from accelpilot.pilot.train.torchrun import Launch, RankFailed, RendezvousError, launch, read_events
 from accelpilot.pilot.workloads.base import TrainingWorkload, load_factory
 
+__all__ = ["RankFailed", "RendezvousError", "is_distributed", "run_distributed", "validate"]
+
 PARALLEL = ("ddp", "fsdp")
-LAUNCH_MARGIN_S = 30.0  # beyond the rendezvous timeout: interpreter start and torch import of each rank
-
-
-class RendezvousError(UserError):
-    """The ranks never met: one line naming the flag, exit 2."""
 
 
 def is_distributed(cfg: TrainConfig) -> bool:
-    return bool(cfg.scaling) or cfg.nproc_per_node > 1 or cfg.nnodes > 1
+    return bool(cfg.scaling) or cfg.nproc_per_node > 1 or cfg.nnodes > 1 or cfg.resume is not None
 
 
 def world_sizes(cfg: TrainConfig) -> list[int]:
@@ -64,7 +58,15 @@ def validate(cfg: TrainConfig) -> None:
     if cfg.nnodes > 1 and not cfg.rdzv_endpoint:
         raise ConfigError("several nodes need a meeting point", field="--rdzv-endpoint", fix="e.g. HOST:29400")
     if cfg.nnodes > 1 and cfg.scaling:
-        raise ConfigError("--scaling runs on one node", field="--scaling", fix="drop --nnodes, or drop --scaling")
+        raise ConfigError(
+            "--scaling measures world sizes on one node",
+            field="--scaling",
+            fix="run --scaling 1,2,...,N without --nnodes on one node of the candidate (accelpilot launch writes "
+            "that single-node scaling task beside the multi-node one), and the multi-node task at its world size; "
+            "give both results to the report",
+        )
+    if cfg.resume is not None and cfg.scaling:
+        raise ConfigError("--resume continues a checkpoint at one world size", field="--resume", fix="drop --scaling")
     sizes = world_sizes(cfg)
     if any(w < 1 for w in sizes):
         raise ConfigError("world sizes must be at least 1", field="--scaling", fix="e.g. 1,2,4")
@@ -95,219 +97,46 @@ def validate(cfg: TrainConfig) -> None:
         )
 
 
-@dataclass
-class Launch:
-    """One torchrun launch: its configuration and what its ranks logged."""
-
-    world: int
-    t_launch: float
-    wall_s: float
-    returncode: int
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    def of(self, event: str, attempt: int | None = 0) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("event") == event and (attempt is None or e["attempt"] == attempt)]
-
-
-def _read_events(run_dir: Path) -> list[dict[str, Any]]:
-    """Every rank's events: the local logs, plus what rank 0 gathered from ranks on other nodes."""
-    out: list[dict[str, Any]] = []
-    local: set[int] = set()
-    for p in sorted(run_dir.glob("rank*.jsonl")):
-        for line in p.read_text(encoding="utf-8").splitlines():
-            if line.strip() and line.endswith("}"):
-                out.append(json.loads(line))
-                local.add(int(out[-1]["rank"]))
-    gathered = run_dir / "all-ranks.json"
-    if gathered.exists():
-        out += [e for e in json.loads(gathered.read_text(encoding="utf-8")) if int(e["rank"]) not in local]
-    return out
-
-
-def launch(cfg: TrainConfig, rank_cfg: RankConfig, run_dir: Path, nproc: int, max_restarts: int = 0) -> Launch:
-    """Start torchrun over the rank module with ``nproc`` ranks per node and wait, bounded; ranks die with it."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    cfg_path = run_dir / "rank-config.json"
-    cfg_path.write_text(rank_cfg.to_json(), encoding="utf-8")
-    argv = [sys.executable, "-m", "torch.distributed.run", f"--nnodes={cfg.nnodes}", f"--nproc-per-node={nproc}"]
-    argv += [f"--max-restarts={max_restarts}"]
-    if cfg.rdzv_endpoint:
-        argv += ["--rdzv-backend=c10d", f"--rdzv-endpoint={cfg.rdzv_endpoint}", f"--node-rank={cfg.node_rank}"]
-        timeout = max(1, math.ceil(cfg.rdzv_timeout_s))  # torchrun takes whole seconds
-        argv += [f"--rdzv-conf=join_timeout={timeout},read_timeout={timeout}"]
-        argv += [f"--rdzv-id=accelpilot-{cfg.seed}"]
-    else:
-        argv += ["--standalone"]  # one node: c10d rendezvous on a free local port
-    argv += ["-m", "accelpilot.pilot.train.rank", str(cfg_path)]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = _src_path() + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["OMP_NUM_THREADS"] = str(rank_cfg.threads)  # one thread per process: the ranks share the cores
-    log_path = run_dir / "torchrun.log"
-    t_launch = time.time()
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # one process group: torchrun and its ranks are stopped together
-            preexec_fn=die_with_parent,
-        )
-    met_deadline = time.monotonic() + cfg.rdzv_timeout_s + LAUNCH_MARGIN_S
-    try:
-        while proc.poll() is None:
-            time.sleep(0.2)
-            if time.monotonic() > met_deadline and not _met(run_dir):
-                raise RendezvousError(
-                    f"no rendezvous within {cfg.rdzv_timeout_s:g} s"
-                    + (f" at {cfg.rdzv_endpoint}" if cfg.rdzv_endpoint else ""),
-                    field="--rdzv-endpoint",
-                    fix="start every node with the same --rdzv-endpoint and --nnodes, and check the address",
-                )
-    except BaseException:
-        _kill_group(proc)
-        raise
-    out = Launch(nproc * cfg.nnodes, t_launch, time.time() - t_launch, proc.returncode, _read_events(run_dir))
-    if proc.returncode != 0:
-        if not _met(run_dir):
-            raise RendezvousError(
-                f"the ranks never formed a group (torchrun exit {proc.returncode})"
-                + (f" at {cfg.rdzv_endpoint}" if cfg.rdzv_endpoint else ""),
-                field="--rdzv-endpoint" if cfg.rdzv_endpoint else "--nproc-per-node",
-                fix=f"see {log_path}",
-            )
-        lines = log_path.read_text(errors="replace").strip().splitlines()
-        errs = [ln.strip() for ln in lines if "Error" in ln and "errors.html" not in ln] or lines[-3:]
-        raise RuntimeError(f"torchrun exited with {proc.returncode}: {' | '.join(errs[-3:])} (log: {log_path})")
-    return out
-
-
-def _met(run_dir: Path) -> bool:
-    return any(e.get("event") == "process_group" for e in _read_events(run_dir))
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
-# --- from events to figures (pure: tested on hand-made events) ------------------------------------------------
-
-
 @dataclass(frozen=True)
-class WorldStats:
-    """What one world size measured, from its ranks' events."""
+class ResumeFrom:
+    """A sharded checkpoint to continue: its folder, what wrote it (when it says), its full weights if kept."""
 
-    world: int
-    tokens_per_s: float
-    samples_per_s: float
-    step_s: list[float]  # per timed step: the slowest rank's time (the step ends when the last rank ends)
-    rank_median_step_s: dict[int, float]
-    launch_to_first_step_s: float | None
-    process_group_s: float | None
-    fwd_bwd_sync_s: float | None
-    fwd_bwd_nosync_s: float | None
-    grad_bytes: int | None
-    ckpt_save_s: float | None
-    ckpt_bytes: int | None
-    ckpt_load_s: float | None
-    losses: list[float]  # rank 0, every step
+    path: Path
+    saved: dict[str, Any]
+    reference: Path | None
 
 
-def world_stats(run: Launch, warmup: int, batch_per_rank: int) -> WorldStats:
-    steps = run.of("step")
-    by_step: dict[int, list[dict[str, Any]]] = {}
-    for e in steps:
-        by_step.setdefault(int(e["step"]), []).append(e)
-    timed = [by_step[k] for k in sorted(by_step) if k > warmup]
-    step_s = [max(e["seconds"] for e in rows) for rows in timed]
-    tokens = sum(e["tokens"] for rows in timed for e in rows)
-    samples = sum(len(rows) * batch_per_rank for rows in timed)
-    wall = sum(step_s)
-    ranks = sorted({int(e["rank"]) for e in steps})
-    rank_median = {r: statistics.median(e["seconds"] for rows in timed for e in rows if e["rank"] == r) for r in ranks}
-    first = [e["t"] for e in steps if e["rank"] == 0]
-    pg = [e["seconds"] for e in run.of("process_group")]
-    sync = [e["seconds"] for e in run.of("sync_step")]
-    nosync = [e["seconds"] for e in run.of("nosync_step")]
-    saves = [e for e in run.of("checkpoint") if e["step"] == max((int(s["step"]) for s in steps), default=0)]
-    loads = [e["seconds"] for e in run.of("loaded_own")]
-    return WorldStats(
-        world=run.world,
-        tokens_per_s=tokens / wall if wall > 0 else 0.0,
-        samples_per_s=samples / wall if wall > 0 else 0.0,
-        step_s=step_s,
-        rank_median_step_s=rank_median,
-        launch_to_first_step_s=(min(first) - run.t_launch) if first else None,
-        process_group_s=max(pg) if pg else None,
-        fwd_bwd_sync_s=statistics.median(sync) if sync else None,
-        fwd_bwd_nosync_s=statistics.median(nosync) if nosync else None,
-        grad_bytes=next((int(e["grad_bytes"]) for e in run.of("sync_step")), None),
-        ckpt_save_s=max(e["seconds"] for e in saves) if saves else None,
-        ckpt_bytes=max(e["bytes"] for e in saves) if saves else None,
-        ckpt_load_s=max(loads) if loads else None,
-        losses=[float(e["loss"]) for e in sorted((e for e in steps if e["rank"] == 0), key=lambda e: e["step"])],
-    )
-
-
-def scaling_figures(stats: dict[int, WorldStats], strong: bool) -> tuple[dict[str, Figure], dict[str, str]]:
-    """Per world size: throughput, step times, stragglers, communication, checkpoints; efficiency against 1."""
-    figs: dict[str, Figure] = {}
-    unavailable: dict[str, str] = {}
-    for w, st in sorted(stats.items()):
-        sfx = f"_world{w}"
-        note = f"world size {w}"
-        figs["tokens_per_s" + sfx] = fig(st.tokens_per_s, "token/s", "training throughput, all ranks", note)
-        figs["samples_per_s" + sfx] = fig(st.samples_per_s, "sample/s", "training throughput, all ranks", note)
-        figs["step_time_p50_s" + sfx] = fig(statistics.median(st.step_s), "s", "step time p50 (slowest rank)", note)
-        slow, fast = max(st.rank_median_step_s.values()), min(st.rank_median_step_s.values())
-        figs["slowest_rank_step_s" + sfx] = fig(slow, "s", "median step time of the slowest rank", note)
-        figs["rank_step_skew" + sfx] = fig(
-            (slow - fast) / fast if fast > 0 else 0.0, "", "straggler skew: (slowest - fastest) / fastest rank", note
+def resolve_resume(path: str) -> ResumeFrom:
+    """``--resume`` names a DCP checkpoint (a folder with ``.metadata``) or a folder holding some: the newest."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ConfigError(
+            f"no such folder: {path}", field="--resume", fix="give a step_N folder a distributed run kept"
         )
-        if st.launch_to_first_step_s is not None:
-            figs["launch_to_first_step_s" + sfx] = fig(
-                st.launch_to_first_step_s, "s", "launch to first completed step (rendezvous, group, build)", note
-            )
-        if st.fwd_bwd_sync_s is not None and st.fwd_bwd_nosync_s is not None:
-            t_sync = fig(st.fwd_bwd_sync_s, "s", "forward+backward with gradient all-reduce", note)
-            t_nosync = fig(st.fwd_bwd_nosync_s, "s", "forward+backward without synchronisation (DDP no_sync)", note)
-            figs["fwd_bwd_sync_s" + sfx] = t_sync
-            figs["fwd_bwd_nosync_s" + sfx] = t_nosync
-            figs["comm_share" + sfx] = ((t_sync - t_nosync) / t_sync).with_label(
-                "share of forward+backward spent on gradient communication",
-                note="(synchronised - no_sync) / synchronised; negative values are noise",
-            )
-        else:
-            unavailable["comm_share" + sfx] = "measured with DDP's no_sync only (FSDP shards need their collectives)"
-        if st.grad_bytes is not None:
-            figs["allreduce_bytes_per_step" + sfx] = fig(
-                st.grad_bytes, "byte", "bytes all-reduced per step (every gradient once)", note
-            )
-        if st.ckpt_save_s is not None:
-            figs["dcp_save_s" + sfx] = fig(st.ckpt_save_s, "s", "sharded checkpoint save (DCP, slowest rank)", note)
-        if st.ckpt_bytes is not None:
-            figs["dcp_bytes" + sfx] = fig(st.ckpt_bytes, "byte", "sharded checkpoint size (all shards)", note)
-        if st.ckpt_load_s is not None:
-            figs["dcp_load_s" + sfx] = fig(st.ckpt_load_s, "s", "sharded checkpoint load (DCP, slowest rank)", note)
-    if 1 in stats:
-        one = figs["tokens_per_s_world1"]
-        for w in sorted(stats):
-            if w == 1:
-                continue
-            n = Figure(value=w, unit="", kind=Kind.DERIVED, label="world size")
-            how = "speed-up / N (fixed --global-batch)" if strong else "throughput(N) / (N x throughput(1))"
-            figs[f"scaling_efficiency_world{w}"] = (figs[f"tokens_per_s_world{w}"] / (one * n)).with_label(
-                f"scaling efficiency 1 -> {w}", note=f"{'strong' if strong else 'weak'} scaling: {how}"
-            )
-    else:
-        unavailable["scaling_efficiency"] = "world size 1 not measured (add 1 to --scaling)"
-    return figs, unavailable
+    found = [root] if (root / ".metadata").is_file() else [p.parent for p in root.rglob(".metadata") if p.is_file()]
+    if not found:
+        raise ConfigError(
+            f"{path} holds no sharded checkpoint (no .metadata)",
+            field="--resume",
+            fix="give a step_N folder that a distributed run with --checkpoint-dir kept",
+        )
+    ckpt = max(found, key=lambda p: ((p / ".metadata").stat().st_mtime, str(p)))
+    saved: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        saved = dict(json.loads((ckpt / "accelpilot.json").read_text(encoding="utf-8")))
+    ref = ckpt.parent / f"full_{ckpt.name}.pt"
+    return ResumeFrom(path=ckpt.resolve(), saved=saved, reference=ref.resolve() if ref.is_file() else None)
 
 
-# --- the run ------------------------------------------------------------------------------------------------
+def _check_resume_matches(resume: ResumeFrom, workload: TrainingWorkload) -> None:
+    """A checkpoint of another workload (or size) cannot be continued: say so before any rank starts."""
+    saved = resume.saved.get("workload_name")
+    if saved is not None and saved != workload.name:
+        raise ConfigError(
+            f"{resume.path} holds a {saved} checkpoint; this run trains {workload.name}",
+            field="--resume",
+            fix="give the --workload and --size of the run that kept it",
+        )
 
 
 def _workload(cfg: TrainConfig) -> TrainingWorkload:
@@ -326,85 +155,185 @@ def _checkpoint_dir(cfg: TrainConfig, work: Path, stamp: str, world: int) -> str
     return ""
 
 
+@dataclass
+class Measured:
+    """What a distributed run has measured so far: enough to write a result, whole or partial."""
+
+    launches: dict[int, Launch] = field(default_factory=dict)
+    stats: dict[int, WorldStats] = field(default_factory=dict)
+    portability: dict[str, Any] = field(default_factory=dict)
+    interrupt: dict[str, Any] | None = None
+    resume: dict[str, Any] | None = None
+    failed: dict[str, Any] | None = None  # the launch a rank or the agent did not finish
+    errors: list[str] = field(default_factory=list)
+
+
+def _rank_config(cfg: TrainConfig, s: Settings, w: int, run_dir: Path, ckpt: str, **extra: Any) -> RankConfig:
+    return RankConfig(
+        workload=cfg.workload,
+        workload_options=cfg.workload_factory_options(),
+        device=cfg.device,
+        parallel=cfg.parallel,
+        batch_per_rank=cfg.global_batch // w if cfg.global_batch else s.batch_size,
+        seq_len=s.seq_len,
+        lr=s.lr,
+        seed=cfg.seed,
+        total_steps=cfg.warmup + cfg.steps,
+        warmup=cfg.warmup,
+        comm_pairs=cfg.comm_samples,
+        run_dir=str(run_dir),
+        checkpoint_dir=ckpt,
+        tag=f"w{w}",
+        **extra,
+    )
+
+
+def _partial_launch(world: int, run_dir: Path, reason: str) -> dict[str, Any]:
+    """What a launch that did not finish logged before it ended: the steps every rank completed, rank 0's losses."""
+    events = read_events(run_dir) if run_dir.is_dir() else []
+    steps: dict[int, set[int]] = {}
+    for e in events:
+        if e.get("event") == "step":
+            steps.setdefault(int(e["step"]), set()).add(int(e["rank"]))
+    done = [k for k, ranks in steps.items() if len(ranks) == world]
+    curve = sorted((int(e["step"]), float(e["loss"])) for e in events if e.get("event") == "step" and e["rank"] == 0)
+    return {
+        "world": world,
+        "reason": reason,
+        "steps_completed_by_all_ranks": max(done, default=0),
+        "loss_curve_rank0": [v for _, v in curve],
+    }
+
+
 def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple[PilotResult, Path | None]:
     """Measure every world size, write one result with all of them; returns it and where it was written.
 
-    Only node rank 0 writes (None elsewhere): one job, one result.
+    Only node rank 0 writes (None elsewhere): one job, one result. Ctrl-C, or a rank or the agent dying, ends the
+    run with one line; what was measured until then is written first.
     """
-    import torch
-
     cfg.validate()
     validate(cfg)
     rep = reporter or Reporter()
     device = dev.resolve_device(cfg.device)
     out_dir = Path(cfg.out)
-    check_out_dir(out_dir)
+    check_out_dir(out_dir, cfg.checkpoint_dir)
+    resume = resolve_resume(cfg.resume) if cfg.resume is not None else None
     workload = _workload(cfg)
+    if resume is not None:
+        _check_resume_matches(resume, workload)
     s = resolve_settings(cfg, workload, device)
     sizes = world_sizes(cfg)
-    strong = cfg.global_batch is not None
     total = cfg.warmup + cfg.steps
     keep = cfg.checkpoint_dir is not None
     work = (
-        Path(cfg.checkpoint_dir)
-        if cfg.checkpoint_dir is not None
-        else Path(tempfile.mkdtemp(prefix=".distributed-", dir=out_dir))
+        Path(cfg.checkpoint_dir) if cfg.checkpoint_dir else Path(tempfile.mkdtemp(prefix=".distributed-", dir=out_dir))
     )
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    launches: dict[int, Launch] = {}
-    stats: dict[int, WorldStats] = {}
-    portability: dict[str, Any] = {}
-    interrupt: dict[str, Any] | None = None
-    errors: list[str] = []
+    m = Measured()
     current = ""
+    failure: BaseException | None = None
     try:
         previous: tuple[int, str] | None = None  # (world size, its sharded checkpoint folder)
         for w in sorted(sizes, reverse=True):  # largest first: smaller worlds then load its sharded checkpoint
             current = f"world size {w}"
             advance = rep.phase(f"torchrun: world size {w} ({cfg.parallel}, {total} steps)", 1)
-            bpr = cfg.global_batch // w if cfg.global_batch else s.batch_size
-            rank_cfg = RankConfig(
-                workload=cfg.workload,
-                workload_options=cfg.workload_factory_options(),
-                device=cfg.device,
-                parallel=cfg.parallel,
-                batch_per_rank=bpr,
-                seq_len=s.seq_len,
-                lr=s.lr,
-                seed=cfg.seed,
-                total_steps=total,
-                warmup=cfg.warmup,
-                run_dir=str(work / f"{stamp}-world{w}"),
-                checkpoint_dir=_checkpoint_dir(cfg, work, stamp, w),
-                load_from=str(Path(previous[1]) / f"step_{total}") if previous and previous[1] else "",
-                reference_weights=str(Path(previous[1]) / f"full_step_{total}.pt") if previous and previous[1] else "",
-            )
-            run = launch(cfg, rank_cfg, Path(rank_cfg.run_dir), nproc=w // cfg.nnodes)
-            launches[w] = run
-            stats[w] = world_stats(run, cfg.warmup, bpr)
+            extra: dict[str, Any] = {}
+            if previous is not None and previous[1]:
+                extra["load_from"] = str(Path(previous[1]) / f"step_{total}")
+                extra["reference_weights"] = str(Path(previous[1]) / f"full_step_{total}.pt")
+            if w == min(sizes) and cfg.target_loss is not None:  # time to target at the world size of the summary
+                extra.update(
+                    target_loss=s.target_loss,
+                    target_runs=cfg.runs,
+                    max_steps=s.max_steps,
+                    eval_every=s.eval_every,
+                    eval_batches=s.eval_batches,
+                )
+            if resume is not None:
+                extra["resume_from"] = str(resume.path)
+                extra["resume_reference"] = str(resume.reference or "")
+            run_dir = work / f"{stamp}-world{w}"
+            rank_cfg = _rank_config(cfg, s, w, run_dir, _checkpoint_dir(cfg, work, stamp, w), **extra)
+            try:
+                run = launch(cfg, rank_cfg, run_dir, nproc=w // cfg.nnodes, max_restarts=cfg.max_restarts)
+            except (RankFailed, KeyboardInterrupt) as exc:  # keep what the ranks logged before the end
+                reason = exc.detail if isinstance(exc, RankFailed) else f"interrupted (Ctrl-C) at world size {w}"
+                m.failed = _partial_launch(w, run_dir, reason)
+                raise
+            m.launches[w] = run
+            m.stats[w] = world_stats(run, cfg.warmup, rank_cfg.batch_per_rank)
             if previous is not None and previous[1]:
                 (other,) = run.of("loaded_other") or [{}]
-                portability[f"world{previous[0]}_to_world{w}"] = {
+                m.portability[f"world{previous[0]}_to_world{w}"] = {
                     "saved_at_world": previous[0],
                     "loaded_at_world": w,
                     "load_s": other.get("seconds"),
                     "identical_weights": other.get("identical"),
                 }
+            if resume is not None:
+                m.resume = _resume_details(resume, run, cfg, w)
             previous = (w, rank_cfg.checkpoint_dir)
             advance(1)
         if cfg.interrupt_at:
             current = "interrupted rank"
-            interrupt = _interrupted_rank(cfg, s.seq_len, s.lr, s.batch_size, max(sizes), work, stamp, stats, rep)
-    except KeyboardInterrupt:
-        raise TrainingInterrupted(current, [f"world size {w}" for w in stats], None) from None
+            m.interrupt = _interrupted_rank(cfg, s, max(sizes), work, stamp, m.stats, rep)
+    except (KeyboardInterrupt, RankFailed) as exc:
+        failure = exc
     finally:
         rep.end_phase()
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    figs, unavailable = scaling_figures(stats, strong)
-    if cfg.nnodes > 1 and not keep:
+    result = build_result(cfg, s, workload, device, sizes, m)
+    if failure is None:
+        return result, write_new_result(result, out_dir) if cfg.node_rank == 0 else None
+    written: Path | None = None
+    if cfg.node_rank == 0:
+        with contextlib.suppress(Exception):  # the failure matters more than a failed partial write
+            written = write_new_result(result, out_dir)
+    done = [f"world size {w}" for w in sorted(m.stats)]
+    if isinstance(failure, KeyboardInterrupt):
+        raise TrainingInterrupted(current, done, written) from None
+    if written is not None:
+        steps = m.failed["steps_completed_by_all_ranks"] if m.failed else 0
+        what = ", ".join(done) or f"{steps} step(s) of world size {m.failed['world'] if m.failed else '?'}"
+        kept = f"partial result ({what}) kept in {written}"
+    else:
+        kept = "node 0 writes the result" if cfg.node_rank else "nothing kept (the partial result could not be written)"
+    hint = f"; torchrun's log is in {work}" if keep else ""
+    raise RankFailed(f"{failure.detail if isinstance(failure, RankFailed) else failure}; {kept}{hint}") from None
+
+
+def _resume_details(resume: ResumeFrom, run: Launch, cfg: TrainConfig, world: int) -> dict[str, Any]:
+    loads = run.of("resumed")
+    identical = next((e["identical"] for e in loads if e["rank"] == 0), None)
+    losses = sorted((e for e in run.of("step") if e["rank"] == 0), key=lambda e: e["step"])
+    return {
+        "from": str(resume.path),
+        "saved": resume.saved,  # world, parallel, step of the run that wrote it (when it said)
+        "loaded_at_world": world,
+        "parallel": cfg.parallel,
+        "load_s": max((float(e["seconds"]) for e in loads), default=None),
+        "identical_weights": identical,
+        "first_loss": float(losses[0]["loss"]) if losses else None,
+        "how": "model and optimizer state loaded with torch.distributed.checkpoint into this world size's "
+        "wrapped model (DCP reshards), then the measured steps continue from it",
+    }
+
+
+def build_result(
+    cfg: TrainConfig,
+    s: Settings,
+    workload: TrainingWorkload,
+    device: Any,
+    sizes: list[int],
+    m: Measured,
+) -> PilotResult:
+    """One result from what was measured: every world size, their efficiency, the summary at the smallest."""
+    figs, unavailable, samples = scaling_figures(m.stats, cfg.global_batch is not None)
+    errors = list(m.errors)
+    if cfg.nnodes > 1 and not cfg.checkpoint_dir:
         unavailable["dcp"] = "several nodes: give --checkpoint-dir on a file system every node shares"
-    for key, row in portability.items():
+    for key, row in m.portability.items():
         if row["load_s"] is not None:
             figs[f"dcp_load_s_{key}"] = fig(
                 row["load_s"],
@@ -413,13 +342,20 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
             )
         if row["identical_weights"] is not True:
             errors.append(f"checkpoint {key}: weights not identical after loading at another world size")
+    interrupt = dict(m.interrupt) if m.interrupt is not None else None
     if interrupt is not None:
         figs.update(interrupt.pop("_figures"))
         if not interrupt["matches"]:
             errors.append("the resumed loss curve does not match the uninterrupted one")
-    base = min(stats)
+    if m.resume is not None:
+        if m.resume["load_s"] is not None:
+            figs["dcp_resume_load_s"] = fig(m.resume["load_s"], "s", "--resume: sharded checkpoint loaded")
+        if m.resume["identical_weights"] is False:
+            errors.append(f"--resume: the weights loaded from {m.resume['from']} differ from the ones saved")
+    if m.failed is not None:
+        errors.append(m.failed["reason"])
     platform = dev.fingerprint(device, "eager", s.precision)
-    topology = {
+    layout = {
         "nnodes": cfg.nnodes,
         "nproc_per_node": {w: w // cfg.nnodes for w in sizes},
         "world_sizes": sizes,
@@ -427,18 +363,77 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
         "launcher": "torchrun (torch.distributed.run, c10d rendezvous)",
         "parallel": cfg.parallel,
     }
-    platform = platform.model_copy(update={"topology": topology})
-    figs["tokens_per_s"] = figs[f"tokens_per_s_world{base}"].with_label(f"training throughput at world size {base}")
+    platform = platform.model_copy(update={"topology": layout})
+    base = min(m.stats) if m.stats else None
+    topo, how = topology_of(platform, base or min(sizes), cfg.nnodes)
+    summary: TrainingSummary | None = None
+    accepted: bool | None = None
+    details_tt: dict[str, Any] | None = None
+    if base is not None:
+        st = m.stats[base]
+        figs["tokens_per_s"] = figs[f"tokens_per_s_world{base}"].with_label(
+            f"training throughput, all {base} ranks (world size {base})"
+        )
+        figs["samples_per_s"] = figs[f"samples_per_s_world{base}"].with_label(
+            f"training throughput, all {base} ranks (world size {base})"
+        )
+        per_accelerator(figs, topo, how, ("tokens_per_s", "samples_per_s"))
+        summary = TrainingSummary(tokens_per_s=st.tokens_per_s, samples_per_s=st.samples_per_s)
+        if cfg.target_loss is not None and s.target_loss is not None:
+            tfigs, tsum, times = target_figures(st.target_runs, s.target_loss, base)
+            figs.update(tfigs)
+            samples["time_to_target_s"] = times
+            summary = summary.model_copy(update={**tsum, "target_loss": s.target_loss})
+            accepted = bool(st.target_runs) and tsum["accepted_runs"] == tsum["runs"]
+            if not times:
+                unavailable["time_to_target_s"] = (
+                    f"no run reached eval loss {s.target_loss:g} within {s.max_steps} steps (runs not accepted)"
+                )
+            details_tt = {
+                "target_loss": s.target_loss,
+                "world_size": base,
+                "max_steps": s.max_steps,
+                "eval_every": s.eval_every,
+                "eval_batches": s.eval_batches,
+                "clock": "first touch of data until the eval loss (mean over ranks) <= target, eval included, "
+                "model init outside; a run ends with its slowest rank",
+                "runs": st.target_runs,
+            }
     config = {k: v for k, v in vars(cfg).items()}
     config.update(
         batch_per_rank={w: (cfg.global_batch // w if cfg.global_batch else s.batch_size) for w in sizes},
-        scaling="strong" if strong else "weak",
+        scaling="strong" if cfg.global_batch is not None else "weak",
         seq_len=s.seq_len,
         lr=s.lr,
         torch_threads_per_rank=1,
     )
+    samples.update({f"step_time_s_world{w}": st.step_s for w, st in m.stats.items()})
     params = int(sum(p.numel() for p in workload.build_model().parameters()))
-    result = PilotResult(
+    details: dict[str, Any] = {
+        "unavailable": unavailable,
+        "topology": {"assumed": how, "summary_world_size": base},
+        "distributed": {
+            "topology": layout,
+            "per_world": {
+                str(w): {
+                    "rank_median_step_s": {str(r): v for r, v in st.rank_median_step_s.items()},
+                    "process_group_s": st.process_group_s,
+                    "launch_wall_s": m.launches[w].wall_s,
+                    "restarts": st.restarts,
+                    "loss_curve_rank0": st.losses,
+                }
+                for w, st in m.stats.items()
+            },
+            "portability": m.portability,
+            "interrupt": interrupt,
+            "resume": m.resume,
+            "failed": m.failed,
+            "clock": "launch_to_first_step: wall clock from starting torchrun to rank 0's first step",
+        },
+    }
+    if details_tt is not None:
+        details["time_to_target"] = details_tt
+    return PilotResult(
         kind="training",
         command=cfg.command,
         platform=platform,
@@ -449,76 +444,44 @@ def run_distributed(cfg: TrainConfig, reporter: Reporter | None = None) -> tuple
         ),
         config=config,
         figures=figs,
-        samples={f"step_time_s_world{w}": st.step_s for w, st in stats.items()},
-        training=TrainingSummary(tokens_per_s=stats[base].tokens_per_s, samples_per_s=stats[base].samples_per_s),
-        details={
-            "unavailable": unavailable,
-            "distributed": {
-                "topology": topology,
-                "per_world": {
-                    str(w): {
-                        "rank_median_step_s": {str(r): v for r, v in st.rank_median_step_s.items()},
-                        "process_group_s": st.process_group_s,
-                        "launch_wall_s": launches[w].wall_s,
-                        "loss_curve_rank0": st.losses,
-                    }
-                    for w, st in stats.items()
-                },
-                "portability": portability,
-                "interrupt": interrupt,
-                "clock": "launch_to_first_step: wall clock from starting torchrun to rank 0's first step",
-            },
-        },
+        samples=samples,
+        training=summary,
+        accepted=accepted,
+        details=details,
         errors=errors,
+        topology=topo if base is not None else None,
     )
-    del torch
-    return result, write_new_result(result, out_dir) if cfg.node_rank == 0 else None
 
 
 def _interrupted_rank(
-    cfg: TrainConfig,
-    seq_len: int,
-    lr: float,
-    batch: int,
-    world: int,
-    work: Path,
-    stamp: str,
-    stats: dict[int, WorldStats],
-    rep: Reporter,
+    cfg: TrainConfig, s: Settings, world: int, work: Path, stamp: str, stats: dict[int, WorldStats], rep: Reporter
 ) -> dict[str, Any]:
     """SIGKILL one rank mid-run; torchrun restarts the group, which resumes from the sharded checkpoint."""
     assert cfg.interrupt_at
     k: int = cfg.interrupt_at
     every = cfg.checkpoint_every or max(1, k - 1)
     advance = rep.phase(f"interrupted rank {cfg.interrupt_rank} at step {cfg.interrupt_at} (world {world})", 1)
-    bpr = cfg.global_batch // world if cfg.global_batch else batch
     run_dir = work / f"{stamp}-interrupt-world{world}"
-    rank_cfg = RankConfig(
-        workload=cfg.workload,
-        workload_options=cfg.workload_factory_options(),
-        device=cfg.device,
-        parallel=cfg.parallel,
-        batch_per_rank=bpr,
-        seq_len=seq_len,
-        lr=lr,
-        seed=cfg.seed,
-        total_steps=cfg.warmup + cfg.steps,
-        warmup=cfg.warmup,
-        nosync_steps=0,
-        run_dir=str(run_dir),
-        checkpoint_dir=str(run_dir / "ckpt"),
+    rank_cfg = _rank_config(
+        cfg,
+        s,
+        world,
+        run_dir,
+        str(run_dir / "ckpt"),
         checkpoint_every=every,
         interrupt_at=k,
         interrupt_rank=cfg.interrupt_rank,
     )
+    rank_cfg.comm_pairs = 0
+    rank_cfg.tag = f"interrupt-w{world}"
     # one restart recovers the kill; a second covers a restarted group that fails to reconnect on a loaded host
     restarts = max(2, cfg.max_restarts)
     run = launch(cfg, rank_cfg, run_dir, nproc=world // cfg.nnodes, max_restarts=restarts)
     advance(1)
-    killed = run.of("killing_self")
-    last = max((int(e["attempt"]) for e in run.events), default=0)  # the attempt that finished the job
-    restored = [e for e in run.of("restored", attempt=last) if e["rank"] == 0]
-    resumed = sorted((e for e in run.of("step", attempt=last) if e["rank"] == 0), key=lambda e: e["step"])
+    killed = run.of("killing_self", attempt=0)
+    last = run.last_attempt  # the attempt that finished the job
+    restored = [e for e in run.of("restored") if e["rank"] == 0]
+    resumed = sorted((e for e in run.of("step") if e["rank"] == 0), key=lambda e: e["step"])
     restored_step = int(restored[0]["step"]) if restored else 0
     reference = stats[world].losses if world in stats else []
     mine = [float(e["loss"]) for e in resumed]

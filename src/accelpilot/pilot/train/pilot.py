@@ -32,13 +32,14 @@ from typing import Any
 
 import torch
 
+from accelpilot.atomic import WriteFailedError
 from accelpilot.errors import ConfigError, InputFileError, UserError
 from accelpilot.pilot import device as dev
 from accelpilot.pilot.result import PilotResult, WorkloadInfo, read_result, write_new_result
 from accelpilot.pilot.train import checkpoint as ckpt
 from accelpilot.pilot.train import measure, parity, resilience
 from accelpilot.pilot.train.config import BUILTIN_WORKLOAD, TrainConfig, resolve_settings
-from accelpilot.pilot.train.record import Context, Measurements, Reporter, fig
+from accelpilot.pilot.train.record import Context, Measurements, Reporter, fig, per_accelerator, topology_of
 from accelpilot.pilot.train.shapes import MainShape, run_shapes
 from accelpilot.pilot.workloads.base import TrainingWorkload, load_factory
 
@@ -59,9 +60,14 @@ class TrainingInterrupted(UserError):
         super().__init__(f"interrupted (Ctrl-C) during the {phase or 'setup'} phase; {where}")
 
 
-def check_out_dir(out_dir: Path) -> None:
-    """Create the result folder and prove a file can be written there, before anything is measured."""
+def check_out_dir(out_dir: Path, checkpoint_dir: str | None = None) -> None:
+    """Create the result folder (and ``--checkpoint-dir``) and prove a file can be written there, before any
+    measurement: an unusable checkpoint folder used to be found 10-42 s into the run (issue 28)."""
     ckpt.check_writable(out_dir, "cannot write results here", "--out", "give a writable folder")
+    if checkpoint_dir is not None:
+        if not checkpoint_dir.strip():
+            raise ConfigError("empty folder name", field="--checkpoint-dir", fix="give a folder, or drop the option")
+        ckpt.check_writable(checkpoint_dir)
 
 
 def _workload_info(workload: TrainingWorkload, spec: str, options: dict[str, Any], params: int) -> WorkloadInfo:
@@ -79,7 +85,7 @@ class TrainingPilot:
         t_start = time.perf_counter()
         device = dev.resolve_device(cfg.device)
         self.out_dir = Path(cfg.out)
-        check_out_dir(self.out_dir)
+        check_out_dir(self.out_dir, cfg.checkpoint_dir)
         options = cfg.workload_factory_options()
         workload = load_factory(cfg.workload, **options)
         if not isinstance(workload, TrainingWorkload):
@@ -138,18 +144,22 @@ class TrainingPilot:
         rss = measure.host_peak_rss_bytes()
         if rss is not None:
             m.figures["peak_host_rss_bytes"] = fig(rss, "byte", "peak host memory (RSS)")
+        topo, how = topology_of(ctx.platform, world=1)  # one process on one device
+        figures = dict(m.figures)
+        per_accelerator(figures, topo, how, ("tokens_per_s", "samples_per_s"))
         return PilotResult(
             kind="training",
             command=ctx.cfg.command,
             platform=ctx.platform,
             workload=_workload_info(ctx.workload, ctx.cfg.workload, ctx.options, self.params),
             config=self.resolved_config(),
-            figures=dict(m.figures),
+            figures=figures,
             samples=dict(m.samples),
             training=m.summary,
             accepted=m.accepted,
-            details=m.details_out(),
+            details={**m.details_out(), "topology": {"assumed": how}},
             errors=list(m.errors),
+            topology=topo,
         )
 
     # --- the phases -------------------------------------------------------------------------------
@@ -210,8 +220,9 @@ class TrainingPilot:
         try:
             self.written = write_new_result(res, self.out_dir)  # removes its temp file when it fails
         except OSError as exc:  # a full disk or a folder made read-only during the run
+            where = exc.where() if isinstance(exc, WriteFailedError) else "nothing was written"
             raise InputFileError(
-                f"cannot write the result ({exc.strerror or exc.__class__.__name__}); nothing was written",
+                f"cannot write the result ({exc.strerror or exc.__class__.__name__}); {where}",
                 file=str(self.out_dir),
                 field="--out",
                 fix="free space or give a writable folder, then run again",

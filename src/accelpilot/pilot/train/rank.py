@@ -3,10 +3,12 @@
 ``python -m torch.distributed.run ... -m accelpilot.pilot.train.rank CONFIG.json``: torchrun's elastic agent
 sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT and TORCHELASTIC_RESTART_COUNT; this module joins the
 process group (backend from the device table), wraps the workload's model in DDP or FSDP2 ``fully_shard``,
-trains ``total_steps`` steps timing each one, measures the step without gradient synchronisation (DDP's
-``no_sync``) to get the communication share, writes and reads a sharded checkpoint with
-``torch.distributed.checkpoint`` and appends one JSON line per event to ``{run_dir}/rank{R}.jsonl``;
-at the end every node's local rank 0 writes all ranks' events (gathered).
+trains ``total_steps`` steps timing each one, times interleaved pairs of forward+backward with and without
+gradient synchronisation (DDP's ``no_sync``) for the communication share, writes and reads a sharded checkpoint
+with ``torch.distributed.checkpoint``, runs time-to-target runs when asked, and appends one JSON line per event
+to ``{run_dir}/rank{R}.jsonl``; at the end every node's local rank 0 writes all ranks' events (gathered).
+``resume_from`` first loads another run's sharded checkpoint (model and optimizer; DCP reshards it to this world
+size and strategy).
 
 With ``interrupt_at`` the rank ``interrupt_rank`` SIGKILLs itself after that step on the first attempt only;
 torchrun (``--max-restarts``) restarts the whole group, which resumes from the newest sharded checkpoint.
@@ -36,7 +38,7 @@ class RankConfig:
     seed: int = 0
     total_steps: int = 8
     warmup: int = 2
-    nosync_steps: int = 3  # steps without gradient sync, for the communication share (DDP)
+    comm_pairs: int = 20  # interleaved synchronised / no_sync forward+backward pairs: communication share (DDP)
     run_dir: str = ""
     checkpoint_dir: str = ""  # sharded checkpoints go here (DCP)
     checkpoint_every: int = 0  # 0: one checkpoint at the end only
@@ -46,6 +48,15 @@ class RankConfig:
     interrupt_rank: int = 0
     threads: int = 1
     t_launch: float = 0.0  # wall clock when the parent started torchrun
+    tag: str = ""  # names the launch in the rendezvous id (several launches of one job meet apart)
+    resume_from: str = ""  # a DCP checkpoint (step_N folder) to continue: model and optimizer, any world size
+    resume_reference: str = ""  # full weights saved beside it (full_step_N.pt), to prove the load
+    # time to target (MLPerf-style) after the measured steps: None = not asked
+    target_loss: float | None = None
+    target_runs: int = 0
+    max_steps: int = 0
+    eval_every: int = 1
+    eval_batches: int = 2
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -154,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
             set_state_dict(wrapped, opt, model_state_dict=msd, optim_state_dict=osd)
             emit({"event": "restored", "step": start, "seconds": time.perf_counter() - t0})
 
+    def _same_as(reference: str, rank: int) -> bool | None:
+        """Rank 0: do the weights now held equal the full weights saved beside the checkpoint?"""
+        full = get_model_state_dict(wrapped, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        if rank != 0 or not reference or not Path(reference).is_file():
+            return None
+        ref = torch.load(reference, map_location="cpu", weights_only=True)
+        return set(ref) == set(full) and all(torch.equal(ref[k], torch.as_tensor(full[k])) for k in ref)
+
     def save(step: int) -> None:
         assert ckpt_root is not None
         path = ckpt_root / f"step_{step}"
@@ -164,6 +183,20 @@ def main(argv: list[str] | None = None) -> int:
         dist.barrier()
         seconds = time.perf_counter() - t0
         emit({"event": "checkpoint", "step": step, "seconds": seconds, "bytes": _dir_bytes(path) if rank == 0 else 0})
+        if rank == 0:  # what wrote it, for `run train --resume` (DCP ignores files it did not write)
+            meta = {"world": world, "parallel": cfg.parallel, "step": step, "workload": cfg.workload}
+            meta["workload_name"] = workload.name
+            (path / "accelpilot.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    if cfg.resume_from and start == 0:  # `run train --resume`: another run's sharded checkpoint, resharded here
+        msd, osd = get_state_dict(wrapped, opt)
+        dist.barrier()
+        t0 = time.perf_counter()
+        dcp.load({"model": msd, "optim": osd}, checkpoint_id=cfg.resume_from)
+        set_state_dict(wrapped, opt, model_state_dict=msd, optim_state_dict=osd)
+        dist.barrier()
+        load_s = time.perf_counter() - t0
+        emit({"event": "resumed", "seconds": load_s, "identical": _same_as(cfg.resume_reference, rank), "world": world})
 
     batches = workload.batches("train", cfg.batch_per_rank, cfg.seq_len, cfg.seed * 1000 + rank)
     for _ in range(start):  # replay this rank's data stream to the checkpoint
@@ -194,33 +227,32 @@ def main(argv: list[str] | None = None) -> int:
             emit({"event": "killing_self", "step": i})
             os.kill(os.getpid(), signal.SIGKILL)
 
-    # communication share: the same steps without gradient synchronisation (DDP no_sync), compute only
-    if cfg.parallel == "ddp" and cfg.nosync_steps:
-        snap = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        for _ in range(cfg.nosync_steps):
-            batch = tuple(t.to(device) for t in next(batches))
+    # communication share: forward+backward with and without gradient synchronisation (DDP no_sync), in
+    # interleaved pairs on the same batch (ABBA order, so drift of a shared machine hits both sides alike); no
+    # optimizer step, so the weights stay as trained. Every pair is kept: the parent judges the spread.
+    if cfg.parallel == "ddp" and cfg.comm_pairs:
+        batch = tuple(t.to(device) for t in next(batches))
+
+        def fwd_bwd(synced: bool) -> float:
+            dist.barrier()  # both sides start together: a straggler's wait is not counted as communication
             sync(device)
             t0 = time.perf_counter()
-            with wrapped.no_sync():  # type: ignore[operator]
-                loss = workload.loss(wrapped, batch)
-                loss.backward()
-            opt.zero_grad(set_to_none=True)  # no optimizer step: the ranks' weights must stay identical
+            if synced:
+                workload.loss(wrapped, batch).backward()
+            else:
+                with wrapped.no_sync():  # type: ignore[operator]
+                    workload.loss(wrapped, batch).backward()
             sync(device)
-            emit({"event": "nosync_step", "seconds": time.perf_counter() - t0})
-        with torch.no_grad():
-            model.load_state_dict(snap)
-        # the same forward+backward with synchronisation, so both sides of the ratio time the same work
-        for _ in range(cfg.nosync_steps):
-            batch = tuple(t.to(device) for t in next(batches))
-            sync(device)
-            t0 = time.perf_counter()
-            loss = workload.loss(wrapped, batch)
-            loss.backward()
-            sync(device)
+            seconds = time.perf_counter() - t0
             opt.zero_grad(set_to_none=True)
-            emit({"event": "sync_step", "seconds": time.perf_counter() - t0, "grad_bytes": grad_bytes})
-        with torch.no_grad():
-            model.load_state_dict(snap)
+            return seconds
+
+        fwd_bwd(True)  # one untimed pair first: the first no_sync and all-reduce calls set up buffers
+        fwd_bwd(False)
+        for i in range(cfg.comm_pairs):
+            order = (True, False) if i % 2 == 0 else (False, True)
+            t = {synced: fwd_bwd(synced) for synced in order}
+            emit({"event": "comm_pair", "pair": i, "sync_s": t[True], "nosync_s": t[False], "grad_bytes": grad_bytes})
 
     if ckpt_root is not None:
         save(cfg.total_steps)
@@ -248,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             ref = torch.load(cfg.reference_weights, map_location="cpu", weights_only=True)
             identical = set(ref) == set(full) and all(torch.equal(ref[k], torch.as_tensor(full[k])) for k in ref)
         emit({"event": "loaded_other", "seconds": load_s, "identical": identical, "path": cfg.load_from})
+    if cfg.target_loss is not None and cfg.target_runs:
+        _time_to_target(cfg, wrapped, workload, device, rank, emit)
     emit({"event": "done"})
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, mine)
@@ -259,6 +293,71 @@ def main(argv: list[str] | None = None) -> int:
     # Leave without tearing the group down: a gloo teardown was seen to hang a rank after the last collective,
     # holding the GIL (so no Python watchdog could run). Every result is already on disk.
     os._exit(0)
+
+
+def _time_to_target(cfg: RankConfig, wrapped: Any, workload: Any, device: Any, rank: int, emit: Any) -> None:
+    """MLPerf-style runs at this world size: from the first touch of data until eval loss <= target.
+
+    Each run starts from fresh weights (seed + run, outside the clock) and a fresh optimizer; every rank evaluates
+    the same eval batches and the mean loss is all-reduced, so every rank stops at the same step.
+    """
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+    from torch.distributed.tensor import DTensor, distribute_tensor
+
+    from accelpilot.pilot import device as dev
+
+    sync = dev.ops_for(device).synchronize
+    for r in range(cfg.target_runs):
+        seed = cfg.seed + r
+        torch.manual_seed(seed)
+        fresh = workload.build_model().state_dict()
+        # fresh weights in the wrapped model's own layout: FSDP's shards (DTensors) cut from the full tensors
+        msd = get_model_state_dict(wrapped)
+        for k, v in msd.items():
+            full = fresh[k].to(device)
+            msd[k] = distribute_tensor(full, v.device_mesh, v.placements) if isinstance(v, DTensor) else full
+        set_model_state_dict(wrapped, msd)
+        opt = torch.optim.AdamW(wrapped.parameters(), lr=cfg.lr)
+        dist.barrier()
+        sync(device)
+        t0 = time.perf_counter()
+        batches = workload.batches("train", cfg.batch_per_rank, cfg.seq_len, seed * 1000 + rank)  # first touch
+        ev_it = workload.batches("eval", cfg.batch_per_rank, cfg.seq_len, cfg.seed)
+        evals = [tuple(t.to(device) for t in next(ev_it)) for _ in range(cfg.eval_batches)]
+        curve: list[tuple[int, float]] = []
+        reached: int | None = None
+        steps = 0
+        for steps in range(1, cfg.max_steps + 1):
+            loss = workload.loss(wrapped, tuple(t.to(device) for t in next(batches)))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            if steps % cfg.eval_every == 0 or steps == cfg.max_steps:
+                with torch.no_grad():
+                    total = sum(workload.loss(wrapped, b).detach().float() for b in evals) / len(evals)
+                total = total.reshape(1).to(device)
+                dist.all_reduce(total)  # the mean over ranks: the same decision on every rank
+                ev = float(total.item()) / dist.get_world_size()
+                curve.append((steps, ev))
+                if ev <= cfg.target_loss:  # type: ignore[operator]
+                    reached = steps
+                    break
+        sync(device)
+        seconds = time.perf_counter() - t0
+        emit(
+            {
+                "event": "target_run",
+                "run": r,
+                "seed": seed,
+                "seconds": seconds,
+                "steps": steps,
+                "accepted": reached is not None,
+                "final_eval_loss": curve[-1][1] if curve else None,
+                "eval_curve": curve,
+            }
+        )
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 import torch
 
-from accelpilot.figures import Figure, measured
-from accelpilot.pilot.result import Platform, TrainingSummary
+from accelpilot.figures import Figure, assumption, measured
+from accelpilot.pilot.result import Platform, Topology, TrainingSummary
 from accelpilot.pilot.train.config import Settings, TrainConfig
 from accelpilot.pilot.workloads.base import TrainingWorkload
 
@@ -71,3 +71,35 @@ class Measurements:
     def details_out(self) -> dict[str, Any]:
         """``details`` as the result stores it: ``unavailable`` and ``phase_seconds`` first."""
         return {"unavailable": self.unavailable, "phase_seconds": self.phase_seconds, **self.details}
+
+
+def topology_of(platform: Platform, world: int, nnodes: int = 1) -> tuple[Topology, str]:
+    """The topology behind a throughput of ``world`` ranks on ``nnodes`` nodes, and what it assumes."""
+    from accelpilot.pilot.device import devices_per_accelerator
+
+    per, how = devices_per_accelerator(platform.device_type or platform.device, platform.accelerator)
+    topo = Topology(
+        world_size=world,
+        nnodes=nnodes,
+        nproc_per_node=max(1, world // nnodes),
+        devices_per_accelerator=per,
+        accelerators=world / per,
+    )
+    return topo, how
+
+
+def per_accelerator(figures: dict[str, Figure], topo: Topology, how: str, keys: tuple[str, ...]) -> None:
+    """``{key}_per_accelerator`` = ``{key}`` (all ranks) / accelerators, for each key present; derived, inputs kept."""
+    acc = assumption(
+        topo.accelerators,
+        "",
+        source=how,
+        label="accelerators the ranks drove",
+        note=f"world size {topo.world_size} / {topo.devices_per_accelerator} device(s) per accelerator",
+    )
+    for key in keys:
+        if key in figures:
+            figures[f"{key}_per_accelerator"] = (figures[key] / acc).with_label(
+                "training throughput per accelerator",
+                note=f"all {topo.world_size} rank(s) / {topo.accelerators:g} accelerator(s)",
+            )

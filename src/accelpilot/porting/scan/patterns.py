@@ -56,6 +56,9 @@ LIBRARIES: dict[str, str] = {
     "apex": "apex",
     "bitsandbytes": "bitsandbytes",
     "deepspeed": "deepspeed",
+    "megatron": "training-runtime",
+    "megablocks": "training-runtime",
+    "grouped_gemm": "training-runtime",
     "cupy": "cupy",
     "cupyx": "cupy",
     "numba.cuda": "numba-cuda",
@@ -105,7 +108,8 @@ EXACT_STRINGS: dict[str, str] = {
     **{
         name: rule
         for name, rule in LIBRARIES.items()
-        if "." not in name and name not in ("cuda", "nki", "apex", "quack", "cutlass")
+        if "." not in name
+        and name not in ("cuda", "nki", "apex", "quack", "cutlass", "megatron", "megablocks", "grouped_gemm")
     },
     "nccl": "nccl-backend",
     "flash_attention_2": "flash-attn",

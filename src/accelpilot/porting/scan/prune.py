@@ -132,6 +132,9 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
     ls = data.rfind(b"\n", 0, i) + 1
     if _ASSIGNED.fullmatch(data, ls, i) is None or not _names_target(data, ls, i + n):
         return False  # the cheap tests first: most concats join other names, and need no walk back
+    target = data[ls:i].split(b"=", 1)[0].strip().rpartition(b".")[2].lower()
+    if b"cache" in target or b"past" in target:
+        return True  # a KV cache grown by concatenation, in a loop or not (``PyVisitor._grown_cache``)
     line = data[ls:i]
     indent = len(line) - len(line.lstrip(b" \t"))
     end = ls - 1
@@ -219,6 +222,10 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"cached_file", _called),
     (b"torch.cat", _grows_in_loop),
     (b"use_experts_implementation", None),
+    # issue 27's hazards
+    (b"torch.fft", None),
+    (b"stft", None),
+    (b"torch.nested", None),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
 _FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS
@@ -229,6 +236,8 @@ _DOT = re.compile(
 )
 # "[" then a comparison later on the line, or "[name_mask," / "[name_mask]": boolean-mask indexing candidates.
 _BRACKET_COMPARE = re.compile(rb"\[(?:(?:[^\[\]\n]|\[[^\[\]\n]*\])*?(?:[<>]|[=!]=)|[\w.\s]*mask\w*\s*[\],])")
+# After ``int(``/``float(``, on the same line, a reduction call: a size read back from the data.
+_READ_BACK = re.compile(rb"[^\n]*?\.(?:max|min|sum|amax|amin|argmax|argmin|count_nonzero|prod)\(")
 _IMPORT_LINE = re.compile(rb"[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))")
 # Short quoted words, then a set lookup: far faster than one regex alternation of every name.
 _QUOTED = re.compile(rb"[\"']([a-z_][\w:.-]{1,30})[\"']")
@@ -260,6 +269,18 @@ def trigger_lines(data: bytes) -> list[int]:
             continue  # ".bool()" counts only inside an index
         if not _not_code(data, i):
             positions.append(i)
+    for tok in (b"int(", b"float("):  # ``int(lengths.max())`` in a forward (``CallRules._read_back``)
+        i = find(tok)
+        while i != -1:
+            word_before = i > 0 and (data[i - 1 : i].isalnum() or data[i - 1 : i] in b"_.")
+            if (
+                not word_before
+                and _READ_BACK.match(data, i + len(tok))
+                and _in_forward(data, i)
+                and not _not_code(data, i)
+            ):
+                positions.append(i)
+            i = find(tok, i + len(tok))
     for m in _BRACKET_COMPARE.finditer(data):
         text = m.group(0)
         if b" for " in text:

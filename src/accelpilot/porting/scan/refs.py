@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from accelpilot.porting.scan.branch_tests import kernel_guard
 from accelpilot.porting.scan.visitor import _HANDLERS, PyVisitor
 
 # (rule, file, line, message, subject, context, defined_in, source line)
@@ -213,6 +214,23 @@ class RefVisitor(PyVisitor):
         if not node.level:
             PyVisitor.v_importfrom(self, node)
 
+    def r_if(self, node: ast.If) -> None:
+        """A launch under a fast-path flag, or under a CUDA test with a fallback, is reached only so (``kernel_guard``):
+        its line says how, and the kernel's item is blocking only if some launch is not."""
+        guard = kernel_guard(node, self.def_node) if self.context is None else None
+        if guard is None:
+            PyVisitor.v_if(self, node)
+            return
+        self.visit(node.test)
+        self.context = guard
+        try:
+            for s in node.body:
+                self.visit(s)
+        finally:
+            self.context = None
+        for s in node.orelse:
+            self.visit(s)
+
     def r_call(self, node: ast.Call) -> None:
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -254,6 +272,7 @@ class RefVisitor(PyVisitor):
 
 _REF_HANDLERS: dict[type, Callable[[RefVisitor, Any], None]] = {
     **_HANDLERS,
+    ast.If: RefVisitor.r_if,
     ast.Import: RefVisitor.r_import,
     ast.ImportFrom: RefVisitor.r_importfrom,
     ast.Call: RefVisitor.r_call,

@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
+from accelpilot.porting.findings import entry_script
 from accelpilot.porting.log import (
     FILE_WIDE,
     NOT_PORTING,
@@ -32,6 +33,25 @@ from accelpilot.porting.scan.text import scan_text
 from accelpilot.porting.scan.walk import display_name, walk
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+# JSON that is data, not a job spec: tokenizers, vocabularies, weight indexes, and any JSON over DATA_JSON_BYTES (job
+# specs are a few KB). Read line by line with every text rule, a 2 MB tokenizer took most of a 224-file scan (issue
+# 27); such a file is skipped with the reason, before it is read.
+DATA_JSON_NAMES = frozenset(
+    {"tokenizer.json", "vocab.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
+)
+DATA_JSON_BYTES = 512 * 1024
+
+
+def data_json(rel: str, size: int) -> str | None:
+    """The skip reason of a JSON file that is data, or None for one read as a job spec."""
+    name = rel.rpartition("/")[2].lower()
+    if name in DATA_JSON_NAMES or name.endswith(".index.json"):
+        return f"data file ({name}): a tokenizer, vocabulary or weight index, not a job spec"
+    if size > DATA_JSON_BYTES:
+        return f"data file: JSON of {size / 1e6:.1f} MB (job specs are a few KB), read as data, not a job spec"
+    return None
+
+
 PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
@@ -112,6 +132,8 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
         st = os.stat(path)
         if st.st_size > max_bytes:
             return rel, [], f"file is {st.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit", 0
+        if kind == "json" and (data_reason := data_json(rel, st.st_size)) is not None:
+            return rel, [], data_reason, 0
         if kind == "cuda":
             return (
                 rel,
@@ -312,7 +334,10 @@ def _file_findings(
             skipped.append(Skipped(path=rel, reason=reason))
         path_context = context_of_path(rel, present)
         host = host_side(rel)
+        entry = entry_script(rel)
         for rule_id, line, message, snippet, cell, subject, context in found:
+            if context == "main-block" and entry:
+                context = None  # the __main__ block of train.py is the run, not a demo
             if path_context in FILE_WIDE or _outranks(path_context, context):
                 context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
             elif host and context is None and RULES[rule_id].category == "compile_hazard":

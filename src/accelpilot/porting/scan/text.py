@@ -14,6 +14,7 @@ _PACKAGES: tuple[tuple[str, str], ...] = (
     (r"xformers", "xformers"),
     (r"bitsandbytes", "bitsandbytes"),
     (r"deepspeed", "deepspeed"),
+    (r"megatron[-_]core|megatron[-_]lm|megablocks|grouped[-_]gemm", "training-runtime"),
     (r"cupy(?:-cuda\w*)?", "cupy"),
     (r"apex", "apex"),
     (r"triton", "triton-kernel"),

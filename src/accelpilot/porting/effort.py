@@ -1,0 +1,153 @@
+"""The effort model of the portability log: engineer-days per porting item, as a range with its assumption.
+
+A table kept as data: one row per rule (a rule without a row takes its effort class's row), each with the range in
+engineer-days for one item of that rule, what the range assumes, and where it comes from (a source, or the reasoning
+stated). The log carries the rows it used, the totals as ranges, and the Neuron stack the estimate assumes, so a
+porting lead can check every figure against their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The stack every estimate assumes (seed 002: Neuron release 2.32.0 recommends TorchNeuron Native, documents eager
+# execution, torch.compile and standard distributed APIs; the XLA-based torch-neuronx is not in 2.32.0 and later).
+NEURON_STACK = (
+    "TorchNeuron native (the `neuron` device) in Neuron SDK 2.32, eager and torch.compile; the XLA-based "
+    "torch-neuronx is not in 2.32 and later, so XLA-era fixed-shape hazards are labelled as such"
+)
+
+# Compile hazards whose cost comes from XLA's fixed-shape tracing: under TorchNeuron native eager they run as they
+# are, under torch.compile they are graph breaks or recompiles (a speed cost). Their range starts at checking and
+# accepting that cost.
+XLA_ERA_RULES = frozenset(
+    {
+        "data-dependent-op",
+        "boolean-mask-index",
+        "item-in-forward",
+        "tensor-control-flow",
+        "growing-sequence",
+        "varlen-packing",
+        "int64-index",
+    }
+)
+XLA_ERA_NOTE = (
+    "XLA-era hazard: under torch-neuronx's XLA tracing each new shape recompiled or failed; under TorchNeuron native "
+    "eager it runs, and under torch.compile it is a graph break or a recompile, fixed only where the profile shows it"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EffortRow:
+    """Engineer-days for one item of a rule: ``low``-``high``, assuming ``assumption``; ``basis`` says why."""
+
+    low: float
+    high: float
+    assumption: str
+    basis: str
+
+
+_REASONED = "stated reasoning (no published per-item figure exists; a porting lead should replace it with their own)"
+
+# Rows per effort class, for a rule without its own row.
+BY_CLASS: dict[str, EffortRow] = {
+    "hours": EffortRow(0.1, 0.5, "an edit in one place and a re-run", _REASONED),
+    "days": EffortRow(1, 3, "a change of one component and its tests", _REASONED),
+    "weeks": EffortRow(5, 15, "a rewrite of one component, validated for numerics and speed", _REASONED),
+}
+
+ROWS: dict[str, EffortRow] = {
+    # custom kernels: an item is one kernel (a Triton file's kernels are one family item) or one extension
+    "triton-kernel": EffortRow(
+        3,
+        10,
+        "rewrite the kernel (family) in NKI, or route to its PyTorch reference where one exists and accept "
+        "the speed; numerics tests against the CUDA output",
+        _REASONED + ": 3 days with a reference path, two working weeks for an NKI rewrite with tests",
+    ),
+    "cuda-source-file": EffortRow(
+        5, 15, "rewrite one CUDA source's kernels in NKI or replace them with PyTorch ops", _REASONED
+    ),
+    "cpp-extension-cuda": EffortRow(
+        5, 15, "rewrite the extension's kernels and drop its CUDA build (setup.py / load() JIT)", _REASONED
+    ),
+    "numba-cuda": EffortRow(3, 10, "rewrite the numba.cuda kernel in NKI or PyTorch", _REASONED),
+    "nki-kernel": EffortRow(0.5, 2, "already a Neuron kernel: re-validate on the pinned SDK", _REASONED),
+    "hub-kernel": EffortRow(
+        3, 10, "replace a hub-fetched CUDA kernel with the library's reference path or an NKI kernel", _REASONED
+    ),
+    "cuda-kernel-library": EffortRow(
+        5,
+        15,
+        "replace a CUDA-only kernel library (mamba-ssm, causal-conv1d, flashinfer, ...) with reference ops "
+        "or NKI kernels for the calls the code makes",
+        _REASONED,
+    ),
+    # framework runtimes and CUDA libraries: an item is one package across the repository
+    "deepspeed": EffortRow(
+        10,
+        30,
+        "replace the training runtime (ZeRO sharding, optimizer, checkpoint format, launcher) with "
+        "NeuronX Distributed or torch FSDP on Neuron and re-validate convergence",
+        _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
+    ),
+    "training-runtime": EffortRow(
+        10,
+        30,
+        "rebuild the training step (parallel layout, MoE dispatch, grouped matmuls, checkpoints) on "
+        "NeuronX Distributed and re-validate convergence",
+        _REASONED + ": a runtime a trainer stands on is weeks",
+    ),
+    "flash-attn": EffortRow(2, 5, "swap to SDPA or an NKI flash-attention kernel and re-check numerics", _REASONED),
+    "xformers": EffortRow(1, 4, "swap memory-efficient attention to SDPA", _REASONED),
+    "apex": EffortRow(1, 5, "replace fused optimizers/norms with torch equivalents", _REASONED),
+    "bitsandbytes": EffortRow(
+        3, 10, "replace 8-bit optimizers/quantization (no Neuron build) or drop them and re-fit memory", _REASONED
+    ),
+    "cupy": EffortRow(2, 5, "replace CuPy array code with torch or numpy", _REASONED),
+    "cuda-only-library": EffortRow(
+        3,
+        10,
+        "replace a CUDA-only library (Transformer Engine, TensorRT, DALI, ...) with the Neuron equivalent",
+        _REASONED,
+    ),
+    # graph
+    "unsupported-op": EffortRow(3, 10, "an NKI op or a decomposition for one operator", _REASONED),
+    "graph-break": EffortRow(0.5, 3, "rewrite the code dynamo cannot trace, or accept the break", _REASONED),
+    "export-failure": EffortRow(0.5, 3, "make the model traceable for capture", _REASONED),
+    "float64-dtype": EffortRow(0.5, 2, "move the computation to float32 and re-check accuracy", _REASONED),
+    "fft-op": EffortRow(1, 5, "rewrite the transform as real DFT matmuls or move it to host preprocessing", _REASONED),
+    "nested-tensor": EffortRow(1, 4, "pad to a fixed size with a mask instead of nested tensors", _REASONED),
+    "complex-dtype": EffortRow(1, 3, "rewrite complex arithmetic as real pairs", _REASONED),
+    "moe-experts-dispatch": EffortRow(
+        2, 5, "route the experts dispatcher to an eager or NKI grouped matmul", _REASONED
+    ),
+    # device code
+    "cuda-graphs": EffortRow(1, 3, "drop or replace hand-written CUDA graph capture", _REASONED),
+    "neuron-api": EffortRow(0.5, 2, "re-validate calls of the Neuron API on the pinned SDK", _REASONED),
+    "xla-api": EffortRow(1, 3, "move torch_xla calls to TorchNeuron native", _REASONED),
+    # containers and operations
+    "cuda-base-image": EffortRow(1, 3, "rebuild the image on a Neuron deep learning container", _REASONED),
+    "nccl-in-container": EffortRow(
+        0.5, 2, "drop the NCCL build from the image; Neuron's collectives ship with it", _REASONED
+    ),
+}
+for _r in XLA_ERA_RULES:
+    ROWS.setdefault(
+        _r,
+        EffortRow(
+            0.25,
+            3,
+            "check the graph break or recompile under torch.compile; rewrite the function only "
+            "where the profile shows it",
+            _REASONED + "; " + XLA_ERA_NOTE,
+        ),
+    )
+
+# An item that only imports a kernel language (each kernel is its own item): removing the dependency.
+KERNEL_LANGUAGE = EffortRow(0.25, 1, "drop or guard the import once the kernels are ported", _REASONED)
+
+
+def row_for(rule: str, effort: str) -> EffortRow:
+    """The row of ``rule``, or its effort class's row."""
+    return ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]

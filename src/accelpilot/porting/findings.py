@@ -1,0 +1,309 @@
+"""One finding and how its line is reached: reach contexts, path classes (tests, host-side, generated twins), the
+finding, skipped-file and item models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Container
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelpilot.porting.rules import Rule
+
+_WS = re.compile(r"\s+")
+
+
+# How a line is reached, when that means it is not porting work: never blocking, counted apart from the items.
+NOT_PORTING: dict[str, str] = {
+    "probe": "availability or version probe: it only asks whether something is installed",
+    "skip-guard": "test skip guard",
+    "benchmark-tool": "benchmark helper (triton.testing), not a code path of the model",
+    "test-only": "test-only: code only reached from tests",
+    "host-side": "host-side code (tokeniser, processor, data loading, trainer): not part of the compiled model graph",
+    "generator-source": "code-generation source: the module generated from it is what runs, and is scanned",
+    "reference-fallback": "the eager reference body of a module whose forward a dispatcher replaces by default "
+    "(@use_experts_implementation runs grouped_mm unless eager is asked for): the dispatcher is the porting item",
+    "other-runtime": "export to or run on another runtime (ONNX Runtime, OpenVINO, ExecuTorch, TFLite, Core ML): "
+    "not the PyTorch path a Neuron port compiles",
+    "weight-init": "weight initialisation: reached only from `_init_weights`/`initialize_weights`, which run when "
+    "weights are created (on the host) and not for loaded checkpoints; not the compiled forward",
+    "no-op-elsewhere": "a torch.cuda call that does nothing where no CUDA device is initialised (empty_cache, "
+    "manual_seed[_all], seed[_all]), or an NCCL variable library code only reads or sets as a default: on the target "
+    "it runs and changes nothing",
+    "overridden-default": "a parameter's default that every call in the repository overrides (each passes that "
+    "argument by keyword): the default never runs; the callers' values are scanned where they are made",
+    "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
+    "branch or the fallback, and this call (not placement) only serves the backend it names",
+    "example": "example or demo code (`examples/`, `demo/`, `demo_*.py`): run by hand, not the path the model is "
+    "trained or served on (listed apart)",
+    "numpy-constant": "a graph break on a numpy value (a constant array, numpy arithmetic on host values): dynamo "
+    "declines host code there; not a hazard of the model's graph on the target",
+    "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`) and converted before "
+    "it is kept: it runs once on the host and the compiled forward never sees it",
+    "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
+    "path the model is trained or served on (listed apart; in an entry script such as train.py it stays porting work)",
+}
+
+
+# CUDA-only packages and framework runtimes (item scope: one package): imported at module level with no guard on
+# the default path, the code does not even import without them (issue 27: a trainer standing on DeepSpeed is not a
+# warning).
+RUNTIME_RULES = frozenset(
+    {"deepspeed", "training-runtime", "apex", "bitsandbytes", "flash-attn", "xformers", "cupy", "cuda-only-library"}
+)
+RUNTIME_REASON = "imported at module level with no guard: the default path does not even import without it"
+
+
+# Contexts that hold for every line of a file, whatever the line's own reach.
+FILE_WIDE = frozenset({"generator-source", "other-runtime"})
+
+
+# Porting work off the model's main path: at most a warning, with the reason.
+REACH_WARNING: dict[str, str] = {
+    "optional": "optional path behind an availability check or an ImportError fallback",
+    "benchmark": "in a benchmark script, not on the model's forward/backward path",
+    "requirement": "a requirement check: this path raises unless the probed device or package is there",
+    "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
+    "cannot show is the model's forward path",
+}
+
+
+# Porting work the rule rates lower that a line's reach makes blocking, with the reason.
+REACH_BLOCKING: dict[str, str] = {
+    "no-fallback": "no fallback: without this kernel the code returns a placeholder (zeros/empty) instead of the "
+    "result, so a port runs silently wrong until the kernel is replaced",
+}
+
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
+
+
+_BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
+
+
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$")
+
+
+_HOST_PATH = re.compile(
+    r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*video_processing\w*|\w*feature_extraction\w*|processing_\w+"
+    r"|\w*_processor\w*|audio_utils|image_utils|video_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*"
+    r"|pipelines?)(\.py$|/)"
+)
+
+
+def host_side(rel: str) -> bool:
+    """Files that run on the host around the model (their compile hazards are not hazards of the model graph)."""
+    return _HOST_PATH.search(rel) is not None
+
+
+# A file named for another inference runtime (``exporter_onnx.py``, ``onnxruntime_fusions.py``, ``runner_openvino.py``,
+# ``quantizer_nncf.py``, ``executorch.py``) or in a folder so named: it exports to or runs on that runtime. TensorRT is
+# not one: it is NVIDIA's own (CUDA-only) runtime, so its code is the GPU path a port replaces. torch.export/dynamo
+# files are not either: a Neuron flow can go through torch.export, so their lines stay porting work.
+_OTHER_RUNTIME = re.compile(r"(^|/)\w*(onnx|openvino|nncf|executorch|tflite|coreml)\w*(\.py$|/)", re.I)
+
+
+_MODULAR = re.compile(r"(^|.*/)modular_(\w+)\.py$")
+
+
+def generated_twin(rel: str, present: Container[str]) -> str | None:
+    """transformers' ``modular_X.py`` is the source ``modeling_X.py`` (same folder) is generated from: when the
+    generated file is in the tree, it is what runs (and is scanned), so the modular file is not porting work."""
+    m = _MODULAR.match(rel)
+    if m is None:
+        return None
+    twin = f"{m.group(1)}modeling_{m.group(2)}.py"
+    return twin if twin in present else None
+
+
+def generator_reason(twin: str) -> str:
+    return f"code-generation source of {twin}: that generated file is what runs, and its lines are scanned there"
+
+
+# Scripts whose ``__main__`` block is the run itself (a training or serving entry point), not a demo.
+_ENTRY_SCRIPT = re.compile(
+    r"(^|/)scripts?/|(^|/)(train|pretrain|finetune|fine_tune|main|run|launch|serve|server|app|infer|inference|generate"
+    r"|eval|evaluate|sample|predict)[\w-]*\.py$"
+)
+
+
+def entry_script(rel: str) -> bool:
+    """Whether ``rel`` is a script a user runs (its ``__main__`` block is the run), by its name or folder."""
+    return _ENTRY_SCRIPT.search(rel) is not None
+
+
+def context_of_path(rel: str, present: Container[str] = ()) -> str | None:
+    """Reach told by where a file lives: tests, benchmark scripts, examples, a code-generation source whose
+    generated module is in ``present`` (else None: the project's code)."""
+    if present and generated_twin(rel, present) is not None:
+        return "generator-source"
+    if _TEST_PATH.search(rel):
+        return "test-only"
+    if _BENCH_PATH.search(rel):
+        return "benchmark"
+    if _EXAMPLE_PATH.search(rel):
+        return "example"
+    if _OTHER_RUNTIME.search(rel):
+        return "other-runtime"
+    return None
+
+
+def normalise_snippet(text: str) -> str:
+    """Whitespace-collapsed source text; what a baseline matches on besides rule and file."""
+    return _WS.sub(" ", text).strip()[:200]
+
+
+def fingerprint(rule: str, file: str | None, snippet: str) -> str:
+    return hashlib.sha1(f"{rule}\0{file or ''}\0{normalise_snippet(snippet)}".encode()).hexdigest()[:16]
+
+
+class Finding(BaseModel):
+    """One entry of the log: where (file, line), what (rule, message), why, and how much work (effort)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    rule: str
+    category: str
+    record_category: str
+    dimension: str
+    severity: str
+    effort: str
+    targets: list[str]
+    file: str | None = None
+    line: int | None = None
+    cell: int | None = None  # notebooks: the code cell (numbered from 1 among all cells); ``line`` is within it
+    message: str
+    why: str
+    snippet: str = ""
+    source: str = "static"  # "static" (scanner) or "model" (op inventory)
+    fingerprint: str = ""
+    # What the porting item is about: kernel, package, image, setting; for a compile hazard the enclosing function
+    # (``name:line of its def``), which decides its item (``_merge_same_function``).
+    subject: str | None = None
+    context: str | None = (
+        None  # how the line is reached (NOT_PORTING, REACH_WARNING or REACH_BLOCKING keys), None = main path
+    )
+    porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
+    reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
+    defined_in: str | None = None  # a use of a kernel or built extension defined in another file: that file
+
+    @classmethod
+    def from_rule(
+        cls,
+        rule: Rule,
+        *,
+        file: str | None,
+        line: int | None,
+        message: str,
+        snippet: str = "",
+        source: str = "static",
+        cell: int | None = None,
+        subject: str | None = None,
+        context: str | None = None,
+        defined_in: str | None = None,
+    ) -> Finding:
+        snip = normalise_snippet(snippet)
+        severity: str = rule.severity
+        lazy_in = None
+        if context is not None and context.startswith("lazy-import:"):  # the visitor names the enclosing def
+            context, lazy_in = context.split(":", 1)
+        guard = None
+        if context is not None and context.startswith(("flag:", "fallback:")):  # a launch reached only so
+            guard = context
+        reason = NOT_PORTING.get(context or "")
+        porting = reason is None
+        if context == "generator-source" and file is not None and (m := _MODULAR.match(file)):
+            reason = generator_reason(f"{m.group(1)}modeling_{m.group(2)}.py")
+        if not porting:
+            severity = "info"
+        elif context in REACH_BLOCKING:
+            severity, reason = "blocking", REACH_BLOCKING[context]
+        elif context in REACH_WARNING and (severity == "blocking" or context == "requirement"):
+            severity, reason = "warning", REACH_WARNING[context]
+            if lazy_in is not None:
+                reason = f"imported only inside `{lazy_in}` (a lazy import): " + reason.split(": ", 1)[1]
+        if (
+            rule.id in RUNTIME_RULES
+            and context is None
+            and severity == "warning"
+            and message.startswith(("import ", "from "))
+        ):
+            severity, reason = "blocking", RUNTIME_REASON
+        if guard is not None and severity == "blocking":
+            kind, _, what = guard.partition(":")
+            severity = "warning"
+            reason = (
+                f"blocks when `{what}` is set: the kernel runs only under this flag"
+                if kind == "flag"
+                else f"performance item: off CUDA the fallback runs (`{what}`)"
+            )
+        return cls(
+            rule=rule.id,
+            category=rule.category,
+            record_category=rule.record_category,
+            dimension=rule.dimension,
+            severity=severity,
+            effort=rule.effort,
+            targets=sorted(rule.targets),
+            file=file,
+            line=line,
+            cell=cell,
+            message=message,
+            why=rule.why,
+            snippet=snip,
+            source=source,
+            fingerprint=fingerprint(rule.id, file, snip),
+            subject=subject,
+            context=context,
+            porting=porting,
+            reason=reason,
+            defined_in=defined_in,
+        )
+
+
+class Skipped(BaseModel):
+    path: str
+    reason: str
+
+
+class ItemLine(BaseModel):
+    """One line of evidence under an item."""
+
+    file: str | None = None
+    line: int | None = None
+    cell: int | None = None
+    rule: str
+    message: str
+    severity: str
+    reason: str | None = None
+
+
+class Item(BaseModel):
+    """One piece of porting work a team would sign off: a kernel, a dependency, an image, a setting across copies,
+    or a rule's lines in one file. Effort, the exit test and the blocking gate count these, not lines."""
+
+    id: str
+    key: str
+    rule: str
+    category: str
+    record_category: str
+    dimension: str
+    severity: str
+    effort: str
+    targets: list[str]
+    title: str
+    file: str | None = None  # the first line's location, for readers that cite one place
+    line: int | None = None
+    message: str
+    why: str
+    reason: str | None = None
+    files: int = 0
+    # The effort model (porting/effort.py): engineer-days for this item as a range, what it assumes, and whether its
+    # hazard is one of the XLA era (fixed-shape tracing) that TorchNeuron native runs eagerly.
+    days_low: float = 0.0
+    days_high: float = 0.0
+    assumption: str | None = None
+    era: str | None = None
+    lines: list[ItemLine] = Field(default_factory=list)

@@ -1,0 +1,353 @@
+"""Findings into porting items: the key of a finding's item, then the joins (serving lines, same-function hazards)."""
+
+from __future__ import annotations
+
+import re
+
+from accelpilot.porting.effort import BY_CLASS, KERNEL_LANGUAGE, ROWS, XLA_ERA_RULES
+from accelpilot.porting.findings import Finding, Item, ItemLine, normalise_snippet
+from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
+
+
+def _subject_key(text: str) -> str:
+    """``flash-attn>=2.5`` and ``flash_attn`` name the same package."""
+    return re.split(r"[=<>!~\[;@ ]", text.strip(), maxsplit=1)[0].lower().replace("-", "_")
+
+
+# Rules that stand for several packages (the subject tells which); the others are one package each.
+_NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk", "cuda-kernel-library", "training-runtime"})
+
+
+# Rules that are one piece of work within a file: hard-coded CUDA placement is fixed once per file (one device
+# setting), whether it shows as ``.cuda()``, ``"cuda"`` or ``torch.cuda.set_device``.
+_FILE_FAMILIES = {
+    "cuda-call": "device-placement",
+    "cuda-device-literal": "device-placement",
+    "torch-cuda-api": "device-placement",
+}
+
+
+# Settings that say how many devices a job uses per node: the GPU request (Slurm ``--gres=gpu:N``/``--gpus*``,
+# Kubernetes ``nvidia.com/gpu``) and the process count that follows it (``GPUS_PER_NODE``, ``--nproc_per_node``).
+# A port changes them together (GPUs per node -> NeuronCores per node), so they are one item per job.
+_DEVICE_COUNT = re.compile(r"--gres[= ]gpu|--gpus|nvidia\.com/gpu|GPUS_PER_NODE|--nproc[_-]per[_-]node")
+
+
+_DEVICE_COUNT_RULES = frozenset({"slurm-gpu-gres", "k8s-gpu-resource", "gpu-launcher-setting"})
+
+
+def job_family(rel: str | None) -> str:
+    """One job and its copies: the files of one kind in one folder (``slurm/train_8x.slurm`` and
+    ``slurm/train_16x.slurm`` are ``slurm/*.slurm``); a job in another folder or format is another job."""
+    folder, _, name = (rel or "").rpartition("/")
+    stem, dot, ext = name.rpartition(".")
+    pattern = f"*.{ext}" if dot and stem else name
+    return f"{folder}/{pattern}" if folder else pattern
+
+
+# Kernel rules whose kernels of one defining file make one item (a family), keyed with FAMILY for the kernel name.
+FAMILY_RULES = frozenset({"triton-kernel"})
+FAMILY = "*"
+
+
+def item_key(f: Finding) -> tuple[str, str]:
+    """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
+    rule = RULES.get(f.rule)
+    if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
+        family = job_family(f.file)
+        return f"setting|device-count|{family}", f"devices per node of the job {family}"
+    scope = rule.item if rule is not None else "file"
+    sub = f.subject
+    if scope == "kernel":
+        if f.rule in FAMILY_RULES and sub and not f.message.startswith(("import ", "from ", "package ", "string ")):
+            # the Triton kernels of one file are one family: one port (shared wrapper, tests, tuning), every launch
+            # and import of any of them joined (issue 27: 57 kernels were 57 items of two weeks each)
+            home = f.defined_in or f.file
+            return f"kernel|{f.rule}|{home}|{FAMILY}", f"Triton kernels of {home}"
+        if f.defined_in is not None and sub:  # a launch, an import or a use of a kernel defined elsewhere
+            rid = "cpp-extension-cuda" if f.rule == "cuda-source-file" else f.rule  # the sources of an extension
+            return f"kernel|{rid}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"
+        if f.rule == "cuda-source-file":
+            folder = (f.file or "").rpartition("/")[0] or "."
+            return f"kernel|{f.rule}|{folder}", f"CUDA sources in {folder}/"
+        if f.message.startswith(("import ", "from ", "package ", "string ")):  # the kernel language, not a kernel
+            return f"package|{f.rule}|{_subject_key(sub or f.rule)}", f"{_subject_key(sub or f.rule)} dependency"
+        if sub:
+            return f"kernel|{f.rule}|{f.file}|{sub}", f"kernel {sub} ({f.file})"
+        return f"kernel|{f.rule}|{f.file}", f"kernels in {f.file}"
+    if scope == "package":
+        name = _subject_key(sub) if sub and f.rule in _NAMED_PACKAGES else f.rule
+        return f"package|{f.rule}|{name}", f"{name} dependency"
+    if scope == "image":
+        name = (sub or f.message).strip().strip("\"'").lower()
+        return f"image|{name}", f"image {name}"
+    if scope == "setting":
+        name = normalise_snippet(sub or f.message)
+        return f"setting|{f.rule}|{name}", name
+    if f.rule == "cuda-graphs" and f.subject in _COMPILE_MODES:
+        # torch.compile's ``mode`` is an argument of the compile call (or of the config feeding it) whose backend the
+        # compile-backend item already changes: the port sets backend and mode in one edit, it captures no graph
+        return "repo|compile-backend", "whole repository"
+    if scope == "repo":
+        return f"repo|{f.rule}", "whole repository"
+    if scope == "op":
+        name = sub or f.snippet or f.message
+        return f"op|{f.rule}|{name}", name
+    if f.rule == "growing-sequence":
+        gen = _GENERATION_DIR.match(f.file or "")
+        if gen is not None:  # the library's generate loops: a port replaces them once, with a fixed-size decode
+            return f"repo|{f.rule}|{gen.group(0)}", f"the generate loops of {gen.group(0)}/"
+    family = _FILE_FAMILIES.get(f.rule, f.rule)
+    return f"file|{family}|{f.file}", f.file or "model"
+
+
+# A finding's subject ``serves:<rule>:<line>`` (set by the scanner): the line only serves the work of that finding of
+# its file (a hub kernel's wrapper packing the kernel's inputs, a package adapter's device default), so it joins
+# that finding's item.
+SERVES = "serves:"
+
+
+def _join_serving(groups: dict[str, tuple[str, list[Finding]]], serving: list[Finding]) -> None:
+    """Each serving finding joins the item holding the finding it names; one whose target is not an item (another
+    scan, a filtered log) keeps its own item."""
+    where = {(f.file, f.line, f.rule): k for k, (_, fs) in groups.items() for f in fs}
+    by_file = {(f.file, f.rule): k for k, (_, fs) in groups.items() for f in fs}
+    for f in serving:
+        rule, _, line = (f.subject or "")[len(SERVES) :].rpartition(":")
+        if line.startswith("@"):  # modules the line's class imports: the first that holds a ``rule`` finding
+            files = [_module_file(f.file or "", m) for m in line[1:].split(",")]
+            target = next((by_file[(p, rule)] for c in files for p in c if (p, rule) in by_file), None)
+        else:
+            target = where.get((f.file, int(line) if line.isdigit() else None, rule))
+        if target is None:
+            key, label = item_key(f)
+            groups.setdefault(key, (label, []))[1].append(f)
+        else:
+            groups[target][1].append(f)
+
+
+def _module_file(file: str, module: str) -> tuple[str, str]:
+    """The files (``x.py``, ``x/__init__.py``) a relative import ``..a.b`` made in ``file`` names, as scan paths."""
+    level = len(module) - len(module.lstrip("."))
+    parts = file.split("/")[:-1]
+    if level - 1 > len(parts):  # above the scan root: no file of this scan
+        return "", ""
+    base = parts[: len(parts) - (level - 1)]
+    stem = "/".join(base + [p for p in module.lstrip(".").split(".") if p])
+    return f"{stem}.py", f"{stem}/__init__.py"
+
+
+# torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).
+_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
+
+
+# A ``generation/`` package (transformers' decode loops, assisted decoding, candidate generators): its growing
+# sequences are one item, as a port swaps the generate machinery for one fixed-size decode loop, not file by file.
+_GENERATION_DIR = re.compile(r"^(?:.*/)?generation(?=/)")
+
+
+# Compile hazards of the model graph: one rewrite of a function (static shapes, no host sync) fixes all of them in
+# that function, whichever rules fired. float64/complex are left out: a dtype change is its own work (and its own
+# accuracy check), not part of the shape rewrite.
+SAME_FUNCTION_RULES = frozenset(
+    r.id
+    for r in RULES.values()
+    if r.category == "compile_hazard" and r.item == "file" and r.id not in {"float64-dtype", "complex-dtype"}
+)
+
+
+def _line_order(f: Finding) -> tuple[str, int, int, str]:
+    return (f.file or "", f.cell or 0, f.line or 0, f.rule)
+
+
+def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
+    """One item per rewrite: the per-file items of the hazard rules that share an enclosing function (a finding's
+    ``subject``, set by the scanner) become one item, transitively (union-find over items); the repository item of
+    a ``generation/`` package's growing sequences takes part, and absorbs what shares its functions. Otherwise the
+    merged item keeps the key of the member holding its earliest line, so its key, rule and title all name that
+    first line. Logs written before findings named their function (subject None) keep one item per rule and file."""
+    parent: dict[str, str] = {}
+
+    def root(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    owner: dict[tuple[str, int, str], str] = {}  # (file, cell, function) -> the first item seen holding it
+    for k, (_, fs) in groups.items():
+        parts = k.split("|")
+        generate = parts[0] == "repo" and parts[1] == "growing-sequence"  # the generate loops (``item_key``)
+        if not generate and (parts[0] != "file" or parts[1] not in SAME_FUNCTION_RULES):
+            continue
+        parent.setdefault(k, k)
+        for f in fs:
+            if f.subject is None:
+                continue
+            other = owner.setdefault((f.file or "", f.cell or 0, f.subject), k)
+            a, b = root(other), root(k)
+            if a != b:
+                parent[b] = a
+    # A file of the generate loops (it holds a growing sequence of the ``generation/`` item: the decode loop, assisted
+    # decoding's candidate generators) is rewritten with them: its other hazards join that item whatever function
+    # holds them. A ``generation/`` file with no such line (the logits processors) keeps its own items.
+    loops = {(f.file or "", k) for k, (_, fs) in groups.items() if k.startswith("repo|growing-sequence|") for f in fs}
+    for k in list(parent):
+        parts = k.split("|")
+        for file, repo_key in loops:
+            if parts[0] == "file" and parts[2] == file:
+                a, b = root(repo_key), root(k)
+                if a != b:
+                    parent[b] = a
+    members: dict[str, list[str]] = {}
+    for k in parent:
+        members.setdefault(root(k), []).append(k)
+    for ks in members.values():
+        if len(ks) < 2:
+            continue
+        # the generate loops' repository item absorbs the hazards of its functions (one rewrite of the loops)
+        keep = min(ks, key=lambda k: (not k.startswith("repo|"), min(_line_order(f) for f in groups[k][1])))
+        for k in ks:
+            if k != keep:
+                groups[keep][1].extend(groups.pop(k)[1])
+
+
+def _blocking_reason(fs: list[Finding]) -> str:
+    """Why a blocking item stops the default path, and the line that reaches it: the first unguarded launch, call or
+    import of it from another file, else its definition (a kernel whose launches the scan does not follow), else its
+    first blocking line."""
+    blocking = [f for f in fs if f.severity == "blocking"]
+    for prefix in ("launches ", "calls ", "imports ", "@"):
+        uses = [f for f in blocking if f.message.startswith(prefix)]
+        if uses:
+            break
+    f = (uses or blocking or fs)[0]
+    return f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
+
+
+def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, float, str]:
+    """Engineer-days of one item from the effort table: a kernel family's range grows with its kernels (each further
+    kernel of the file adds 0.5-2 days: the wrapper, tests and tuning are shared); an item that only imports a kernel
+    language is removing that dependency."""
+    r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
+    if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
+        r = KERNEL_LANGUAGE
+    if key.endswith(f"|{FAMILY}"):
+        n = max(1, len({f.subject for f in fs if f.subject and f.message.startswith("@")}))
+        return r.low + 0.5 * (n - 1), r.high + 2 * (n - 1), f"{r.assumption}; {n} kernels, each further one 0.5-2 d"
+    return r.low, r.high, r.assumption
+
+
+def build_items(findings: list[Finding]) -> list[Item]:
+    """Group porting findings into items (not-porting findings stay lines only, counted apart)."""
+    groups: dict[str, tuple[str, list[Finding]]] = {}
+    serving: list[Finding] = []
+    for f in findings:
+        if not f.porting:
+            continue
+        if f.subject is not None and f.subject.startswith(SERVES):
+            serving.append(f)
+            continue
+        key, label = item_key(f)
+        groups.setdefault(key, (label, []))[1].append(f)
+    # In a file that defines kernels, its module-level kernel lines and its imports of the kernel language belong
+    # to its first kernel; elsewhere such imports make one dependency item for the whole repository.
+    first_kernel: dict[tuple[str, str], str] = {}
+    for k in sorted(groups):
+        parts = k.split("|")
+        if parts[0] == "kernel" and len(parts) == 4:
+            first_kernel.setdefault((parts[1], parts[2]), k)
+    # A file that only launches or imports kernels defined elsewhere: its imports of the kernel language serve
+    # those launches, so they join the first kernel it uses (not a dependency item of their own).
+    for k in sorted(groups):
+        if k.count("|") == 3:
+            for f in groups[k][1]:
+                if f.defined_in is not None and f.file is not None:
+                    first_kernel.setdefault((f.rule, f.file), k)
+    for k in [k for k in groups if k.startswith(("kernel|", "package|"))]:
+        kept: list[Finding] = []
+        for f in groups[k][1]:
+            target = first_kernel.get((f.rule, f.file or ""))
+            if target is not None and target != k and k.count("|") != 3:
+                groups[target][1].append(f)
+            else:
+                kept.append(f)
+        if kept:
+            groups[k] = (groups[k][0], kept)
+        else:
+            del groups[k]
+    _join_serving(groups, serving)
+    _merge_same_function(groups)
+    items: list[Item] = []
+    for key, (label, fs) in groups.items():
+        fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))
+        top = max(fs, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+        # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
+        # may join it, as compile modes join compile-backend)
+        first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
+        rule = RULES.get(first.rule)
+        effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
+        severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
+        launches = [f for f in fs if f.message.startswith("launches kernel")]
+        if key.startswith("kernel|") and severity == "blocking" and launches:
+            # a kernel runs where it is launched: if every launch is behind a flag or has a fallback, the default
+            # path does not stop on it (its definition and imports run nothing)
+            worst = max(launches, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+            if worst.severity != "blocking":
+                severity = worst.severity
+                reason = "; ".join(sorted({f.reason for f in launches if f.reason})) or None
+        if severity == "blocking" and reason is None:
+            reason = _blocking_reason(fs)
+        if key.startswith("package|") and rule is not None and rule.item == "kernel":
+            # Depending on a kernel language is not writing a kernel: each kernel is its own item.
+            effort = "days"
+            if severity == "blocking":
+                severity, reason = "warning", "imports the kernel language; each kernel it defines is its own item"
+        files = sorted({f.file or "" for f in fs})
+        where = f"{len(fs)} line{'s' if len(fs) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
+        low, high, assumption = _days(key, first.rule, effort, fs)
+        if key.endswith(f"|{FAMILY}"):
+            names = sorted({f.subject for f in fs if f.subject and f.message.startswith("@")})
+            where += f"; {len(names)} kernel{'s' if len(names) != 1 else ''}: {', '.join(names)}"
+        items.append(
+            Item(
+                id="",
+                key=key,
+                rule=first.rule,
+                category=first.category,
+                record_category=first.record_category,
+                dimension=first.dimension,
+                severity=severity,
+                effort=effort,
+                targets=first.targets,
+                title=label
+                if key.startswith("setting|device-count|")
+                else f"{rule.title if rule else first.rule}: {label}",
+                file=first.file,
+                line=first.line,
+                message=where,
+                why=first.why,
+                reason=reason,
+                files=len(files),
+                days_low=low,
+                days_high=high,
+                assumption=assumption,
+                era="xla" if first.rule in XLA_ERA_RULES else None,
+                lines=[
+                    ItemLine(
+                        file=f.file,
+                        line=f.line,
+                        cell=f.cell,
+                        rule=f.rule,
+                        message=f.message,
+                        severity=f.severity,
+                        reason=f.reason,
+                    )
+                    for f in fs
+                ],
+            )
+        )
+    items.sort(key=lambda i: (-SEVERITY_RANK.get(i.severity, 0), i.record_category, i.key))
+    for n, item in enumerate(items, start=1):
+        item.id = f"I{n}"
+    return items

@@ -1,0 +1,73 @@
+"""What the post passes share: the file's tree (whole or only the blocks holding some lines), its defs and headers."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections import deque
+from collections.abc import Collection, Iterator
+
+from accelpilot.porting.scan.prune import parse_unit, string_spans, top_units
+from accelpilot.porting.scan.reach import FileReach
+
+
+@functools.lru_cache(maxsize=1)
+def _tree(data: bytes) -> ast.Module:
+    """The whole file's syntax tree, parsed once for all the post passes that need it (each used to parse it again:
+    a third of the scan's time on transformers). Read-only: no pass changes it."""
+    return ast.parse(data)
+
+
+# The fields that hold statements (and the handlers and cases that hold them): no expression holds one.
+_STMT_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
+
+
+def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` over statements only (with the except handlers and match cases between them), in the same order:
+    the defs, classes, ``if``s and ``with``s a pass looks for are all statements, and skipping expressions skips
+    most of the tree's nodes."""
+    todo = deque([node])
+    while todo:
+        n = todo.popleft()
+        for f in n._fields:
+            if f in _STMT_FIELDS:
+                v = getattr(n, f, None)
+                if isinstance(v, list):
+                    todo.extend(c for c in v if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+        yield n
+
+
+def _tree_holding(data: bytes, lines: Collection[int]) -> ast.Module:
+    """The file's top-level statements that hold any of ``lines``, each parsed alone: for a pass that reads only the
+    classes or defs holding some findings, a fraction of a large model file's parse (the whole file if a block's
+    boundary is guessed wrong)."""
+    try:
+        units = top_units(data, sorted(lines), string_spans(data))
+        return ast.Module(body=[st for u in units for st in parse_unit(data, u).body], type_ignores=[])
+    except SyntaxError:
+        return _tree(data)
+
+
+@functools.lru_cache(maxsize=1)
+def _reach(data: bytes) -> FileReach:
+    """The file's def/class headers, read once for all the post passes (each used to read them again). Its only
+    state is what it memoises (``line_starts``), so sharing it changes no answer."""
+    return FileReach(data)
+
+
+@functools.lru_cache(maxsize=1)
+def _defs(data: bytes) -> tuple[_Def, ...]:
+    """Every def of the file, in ``ast.walk`` order."""
+    return tuple(d for d in _stmt_walk(_tree(data)) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _held_lines(funcs: list[_Def], lines: Collection[int]) -> Iterator[tuple[int, _Def]]:
+    """Each of ``lines`` held by a def of ``funcs``, with the innermost def holding it (lines outside every def are
+    skipped)."""
+    for ln in lines:
+        holders = [d for d in funcs if d.lineno <= ln <= (d.end_lineno or d.lineno)]
+        if holders:
+            yield ln, max(holders, key=lambda h: h.lineno)
+
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef

@@ -1,0 +1,30 @@
+"""The one reader of the result files a scenario's options name (the procedure's, and the bill command's).
+
+Kept apart from procedure.py so that ``accelpilot bill`` reads its results without importing decide/ and report/.
+"""
+
+from __future__ import annotations
+
+from accelpilot.bill.scenario import Scenario
+from accelpilot.pilot.result import PilotResult, read_result
+
+
+def read_option_results(sc: Scenario) -> dict[str, PilotResult]:
+    """Every result file the scenario's options name, each read once, by resolved path: the bill prices them
+    from this (it reads no file). An option's result must be of the scenario's kind; a spot restart_result is
+    any result holding an interruption's figures."""
+    out: dict[str, PilotResult] = {}
+    for o in sc.options:
+        if o.result is not None and str(sc.resolve(o.result)) not in out:
+            path = sc.resolve(o.result)
+            out[str(path)] = read_result(
+                path,
+                kind=sc.workload,
+                who=f"option {o.name!r}",
+                kind_fix=f'point the option at a {sc.workload} pilot result, or set workload = "{{found}}" in the '
+                "scenario",
+            )
+        restart = o.spot.restart_result if o.spot is not None else None
+        if restart is not None and str(sc.resolve(restart)) not in out:
+            out[str(sc.resolve(restart))] = read_result(sc.resolve(restart))
+    return out

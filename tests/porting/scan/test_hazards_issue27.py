@@ -1,0 +1,97 @@
+"""Hazards issue 27 asked for, each with its near miss: FFT/STFT, nested tensors, a KV cache grown with torch.cat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.porting.scan.scan_kit import findings_in
+
+from accelpilot.porting.scan import scan_python
+
+SPECTRAL = """\
+import numpy as np
+import torch
+
+
+class Mixer(torch.nn.Module):
+    def forward(self, x):
+        y = torch.fft.fftn(x, dim=(-2, -1)).real
+        s = x.stft(64, return_complex=True)
+        host = np.fft.rfft(np.ones(8))
+        nt = torch.nested.as_nested_tensor([x[0], x[1]])
+        return y, s, host, nt
+"""
+
+
+def test_fft_stft_and_nested_tensors_are_hazards_and_numpys_fft_is_not(tmp_path: Path) -> None:
+    (tmp_path / "mixer.py").write_text(SPECTRAL)
+    assert findings_in(tmp_path, "mixer.py") == [
+        ("fft-op", 7, None),
+        ("fft-op", 8, None),
+        ("nested-tensor", 10, None),
+    ]
+
+
+CACHE = """\
+import torch
+
+
+class Attention(torch.nn.Module):
+    def forward(self, k, v, layer_past=None):
+        self.k_cache = torch.cat([self.k_cache, k], dim=2)
+        if layer_past is not None:
+            layer_past = torch.cat([layer_past, v], dim=2)
+        current_cache = self.v_cache.clone()
+        current_cache = torch.cat([current_cache.new_zeros(1, 1, 4), current_cache], dim=2)
+        both = torch.cat([k, v], dim=-1)
+        return both, layer_past, current_cache
+"""
+
+
+def test_a_kv_cache_grown_with_cat_is_a_growing_sequence_outside_a_loop(tmp_path: Path) -> None:
+    """A cache attribute, or a past-states parameter, concatenated onto itself grows each call. Stay quiet: a local
+    padded copy of a fixed buffer (built in the def), and a one-off join."""
+    (tmp_path / "attn.py").write_text(CACHE)
+    assert findings_in(tmp_path, "attn.py") == [("growing-sequence", 6, None), ("growing-sequence", 8, None)]
+
+
+@pytest.mark.parametrize("source", [SPECTRAL, CACHE])
+def test_pruned_scan_equals_full_parse_on_issue27_hazards(source: str) -> None:
+    assert scan_python(source) == scan_python(source, prune=False)
+
+
+READ_BACK = """\
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Pad(torch.nn.Module):
+    def forward(self, x, lengths, mask):
+        longest = int(lengths.max())
+        count = int(torch.sum(mask))
+        fixed = int(math.ceil(3.5))
+        host = int(np.max([1, 2]))
+        size = int(x.size(1))
+        built = float(torch.tensor([2.0, 3.0]).max())
+        return F.pad(x, (0, longest - size)), count, fixed, host, built
+
+
+def helper(lengths):
+    return int(lengths.max())
+"""
+
+
+def test_a_size_read_back_from_the_data_in_a_forward_is_a_host_sync(tmp_path: Path) -> None:
+    """``int(lengths.max())`` or ``int(torch.sum(mask))`` in a forward reads a data-dependent size into Python (a
+    pad, a buffer: a new shape per step). Stay quiet: math and numpy values, a static ``.size()``, a reduction of a
+    tensor built from Python values, and the same read outside a forward."""
+    (tmp_path / "pad.py").write_text(READ_BACK)
+    assert findings_in(tmp_path, "pad.py") == [("item-in-forward", 10, None), ("item-in-forward", 11, None)]
+
+
+def test_pruned_scan_equals_full_parse_on_a_read_back() -> None:
+    assert scan_python(READ_BACK) == scan_python(READ_BACK, prune=False)

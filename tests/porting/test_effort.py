@@ -1,0 +1,76 @@
+"""The effort model in the log (issue 27): engineer-days per item as a range with its assumption, totals, the Neuron
+stack assumed, XLA-era hazards labelled, and Triton kernels of one file as one family item."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from accelpilot.porting.render import render_markdown
+from accelpilot.porting.scan import scan_path
+
+KERNELS = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, n):
+    pass
+
+
+@triton.jit
+def mul_kernel(x_ptr, n):
+    pass
+"""
+
+MODEL = """\
+import torch
+from kernels import add_kernel
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        add_kernel[(1,)](x, 4)
+        if x.sum().item() > 0:
+            return x
+        return x.cuda()
+"""
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    (tmp_path / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+def test_the_triton_kernels_of_one_file_are_one_family_sized_by_its_kernels(tmp_path: Path) -> None:
+    log = scan_path(_tree(tmp_path), jobs=1)
+    [family] = [i for i in log.items if i.rule == "triton-kernel"]
+    assert family.key == "kernel|triton-kernel|kernels.py|*"
+    assert ("model.py", 7) in {(ln.file, ln.line) for ln in family.lines}  # the launch in another file joins it
+    assert family.message.endswith("2 kernels: add_kernel, mul_kernel")
+    # the table's row for one Triton kernel is 3-10 days; a second kernel of the file adds 0.5-2 days
+    assert (family.days_low, family.days_high) == (3 + 0.5, 10 + 2)
+
+
+def test_the_log_carries_ranges_totals_the_stack_and_its_rows(tmp_path: Path) -> None:
+    log = scan_path(_tree(tmp_path), jobs=1)
+    days = {i.rule: (i.days_low, i.days_high, i.era) for i in log.items}
+    assert days == {
+        "triton-kernel": (3.5, 12.0, None),
+        "item-in-forward": (0.25, 3.0, "xla"),  # an XLA-era hazard: from checking the graph break to a rewrite
+        "cuda-call": (0.1, 0.5, None),  # the 'hours' class: one edit and a re-run
+    }
+    s = log.summary
+    assert (s.days_low, s.days_high) == (3.5 + 0.25 + 0.1, 12 + 3 + 0.5)
+    assert (s.blocking_days_low, s.blocking_days_high) == (3.5, 12.0)  # the kernel family is the blocking item
+    m = log.effort_model
+    assert "TorchNeuron native" in m.neuron_stack and "2.32" in m.neuron_stack
+    assert [r.rule for r in m.rows] == ["cuda-call", "item-in-forward", "triton-kernel"]
+    assert all(r.assumption and r.basis for r in m.rows)
+    data = json.loads(log.to_json())
+    assert data["effort_model"]["rows"][2]["days_high"] == 10
+    md = render_markdown(log)
+    assert "## Effort model" in md and "Total: 3.85-15.5 engineer-days over 3 items; blocking items 3.5-12." in md
+    assert "XLA-era hazard" in md
