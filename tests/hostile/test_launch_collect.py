@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from accelpilot.launch.stacks import load_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKED = ROOT / "examples" / "worked-example.toml"
+Cli = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +28,7 @@ def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
-def test_launch_out_dot_keeps_the_projects_readme(tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_launch_out_dot_keeps_the_projects_readme(tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "README.md").write_text("# my project\n", encoding="utf-8")
@@ -37,13 +39,13 @@ def test_launch_out_dot_keeps_the_projects_readme(tmp_path: Path, cli, monkeypat
     assert (proj / "README.md").read_text(encoding="utf-8") == "# my project\n"
 
 
-def test_launch_again_into_its_own_folder(tmp_path: Path, cli) -> None:
+def test_launch_again_into_its_own_folder(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "tasks"
     assert cli("launch", str(WORKED), "--out", str(out))[0] == 0
     assert cli("launch", str(WORKED), "--out", str(out))[0] == 0  # a launch folder may be rewritten
 
 
-def test_pasted_collect_line_runs_no_command(tmp_path: Path, cli) -> None:
+def test_pasted_collect_line_runs_no_command(tmp_path: Path, cli: Cli) -> None:
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("no bash")
@@ -60,7 +62,7 @@ def test_pasted_collect_line_runs_no_command(tmp_path: Path, cli) -> None:
     assert not (tmp_path / "PWNED").exists()
 
 
-def test_option_names_put_no_raw_html_in_the_readme(tmp_path: Path, cli) -> None:
+def test_option_names_put_no_raw_html_in_the_readme(tmp_path: Path, cli: Cli) -> None:
     text = WORKED.read_text(encoding="utf-8").replace(
         "trn1.32xlarge on-demand", "trn1.32xlarge <img src=x onerror=alert(1)> [x](javascript:alert(1))", 1
     )
