@@ -177,7 +177,7 @@ def test_as_option_assigns_anything_and_checks_names(
     code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--as", "trn1 reserved", "--json"], capsys)
     assert code == 0, err
     row = next(r for r in json.loads(out)["options"] if r["option"] == "trn1 reserved")
-    assert row["status"] == "measured" and row["how"] == "--as" and row["checksum"] == "none"
+    assert row["status"] == "unverified" and row["how"] == "--as" and row["checksum"] == "unverified"
     put(make_result(kind="serving", accelerator=None, device_type="cpu"), res, "serve.json")
     code, _, err = _cli(["collect", str(res), "--scenario", str(scenario), "--as", "trn1 reserved"], capsys)
     assert code == 2 and "a serving result cannot price option 'trn1 reserved'" in err

@@ -33,8 +33,9 @@ def test_worked_example_tasks_pass_skypilots_schema(tmp_path: Path, capsys: pyte
     p5, trn1 = _load(out / names[1]), _load(out / names[2])
     for task, path in ((p5, out / names[1]), (trn1, out / names[2])):
         check_task(task, str(path))  # SkyPilot's task + resources schemas and Task.from_yaml_config
-    assert p5["resources"] == {"infra": "aws/us-east-1", "instance_type": "p5.48xlarge"}
-    assert trn1["resources"] == {"infra": "aws/us-east-1", "instance_type": "trn1.32xlarge"}
+    stop = {"idle_minutes": 10, "down": True}  # every task stops itself
+    assert p5["resources"] == {"infra": "aws/us-east-1", "instance_type": "p5.48xlarge", "autostop": stop}
+    assert trn1["resources"] == {"infra": "aws/us-east-1", "instance_type": "trn1.32xlarge", "autostop": stop}
     assert p5["envs"]["ACCELPILOT_DEVICE"] == "cuda" and trn1["envs"]["ACCELPILOT_DEVICE"] == "neuron"
     assert json.loads(trn1["envs"]["ACCELPILOT_OPTIONS"]) == [
         "trn1.32xlarge on-demand",
@@ -141,7 +142,11 @@ def test_rentals_owned_and_spot(
     assert spot["num_nodes"] == 1
     assert "the pilot runs on one" in (out / "README.md").read_text()
     runpod = _load(out / "b200-at-runpod.yaml")  # RunPod is a SkyPilot cloud
-    assert runpod["resources"] == {"infra": "runpod", "accelerators": "B200:8"}
+    assert runpod["resources"] == {
+        "infra": "runpod",
+        "accelerators": "B200:8",
+        "autostop": {"idle_minutes": 10, "down": True},
+    }
     for script in ("h100-at-hyperstack.sh", "owned-8xh100.sh"):  # not SkyPilot clouds: plain scripts
         text = (out / script).read_text()
         assert text.startswith("#!/usr/bin/env bash") and (out / script).stat().st_mode & 0o111
@@ -344,3 +349,22 @@ def test_a_newline_in_an_option_name_stays_in_the_comment(tmp_path: Path, capsys
     assert "# Prices option(s): owned 8xH100 | a touch pwned." in script
     readme = (out / "README.md").read_text()
     assert "| owned 8xH100 \\| a touch pwned |" in readme
+
+
+def test_multi_node_p5_asks_for_the_best_network_and_passes_the_schema() -> None:
+    sky_or_skip()
+    import dataclasses
+
+    from accelpilot.bill.scenario import load_scenario
+    from accelpilot.catalog import load_catalog
+    from accelpilot.launch.command import PilotSpec
+    from accelpilot.launch.plan import plan_launch
+    from accelpilot.launch.skypilot import build_task, check_task
+    from accelpilot.launch.stacks import load_stacks
+
+    targets = plan_launch(load_scenario(WORKED), load_catalog([]), load_stacks([]), [], True)
+    p5 = next(t for t in targets if (t.instance_type or "").startswith("p5"))
+    one = build_task(p5, PilotSpec(kind="training", distributed=True), "s")
+    two = build_task(dataclasses.replace(p5, num_nodes=2), PilotSpec(kind="training", distributed=True), "s")
+    assert "network_tier" not in one["resources"] and two["resources"]["network_tier"] == "best"
+    check_task(two, "p5 x 2")

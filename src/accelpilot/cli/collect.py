@@ -28,11 +28,13 @@ def collect(
     from accelpilot.collect import ScenarioDoc, gather_results, match_results
     from accelpilot.collect.match import measured_on
     from accelpilot.errors import ConfigError
+    from accelpilot.termtext import cell
 
     if write and out is not None:
         raise ConfigError("--write and --out both name where to write", field="--out", fix="use one of them")
     doc = ScenarioDoc.read(scenario)
-    collected = gather_results(results)
+    gathered = gather_results(results)
+    collected = gathered.results
     assigned, left = match_results(collected, doc.scenario, load_catalog(catalog or []), as_option)
     dest = scenario if write else (out or scenario.with_name(f"{scenario.stem}.collected{scenario.suffix}"))
     today = dt.date.today().isoformat()
@@ -40,7 +42,8 @@ def collect(
         best = asg.results[0]
         rel = Path(os.path.relpath(best.path.resolve(), dest.resolve().parent)).as_posix()
         more = f"; {len(asg.results) - 1} more run(s) collected" if len(asg.results) > 1 else ""
-        doc.set_result(asg.option, rel, f"measured: collected {today} ({asg.how}{more})")
+        state = "measured" if best.checksum == "verified" else "measured, unverified (no .sha256)"
+        doc.set_result(asg.option, rel, f"{state}: collected {today} ({asg.how}{more})")
     written = doc.write(dest) if assigned else None
     rows: list[dict[str, Any]] = []
     by_option = {a.option: a for a in assigned}
@@ -51,7 +54,7 @@ def collect(
             rows.append(
                 {
                     "option": opt.name,
-                    "status": "measured",
+                    "status": "measured" if a.results[0].checksum == "verified" else "unverified",
                     "result": str(a.results[0].path),
                     "measured_on": it or accel,
                     "how": a.how,
@@ -69,6 +72,7 @@ def collect(
         "options": rows,
         "left_out": [{"file": str(c.path), "why": why} for c, why in left],
         "duplicates": dups,
+        "bad": [{"file": str(p), "why": why} for p, why in gathered.bad],
     }
     if as_json:
         print_json(report)
@@ -82,9 +86,13 @@ def collect(
     for r in rows:
         style = "green" if r["status"] == "measured" else "yellow"
         how = r["how"] + (f", {r['runs']} runs" if r.get("runs", 1) > 1 else "")
-        table.add_row(r["option"], f"[{style}]{r['status']}", r["measured_on"], r["result"], how)
+        table.add_row(cell(r["option"]), f"[{style}]{r['status']}", cell(r["measured_on"]), cell(r["result"]), how)
     console.print(table)
+    for _bad, why in gathered.bad:
+        err_console.print(f"[red]not collected:[/red] {cell(why)}")
     for c, why in left:
-        err_console.print(f"[yellow]left out:[/yellow] {c.path}: {why}")
+        err_console.print(f"[yellow]left out:[/yellow] {cell(c.path)}: {cell(why)}")
     for d in dups:
-        err_console.print(f"[yellow]duplicate:[/yellow] {', '.join(d['duplicates'])} = {d['kept']} (same bytes)")
+        err_console.print(
+            f"[yellow]duplicate:[/yellow] {cell(', '.join(d['duplicates']))} = {cell(d['kept'])} (same run)"
+        )

@@ -7,7 +7,7 @@ tomlkit, keeping comments and layout, and refuses to overwrite a file that chang
 """
 
 from accelpilot.collect.match import Assignment, match_results
-from accelpilot.collect.read import Collected, gather_results
+from accelpilot.collect.read import Collected, Gathered, gather_results
 from accelpilot.collect.scenario_doc import ScenarioDoc
 
-__all__ = ["Assignment", "Collected", "ScenarioDoc", "gather_results", "match_results"]
+__all__ = ["Assignment", "Collected", "Gathered", "ScenarioDoc", "gather_results", "match_results"]

@@ -71,10 +71,11 @@ def contradiction(c: Collected, plat: OptionPlatform) -> str | None:
     return None
 
 
-def _rank(c: Collected) -> tuple[int, int, float]:
+def _rank(c: Collected) -> tuple[int, int, int, float]:
+    """Verified before unverified (an edited copy never wins over the original), then accepted, runs, newest."""
     t = c.result.training
     runs = t.runs if t else 0
-    return (1 if c.result.accepted else 0, runs, c.result.created.timestamp())
+    return (1 if c.checksum == "verified" else 0, 1 if c.result.accepted else 0, runs, c.result.created.timestamp())
 
 
 def match_results(

@@ -1,12 +1,13 @@
-"""Find result files, check each one and drop exact duplicates (same bytes, by SHA-256)."""
+"""Find result files, check each one and drop duplicates (the same run, however it was re-serialised)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from accelpilot.errors import InputFileError
+from accelpilot.errors import InputFileError, UserError
 from accelpilot.pilot.result import PilotResult, read_result
 
 
@@ -15,8 +16,19 @@ class Collected:
     path: Path
     sha256: str
     result: PilotResult
-    checksum: str  # "verified" (a .sha256 sidecar matched) or "none" (no sidecar)
+    checksum: str  # "verified" (a .sha256 sidecar matched) or "unverified" (no sidecar: edited copies look alike)
     duplicates: list[Path] = field(default_factory=list)
+
+
+MAX_RESULT_BYTES = 64 * 1024 * 1024  # a pilot result is kilobytes; a bigger file is refused before it is read
+
+
+@dataclass(slots=True)
+class Gathered:
+    """What collect found: the results it can use and the files it could not, each with one line why."""
+
+    results: list[Collected]
+    bad: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -34,7 +46,7 @@ def _files(paths: list[Path]) -> list[Path]:
 def _sidecar(path: Path, digest: str) -> str:
     side = path.with_name(path.name + ".sha256")
     if not side.exists():
-        return "none"
+        return "unverified"
     try:
         recorded = side.read_text(encoding="utf-8").split()[0].lower()
     except (OSError, UnicodeDecodeError, IndexError):
@@ -48,22 +60,59 @@ def _sidecar(path: Path, digest: str) -> str:
     return "verified"
 
 
-def gather_results(paths: list[Path]) -> list[Collected]:
-    """Every result under ``paths``, checked; exact duplicates folded into the first copy."""
-    by_hash: dict[str, Collected] = {}
+def _canonical(raw: bytes) -> str:
+    """SHA-256 of the parsed content: a re-indented or key-reordered copy of a run is the same run."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return hashlib.sha256(raw).hexdigest()
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _read_one(f: Path) -> tuple[bytes, str, str]:
+    try:
+        size = f.stat().st_size
+        if size > MAX_RESULT_BYTES:
+            raise InputFileError(
+                f"{size / 2**20:.0f} MiB is too large for a pilot result (limit {MAX_RESULT_BYTES // 2**20} MiB)",
+                file=str(f),
+                fix="point at the pilot's result files",
+            )
+        raw = f.read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"cannot read ({exc.strerror})", file=str(f)) from None
+    digest = hashlib.sha256(raw).hexdigest()
+    return raw, digest, _sidecar(f, digest)
+
+
+def gather_results(paths: list[Path]) -> Gathered:
+    """Every result under ``paths``, checked; a bad file is set aside with why; the same run folded into one.
+
+    Raises when no file is usable (the first bad file's line, or "no result files").
+    """
+    by_run: dict[str, Collected] = {}
+    bad: list[tuple[Path, str]] = []
+    first_error: UserError | None = None
     for f in _files(paths):
         try:
-            raw = f.read_bytes()
-        except OSError as exc:
-            raise InputFileError(f"cannot read ({exc.strerror})", file=str(f)) from None
-        digest = hashlib.sha256(raw).hexdigest()
-        checksum = _sidecar(f, digest)
-        if digest in by_hash:
-            by_hash[digest].duplicates.append(f)
-            continue
-        by_hash[digest] = Collected(f, digest, read_result(f), checksum)
-    if not by_hash:
+            raw, digest, checksum = _read_one(f)
+            key = _canonical(raw)
+            if key in by_run:
+                kept = by_run[key]
+                if checksum == "verified" and kept.checksum != "verified":  # keep the proven copy
+                    kept.duplicates.append(kept.path)
+                    kept.path, kept.sha256, kept.checksum = f, digest, checksum
+                else:
+                    kept.duplicates.append(f)
+                continue
+            by_run[key] = Collected(f, digest, read_result(f), checksum)
+        except UserError as exc:
+            first_error = first_error or exc
+            bad.append((f, str(exc)))
+    if not by_run:
+        if first_error is not None:
+            raise first_error
         raise InputFileError(
             "no result files (*.json) found", file=", ".join(map(str, paths)), fix="point at the results folder"
         )
-    return list(by_hash.values())
+    return Gathered(list(by_run.values()), bad)

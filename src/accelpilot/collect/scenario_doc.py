@@ -73,6 +73,8 @@ class ScenarioDoc:
     def write(self, dest: Path) -> Path:
         """Write the edited document to ``dest``; the source is never touched unless ``dest`` is it."""
         text = self.render()
+        if dest.is_symlink():  # write the scenario the link points to; an atomic rename would replace the link
+            dest = dest.resolve()
         parse_scenario(tomlkit.parse(text).unwrap(), str(dest))  # still a valid scenario
         in_place = dest.resolve() == self.path.resolve()
         if in_place:

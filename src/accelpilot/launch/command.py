@@ -31,22 +31,41 @@ class PilotSpec:
     distributed: bool = False  # `run train` takes torchrun-style --nnodes/--nproc-per-node (issue 13)
 
 
+def _without_size(args: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--size":
+            skip = True
+        elif not a.startswith("--size="):
+            out.append(a)
+    return out
+
+
 def pilot_args(target: LaunchTarget, spec: PilotSpec) -> list[str]:
     args = list(spec.pilot_args) if spec.pilot_args is not None else list(target.stack.pilot_args)
     if spec.kind == "serving":
         # the serving pilot has no --size; keep only what the user gave
         args = list(spec.pilot_args or ())
     if spec.workload and spec.kind == "training":
+        if spec.pilot_args is None:
+            args = _without_size(args)  # --size picks a built-in model; a user factory may take no `size`
         args = ["--workload", spec.workload, *args]
     return args
 
 
 def _sidecars() -> str:
     return (
+        # an `if`, not `[ ] && ...`: under set -e a false test as the loop's last command made a node
+        # that wrote no result (every worker) exit 1 and fail the whole job
         'for f in "$results"/*.json; do\n'
-        '  [ -e "$f" ] && [ ! -e "$f.sha256" ] && (cd "$(dirname "$f")" && sha256sum "$(basename "$f")" '
-        '> "$(basename "$f").sha256")\n'
+        '  if [ -e "$f" ] && [ ! -e "$f.sha256" ]; then\n'
+        '    (cd "$(dirname "$f")" && sha256sum "$(basename "$f")" > "$(basename "$f").sha256")\n'
+        "  fi\n"
         "done\n"
+        "exit 0\n"
     )
 
 

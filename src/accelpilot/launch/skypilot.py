@@ -44,6 +44,10 @@ def build_task(
         res["image_id"] = image_id
     if disk_size:
         res["disk_size"] = disk_size
+    if target.num_nodes > 1 and (target.instance_type or "").startswith("p5"):
+        res["network_tier"] = "best"  # EFA between the nodes: without it a multi-node p5 measures TCP, not the cluster
+    # a pilot left idle is money: stop and tear the cluster down 10 idle minutes after the pilot ends
+    res["autostop"] = {"idle_minutes": 10, "down": True}
     if bucket:
         spec = _with_results(spec, f"{RESULTS_MOUNT}/{target.slug}")
     task: dict[str, Any] = {"name": f"accelpilot-{target.slug}"}

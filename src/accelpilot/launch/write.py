@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 import os
+import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,11 +78,18 @@ def render_tasks(
     return rendered
 
 
+def _md_cell(text: str) -> str:
+    """One Markdown table cell from a user's option name: one line, HTML escaped, Markdown punctuation literal."""
+    flat = html.escape(" ".join(text.split()), quote=True)
+    return re.sub(r"([\\`*_\[\]()#|!~>])", r"\\\1", flat)
+
+
 def readme(written: list[WrittenTask], scenario_path: str) -> str:
+    quoted = shlex.quote(scenario_path)  # pasted into a shell: a file named x$(cmd).toml stays a name
     lines = [
         "# Pilot tasks",
         "",
-        f"Written by `accelpilot launch {scenario_path}`. Each file runs the same pilot on one candidate machine.",
+        f"Written by `accelpilot launch {quoted}`. Each file runs the same pilot on one candidate machine.",
         "Launch with your own SkyPilot and cloud credentials; bring the result files home; then collect them.",
         "",
         "| file | options it prices | machine | launch | bring the result home |",
@@ -94,15 +104,15 @@ def readme(written: list[WrittenTask], scenario_path: str) -> str:
             how = f"`sky launch -c accelpilot-{t.slug} {w.path.name}`"
         else:
             how = f"copy `{w.path.name}` to the machine, `bash {w.path.name}`"
-        opts = "; ".join(" ".join(o.split()).replace("|", "\\|") for o in t.options)  # one table cell
+        opts = "; ".join(_md_cell(o) for o in t.options)  # one table cell, no raw HTML or Markdown
         lines.append(f"| {w.path.name} | {opts} | {machine} | {how} | `{w.fetch}` |")
     lines += [
         "",
         "Then, where the scenario lives:",
         "",
         "```sh",
-        f"accelpilot collect results/ --scenario {scenario_path}            # writes a new scenario file",
-        f"accelpilot collect results/ --scenario {scenario_path} --write    # or updates it in place",
+        f"accelpilot collect results/ --scenario {quoted}            # writes a new scenario file",
+        f"accelpilot collect results/ --scenario {quoted} --write    # or updates it in place",
         "accelpilot report --scenario <the collected scenario>",
         "```",
         "",
@@ -115,8 +125,30 @@ def readme(written: list[WrittenTask], scenario_path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _check_out(out: Path) -> None:
+    """Refuse a non-empty folder that no launch wrote: `--out .` would replace the project's README.md."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise InputFileError("--out is a file, not a folder", file=str(out), fix="choose a new folder for --out")
+    names = {p.name for p in out.iterdir()}
+    if not names:
+        return
+    readme_file = out / "README.md"
+    ours = readme_file.is_file() and readme_file.read_text(encoding="utf-8", errors="replace").startswith(
+        "# Pilot tasks\n"
+    )
+    if not ours:
+        raise InputFileError(
+            "--out is a non-empty folder that accelpilot launch did not write; its files would be replaced",
+            file=str(out),
+            fix="choose a new or empty folder for --out (e.g. launch-tasks/)",
+        )
+
+
 def write_tasks(rendered: list[tuple[WrittenTask, str]], out: Path, scenario_path: str) -> list[WrittenTask]:
-    """Write every file (scripts executable) and the README."""
+    """Write every file (scripts executable) and the README, only into a new, empty or earlier launch folder."""
+    _check_out(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for w, text in rendered:
