@@ -29,10 +29,17 @@ def test_worked_example_tasks_pass_skypilots_schema(tmp_path: Path, capsys: pyte
     assert report["checked"].startswith("checked with SkyPilot")
     names = sorted(p.name for p in out.iterdir())
     # trn1 on demand and trn1 reserved run on the same machine: one task prices both
-    assert names == ["README.md", "p5-48xlarge-on-demand.yaml", "trn1-32xlarge-on-demand.yaml"]
-    p5, trn1 = _load(out / names[1]), _load(out / names[2])
-    for task, path in ((p5, out / names[1]), (trn1, out / names[2])):
+    assert names == ["README.md", "dist", "p5-48xlarge-on-demand.yaml", "trn1-32xlarge-on-demand.yaml"]
+    assert [p.name for p in (out / "dist").iterdir()] == ["accelpilot-0.1.0-py3-none-any.whl"]
+    p5, trn1 = _load(out / names[2]), _load(out / names[3])
+    for task, path in ((p5, out / names[2]), (trn1, out / names[3])):
         check_task(task, str(path))  # SkyPilot's task + resources schemas and Task.from_yaml_config
+        # the task carries the wheel it installs; nothing asks an index for accelpilot
+        assert task["file_mounts"] == {"~/accelpilot-dist": str((out / "dist").resolve())}
+        assert (
+            'python3 -m pip install "$HOME/accelpilot-dist/accelpilot-0.1.0-py3-none-any.whl[pilot]"' in (task["setup"])
+        )
+        assert "accelpilot==" not in task["setup"] and "accelpilot[pilot]==" not in task["setup"]
     stop = {"idle_minutes": 10, "down": True}  # every task stops itself
     assert p5["resources"] == {"infra": "aws/us-east-1", "instance_type": "p5.48xlarge", "autostop": stop}
     assert trn1["resources"] == {"infra": "aws/us-east-1", "instance_type": "trn1.32xlarge", "autostop": stop}
@@ -66,7 +73,10 @@ def test_skypilot_check_rejects_a_broken_task(tmp_path: Path, capsys: pytest.Cap
     code, _, err = run_cli(["launch", str(WORKED), "--out", str(out), "--bucket", "my-results"], capsys)
     assert code == 0, err
     task = _load(out / "p5-48xlarge-on-demand.yaml")
-    assert task["file_mounts"] == {"/accelpilot-results": {"name": "my-results", "mode": "MOUNT"}}
+    assert task["file_mounts"] == {
+        "~/accelpilot-dist": str((out / "dist").resolve()),
+        "/accelpilot-results": {"name": "my-results", "mode": "MOUNT"},
+    }
     assert task["envs"]["ACCELPILOT_RESULTS"] == "/accelpilot-results/p5-48xlarge-on-demand"
     bogus = {**task, "file_mounts": {"/accelpilot-results": {"name": "my-results", "mode": "BOGUS"}}}
     with pytest.raises(ConfigError, match="BOGUS"):

@@ -31,7 +31,9 @@ def launch(
     pilot_args: str | None = typer.Option(
         None, "--pilot-args", help="Arguments for `accelpilot run train|serve`, replacing the stack's defaults."
     ),
-    install: str | None = typer.Option(None, "--install", help="pip spec that installs accelpilot on the machine."),
+    wheel: Path | None = typer.Option(
+        None, "--wheel", help="The accelpilot wheel the tasks carry (default: built from this checkout)."
+    ),
     endpoint: str | None = typer.Option(None, "--endpoint", help="Serving: drive this OpenAI-compatible URL."),
     server_cmd: str | None = typer.Option(None, "--server-cmd", help="Serving: start your server with this first."),
     bucket: str | None = typer.Option(None, "--bucket", help="Bucket the results are written to (mounted)."),
@@ -45,8 +47,8 @@ def launch(
 ) -> None:
     """Write ready-to-launch pilot tasks for every option of a scenario; launches nothing."""
     import shlex
+    import tempfile
 
-    from accelpilot import __version__
     from accelpilot.bill.scenario import load_scenario
     from accelpilot.catalog import load_catalog
     from accelpilot.errors import InputFileError
@@ -54,6 +56,7 @@ def launch(
     from accelpilot.launch.command import PilotSpec
     from accelpilot.launch.skypilot import check_task, skypilot_version
     from accelpilot.launch.stacks import load_stacks
+    from accelpilot.launch.wheel import REMOTE_DIST, build_wheel
 
     sc = load_scenario(scenario)
     distributed = _pilot_is_distributed()
@@ -66,11 +69,13 @@ def launch(
             raise InputFileError(
                 f"cannot read setup block ({exc.strerror})", file=str(setup), field="--setup"
             ) from None
+    staging = tempfile.TemporaryDirectory(prefix="accelpilot-wheel-")  # removed when launch returns
+    built = build_wheel(Path(staging.name), wheel)  # before anything is written: refuse early if impossible
     spec = PilotSpec(
         kind=sc.workload,
         workload=workload,
         pilot_args=tuple(shlex.split(pilot_args)) if pilot_args is not None else None,
-        install=install or f"accelpilot[pilot]=={__version__}",
+        wheel=built.name,
         endpoint=endpoint,
         server_cmd=server_cmd,
         distributed=distributed,
@@ -81,8 +86,10 @@ def launch(
     version = skypilot_version() if check else None
     for w, _ in rendered:  # check everything before writing anything
         if w.task is not None and version is not None:
-            check_task(w.task, str(w.path))
-    written = write_tasks(rendered, out, str(scenario))
+            # SkyPilot checks that a mounted folder exists: the wheel is staged until the folder is written
+            mounts = {**w.task["file_mounts"], REMOTE_DIST: staging.name}
+            check_task({**w.task, "file_mounts": mounts}, str(w.path))
+    written = write_tasks(rendered, out, str(scenario), wheel=built)
     checked = (
         f"checked with SkyPilot {version}'s task schema and parser (offline)"
         if version

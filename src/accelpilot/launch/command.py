@@ -24,7 +24,7 @@ class PilotSpec:
     kind: str  # training or serving
     workload: str | None = None  # module:factory (training) from the workdir
     pilot_args: tuple[str, ...] | None = None  # replaces the stack's default pilot arguments
-    install: str = f"accelpilot[pilot]=={__version__}"
+    wheel: str = f"accelpilot-{__version__}-py3-none-any.whl"  # the wheel the task carries (launch/wheel.py)
     endpoint: str | None = None  # serving: drive this OpenAI-compatible server instead of MiniLM in process
     server_cmd: str | None = None  # serving: start the user's server first
     results_dir: str = "~/accelpilot-results"
@@ -119,7 +119,15 @@ def _split_pkg(spec: str) -> tuple[str, str]:
     return spec, ""
 
 
-def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = None) -> str:
+def install_line(spec: PilotSpec, wheel_dir: str) -> str:
+    """Install the carried wheel with the pilot extra; only the extra's dependencies come from an index.
+
+    ``wheel_dir`` is shell text inside double quotes (``$HOME/accelpilot-dist``), so variables expand.
+    """
+    return f'python3 -m pip install "{wheel_dir}/{spec.wheel}[pilot]"'
+
+
+def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = None, *, wheel_dir: str) -> str:
     """Bash for the setup section from the platform stack (or the user's own block)."""
     if override is not None:
         return override if override.endswith("\n") else override + "\n"
@@ -145,7 +153,7 @@ def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = No
             '{ echo "accelpilot: TorchNeuron native (device neuron) is not installed on this image: set torch_install '
             f'in a --stacks file for stack {st.name}" >&2; exit 1; }}'
         )
-    lines.append(shlex.join(["python3", "-m", "pip", "install", spec.install]))
+    lines.append(install_line(spec, wheel_dir))
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from accelpilot.errors import ConfigError
 from accelpilot.launch.command import PilotSpec, run_block, setup_block, task_envs
 from accelpilot.launch.plan import LaunchTarget
+from accelpilot.launch.wheel import REMOTE_DIST
 
 RESULTS_MOUNT = "/accelpilot-results"
 
@@ -28,8 +29,12 @@ def build_task(
     workdir: str | None = None,
     bucket: str | None = None,
     disk_size: int | None = None,
+    dist: str = "dist",
 ) -> dict[str, Any]:
-    """The task as SkyPilot reads it (``sky.Task.from_yaml_config``)."""
+    """The task as SkyPilot reads it (``sky.Task.from_yaml_config``).
+
+    ``dist`` is the local folder holding the accelpilot wheel the task carries; it is mounted on every node.
+    """
     res: dict[str, Any] = {}
     if target.infra:
         res["infra"] = target.infra
@@ -56,9 +61,11 @@ def build_task(
     task["num_nodes"] = target.num_nodes
     task["resources"] = res
     task["envs"] = task_envs(target, spec, scenario_name)
+    mounts: dict[str, Any] = {REMOTE_DIST: dist}  # the accelpilot this task installs, never one from an index
     if bucket:
-        task["file_mounts"] = {RESULTS_MOUNT: {"name": bucket, "mode": "MOUNT"}}
-    task["setup"] = setup_block(target, spec, setup)
+        mounts[RESULTS_MOUNT] = {"name": bucket, "mode": "MOUNT"}
+    task["file_mounts"] = mounts
+    task["setup"] = setup_block(target, spec, setup, wheel_dir="$HOME/" + REMOTE_DIST.removeprefix("~/"))
     task["run"] = run_block(target, spec)
     return task
 

@@ -7,6 +7,7 @@ import html
 import os
 import re
 import shlex
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from accelpilot.launch.command import PilotSpec
 from accelpilot.launch.plan import LaunchTarget
 from accelpilot.launch.script import build_script
 from accelpilot.launch.skypilot import RESULTS_MOUNT, build_task, task_yaml
+from accelpilot.launch.wheel import DIST
 
 
 @dataclass(slots=True)
@@ -49,8 +51,14 @@ def render_tasks(
     setup: str | None = None,
     workdir: str | None = None,
     bucket: str | None = None,
+    dist: Path | None = None,
 ) -> list[tuple[WrittenTask, str]]:
-    """Every file's content, computed before anything is written."""
+    """Every file's content, computed before anything is written.
+
+    ``dist``: the local folder of the accelpilot wheel (default ``out/dist``); SkyPilot tasks name it by
+    absolute path, so ``sky launch`` works from any folder.
+    """
+    dist_path = str((dist or out / DIST).resolve())
     rendered: list[tuple[WrittenTask, str]] = []
     for t in targets:
         warnings = []
@@ -59,7 +67,9 @@ def render_tasks(
                 f"stack {t.stack.name!r} names no torch_install: setup stops on an image without TorchNeuron native"
             )
         if t.launcher == "skypilot":
-            task = build_task(t, spec, scenario_name, image=image, setup=setup, workdir=workdir, bucket=bucket)
+            task = build_task(
+                t, spec, scenario_name, image=image, setup=setup, workdir=workdir, bucket=bucket, dist=dist_path
+            )
             fetch = (
                 f"results appear in bucket {bucket} under {t.slug}/ (mounted at {RESULTS_MOUNT}/{t.slug})"
                 if bucket
@@ -116,6 +126,8 @@ def readme(written: list[WrittenTask], scenario_path: str) -> str:
         "accelpilot report --scenario <the collected scenario>",
         "```",
         "",
+        f"Every task installs the accelpilot it was launched from: `{DIST}/` holds its wheel (SkyPilot mounts it "
+        "on every node; copy it beside a shell script). No task installs accelpilot from a package index.",
         "Only node 0 runs the pilot; every result gets a `.sha256` file beside it, which `collect` checks.",
         "Stop what you launched: `sky down accelpilot-<name>`.",
     ]
@@ -146,11 +158,20 @@ def _check_out(out: Path) -> None:
         )
 
 
-def write_tasks(rendered: list[tuple[WrittenTask, str]], out: Path, scenario_path: str) -> list[WrittenTask]:
-    """Write every file (scripts executable) and the README, only into a new, empty or earlier launch folder."""
+def write_tasks(
+    rendered: list[tuple[WrittenTask, str]], out: Path, scenario_path: str, wheel: Path | None = None
+) -> list[WrittenTask]:
+    """Write every file (scripts executable), the carried wheel into ``out/dist`` and the README, only into a
+    new, empty or earlier launch folder."""
     _check_out(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        if wheel is not None:
+            dist = out / DIST
+            dist.mkdir(exist_ok=True)
+            for old in dist.glob("accelpilot-*.whl"):
+                old.unlink()  # the tasks name one wheel; an earlier launch's would ride along unused
+            shutil.copy2(wheel, dist / wheel.name)
         for w, text in rendered:
             w.path.write_text(text, encoding="utf-8")
             if w.path.suffix == ".sh":
