@@ -174,7 +174,11 @@ def test_multi_node_when_the_pilot_is_distributed(
     out = tmp_path / "tasks"
     assert run_cli(["launch", str(sc), "--out", str(out), "--no-check"], capsys)[0] == 0
     spot = _load(out / "trn1-spot-x2.yaml")
-    assert spot["num_nodes"] == 2 and spot["envs"]["ACCELPILOT_NPROC_PER_NODE"] == "16"
+    # trn1.32xlarge: 16 Trainium chips x 2 NeuronCores = 32 processes (one per NeuronCore, not per chip)
+    assert spot["num_nodes"] == 2 and spot["envs"]["ACCELPILOT_NPROC_PER_NODE"] == str(16 * 2)
+    stated = "32 processes per node: 16 Trainium chips x 2 NeuronCores per chip at LNC=1"
+    assert stated in (out / "trn1-spot-x2.yaml").read_text() and stated in (out / "README.md").read_text()
+    assert "8 processes per node: one per H100 GPU" in (out / "owned-8xh100.sh").read_text()
     assert '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}"' in spot["run"]
     assert 'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")' in spot["run"]
 

@@ -33,7 +33,8 @@ def test_run_block_on_cpu_then_collect_then_bill(tmp_path: Path, capsys: pytest.
     tasks = tmp_path / "tasks"
     assert run_cli(["launch", str(scenario), "--out", str(tasks), "--no-check"], capsys)[0] == 0
     task = yaml.safe_load((tasks / "trn1-32xlarge-on-demand.yaml").read_text())
-    assert task["envs"]["ACCELPILOT_NPROC_PER_NODE"] == "16"  # the distributed pilot: one process per chip
+    # the distributed pilot: one process per NeuronCore, 16 Trainium chips x 2 NeuronCores
+    assert task["envs"]["ACCELPILOT_NPROC_PER_NODE"] == str(16 * 2)
 
     shim = tmp_path / "bin"
     shim.mkdir()
@@ -45,7 +46,7 @@ def test_run_block_on_cpu_then_collect_then_bill(tmp_path: Path, capsys: pytest.
         **task["envs"],
         "ACCELPILOT_DEVICE": "cpu",
         "ACCELPILOT_PILOT_ARGS": FAST,
-        "ACCELPILOT_NPROC_PER_NODE": "1",  # one process on this CPU; the task says 16 (trn1.32xlarge's chips)
+        "ACCELPILOT_NPROC_PER_NODE": "1",  # one process on this CPU; the task says 32 (trn1.32xlarge's NeuronCores)
         "ACCELPILOT_RESULTS": str(results),
         "SKYPILOT_NODE_RANK": "0",
         "SKYPILOT_NUM_NODES": "1",

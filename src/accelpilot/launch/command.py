@@ -157,6 +157,27 @@ def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = No
     return "\n".join(lines) + "\n"
 
 
+def processes_per_node(target: LaunchTarget) -> tuple[int, str]:
+    """torchrun processes on one node: one per GPU, one per NeuronCore (not per chip) on Neuron, and why.
+
+    The pilot counts a Neuron rank as one NeuronCore at the runtime's default LNC (pilot/neuroncores.py), so a
+    trn1.32xlarge (16 Trainium chips of 2 NeuronCores) runs 32 processes, not 16.
+    """
+    n = target.accelerators_per_node
+    if target.device != "neuron":
+        return n, f"{n} processes per node: one per {target.accelerator} GPU"
+    from accelpilot.pilot.neuroncores import ranks_per_chip
+
+    known = ranks_per_chip(target.accelerator)
+    if known is None:
+        return n, f"{n} processes per node: one per {target.accelerator} chip (NeuronCores per chip not known)"
+    cores, lnc, per = known
+    return n * per, (
+        f"{n * per} processes per node: {n} {target.accelerator} chips x {cores} NeuronCores per chip at LNC={lnc} "
+        f"(one process per NeuronCore, not per chip; override with ACCELPILOT_NPROC_PER_NODE)"
+    )
+
+
 def task_envs(target: LaunchTarget, spec: PilotSpec, scenario_name: str) -> dict[str, str]:
     """Environment the run block reads; ACCELPILOT_OPTIONS lands in the result's fingerprint."""
     import json
@@ -172,5 +193,5 @@ def task_envs(target: LaunchTarget, spec: PilotSpec, scenario_name: str) -> dict
     if spec.endpoint:
         envs["ACCELPILOT_ENDPOINT"] = spec.endpoint
     if spec.distributed and spec.kind == "training":
-        envs["ACCELPILOT_NPROC_PER_NODE"] = str(target.accelerators_per_node)
+        envs["ACCELPILOT_NPROC_PER_NODE"] = str(processes_per_node(target)[0])
     return envs

@@ -14,7 +14,7 @@ from typing import Any
 
 from accelpilot import __version__
 from accelpilot.errors import InputFileError
-from accelpilot.launch.command import PilotSpec
+from accelpilot.launch.command import PilotSpec, processes_per_node
 from accelpilot.launch.plan import LaunchTarget
 from accelpilot.launch.script import build_script
 from accelpilot.launch.skypilot import RESULTS_MOUNT, build_task, task_yaml
@@ -28,16 +28,17 @@ class WrittenTask:
     task: dict[str, Any] | None = None  # the SkyPilot task as data (None for scripts)
     fetch: str = ""  # how the result comes home
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # facts about this task (processes per node)
 
 
-def _header(target: LaunchTarget, scenario_path: str) -> list[str]:
+def _header(target: LaunchTarget, scenario_path: str, extra: list[str]) -> list[str]:
     head = [
         f"Written by accelpilot {__version__} launch on {dt.date.today().isoformat()} from {scenario_path}.",
         f"Prices option(s): {'; '.join(target.options)}. Accelerator: {target.accelerator} x "
         f"{target.accelerators_per_node} per node, {target.num_nodes} node(s); platform stack {target.stack.name!r}.",
     ]
     # header lines become shell and YAML comments: a newline in an option name must not start a command
-    return [" ".join(h.split()) for h in [*head, *target.notes]]
+    return [" ".join(h.split()) for h in [*head, *target.notes, *extra]]
 
 
 def render_tasks(
@@ -62,6 +63,9 @@ def render_tasks(
     rendered: list[tuple[WrittenTask, str]] = []
     for t in targets:
         warnings = []
+        notes = []
+        if spec.distributed and spec.kind == "training":
+            notes.append(f"{t.slug}: {processes_per_node(t)[1]}")
         if t.stack.device == "neuron" and not t.stack.torch_install and setup is None:
             warnings.append(
                 f"stack {t.stack.name!r} names no torch_install: setup stops on an image without TorchNeuron native"
@@ -77,14 +81,14 @@ def render_tasks(
             )
             rendered.append(
                 (
-                    WrittenTask(t, out / f"{t.slug}.yaml", task, fetch, warnings),
-                    task_yaml(task, _header(t, scenario_path)),
+                    WrittenTask(t, out / f"{t.slug}.yaml", task, fetch, warnings, notes),
+                    task_yaml(task, _header(t, scenario_path, notes)),
                 )
             )
         else:
-            text = build_script(t, spec, scenario_name, setup=setup, header=_header(t, scenario_path))
+            text = build_script(t, spec, scenario_name, setup=setup, header=_header(t, scenario_path, notes))
             fetch = f"copy ~/accelpilot-results/*.json* from the machine into results/{t.slug}/"
-            rendered.append((WrittenTask(t, out / f"{t.slug}.sh", None, fetch, warnings), text))
+            rendered.append((WrittenTask(t, out / f"{t.slug}.sh", None, fetch, warnings, notes), text))
     return rendered
 
 
@@ -131,7 +135,11 @@ def readme(written: list[WrittenTask], scenario_path: str) -> str:
         "Only node 0 runs the pilot; every result gets a `.sha256` file beside it, which `collect` checks.",
         "Stop what you launched: `sky down accelpilot-<name>`.",
     ]
-    notes = sorted({n for w in written for n in w.target.notes} | {x for w in written for x in w.warnings})
+    notes = sorted(
+        {n for w in written for n in w.target.notes}
+        | {x for w in written for x in w.warnings}
+        | {x for w in written for x in w.notes}
+    )
     if notes:
         lines += ["", "Notes:", "", *(f"- {n}" for n in notes)]
     return "\n".join(lines) + "\n"

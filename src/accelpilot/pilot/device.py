@@ -25,6 +25,7 @@ import torch
 
 from accelpilot.errors import ConfigError, DeviceError, did_you_mean
 from accelpilot.pilot.location import location_fields
+from accelpilot.pilot.neuroncores import ranks_per_chip
 from accelpilot.pilot.result import Platform
 
 DEVICE_TYPES = ("cpu", "cuda", "neuron", "xla", "mps")
@@ -252,12 +253,6 @@ def process_group_backend(device_type: str) -> str:
     return DEVICE_OPS[device_type].process_group
 
 
-# NeuronCores per chip (AWS Neuron docs, about-neuron/arch/neuron-hardware, 2026-08 snapshot) and the logical
-# NeuronCore size (LNC) the runtime groups them by default: Trainium2 and 3 show 4 logical cores of 2 at LNC=2.
-NEURON_CORES_PER_CHIP = {"Trainium": 2, "Inferentia2": 2, "Trainium2": 8, "Trainium3": 8}
-NEURON_DEFAULT_LNC = {"Trainium2": 2, "Trainium3": 2}
-
-
 def devices_per_accelerator(device_type: str, accelerator: str | None) -> tuple[int, str]:
     """How many torch devices (ranks, one each) make one catalog accelerator, and what that assumes.
 
@@ -268,12 +263,10 @@ def devices_per_accelerator(device_type: str, accelerator: str | None) -> tuple[
         return 1, "CPU: each process counts as one accelerator"
     if device_type != "neuron":
         return 1, f"{device_type}: one rank per device, one device per accelerator"
-    if accelerator not in NEURON_CORES_PER_CHIP:
+    known = ranks_per_chip(accelerator or "", os.environ.get("NEURON_LOGICAL_NC_CONFIG", ""))
+    if known is None:
         return 1, f"Neuron chip {accelerator or 'not recognised'}: each rank counted as one accelerator (assumed)"
-    cores = NEURON_CORES_PER_CHIP[accelerator]
-    env = os.environ.get("NEURON_LOGICAL_NC_CONFIG", "")
-    lnc = int(env) if env in ("1", "2") else NEURON_DEFAULT_LNC.get(accelerator, 1)
-    per = max(1, cores // lnc)
+    cores, lnc, per = known
     return per, (
         f"{accelerator}: one rank per NeuronCore, {cores} NeuronCores per chip at LNC={lnc} = {per} per chip "
         "(assumed: the runtime's default grouping unless NEURON_LOGICAL_NC_CONFIG says otherwise)"
