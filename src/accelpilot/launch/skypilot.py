@@ -9,14 +9,19 @@ which needs no network.
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
 from typing import Any
 
 from accelpilot.errors import ConfigError
-from accelpilot.launch.command import PilotSpec, run_block, setup_block, task_envs
+from accelpilot.launch.command import PilotSpec, pilot_args, run_block, setup_block, task_envs
 from accelpilot.launch.plan import LaunchTarget
 from accelpilot.launch.wheel import REMOTE_DIST
 
 RESULTS_MOUNT = "/accelpilot-results"
+DATA_MOUNT = "/accelpilot-data"
+DATA_FLAGS = ("--tokens",)  # pilot options that name a file the pilot reads (pilot/train/config.py)
+JOB_RECOVERY = {"strategy": "FAILOVER", "max_restarts_on_errors": 0}  # SkyPilot 0.14.1 sky/jobs/recovery_strategy.py
 
 
 def build_task(
@@ -44,6 +49,11 @@ def build_task(
         res["accelerators"] = f"{target.accelerator}:{target.accelerators_per_node}"
     if target.use_spot:
         res["use_spot"] = True
+        if bucket:
+            # run as a managed job (`sky jobs launch`): a preempted spot node is relaunched and the pilot rerun;
+            # FAILOVER retries the priced region first; a pilot that fails on its own is not rerun. Only with a
+            # bucket: a managed job's cluster is gone when it ends, so rsync could not bring the result home.
+            res["job_recovery"] = dict(JOB_RECOVERY)
     image_id = image or target.stack.image_id
     if image_id:
         res["image_id"] = image_id
@@ -61,13 +71,46 @@ def build_task(
     task["num_nodes"] = target.num_nodes
     task["resources"] = res
     task["envs"] = task_envs(target, spec, scenario_name)
+    args, data = mount_data_files(pilot_args(target, spec))
+    if data:  # the pilot reads the mounted copy; the local path means nothing on the node
+        task["envs"]["ACCELPILOT_PILOT_ARGS"] = shlex.join(args)
     mounts: dict[str, Any] = {REMOTE_DIST: dist}  # the accelpilot this task installs, never one from an index
+    mounts.update(data)
     if bucket:
         mounts[RESULTS_MOUNT] = {"name": bucket, "mode": "MOUNT"}
     task["file_mounts"] = mounts
     task["setup"] = setup_block(target, spec, setup, wheel_dir="$HOME/" + REMOTE_DIST.removeprefix("~/"))
     task["run"] = run_block(target, spec)
     return task
+
+
+def mount_data_files(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Pilot arguments naming a local data file (``--tokens FILE``) -> the same arguments reading the copy
+    SkyPilot mounts under ``DATA_MOUNT``, and those mounts. A path that does not exist here is left alone: it
+    may be relative to ``--workdir`` or already on the image."""
+    out: list[str] = []
+    mounts: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        flag, value, joined = a, None, False
+        if a in DATA_FLAGS and i + 1 < len(args):
+            value = args[i + 1]
+        elif a.split("=", 1)[0] in DATA_FLAGS and "=" in a:
+            flag, value = a.split("=", 1)
+            joined = True
+        if value is not None and Path(value).expanduser().is_file():
+            local = Path(value).expanduser().resolve()
+            remote = f"{DATA_MOUNT}/{len(mounts)}-{local.name}"  # numbered: two files may share a name
+            mounts[remote] = str(local)
+            value = remote
+        if value is None:
+            out.append(a)
+            i += 1
+        else:
+            out += [f"{flag}={value}"] if joined else [flag, value]
+            i += 1 if joined else 2
+    return out, mounts
 
 
 def _with_results(spec: PilotSpec, path: str) -> PilotSpec:

@@ -70,6 +70,11 @@ def render_tasks(
             warnings.append(
                 f"stack {t.stack.name!r} names no torch_install: setup stops on an image without TorchNeuron native"
             )
+        if t.launcher == "skypilot" and t.use_spot and not bucket:
+            notes.append(
+                f"{t.slug}: spot without --bucket runs as a plain cluster (no recovery from preemption); with "
+                "--bucket it becomes a SkyPilot managed job with job_recovery"
+            )
         if t.launcher == "skypilot":
             task = build_task(
                 t, spec, scenario_name, image=image, setup=setup, workdir=workdir, bucket=bucket, dist=dist_path
@@ -114,7 +119,9 @@ def readme(written: list[WrittenTask], scenario_path: str) -> str:
         machine = t.instance_type or f"{t.accelerator} x {t.accelerators_per_node}"
         if t.num_nodes > 1:
             machine += f" x {t.num_nodes} nodes"
-        if t.launcher == "skypilot":
+        if w.task is not None and "job_recovery" in w.task["resources"]:
+            how = f"`sky jobs launch -n accelpilot-{t.slug} {w.path.name}` (managed: recovers from preemption)"
+        elif t.launcher == "skypilot":
             how = f"`sky launch -c accelpilot-{t.slug} {w.path.name}`"
         else:
             how = f"copy `{w.path.name}` to the machine, `bash {w.path.name}`"
