@@ -65,3 +65,14 @@ def test_a_data_file_the_pilot_reads_is_mounted(tmp_path: Path, capsys: pytest.C
     task = _load(out / "trn1-spot-x2.yaml")
     assert task["envs"]["ACCELPILOT_PILOT_ARGS"] == "--tokens=remote/t.bin"
     assert not any(k.startswith("/accelpilot-data") for k in task["file_mounts"])
+
+
+def test_a_script_says_to_copy_the_data_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO)
+    out = tmp_path / "tasks"
+    args = ["launch", str(sc), "--out", str(out), "--no-check", "--pilot-args", "--tokens /data/t.bin"]
+    assert run_cli(args, capsys)[0] == 0
+    readme = (out / "README.md").read_text()
+    assert "owned-8xh100: copy the --tokens file to the machine" in readme
+    assert "trn1-spot-x2: copy the --tokens file" not in readme  # SkyPilot tasks mount it instead

@@ -49,6 +49,11 @@ def test_worked_example_tasks_pass_skypilots_schema(tmp_path: Path, capsys: pyte
         "trn1.32xlarge reserved 3 years",
     ]
     assert "torch==2.13.0" in p5["setup"] and "neuronx-cc==2.27.5334.0" in trn1["setup"]
+    # the Neuron stack is the one seed 002 names (SDK 2.32.0, TorchNeuron Native), with that source in setup
+    assert "# platform stack 'neuron-2.32': seed 002 (AWS Neuron docs dated 2026-09-28: Neuron 2.32.0" in trn1["setup"]
+    # torch-neuronx is not included in 2.32.0: no line installs it; TorchNeuron Native is checked instead
+    assert not [ln for ln in trn1["setup"].splitlines() if "pip install" in ln and "torch-neuronx" in ln]
+    assert "getattr(torch, 'neuron', None)" in trn1["setup"]
     assert 'accelpilot run train --device "$ACCELPILOT_DEVICE"' in trn1["run"]
     readme = (out / "README.md").read_text()
     assert "sky launch -c accelpilot-trn1-32xlarge-on-demand trn1-32xlarge-on-demand.yaml" in readme

@@ -87,3 +87,15 @@ def test_script_and_task_install_the_carried_wheel(tmp_path: Path, capsys: pytes
     (out / "dist" / "accelpilot-0.0.9-py3-none-any.whl").write_bytes(b"PK")
     assert run_cli(["launch", str(WORKED), "--out", str(out), "--no-check"], capsys)[0] == 0
     assert [p.name for p in (out / "dist").iterdir()] == ["accelpilot-0.1.0-py3-none-any.whl"]
+
+
+def test_a_setup_override_without_the_wheel_is_warned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    own = tmp_path / "setup.sh"
+    own.write_text("pip install torch==2.13.0\n")
+    out = tmp_path / "tasks"
+    code, _, err = run_cli(["launch", str(WORKED), "--out", str(out), "--no-check", "--setup", str(own)], capsys)
+    assert code == 0
+    assert "--setup replaces the stack's setup block and installs no accelpilot" in " ".join(err.split())
+    own.write_text('pip install "$HOME/accelpilot-dist/accelpilot-0.1.0-py3-none-any.whl[pilot]"\n')
+    code, _, err = run_cli(["launch", str(WORKED), "--out", str(out), "--no-check", "--setup", str(own)], capsys)
+    assert code == 0 and "installs no accelpilot" not in " ".join(err.split())

@@ -14,7 +14,7 @@ from typing import Any
 
 from accelpilot import __version__
 from accelpilot.errors import InputFileError
-from accelpilot.launch.command import PilotSpec, processes_per_node
+from accelpilot.launch.command import PilotSpec, pilot_args, processes_per_node
 from accelpilot.launch.plan import LaunchTarget
 from accelpilot.launch.script import build_script
 from accelpilot.launch.skypilot import RESULTS_MOUNT, build_task, task_yaml
@@ -70,6 +70,13 @@ def render_tasks(
             warnings.append(
                 f"stack {t.stack.name!r} names no torch_install: setup stops on an image without TorchNeuron native"
             )
+        if setup is not None and spec.wheel not in setup:
+            warnings.append(
+                f"--setup replaces the stack's setup block and installs no accelpilot: add "
+                f'python3 -m pip install "<{DIST} folder>/{spec.wheel}[pilot]" (the wheel in {DIST}/)'
+            )
+        if t.launcher == "script" and any(a.split("=", 1)[0] == "--tokens" for a in pilot_args(t, spec)):
+            notes.append(f"{t.slug}: copy the --tokens file to the machine at the path the pilot arguments give")
         if t.launcher == "skypilot" and t.use_spot and not bucket:
             notes.append(
                 f"{t.slug}: spot without --bucket runs as a plain cluster (no recovery from preemption); with "
