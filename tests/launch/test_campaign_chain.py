@@ -81,9 +81,10 @@ def test_launch_two_loopback_nodes_collect_bill(tmp_path: Path, capsys: pytest.C
             "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
             "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
-        out = (node / "log").open("w")
+        log = (node / "log").open("w")
         cmd = ["bash", "-c", task["run"]]
-        procs.append(subprocess.Popen(cmd, env=env, cwd=node, stdout=out, stderr=subprocess.STDOUT))
+        procs.append(subprocess.Popen(cmd, env=env, cwd=node, stdout=log, stderr=subprocess.STDOUT))
+        log.close()  # the child holds its own copy
     codes = []
     for p in procs:
         try:
