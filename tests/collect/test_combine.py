@@ -96,3 +96,20 @@ def test_one_run_is_written_as_itself(tmp_path: Path, scenario: Path, capsys: py
     assert code == 0, err
     assert _row(out)["result"].endswith("only.json") and "combined" not in _row(out)
     assert not list(res.glob("*.combined.json"))
+
+
+def test_serving_runs_combine_their_peak_rate(tmp_path: Path) -> None:
+    from accelpilot.collect.combine import combine_runs
+    from accelpilot.collect.read import Collected
+    from accelpilot.pilot.result import ServingSummary
+
+    runs = []
+    for i, peak in enumerate([10.0, 12.0, 30.0]):
+        base = make_result(kind="serving")
+        res = base.model_copy(update={"training": None, "serving": ServingSummary(peak_qps_under_slo=peak)})
+        runs.append(Collected(tmp_path / f"s{i}.json", f"{i}", res, "verified"))
+    combo = combine_runs(runs)
+    assert combo is not None and combo.method == "olympic mean"
+    assert combo.result.serving is not None
+    assert combo.result.serving.peak_qps_under_slo == pytest.approx(12.0)  # 10 and 30 dropped: mean of 12
+    assert sorted(p.name for p in combo.dropped["peak_qps_under_slo"]) == ["s0.json", "s2.json"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from accelpilot.collect.read import Collected
+from accelpilot.errors import InputFileError
 from accelpilot.pilot.result import PilotResult, measured_topology
 
 COMBINED_SUFFIX = ".combined.json"
@@ -133,7 +134,15 @@ def write_combined(combo: Combined, option: str, folder: Path) -> Path:
 
     from accelpilot.pilot.result import write_result
 
-    path = write_result(combo.result, combined_path(option, folder))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+    path = combined_path(option, folder)
+    try:
+        write_result(combo.result, path)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            f"cannot write the combination of {len(combo.runs)} runs ({exc.strerror})",
+            file=str(path),
+            fix="copy the results into a writable folder and collect from there",
+        ) from None
     return path
