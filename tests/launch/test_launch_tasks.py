@@ -166,7 +166,9 @@ def test_multi_node_when_the_pilot_is_distributed(
     spot = _load(out / "trn1-spot-x2.yaml")
     assert spot["num_nodes"] == 2 and spot["envs"]["ACCELPILOT_NPROC_PER_NODE"] == "16"
     assert '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}"' in spot["run"]
-    assert 'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")' in spot["run"]
+    assert (
+        'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):${ACCELPILOT_RDZV_PORT:-29400}")' in spot["run"]
+    )
 
 
 def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.MonkeyPatch) -> None:
