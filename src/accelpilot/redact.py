@@ -199,40 +199,24 @@ def redact_url_text(url: str) -> str:
 
 
 def secret_values(url: str, api_key: str | None = None) -> list[str]:
-    """The literal secrets of a URL and a key, in every form a server might echo them: as typed, percent-decoded,
-    and the ``Basic`` credential httpx builds from the userinfo; longest first, none shorter than 3 characters."""
-    import base64
-    from urllib.parse import unquote
-
-    try:
-        p = urlsplit(url)
-        user, pw, query = p.username or "", p.password or "", p.query
-    except ValueError:
-        user, pw, query = "", "", ""
-    found = [user, pw, unquote(user), unquote(pw), api_key or ""]
-    if user or pw:
-        found.append(base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode()).decode())
-    for item in query.split("&"):
-        name, _, value = item.partition("=")
-        if is_secret_name(name):
-            found += [value, unquote(value)]
-    return sorted({v for v in found if len(v) >= 3}, key=len, reverse=True)
+    """The secrets of an endpoint run: ``secrets_of_url`` (typed and decoded) plus the API key; every form of each
+    (percent-encoded, JSON-escaped, base64 as in a Basic header) is masked by ``redact_known``."""
+    return [*secrets_of_url(url), *([api_key] if api_key else [])]
 
 
 def scrub(text: str, secrets: list[str]) -> str:
-    """``redact_text`` plus every literal secret of this run replaced by ``***`` (a server may echo them)."""
-    text = redact_text(text)
-    for v in secrets:
-        text = text.replace(v, MASK)
-    return text
+    """What a server said, minus every form of this run's secrets: ``redact_known``, the one scrubber (issue 28)."""
+    return redact_known(text, secrets)
 
 
 def scrub_tree(obj: object, secrets: list[str]) -> object:
-    """``scrub`` applied to every string (keys too) of plain data: what a server said, before it is stored."""
-    if isinstance(obj, str):
-        return scrub(obj, secrets)
-    if isinstance(obj, dict):
-        return {scrub(str(k), secrets) if isinstance(k, str) else k: scrub_tree(v, secrets) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [scrub_tree(v, secrets) for v in obj]
-    return obj
+    """``redact_value`` over plain data, keys included (a server may echo a secret as a key)."""
+
+    def keys(v: object) -> object:
+        if isinstance(v, dict):
+            return {redact_known(k, secrets) if isinstance(k, str) else k: keys(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [keys(x) for x in v]
+        return v
+
+    return redact_value(keys(obj), secrets)

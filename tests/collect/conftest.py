@@ -54,6 +54,7 @@ def make_result(
     extra: dict[str, Any] | None = None,
     kind: str = "training",
     minute: int = 0,
+    tokens_per_s: float = 1000.0,
 ) -> PilotResult:
     src = "collect fixture"
     return PilotResult(
@@ -69,7 +70,7 @@ def make_result(
         workload=WorkloadInfo(name="gpt-tiny", factory="builtin:gpt"),
         command=f"accelpilot run train --device {device_type}",
         figures={"time_to_target_s": measured(tts, "s", src, "time to target")},
-        training=TrainingSummary(tokens_per_s=1000.0, time_to_target_s=tts, runs=runs, accepted_runs=accepted),
+        training=TrainingSummary(tokens_per_s=tokens_per_s, time_to_target_s=tts, runs=runs, accepted_runs=accepted),
         accepted=accepted > 0,
     )
 

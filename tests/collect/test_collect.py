@@ -100,9 +100,11 @@ def test_best_of_several_runs_and_duplicates(
     assert code == 0, err
     rep = json.loads(out)
     row = next(r for r in rep["options"] if r["option"] == "trn1 on-demand")
-    assert row["result"].endswith("b-all-accepted.json") and row["runs"] == 3 and row["checksum"] == "verified"
+    # three runs are combined (tests/collect/test_combine.py has the figures); the best run leads them
+    assert row["result"].endswith("trn1-on-demand.combined.json") and row["runs"] == 3
+    assert row["combined"]["runs"][0].endswith("b-all-accepted.json") and row["checksum"] == "verified"
     assert len(rep["duplicates"]) == 1 and rep["duplicates"][0]["duplicates"][0].endswith("same-bytes.json")
-    assert "2 more run(s) collected" in (tmp_path / "scenario.collected.toml").read_text()
+    assert "olympic mean of 3 runs" in (tmp_path / "scenario.collected.toml").read_text()
 
 
 @pytest.mark.parametrize("damage", ["truncated", "tampered", "newer", "no sidecar but not JSON"])

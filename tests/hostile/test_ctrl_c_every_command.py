@@ -117,3 +117,18 @@ def test_ctrl_c_inside_a_duckdb_reader_is_130_not_a_wrong_fix(
     err = capsys.readouterr().err
     assert code == 130, err
     assert err.startswith("accelpilot: interrupted") and "fix:" not in err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_run_serve_exits_130_with_one_line(tmp_path: Path) -> None:
+    """The serving pilot, interrupted while it builds its buckets or measures: 130, one line, no result file."""
+    out = tmp_path / "out"
+    p = _start(["run", "serve", "--out", str(out)], tmp_path)
+    time.sleep(5.0)  # imports done, buckets being built or LoadGen measuring
+    assert p.poll() is None, "run serve ended before Ctrl-C"
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=90)
+    assert p.returncode == 130, err[-2000:]
+    lines = [ln for ln in err.splitlines() if ln.startswith("accelpilot: ")]  # progress lines come before it
+    assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err[-2000:]
+    assert not (out.exists() and list(out.glob("*.json")))

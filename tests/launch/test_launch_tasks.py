@@ -185,7 +185,9 @@ def test_multi_node_when_the_pilot_is_distributed(
     assert stated in (out / "trn1-spot-x2.yaml").read_text() and stated in (out / "README.md").read_text()
     assert "8 processes per node: one per H100 GPU" in (out / "owned-8xh100.sh").read_text()
     assert '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}"' in spot["run"]
-    assert 'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")' in spot["run"]
+    assert (
+        'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):${ACCELPILOT_RDZV_PORT:-29400}")' in spot["run"]
+    )
 
 
 def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, prog_name="accelpilot", standalone_mode=False)
     except UserError as exc:
+        if exc.exit_code == 130:  # a command's own Ctrl-C line (TrainingInterrupted: what was cut short, what kept)
+            sys.stderr.write(f"accelpilot: {exc}\n")
+            return 130
         if _was_interrupted(exc):  # a reader turned Ctrl-C (duckdb's InterruptException) into a bad-input line
             sys.stderr.write(INTERRUPTED_LINE)
             return 130

@@ -26,6 +26,7 @@ def collect(
     """Check pilot results, match each to the options it measured, and write `result = ...` into the scenario."""
     from accelpilot.catalog import load_catalog
     from accelpilot.collect import ScenarioDoc, gather_results, match_results
+    from accelpilot.collect.combine import combine_runs, write_combined
     from accelpilot.collect.match import measured_on
     from accelpilot.errors import ConfigError
     from accelpilot.termtext import cell
@@ -38,10 +39,17 @@ def collect(
     assigned, left = match_results(collected, doc.scenario, load_catalog(catalog or []), as_option)
     dest = scenario if write else (out or scenario.with_name(f"{scenario.stem}.collected{scenario.suffix}"))
     today = dt.date.today().isoformat()
+    combos = {}
     for asg in assigned:
         best = asg.results[0]
-        rel = Path(os.path.relpath(best.path.resolve(), dest.resolve().parent)).as_posix()
+        target = best.path
         more = f"; {len(asg.results) - 1} more run(s) collected" if len(asg.results) > 1 else ""
+        combo = combine_runs(asg.results)
+        if combo is not None:  # several runs: the bill prices their combination, written beside them
+            target = write_combined(combo, asg.option, best.path.parent)
+            combos[asg.option] = (combo, target)
+            more = f"; {combo.method} of {len(combo.runs)} runs"
+        rel = Path(os.path.relpath(target.resolve(), dest.resolve().parent)).as_posix()
         state = "measured" if best.checksum == "verified" else "measured, unverified (no .sha256)"
         doc.set_result(asg.option, rel, f"{state}: collected {today} ({asg.how}{more})")
     written = doc.write(dest) if assigned else None
@@ -62,6 +70,15 @@ def collect(
                     "checksum": a.results[0].checksum,
                 }
             )
+            if opt.name in combos:
+                combo, path = combos[opt.name]
+                rows[-1]["result"] = str(path)
+                rows[-1]["combined"] = {
+                    "method": combo.method,
+                    "runs": [str(p) for p in combo.runs],
+                    "dropped": {k: [str(p) for p in v] for k, v in combo.dropped.items()},
+                    "not_combined": [{"file": str(p), "why": w} for p, w in combo.not_combined],
+                }
         else:
             was = "measured (earlier result)" if opt.result else "assumed"
             rows.append({"option": opt.name, "status": was, "result": opt.result or "", "measured_on": "", "how": ""})
@@ -86,6 +103,12 @@ def collect(
     for r in rows:
         style = "green" if r["status"] == "measured" else "yellow"
         how = r["how"] + (f", {r['runs']} runs" if r.get("runs", 1) > 1 else "")
+        if "combined" in r:
+            c = r["combined"]
+            how += f", {c['method']} of {len(c['runs'])}"
+            drop = sorted({Path(p).name for v in c["dropped"].values() for p in v})
+            if drop:
+                how += f", dropped {', '.join(drop)}"
         table.add_row(cell(r["option"]), f"[{style}]{r['status']}", cell(r["measured_on"]), cell(r["result"]), how)
     console.print(table)
     for _bad, why in gathered.bad:

@@ -35,7 +35,12 @@ def _files(paths: list[Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
-            out += sorted(q for q in p.rglob("*.json") if q.is_file() and not q.name.startswith("."))
+            # a combination collect wrote (collect/combine.py) is not a run: never read back as one
+            out += sorted(
+                q
+                for q in p.rglob("*.json")
+                if q.is_file() and not q.name.startswith(".") and not q.name.endswith(".combined.json")
+            )
         elif p.exists():
             out.append(p)
         else:

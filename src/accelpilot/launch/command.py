@@ -82,7 +82,8 @@ def run_block(target: LaunchTarget, spec: PilotSpec) -> str:
         lines += [
             "rdzv=()",
             'if [ "${SKYPILOT_NUM_NODES:-1}" -gt 1 ]; then',
-            '  rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):29400")',
+            # the port is an env so that `sky launch --env` (or a test sharing one host) can move it
+            '  rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):${ACCELPILOT_RDZV_PORT:-29400}")',
             "fi",
             'accelpilot run train --device "$ACCELPILOT_DEVICE" --nproc-per-node "$ACCELPILOT_NPROC_PER_NODE" '
             '--nnodes "${SKYPILOT_NUM_NODES:-1}" --node-rank "${SKYPILOT_NODE_RANK:-0}" '
