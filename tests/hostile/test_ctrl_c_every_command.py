@@ -132,3 +132,23 @@ def test_ctrl_c_during_run_serve_exits_130_with_one_line(tmp_path: Path) -> None
     lines = [ln for ln in err.splitlines() if ln.startswith("accelpilot: ")]  # progress lines come before it
     assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err[-2000:]
     assert not (out.exists() and list(out.glob("*.json")))
+
+
+def test_ctrl_c_during_launch_is_130_and_writes_no_task_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """launch is over in a second or two, too quick for a timed SIGINT: Ctrl-C lands while it builds the wheel the
+    tasks carry (the slowest step), in process. 130, one line, and no half-written task folder."""
+    from accelpilot.cli import main
+    from accelpilot.launch import wheel
+
+    def interrupted(*a: object, **k: object) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(wheel, "build_wheel", interrupted)
+    out = tmp_path / "tasks"
+    scenario = Path(__file__).resolve().parents[2] / "examples" / "worked-example.toml"
+    assert main(["launch", str(scenario), "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("accelpilot: interrupted"), err
+    assert not out.exists() or not any(out.iterdir())
