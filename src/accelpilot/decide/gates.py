@@ -27,6 +27,7 @@ from accelpilot.bill.model import Bill, Comparison, OptionBill, per_output_name
 from accelpilot.bill.scenario import Scenario
 from accelpilot.decide.evidence import Evidence
 from accelpilot.decide.exit_cost import ExitTest
+from accelpilot.decide.flips import flip_refs
 from accelpilot.decide.portability import LogView, family_of, target_key
 from accelpilot.evidence.capacity import CapacityCheck
 from accelpilot.figures import Figure, FigureRef, fig_ref, fmt_number, plain_ref
@@ -412,7 +413,7 @@ def gate_commercial(ctx: Context) -> GateResult:
     margin_fig = decision_margin(base, c, sc)
     margin = margin_fig.value
     if comp.saving_percent is not None and comp.saving_percent < margin * 100:
-        flips = _flip_refs(comp)
+        flips = flip_refs(comp)
         close = Evidence(
             figures=[*figs, fig_ref(margin_fig), *(r for _, r in flips if r is not None)], results=ev.results
         )
@@ -453,35 +454,6 @@ def gate_commercial(ctx: Context) -> GateResult:
             ),
         )
     return res(True, good + " (measured on the target)")
-
-
-def _flip_refs(comp: Comparison) -> list[tuple[str, FigureRef | None]]:
-    """The comparison's flip points as text and figure references (derived by the bill). Training: where the
-    verdict's own margin test flips (bill.compare.margin_flips), or that no value of the input flips it."""
-    out: list[tuple[str, FigureRef | None]] = []
-    if comp.saving_per_run is not None:
-        for f, fmt, none in (
-            (comp.margin_flip_hours_per_run, "{} h per run", "no hours-per-run value flips it"),
-            (comp.flip_utilisation, "utilisation {} (break-even)", ""),
-            (
-                comp.margin_flip_runs_per_month,
-                "{} accepted runs a month",
-                "no runs-per-month value flips it (the margin test is per run)",
-            ),
-        ):
-            if f is not None:
-                out.append((fmt.format(fmt_number(float(f.value), 2)), fig_ref(f, f.label)))
-            elif none:
-                out.append((none, None))
-        return out
-    for f, fmt in (
-        (comp.flip_peak_qps, "a peak of {} requests/s per candidate instance (the saving reaches the margin)"),
-        (comp.flip_requests_per_month, "{} requests a month (the candidate crosses the baseline's cost per 1,000)"),
-    ):
-        if f is not None:
-            places = {id(comp.flip_requests_per_month): 0, id(comp.flip_peak_qps): None}.get(id(f), 2)
-            out.append((fmt.format(fmt_number(float(f.value), places)), fig_ref(f, f.label)))
-    return out
 
 
 def _extras_empty(sc: Scenario, name: str) -> bool:
