@@ -77,13 +77,16 @@ def test_ctrl_c_during_export_mlflow(tmp_path: Path) -> None:
     from tests.export.test_mlflow_export import _result
 
     paths = []
-    for i in range(40):  # many runs: still logging when Ctrl-C comes
+    for i in range(300):  # many runs: still logging when Ctrl-C comes, on a quiet machine too
         d = tmp_path / f"r{i}"
         d.mkdir()
         paths.append(str(_result(d)))
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     p = _start(["export", "mlflow", *paths, "--tracking-uri", uri], tmp_path)
-    time.sleep(4)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "mlflow.db").exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the store is created: MLflow is imported and logging has begun
+    time.sleep(1.0)
     assert p.poll() is None, "the export ended before Ctrl-C"
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)

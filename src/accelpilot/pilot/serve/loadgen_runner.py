@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -235,14 +236,25 @@ def run_scenario(
         log.enable_trace = False
         batcher.start()
         t0 = time.perf_counter()
+        stopped: list[int] = []
+        try:
+            # Ctrl-C must not raise inside LoadGen: a KeyboardInterrupt thrown through its C++ callbacks aborted the
+            # process (std::bad_alloc / bad_function_call, exit -6). Note it, let the test end, then raise it here.
+            previous = signal.signal(signal.SIGINT, lambda signum, _frame: stopped.append(signum))
+        except ValueError:  # not the main thread: leave signals alone
+            previous = None
         try:
             with stdout_to_stderr():
                 lg.StartTestWithLogSettings(sut, qsl, ts, log)
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
             res.wall_s = time.perf_counter() - t0
             batcher.stop()
             lg.DestroyQSL(qsl)
             lg.DestroySUT(sut)
+        if stopped:
+            raise KeyboardInterrupt
         summary = Path(tmp) / "mlperf_log_summary.txt"
         if summary.is_file():
             res.loadgen = parse_summary(summary.read_text(encoding="utf-8", errors="replace"))
