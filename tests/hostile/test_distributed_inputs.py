@@ -184,5 +184,6 @@ def test_ctrl_c_during_a_distributed_run_is_130_and_keeps_the_steps_measured(tmp
     (kept,) = out.glob("*.json")
     assert "interrupted (Ctrl-C) during the world size 2 phase" in line and str(kept) in line
     failed = read_result(kept).details["distributed"]["failed"]
-    assert failed["steps_completed_by_all_ranks"] >= 5 and failed["reason"].startswith("interrupted (Ctrl-C)")
+    # >= 1, not 5: rank 1's log reached 5 steps, but the step all ranks finished can trail it under load (3 was seen)
+    assert failed["steps_completed_by_all_ranks"] >= 1 and failed["reason"].startswith("interrupted (Ctrl-C)")
     assert not _procs(b"accelpilot.pilot.train.rank")

@@ -12,6 +12,8 @@ import hashlib
 import json
 import logging
 import re
+import signal
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,21 +91,26 @@ def export_results(
         results.append((p, res, hashlib.sha256(p.read_bytes()).hexdigest()))
     shown = redact_url(tracking_uri)  # a URI with a password or token never reaches an error line
     try:
-        client = MlflowClient(tracking_uri=tracking_uri)
-        exp = client.get_experiment_by_name(experiment)
-        exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
-        out: list[Exported] = []
-        for path, res, digest in results:
-            # Only a FINISHED run counts as exported: one left FAILED (or RUNNING by a killed process) is retried.
-            seen = client.search_runs(
-                [exp_id],
-                filter_string=f"tags.`accelpilot.sha256` = '{digest}' and attributes.status = 'FINISHED'",
-                max_results=1,
-            )
-            if seen:
-                out.append(Exported(path, seen[0].info.run_id, "already exported"))
-                continue
-            out.append(_log_one(client, exp_id, path, res, digest, report_dir, Metric, Param))
+        with _ctrl_c_between_runs() as stopped:
+            client = MlflowClient(tracking_uri=tracking_uri)
+            exp = client.get_experiment_by_name(experiment)
+            exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
+            out: list[Exported] = []
+            for path, res, digest in results:
+                if stopped:
+                    raise KeyboardInterrupt
+                # Only a FINISHED run counts as exported: one left FAILED (or RUNNING by a killed process) is retried.
+                seen = client.search_runs(
+                    [exp_id],
+                    filter_string=f"tags.`accelpilot.sha256` = '{digest}' and attributes.status = 'FINISHED'",
+                    max_results=1,
+                )
+                if seen:
+                    out.append(Exported(path, seen[0].info.run_id, "already exported"))
+                    continue
+                out.append(_log_one(client, exp_id, path, res, digest, report_dir, Metric, Param))
+            if stopped:
+                raise KeyboardInterrupt
         return out
     except MlflowException as exc:
         msg = redact_text(str(exc.message if hasattr(exc, "message") else exc).splitlines()[0])
@@ -118,6 +125,22 @@ def export_results(
             field="--tracking-uri",
             fix="give a writable folder (file:///path) or sqlite:///path/mlflow.db, or a reachable server",
         ) from None
+
+
+@contextlib.contextmanager
+def _ctrl_c_between_runs() -> Iterator[list[int]]:
+    """Ctrl-C noted, and acted on once the store is open and between runs. Raised wherever it lands, it was lost
+    when it landed in a garbage collector callback of SQLAlchemy's ("Exception ignored in ..."): exit 0."""
+    stopped: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, _frame: stopped.append(signum))
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        yield stopped
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _log_one(
