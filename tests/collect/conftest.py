@@ -7,6 +7,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from accelpilot.cli import main
 from accelpilot.figures import measured
 from accelpilot.pilot.result import PilotResult, Platform, TrainingSummary, WorkloadInfo, write_result
 
@@ -81,3 +84,20 @@ def put(res: PilotResult, folder: Path, name: str, sidecar: bool = True) -> Path
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n")
     return path
+
+
+TRN1 = {"cloud": {"cloud": "aws", "instance_type": "trn1.32xlarge", "region": "us-east-1", "sources": ["dmi"]}}
+
+
+def cli_run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The CLI in process: exit code, stdout, stderr."""
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    p = tmp_path / "scenario.toml"
+    p.write_text(SCENARIO, encoding="utf-8")
+    return p

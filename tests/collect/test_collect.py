@@ -7,26 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.collect.conftest import SCENARIO, make_result, put
+from tests.collect.conftest import SCENARIO, TRN1, cli_run, make_result, put
 
-from accelpilot.cli import main
 from accelpilot.collect import ScenarioDoc
 from accelpilot.errors import InputFileError
-
-TRN1 = {"cloud": {"cloud": "aws", "instance_type": "trn1.32xlarge", "region": "us-east-1", "sources": ["dmi"]}}
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def scenario(tmp_path: Path) -> Path:
-    p = tmp_path / "scenario.toml"
-    p.write_text(SCENARIO)
-    return p
 
 
 def test_match_by_instance_type_and_accelerator(
@@ -36,7 +20,7 @@ def test_match_by_instance_type_and_accelerator(
     put(make_result(extra=TRN1), res, "trn1.json")  # EC2 DMI says trn1.32xlarge
     put(make_result(accelerator="H100", device_type="cuda", tts=7200), res, "h100.json")  # a box with H100s
     put(make_result(accelerator=None, device_type="cpu"), res, "cpu.json")  # matches nothing
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)
     dest = tmp_path / "scenario.collected.toml"
@@ -67,7 +51,7 @@ def test_launched_labels_win_and_contradictions_are_refused(
         "a.json",
     )
     before = scenario.read_bytes()
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "launched for option 'trn1 on-demand' but measured on H100, the option prices Trainium" in err
     assert "--as 'trn1 on-demand'" in err
@@ -75,7 +59,7 @@ def test_launched_labels_win_and_contradictions_are_refused(
     # a result on the right machine with the label: only the labelled option gets it
     shutil.rmtree(res)
     put(make_result(extra={**TRN1, "launch": {"options": ["trn1 on-demand"]}}), res, "b.json")
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--write", "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--write", "--json"], capsys)
     assert code == 0, err
     st = {r["option"]: r["status"] for r in json.loads(out)["options"]}
     assert st["trn1 on-demand"] == "measured" and st["trn1 reserved"] == "assumed"
@@ -83,7 +67,7 @@ def test_launched_labels_win_and_contradictions_are_refused(
     shutil.rmtree(res)
     wrong = {"cloud": {"instance_type": "trn1.2xlarge"}, "launch": {"options": ["trn1 reserved"]}}
     put(make_result(extra=wrong), res, "c.json")
-    code, _, err = _cli(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
+    code, _, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
     assert code == 2 and "measured on trn1.2xlarge, the option prices trn1.32xlarge" in err
 
 
@@ -96,7 +80,7 @@ def test_best_of_several_runs_and_duplicates(
     put(make_result(extra=TRN1, runs=3, accepted=3, minute=3), res, "c-newer-fewer-runs.json")
     (res / "copy").mkdir()
     shutil.copy(best, res / "copy" / "same-bytes.json")
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)
     row = next(r for r in rep["options"] if r["option"] == "trn1 on-demand")
@@ -126,7 +110,7 @@ def test_bad_result_files(tmp_path: Path, scenario: Path, capsys: pytest.Capture
         p.with_name("r.json.sha256").unlink()
         p.write_text(raw[:100])
     before = scenario.read_bytes()
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert str(p) in err
     expect = {
@@ -144,7 +128,7 @@ def test_read_only_scenario_is_left_alone(tmp_path: Path, scenario: Path, capsys
     put(make_result(extra=TRN1), res, "r.json")
     scenario.chmod(0o444)
     try:
-        code, _, err = _cli(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
+        code, _, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--write"], capsys)
         assert code == 2 and "read-only; nothing written" in err and err.count("\n") == 1
         assert scenario.read_text() == SCENARIO
     finally:
@@ -153,7 +137,7 @@ def test_read_only_scenario_is_left_alone(tmp_path: Path, scenario: Path, capsys
     ro.mkdir()
     ro.chmod(0o555)
     try:
-        code, _, err = _cli(["collect", str(res), "--scenario", str(scenario), "--out", str(ro / "s.toml")], capsys)
+        code, _, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--out", str(ro / "s.toml")], capsys)
         assert code == 2 and "folder is read-only" in err
     finally:
         ro.chmod(0o755)
@@ -174,12 +158,14 @@ def test_as_option_assigns_anything_and_checks_names(
 ) -> None:
     res = tmp_path / "results"
     put(make_result(accelerator=None, device_type="cpu"), res, "cpu.json", sidecar=False)
-    code, _, err = _cli(["collect", str(res), "--scenario", str(scenario), "--as", "trn2"], capsys)
+    code, _, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--as", "trn2"], capsys)
     assert code == 2 and "--as 'trn2' names no option" in err
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--as", "trn1 reserved", "--json"], capsys)
+    code, out, err = cli_run(
+        ["collect", str(res), "--scenario", str(scenario), "--as", "trn1 reserved", "--json"], capsys
+    )
     assert code == 0, err
     row = next(r for r in json.loads(out)["options"] if r["option"] == "trn1 reserved")
     assert row["status"] == "unverified" and row["how"] == "--as" and row["checksum"] == "unverified"
     put(make_result(kind="serving", accelerator=None, device_type="cpu"), res, "serve.json")
-    code, _, err = _cli(["collect", str(res), "--scenario", str(scenario), "--as", "trn1 reserved"], capsys)
+    code, _, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--as", "trn1 reserved"], capsys)
     assert code == 2 and "a serving result cannot price option 'trn1 reserved'" in err

@@ -7,24 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.collect.conftest import SCENARIO, make_result, put
-
-from accelpilot.cli import main
-
-TRN1 = {"cloud": {"cloud": "aws", "instance_type": "trn1.32xlarge", "region": "us-east-1", "sources": ["dmi"]}}
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def scenario(tmp_path: Path) -> Path:
-    p = tmp_path / "scenario.toml"
-    p.write_text(SCENARIO, encoding="utf-8")
-    return p
+from tests.collect.conftest import TRN1, cli_run, make_result, put
 
 
 def _row(out: str, option: str = "trn1 on-demand") -> dict:
@@ -38,15 +21,15 @@ def test_an_edited_copy_without_sidecar_is_unverified_and_never_preferred(
     put(make_result(extra=TRN1, tts=3600.0, minute=1), res, "original.json")
     # newer, more runs, a better figure: everything _rank liked, but nothing proves it is what ran
     put(make_result(extra=TRN1, tts=360.0, runs=9, accepted=9, minute=9), res, "edited.json", sidecar=False)
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     row = _row(out)
     assert row["result"].endswith("original.json") and row["checksum"] == "verified" and row["status"] == "measured"
     (res / "original.json").unlink()
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     assert _row(out)["status"] == "unverified" and _row(out)["checksum"] == "unverified"
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario)], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario)], capsys)
     assert code == 0 and "unverified" in out
 
 
@@ -55,7 +38,7 @@ def test_a_reindented_copy_is_the_same_run(tmp_path: Path, scenario: Path, capsy
     p = put(make_result(extra=TRN1), res, "r.json")
     (res / "copy").mkdir()
     (res / "copy" / "r.json").write_text(json.dumps(json.loads(p.read_text()), indent=7), encoding="utf-8")
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)
     assert _row(out)["runs"] == 1 and _row(out)["checksum"] == "verified"
@@ -69,12 +52,12 @@ def test_one_bad_file_is_reported_and_the_others_collected(
     put(make_result(extra=TRN1), res, "good.json")
     bad = put(make_result(extra=TRN1, minute=5), res, "bad.json")
     bad.write_text(bad.read_text().replace('"time_to_target_s": 3600.0', '"time_to_target_s": 360.0'))
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)
     assert _row(out)["result"].endswith("good.json")
     assert [b["file"] for b in rep["bad"]] == [str(bad)] and "does not match the checksum" in rep["bad"][0]["why"]
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario)], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario)], capsys)
     assert code == 0 and "not collected" in err and "Traceback" not in err
 
 
@@ -83,7 +66,7 @@ def test_a_4gb_sparse_file_is_one_line(tmp_path: Path, scenario: Path, capsys: p
     res.mkdir()
     with open(res / "huge.json", "wb") as f:
         f.truncate(4 * 1024**3)  # sparse: no disk used, 4 GiB to read
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario)], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario)], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and "too large" in err
 
 
@@ -94,7 +77,7 @@ def test_write_through_a_symlink_writes_the_scenario(
     put(make_result(extra=TRN1), res, "r.json")
     link = tmp_path / "link.toml"
     link.symlink_to(scenario)
-    code, _out, err = _cli(["collect", str(res), "--scenario", str(link), "--write"], capsys)
+    code, _out, err = cli_run(["collect", str(res), "--scenario", str(link), "--write"], capsys)
     assert code == 0, err
     assert link.is_symlink() and "result = " in scenario.read_text(encoding="utf-8")
 
@@ -105,7 +88,7 @@ def test_hostile_file_names_reach_the_terminal_escaped(
     res = tmp_path / "results"
     put(make_result(extra=TRN1), res, "[/red][bold]x\x1b[2J.json")
     put(make_result(kind="serving", accelerator=None, device_type="cpu"), res, "[link=x]y\x07.json")
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario)], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario)], capsys)
     assert code == 0, err
     assert "\x1b[2J" not in out + err and "\x07" not in out + err
     flat = (out + err).replace("\n", "")

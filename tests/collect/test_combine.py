@@ -6,25 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.collect.conftest import SCENARIO, make_result, put
+from tests.collect.conftest import SCENARIO, TRN1, cli_run, make_result, put
 
-from accelpilot.cli import main
-
-TRN1 = {"cloud": {"cloud": "aws", "instance_type": "trn1.32xlarge", "region": "us-east-1", "sources": ["dmi"]}}
 TRN1_ON_DEMAND = 21.50  # trn1.32xlarge on demand, USD per hour (bundled catalog, seed 002)
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def scenario(tmp_path: Path) -> Path:
-    p = tmp_path / "scenario.toml"
-    p.write_text(SCENARIO)
-    return p
 
 
 def _row(out: str, option: str = "trn1 on-demand") -> dict:
@@ -32,7 +16,7 @@ def _row(out: str, option: str = "trn1 on-demand") -> dict:
 
 
 def _bill(scenario: Path, capsys: pytest.CaptureFixture[str], option: str = "trn1 on-demand") -> dict:
-    code, out, err = _cli(["bill", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["bill", str(scenario), "--json"], capsys)
     assert code == 0, err
     return next(o for o in json.loads(out)["options"] if o["name"] == option)
 
@@ -43,7 +27,7 @@ def test_four_runs_olympic_mean_priced(tmp_path: Path, scenario: Path, capsys: p
     for i, (tts, tps) in enumerate(runs, start=1):
         put(make_result(extra=TRN1, tts=tts, tokens_per_s=tps, minute=i), res, f"r{i}.json")
     args = ["collect", str(res), "--scenario", str(scenario), "--write"]
-    code, out, err = _cli([*args, "--json"], capsys)
+    code, out, err = cli_run([*args, "--json"], capsys)
     assert code == 0, err
     row = _row(out)
     assert row["runs"] == 4 and row["combined"]["method"] == "olympic mean" and len(row["combined"]["runs"]) == 4
@@ -63,10 +47,10 @@ def test_four_runs_olympic_mean_priced(tmp_path: Path, scenario: Path, capsys: p
 
     # the table says so; the combined file is never read back as a fifth run
     scenario.write_text(SCENARIO)
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario)], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario)], capsys)
     assert code == 0, err
     assert "olympic mean of 4" in out and "r1.json" in out and "r4.json" in out
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert _row(out)["runs"] == 4
 
 
@@ -77,7 +61,7 @@ def test_two_runs_plain_mean_and_unverified_kept_apart(
     put(make_result(extra=TRN1, tts=3000.0, minute=1), res, "a.json")
     put(make_result(extra=TRN1, tts=3600.0, minute=2), res, "b.json")
     put(make_result(extra=TRN1, tts=100.0, minute=3), res, "c-edited.json", sidecar=False)  # nothing proves it
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--write", "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--write", "--json"], capsys)
     assert code == 0, err
     row = _row(out)
     assert row["combined"]["method"] == "mean" and row["combined"]["dropped"]["time_to_target_s"] == []
@@ -92,7 +76,7 @@ def test_two_runs_plain_mean_and_unverified_kept_apart(
 def test_one_run_is_written_as_itself(tmp_path: Path, scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
     res = tmp_path / "results"
     put(make_result(extra=TRN1, tts=3000.0), res, "only.json")
-    code, out, err = _cli(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
+    code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     assert _row(out)["result"].endswith("only.json") and "combined" not in _row(out)
     assert not list(res.glob("*.combined.json"))
