@@ -93,8 +93,9 @@ def _spot(**spot: Any) -> dict[str, Any]:
 
 def test_spot_placement_score_beside_the_interruption_assumption(tmp_path: Path) -> None:
     o = _bill([_spot(interruptions_per_hour="0.01", restart_s=100)], [SCORES]).options[0]
-    # the score is shown, not priced: 20 x 40 + 20 x (0.01 x 40 x 100 / 3,600) h of re-work
-    assert o.cost_per_run.value == D(20) * 40 + D(20) * (D("0.01") * 40 * 100 / 3600)
+    # the score is shown, not priced: q = 0.01 x 100 / 3,600 = 1/3,600 h lost per hour; geometric re-work
+    # 40 x q / (1 - q) = 40 / 3,599 h: 20 x 40 + 20 x 40 / 3,599 = 800.2223
+    assert abs(o.cost_per_run.value - (D(20) * 40 + D(20) * 40 / D(3599))) < D("1e-20")
     [note] = [n for n in o.notes if n.startswith("spot:")]
     assert "stated interruptions_per_hour (0.01) is assumed" in note
     assert "spot placement score us-east-1 3/10 (spot-scores-p5.48xlarge.json" in note and "6/10" not in note

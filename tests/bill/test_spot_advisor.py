@@ -62,7 +62,8 @@ def test_rate_from_the_advisor_band_upper_bound(tmp_path: Path) -> None:
     cat, adv = _files(tmp_path)
     o: Any = make_bill(_scenario(tmp_path), cat, read_files([adv])).options[0]
     # band "5-10%": upper bound 11% of instances a month = 0.11 interruptions per instance-month / 730 h
-    rework_h = D("0.11") / 730 * 20 * RESTART_S / 3600
+    q = D("0.11") / 730 * RESTART_S / 3600  # hours lost per hour run
+    rework_h = 20 * q / (1 - q)  # geometric: the re-work is interrupted too
     assert o.cost_per_run.value == pytest.approx(D("6.45") * 20 + D("6.45") * rework_h, abs=D("1e-20"))
     rate = next(
         lf for li in o.line_items for lf in li.figure.leaves() if lf.label.startswith("spot interruption frequency")
@@ -75,7 +76,8 @@ def test_rate_from_the_advisor_band_upper_bound(tmp_path: Path) -> None:
 def test_a_stated_rate_wins_and_the_advisor_is_noted(tmp_path: Path) -> None:
     cat, adv = _files(tmp_path)
     o: Any = make_bill(_scenario(tmp_path, interruptions_per_hour="0.05"), cat, read_files([adv])).options[0]
-    assert o.cost_per_run.value == D("6.45") * 20 + D("6.45") * (D("0.05") * 20 * RESTART_S / 3600)
+    # q = 0.05 x 130 / 3,600 = 13/7,200; geometric re-work 20 x q / (1 - q) = 260 / 7,187 h
+    assert abs(o.cost_per_run.value - (D("6.45") * 20 + D("6.45") * D(260) / D(7187))) < D("1e-20")
     assert any("stated interruptions_per_hour (0.05) is used" in n for n in o.notes)
 
 
@@ -98,7 +100,8 @@ def test_cli_bill_reads_the_scenario_evidence(tmp_path: Path, capsys: pytest.Cap
     )
     assert main(["bill", str(sc), "--catalog", str(tmp_path / "spot.csv"), "--json"]) == 0
     o = json.loads(capsys.readouterr().out)["options"][0]
-    rework_h = D("0.11") / 730 * 20 * RESTART_S / 3600
+    q = D("0.11") / 730 * RESTART_S / 3600
+    rework_h = 20 * q / (1 - q)
     assert o["cost_per_run"] == float(round(D("6.45") * 20 + D("6.45") * rework_h, 2))  # 129.00 + 0.00 by cents
     spot_item = next(li for li in o["line_items"] if li["name"].startswith("spot interruptions"))
     assert spot_item["value"] == float(round(D("6.45") * rework_h, 4))

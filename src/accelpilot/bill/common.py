@@ -125,13 +125,26 @@ def _extras_monthly(ex: Extras, cat: Catalog, where: str) -> list[LineItem]:
     return out
 
 
-def _tax(items: list[LineItem], ex: Extras, where: str, per: Literal["run", "month"], cur: str) -> list[LineItem]:
-    """tax_percent of everything billed (AWS list prices exclude taxes and duties)."""
+def _tax(
+    items: list[LineItem],
+    ex: Extras,
+    where: str,
+    per: Literal["run", "month"],
+    cur: str,
+    internal: Figure | None = None,
+) -> list[LineItem]:
+    """tax_percent of everything billed (AWS list prices exclude taxes and duties). Internal staff pay (items marked
+    ``internal``, or ``internal`` folded into an item) is not billed by a vendor: taxed only with tax_staff."""
     if not ex.tax_percent:
         return []
-    base = _sum([li.figure for li in items], cur, "" if per == "run" else "month")
+    kept = items if ex.tax_staff else [li for li in items if not li.internal]
+    base = _sum([li.figure for li in kept], cur, "" if per == "run" else "month")
+    untaxed = len(kept) < len(items) or (internal is not None and not ex.tax_staff)
+    if internal is not None and not ex.tax_staff:
+        base = (base - internal).with_label("billed by vendors (staff pay left out)")
     share = _a(ex.tax_percent / 100, "", "tax share", where)
-    return [LineItem(name=f"tax ({ex.tax_percent}%)", per=per, figure=(base * share).with_label("tax"))]
+    name = f"tax ({ex.tax_percent}%" + (", not on internal staff pay)" if untaxed else ")")
+    return [LineItem(name=name, per=per, figure=(base * share).with_label("tax"))]
 
 
 TAX_STATEMENT = "AWS list prices exclude taxes and duties (seed 002, AWS EC2 pricing terms, 2026-09-28)"

@@ -136,11 +136,12 @@ def cost_per_1k_curve(k: dict[str, Any], volumes: list[float], operation: str = 
 def _serverless_float(k: dict[str, Any], volume: float) -> float:
     """Serverless a month in floats: worker lifetimes per scale-up rounded up, plus always-on workers."""
     secs = k["hours_per_month"] * 3600.0
-    on_cap = k["capacity_rps"] * secs * k["min_workers"]
+    rate = k["capacity_rps"] * k.get("duty", 1.0)  # a live worker serves at its peak rate only while busy
+    on_cap = rate * secs * k["min_workers"]
     over = max(0.0, volume - on_cap)
     cost = k["per_second"] * k["min_workers"] * secs
     if over > 0 and k["scale_ups"] > 0:
-        life = k["cold_start_s"] + over / k["capacity_rps"] / k["scale_ups"] + k["idle_timeout_s"]
+        life = k["cold_start_s"] + over / rate / k["scale_ups"] + k["idle_timeout_s"]
         cost += k["per_second"] * k["scale_ups"] * math.ceil(life / k["increment_s"]) * k["increment_s"]
     return cost
 

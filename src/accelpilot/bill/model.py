@@ -32,6 +32,7 @@ class LineItem(BaseModel):
     name: str
     per: Literal["run", "month", "once", "request"]
     figure: Figure
+    internal: bool = False  # internal pay (owned staff), not bought from a vendor: taxed only with [extras] tax_staff
 
 
 class FleetMode(BaseModel):

@@ -83,6 +83,10 @@ class Extras(_Strict):
     tax_percent: Decimal = Decimal(0)  # of everything billed: AWS list prices exclude taxes and duties
     support_percent: Decimal = Decimal(0)  # of compute
     idle_fraction: Decimal = Field(default=Decimal(0), lt=1)  # share of provisioned time doing no useful work
+    # whether tax_percent applies to internal staff pay ([options.owned] staff_per_month). false (default): a
+    # sales tax or VAT is charged on what a vendor bills, and payroll is not bought from one (payroll taxes belong
+    # in the loaded staff cost you give); true where your jurisdiction or accounting charges it.
+    tax_staff: bool = False
 
     @field_validator("tax_percent", "support_percent")
     @classmethod
@@ -137,6 +141,10 @@ class Spot(_Strict):
     interruptions_per_hour: Decimal | None = Field(default=None, ge=0)
     restart_result: str | None = None  # a training result with --interrupt-at figures; default: the option's result
     restart_s: Decimal | None = None  # assumed cost of one interruption, when no result measured it
+    # geometric (default): interruptions also strike the re-work, so re-work hours = billed x q / (1 - q) with
+    # q = interruptions_per_hour x cost of one interruption in hours (DESIGN.md, "Spot re-work"); linear: billed
+    # x q, the first term alone (understates it as q grows; kept to compare with earlier bills).
+    rework: Literal["geometric", "linear"] = "geometric"
 
 
 class Serverless(_Strict):
@@ -146,6 +154,10 @@ class Serverless(_Strict):
     idle_timeout_s: Decimal  # billed after each burst before the worker stops
     cold_start_s: Decimal | None = None  # default: the serving result's measured bucket builds
     min_workers: int = Field(default=0, ge=0)  # always-on workers, billed every second
+    # share of a live worker's time it serves at the measured peak rate: busy worker-seconds = requests / (peak x
+    # duty). 1 (default): live workers fully busy, the cheapest serverless can be (the bill notes it is assumed);
+    # 0.25: requests trickle in and a worker is busy a quarter of the time it lives.
+    duty: Decimal | None = Field(default=None, gt=0, le=1)
 
 
 class MeasuredSpend(_Strict):
@@ -369,6 +381,10 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
 
 
 FIXES = {
+    "duty": "give the share of a live worker's time spent serving at its peak rate, above 0 and at most 1 "
+    "(0.25 for a quarter busy), or remove duty for fully busy workers",
+    "rework": 'use rework = "geometric" (default: interruptions also strike the re-work) or "linear"',
+    "tax_staff": "use tax_staff = true (tax charged on internal staff pay) or false (default)",
     "requests_per_month": "give the monthly request volume, or leave requests_per_month out to price one "
     "always-on instance at its capacity",
 }

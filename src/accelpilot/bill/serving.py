@@ -194,7 +194,10 @@ def _price_serving(
     items = [LineItem(name=f"compute: {what}", per="month", figure=monthly_compute)]
     items += _support(monthly_compute, ex, where, "month")
     items += _extras_monthly(ex, cat, where)
-    items += _tax(items, ex, where, "month", cur)
+    staff = None
+    if opt.owned is not None and opt.owned.staff_per_month:  # internal pay inside the box's month: untaxed by default
+        staff = _a(opt.owned.staff_per_month, "USD/month", "staff_per_month", where) * constant(opt.instances)
+    items += _tax(items, ex, where, "month", cur, internal=staff)
     monthly = _sum([li.figure for li in items], cur, "month").with_label("monthly cost")
     per_1k = (monthly / accepted_month * constant(1000)).with_label("cost per 1,000 accepted requests")
     per_m_tok = None

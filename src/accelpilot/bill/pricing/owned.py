@@ -52,7 +52,8 @@ def _owned_monthly(o: Owned, opt: Option, cat: Catalog, where: str) -> tuple[lis
     ]:
         v = getattr(o, field)
         if v:
-            monthly.append(LineItem(name=label, per="month", figure=_a(v, "USD/month", field, where)))
+            fig = _a(v, "USD/month", field, where)
+            monthly.append(LineItem(name=label, per="month", figure=fig, internal=field == "staff_per_month"))
     energy = (power * d(o.pue, "pue") * d(o.electricity_per_kwh, "electricity_per_kwh")).with_label("energy per hour")
     return monthly, energy
 
@@ -79,6 +80,7 @@ def _owned(m: ModelInputs) -> _Priced:
                 name=f"{li.name} ({boxes} whole box{'es' if boxes > 1 else ''})",
                 per="month",
                 figure=(li.figure * nb).with_label(li.name),
+                internal=li.internal,
             )
             for li in box_items
         ]
@@ -110,6 +112,7 @@ def _owned(m: ModelInputs) -> _Priced:
             name=f"{li.name} (allocated)",
             per="run",
             figure=(li.figure * boxes_run * hours / productive).with_label(li.name),
+            internal=li.internal,
         )
         for li in box_items
     ]

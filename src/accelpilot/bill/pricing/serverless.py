@@ -87,12 +87,20 @@ def _serverless(
         )
     secs_month = (_hours_per_month(cat) * SECONDS_PER_HOUR).with_label("seconds a month")
     workers = _a(sv.min_workers, "", "always-on workers", where)
-    on_cap = (peak * secs_month * workers).with_label("requests always-on workers serve a month")
+    notes: list[str] = []
+    # A live worker serves at its peak rate only while busy: duty is the share of its life it is (scenario choice).
+    duty = _a(sv.duty if sv.duty is not None else 1, "", "duty: share of a live worker's time serving", where)
+    if sv.duty is None:
+        notes.append(
+            "serverless: live workers assumed fully busy at the peak rate (duty 1), the cheapest case; set "
+            "[options.serverless] duty to the share of a worker's life it serves (0.25: a quarter)"
+        )
+    rate = (peak * duty).with_label("requests/s a live worker serves on average") if sv.duty is not None else peak
+    on_cap = (rate * secs_month * workers).with_label("requests always-on workers serve a month")
     over_v = max(Decimal(0), demand.value - on_cap.value)
     over = _derived(over_v, "1/month", "requests left to scale-from-zero workers", demand, on_cap)
-    busy = (over / peak).with_label("busy worker-seconds a month") if over_v else None
+    busy = (over / rate).with_label("live worker-seconds serving them a month") if over_v else None
     k = _a(sv.scale_ups_per_month, "1/month", "scale-ups per month", where)
-    notes: list[str] = []
     parts: list[Figure] = []
     if sv.min_workers:
         parts.append((per_s * workers * secs_month).with_label("always-on workers"))
@@ -113,8 +121,8 @@ def _serverless(
         parts.append((per_s * billed_s).with_label("scale-from-zero workers"))
         notes.append(
             f"serverless: {k.value:,.0f} scale-ups a month, each billed {rounded.value:,.0f} s (cold start "
-            f"{cold.value:,.1f} s + busy {busy.value / k.value:,.1f} s + idle timeout {timeout.value:,.0f} s, "
-            f"rounded up to {inc.value} s)"
+            f"{cold.value:,.1f} s + live {busy.value / k.value:,.1f} s at duty {duty.value} + idle timeout "
+            f"{timeout.value:,.0f} s, rounded up to {inc.value} s)"
         )
         paid = billed_s + secs_month * workers if sv.min_workers else billed_s
     else:
@@ -133,6 +141,7 @@ def _serverless(
         "cold_start_s": float(cold.value),
         "idle_timeout_s": float(sv.idle_timeout_s),
         "capacity_rps": float(peak.value),
+        "duty": float(duty.value),
         "hours_per_month": float(_hours_per_month(cat).value),
         "overhead": float(_sum([li.figure for li in _extras_monthly(ex, cat, where)], "USD", "month").value),
         "support": float(ex.support_percent / 100),

@@ -1,4 +1,4 @@
-"""Spot: the on-demand shape plus the expected re-work of interruptions."""
+"""Spot: the on-demand shape plus the expected re-work of interruptions (geometric by default, or linear)."""
 
 from __future__ import annotations
 
@@ -73,10 +73,16 @@ def _spot_items(
             fix=f"checkpoint more often so one interruption loses under {3600 / rate.value:,.0f} s, or price the "
             "option on_demand",
         )
-    lost = (rate * billed * restart / SECONDS_PER_HOUR).with_label("re-work hours per run")
+    # q: hours lost per hour run. Geometric (default): the re-work is interrupted too, billed x (q + q^2 + ...)
+    # = billed x q / (1 - q) (DESIGN.md, "Spot re-work"); linear: the first term, billed x q.
+    q = (rate * restart / SECONDS_PER_HOUR).with_label("hours lost per hour run (interruptions x cost of one)")
+    if opt.spot.rework == "geometric":
+        lost = (billed * q / (constant(1) - q)).with_label("re-work hours per run (geometric: re-work interrupted too)")
+    else:
+        lost = (billed * q).with_label("re-work hours per run (linear)")
     return [
         LineItem(
-            name=f"spot interruptions: {lost.value:,.2f} h expected re-work",
+            name=f"spot interruptions: {lost.value:,.2f} h expected re-work ({opt.spot.rework})",
             per="run",
             figure=(price * constant(opt.instances) * lost).with_label("spot re-work"),
         )
