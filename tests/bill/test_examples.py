@@ -91,7 +91,12 @@ def test_flat_traffic_serving_is_too_close_to_move(tmp_path: Path, capsys: pytes
     assert "too close: keep the working deployment" in com["reason"]
     # the flip points, worked in the example's header: 30 / 2 instances; 4 x 8 / 1.2 x 2,628,000 + 1
     assert "it flips at a peak of 15 requests/s per candidate instance" in com["reason"]
-    assert "70,080,001 requests a month" in com["reason"]
+    # issue 26: on the margin, not the crossing: inf2 at p a month is 4 x p x 730 + 126 of egress; the margin
+    # is reached at 0.7 x 40,305.20 = 28,213.64: p = (28,213.64 - 126) / 2,920 = 9.6191 USD an hour. More
+    # traffic never brings inf2 30% below the p5 (a fifth inf2 at 70,080,001; a second p5 only at 87.6M, when
+    # inf2 needs 6 instances, 56,852.40 + 126 against 80,358.40 + 126: 29.2% less)
+    assert "a price of 9.6191 USD an hour" in com["reason"]
+    assert "no monthly volume above today's flips it" in com["reason"]
     assert rep["decision"]["verdict"] == "keep_working_deployment"
 
 

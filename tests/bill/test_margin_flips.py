@@ -26,7 +26,7 @@ def flips(c: Any) -> bool:
     return bool(c.saving_percent < MARGIN * 100)
 
 
-def test_a_term_flips_at_a_runs_per_month_value_and_at_no_hours() -> None:
+def test_a_term_flips_at_a_runs_per_month_value_and_at_hours_past_the_commitment() -> None:
     c = comp(20)
     # clear: 9,657.90 / 20 = 482.895 a run against 1,100.80: 56.1% less
     assert abs(c.saving_percent - (1 - D("482.895") / D("1100.80")) * 100) < D("1e-20")
@@ -38,8 +38,14 @@ def test_a_term_flips_at_a_runs_per_month_value_and_at_no_hours() -> None:
     assert flips(comp(r * (1 - D("1e-9"))))  # just below: too close
     # close: 12 runs: 804.825 a run, 26.9% less
     assert flips(comp(12))
-    # within the commitment the term costs the same whatever the hours: no hours value flips it
-    assert c.margin_flip_hours_per_run is None
+    # within the commitment (730 h a month: 36.5 h a run at 20 runs) the term costs the same whatever the hours;
+    # past it each hour is billed on-demand at 21.50. The margin's 20 x 770.56 = 15,411.20 a month leaves
+    # 15,411.20 - 9,657.90 = 5,753.30 / 21.50 = 267.5953 h above 730: 997.5953 / 20 = 49.8798 h a run
+    h = c.margin_flip_hours_per_run.value
+    assert abs(h - (730 + D("5753.30") / D("21.50")) / 20) < D("1e-12")
+    ri = [P5, {**RI, "hours_per_run": h * (1 - D("1e-9"))}]
+    assert not flips(comp(20, ri))
+    assert flips(comp(20, [P5, {**RI, "hours_per_run": h * (1 + D("1e-9"))}]))
 
 
 def test_an_hourly_candidate_flips_at_hours_and_at_no_runs_value() -> None:

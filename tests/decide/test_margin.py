@@ -55,3 +55,18 @@ def test_measured_on_both_sides_uses_the_default_15_percent(world: Any, result_o
     assert world.decide().verdict == "qualify_trainium"  # 20% > 15%
     _trn_hours(world, result_of, 0.10)
     assert "within the 15% margin for measured hours" in commercial(world.decide()).reason
+
+
+def test_price_and_accepted_share_flips_are_quoted_and_hold(world: Any, result_of: Any) -> None:
+    """Issue 26: the candidate's price and accepted share at which the verdict flips, re-run through decide."""
+    _trn_hours(world, result_of, 0.10)  # 990.72 a run: 10% less than 1,100.80, inside the 30% margin
+    g = commercial(world.decide())
+    # price: 21.50 x h = 990.72 reaches the margin's 770.56 at 21.50 x 770.56 / 990.72 = 16.7222 USD an hour;
+    # accepted share: 990.72 / a <= 770.56 needs a > 1: no share flips it
+    price = 21.50 * 770.56 / 990.72
+    assert f"a price of {fmt_number(price, 4)} USD an hour" in g.reason
+    assert "no accepted share flips it" in g.reason
+    world.option("trn")["price_per_hour"] = price * (1 - 1e-6)
+    assert "too close" not in commercial(world.decide()).reason
+    world.option("trn")["price_per_hour"] = price * (1 + 1e-6)
+    assert "too close" in commercial(world.decide()).reason

@@ -212,6 +212,8 @@ class _Priced:
         outstanding: Figure | None = None,
         accel: str | None = None,
         count: int | None = None,
+        rated: Decimal | None = None,
+        rated_outstanding: Decimal | None = None,
     ) -> None:
         self.items = items  # per run (usage-billed), or empty when the compute is billed by the month
         self.monthly_items = monthly_items or []  # per month whatever the use (a term, a whole box)
@@ -221,6 +223,10 @@ class _Priced:
         self.outstanding = outstanding
         self.accel = accel
         self.count = count
+        # the part of the items (per run, or per month) that scales with the option's hourly price, support
+        # included, and of ``outstanding``: what the price flip point solves on (None: nothing priced by the hour)
+        self.rated = rated
+        self.rated_outstanding = rated_outstanding
 
 
 def _support(base: Figure, ex: Extras, where: str, per: Literal["run", "month"]) -> list[LineItem]:

@@ -9,6 +9,14 @@ from accelpilot.bill.fleet import peak_flip, volume_flip
 from accelpilot.bill.model import Comparison, OptionBill
 from accelpilot.bill.per_bill import _PerBill
 from accelpilot.bill.scenario import Scenario
+from accelpilot.bill.verdict_flips import (
+    Probe,
+    accepted_flip_linear,
+    accepted_flip_search,
+    block_edges,
+    hours_flip_search,
+    price_flip,
+)
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 
@@ -94,9 +102,20 @@ def serving_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str,
     and maintenance are not in it: they are in the break-even). ``flip_peak_qps``: the lowest peak rate per
     candidate instance at which its saving reaches the [decision] margin at today's volume.
     """
-    out: dict[str, Figure | None] = {"flip_requests_per_month": None, "flip_peak_qps": None}
+    out: dict[str, Figure | None] = {
+        "flip_requests_per_month": None,
+        "flip_peak_qps": None,
+        "margin_flip_price": None,
+        "margin_flip_requests_per_month": None,
+    }
     fc, fb = cand.fleet_inputs, base.fleet_inputs
-    if fc is None or base.cost_per_1k_accepted_requests is None:
+    if base.cost_per_1k_accepted_requests is None or cand.cost_per_1k_accepted_requests is None:
+        return out
+    margin = decision_margin(base, cand, sc)
+    keep = constant(1) - margin
+    target = (base.cost_per_1k_accepted_requests * keep).with_label("the candidate's cost per 1,000 at the margin")
+    out["margin_flip_price"] = price_flip(cand, cand.cost_per_1k_accepted_requests, target)
+    if fc is None:
         return out
     cand_in = (fc.instance_hour, fc.capacity_rps, fc.accepted, fc.overhead, fc.peak_to_mean, fc.headroom, fc.demand)
     if fb is not None:
@@ -111,7 +130,18 @@ def serving_flips(base: OptionBill, cand: OptionBill, sc: Scenario) -> dict[str,
                 "whole instances, change which option costs less per 1,000 accepted requests (bill.fleet)",
                 inputs=(*cand_in, fb.instance_hour, fb.capacity_rps, fb.accepted, fb.overhead),
             )
-    margin = decision_margin(base, cand, sc)
+        v = volume_flip(fb, fc, keep.value)
+        if v is not None:
+            out["margin_flip_requests_per_month"] = Figure(
+                value=Decimal(v),
+                unit="1/month",
+                kind=Kind.DERIVED,
+                label=f"{cand.name}: requests a month at which the saving crosses the margin",
+                source="the lowest monthly volume above today's at which the fleets, re-sized from [traffic] in "
+                "whole instances, move the candidate's saving per 1,000 accepted requests across the [decision] "
+                "margin (bill.fleet)",
+                inputs=(margin, *cand_in, fb.instance_hour, fb.capacity_rps, fb.accepted, fb.overhead),
+            )
     p = peak_flip(fc, base.cost_per_1k_accepted_requests.value, margin.value)
     if p is not None:
         per_instance = p / fc.instances
@@ -201,7 +231,12 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
     is F / runs + v, so the margin test holds at one runs-per-month value at most: none when F's are zero (the
     test is per run).
     """
-    out: dict[str, Figure | None] = {"margin_flip_hours_per_run": None, "margin_flip_runs_per_month": None}
+    out: dict[str, Figure | None] = {
+        "margin_flip_hours_per_run": None,
+        "margin_flip_runs_per_month": None,
+        "margin_flip_price": None,
+        "margin_flip_accepted_share": None,
+    }
     if base.cost_per_accepted_run is None or cand.cost_per_accepted_run is None:
         return out
     if base.fixed_per_month is None or cand.fixed_per_month is None:
@@ -212,12 +247,35 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
     target = (b_run * keep).with_label("the candidate's cost per accepted run at the margin")
     var_c = (cand.cost_per_accepted_run - cand.fixed_per_month / rpm).with_label("candidate per accepted run")
     fix_c = (c_run - var_c).with_label("candidate's fixed costs per accepted run")
-    if var_c.value > 0 and cand.hours_per_run is not None and cand.pricing != "capacity_block":
+    out["margin_flip_price"] = price_flip(cand, c_run, target)
+    # usage-billed (items per run): the cost is a line in hours and in 1 / accepted share; billed by the month or
+    # in whole blocks, it is a step or bends past what is paid: the option is priced again at trial values
+    per_run = bool(cand.line_items) and cand.line_items[0].per == "run" and cand.pricing != "capacity_block"
+    probe = _probe(cand, sc, bill) if not per_run and bill.cat is not None else None
+    owed_of = lambda o: _obliged(o, bill).value  # noqa: E731
+    if per_run:
+        out["margin_flip_accepted_share"] = accepted_flip_linear(cand, c_run, fix_c, target)
+    elif probe is not None:
+        out["margin_flip_accepted_share"] = accepted_flip_search(cand, probe, owed_of, c_run, target)
+    if per_run and var_c.value > 0 and cand.hours_per_run is not None:
         h = (cand.hours_per_run * (target - fix_c) / var_c).with_label(
             f"{cand.name}: hours per run at which the saving reaches the margin"
         )
         if h.value > 0:
             out["margin_flip_hours_per_run"] = h
+    elif probe is not None and cand.hours_per_run is not None:
+        edges = None
+        if cand.pricing == "capacity_block":
+            assert bill.cat is not None
+            opt = next(o for o in sc.options if o.name == cand.name)
+            ex = opt.extras if opt.extras is not None else sc.extras
+            edges = block_edges(
+                ex.idle_fraction,
+                rpm.value / cand.accepted_share.value,
+                int(bill.cat.default("capacity_block_day_steps_max_days").value),
+                int(bill.cat.default("capacity_block_week_steps_max_days").value),
+            )
+        out["margin_flip_hours_per_run"] = hours_flip_search(cand, probe, owed_of, c_run, target, edges)
     # per month: F = fixed costs a month (+ a term's remainder over the horizon), v = the rest per accepted run
     var_b = (base.cost_per_accepted_run - base.fixed_per_month / rpm).with_label("baseline per accepted run")
     f_b = ((b_run - var_b) * rpm).with_label("baseline fixed a month")
@@ -228,3 +286,25 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
         if r.value > 0:
             out["margin_flip_runs_per_month"] = r
     return out
+
+
+def _probe(cand: OptionBill, sc: Scenario, bill: _PerBill) -> Probe:
+    """The candidate priced again with some inputs changed, everything else as billed: its hours and accepted
+    share stated (as measured or assumed today), so a trial value replaces them."""
+    from accelpilot.bill.training import price_option
+
+    i, opt = next((i, o) for i, o in enumerate(sc.options) if o.name == cand.name)
+    assert cand.hours_per_run is not None and bill.cat is not None
+    cat = bill.cat
+    now = {
+        "result": None,
+        "tokens_per_run": None,
+        "scaling_efficiency": Decimal(1),
+        "hours_per_run": cand.hours_per_run.value,
+        "accepted_share": cand.accepted_share.value,
+    }
+
+    def probe(**change: Decimal) -> OptionBill:
+        return price_option(opt.model_copy(update={**now, **change}), sc, cat, i, bill)
+
+    return probe

@@ -184,9 +184,10 @@ def _cost(e: _Exact, volume: Fraction, capacity: Fraction | None = None) -> Frac
     return e.per_unit_hour * e.hours * units + e.fixed
 
 
-def volume_flip(base: FleetInputs, cand: FleetInputs, limit: int = 20_000) -> int | None:
+def volume_flip(base: FleetInputs, cand: FleetInputs, keep: Decimal = Decimal(1), limit: int = 20_000) -> int | None:
     """The lowest whole monthly volume above today's at which the candidate's cost per 1,000 accepted requests
-    moves to the other side of the baseline's (cheaper to dearer, or the reverse); None if none exists.
+    moves to the other side of ``keep`` x the baseline's (cheaper to dearer, or the reverse; keep = 1 - margin
+    for the verdict's rule); None if none exists.
 
     Between two steps of either fleet nothing changes, so only the steps' edges are tried, in order: the first
     integer volume past ``m`` instances is floor(m x capacity / rate) + 1. The search ends where the slopes
@@ -194,6 +195,9 @@ def volume_flip(base: FleetInputs, cand: FleetInputs, limit: int = 20_000) -> in
     after ``limit`` edges (equal slopes), which then returns None.
     """
     eb, ec = _exact(base), _exact(cand)
+    if keep != 1:  # the baseline's costs scaled by keep: the same steps, the margin's line
+        k = Fraction(keep)
+        eb = eb._replace(per_unit_hour=eb.per_unit_hour * k, fixed=eb.fixed * k)
     v0 = Fraction(cand.demand.value)
 
     def cheaper(v: Fraction) -> bool:

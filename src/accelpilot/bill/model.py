@@ -102,6 +102,11 @@ class OptionBill(BaseModel):
     accepted_requests_per_month: Figure | None = None  # serving
     instances_needed: int | None = None  # serving: instances billed for the volume
     fixed_per_month: Figure | None = None  # training: paid whatever the runs (term, boxes, extras)
+    # The price the option is billed at (an hour, or a second for serverless; None: owned), and the part of the
+    # cost per accepted output the comparison uses (with what a term still owes) that scales with it: the price
+    # flip point solves on these (issue 26).
+    rate: Figure | None = None
+    rated_part: Decimal | None = None
     fleet: list[FleetMode] = Field(default_factory=list)  # serving with [traffic]: each way of running it
     fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
     fleet_inputs: FleetInputs | None = None  # serving with [traffic], not serverless: exact, for flip points
@@ -137,6 +142,11 @@ class Comparison(BaseModel):
     # reaches the [decision] margin), holding the rest fixed; None: no value of that input flips it (issue 26)
     margin_flip_hours_per_run: Figure | None = None
     margin_flip_runs_per_month: Figure | None = None
+    # the candidate's price (an hour; a second for serverless) and, training, its accepted share at which the
+    # verdict's rule flips; serving with [traffic]: the lowest monthly volume above today's at which it does
+    margin_flip_price: Figure | None = None
+    margin_flip_accepted_share: Figure | None = None
+    margin_flip_requests_per_month: Figure | None = None
     # serving with [traffic]: the lowest monthly volume above today's at which the cost per 1,000 accepted
     # requests crosses the baseline's, and the lowest candidate peak rate at which the saving reaches the margin
     flip_requests_per_month: Figure | None = None
@@ -234,7 +244,7 @@ _COMPARISON_FIGURES = _figure_fields(Comparison)
 _KIND_TEXT = {k: k.value for k in Kind}  # ``kind.value`` is a descriptor call on every figure projected
 
 
-_PLACES = {places: Decimal(1).scaleb(-places) for places in range(5)}  # the roundings bill_to_json uses
+_PLACES = {places: Decimal(1).scaleb(-places) for places in range(7)}  # the roundings bill_to_json uses
 
 
 def _num(f: Figure | None, places: int = 2) -> float | None:
@@ -418,6 +428,9 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
             "flip_runs_per_month": _num(c.flip_runs_per_month, 2),
             "margin_flip_hours_per_run": _num(c.margin_flip_hours_per_run, 4),
             "margin_flip_runs_per_month": _num(c.margin_flip_runs_per_month, 4),
+            "margin_flip_price": _num(c.margin_flip_price, 6),
+            "margin_flip_accepted_share": _num(c.margin_flip_accepted_share, 6),
+            "margin_flip_requests_per_month": _num(c.margin_flip_requests_per_month, 0),
             "flip_requests_per_month": _num(c.flip_requests_per_month, 0),
             "flip_peak_qps": _num(c.flip_peak_qps, 4),
         }

@@ -25,8 +25,10 @@ class _PerBill:
         spot: dict[str, tuple[Figure | None, str]] | None = None,
         results: Mapping[str, PilotResult] | None = None,
         blocks: dict[str, tuple[Figure | None, str]] | None = None,
+        cat: Catalog | None = None,
     ) -> None:
         self.sc = sc
+        self.cat = cat  # to price an option again at a trial value (bill.verdict_flips)
         self.results: Mapping[str, PilotResult] = results or {}  # result files the procedure read, by path
         self.spot = spot or {}  # spot options' interruption rates and notes (bill.spot.spot_rates), read once
         self.blocks = blocks or {}  # capacity block options' offered rates (pricing.capacity_block.offered_rates)

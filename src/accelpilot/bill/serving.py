@@ -100,6 +100,7 @@ def _price_serving(
     accel: str | None = None
     count: int | None = None
     unit_month: Figure | None = None
+    rate: Figure | None = None  # the price the compute line scales with (None: owned)
     if opt.pricing == "serverless":
         pass
     elif opt.pricing in ("owned", "buy_and_host"):
@@ -112,6 +113,7 @@ def _price_serving(
         notes.append("owned serving: the box is on all month; utilisation is not applied (idle is billed once)")
     else:
         price, accel, count = _price(opt, cat, where, sc.path or None)
+        rate = price
         unit_month = (price * constant(opt.instances) * hpm).with_label("instance-month, always on")
     capacity = (peak * hpm * SECONDS_PER_HOUR).with_label("requests per month at peak")
     share: Figure | None
@@ -143,7 +145,7 @@ def _price_serving(
             fix='add hourly_weights = [24 numbers] to [traffic], or use operation = "always_on"',
         )
     if unit_month is None:
-        monthly_compute, share, more, curve = _serverless(opt, sc, cat, where, peak, res, result_path)
+        monthly_compute, share, more, curve, rate = _serverless(opt, sc, cat, where, peak, res, result_path)
         notes += more
         n = 0
         served = _a(sc.volumes.requests_per_month, "1/month", "requests per month", "volumes")
@@ -200,6 +202,10 @@ def _price_serving(
     items += _tax(items, ex, where, "month", cur, internal=staff)
     monthly = _sum([li.figure for li in items], cur, "month").with_label("monthly cost")
     per_1k = (monthly / accepted_month * constant(1000)).with_label("cost per 1,000 accepted requests")
+    rated = None
+    if rate is not None and accepted_month.value:  # compute and its support scale with the price; taxed
+        scaled = monthly_compute.value * (1 + ex.support_percent / 100) * (1 + ex.tax_percent / 100)
+        rated = scaled / accepted_month.value * 1000
     per_m_tok = None
     if tpr is not None:
         per_m_tok = (monthly / (accepted_month * tpr) * constant(1_000_000)).with_label(
@@ -230,6 +236,8 @@ def _price_serving(
         paid_capacity_share=share,
         result_file=result_path or None,
         measured=bool(result_path),
+        rate=rate if rated is not None else None,
+        rated_part=rated,
         notes=notes,
     )
 

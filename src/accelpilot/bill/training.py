@@ -39,20 +39,10 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
     executed = (rpm / accepted).with_label("runs executed a month") if accepted.value else rpm
     idle = ex.idle_fraction
     billed = hours / (constant(1) - _a(idle, "", "idle fraction", where)) if idle else hours
-    p = price(
-        gather(
-            opt,
-            sc,
-            cat,
-            where,
-            hours,
-            billed,
-            executed,
-            bill.spot.get(opt.name),
-            bill.results,
-            bill.blocks.get(opt.name),
-        )
+    mi = gather(
+        opt, sc, cat, where, hours, billed, executed, bill.spot.get(opt.name), bill.results, bill.blocks.get(opt.name)
     )
+    p = price(mi)
     notes += p.notes
     if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])
@@ -96,6 +86,14 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
         # accepted share, so c carries it back out.
         coeff["c"] = float(extras_month.value) * float(accepted.value)
         coeff.update(accepted=float(accepted.value), one_off=float(one_off.value), maint=float(maint.value))
+    rated = None
+    if p.rated is not None and accepted.value:
+        # what scales with the price, per accepted run: items (per run over the accepted share, or a month over
+        # the runs) taxed, plus the price's share of a term still owed after the horizon, spread like _obliged
+        taxed = p.rated * (1 + ex.tax_percent / 100)
+        rated = taxed / rpm.value if p.monthly_items else taxed / accepted.value
+        if p.rated_outstanding:
+            rated += p.rated_outstanding / (bill.horizon.value * rpm.value)
     total, total36 = _totals(monthly, maint, one_off, sc.volumes.months, p.outstanding, bill.horizon)
     return OptionBill(
         name=opt.name,
@@ -120,5 +118,7 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
         measured=bool(result_path),
         sweep_coefficients=coeff,
         fixed_per_month=fixed,
+        rate=mi.rate[0] if mi.rate is not None and rated is not None else None,
+        rated_part=rated,
         notes=notes,
     )

@@ -126,7 +126,8 @@ def _capacity_block(m: ModelInputs) -> _Priced:
         f"a {billed.value:,.1f} h run buys a {days}-day Capacity Block ({days * 24} h, paid up front and whole); "
         f"it uses {share.value:.0%} of it (blocks end at 11:30 UTC; a run that straddles that needs one more day)"
     ]
-    return _Priced(items, notes=notes, paid_share=share, accel=accel, count=count)
+    rated = sum((li.figure.value for li in items), Decimal(0))  # the block and its support: all rated
+    return _Priced(items, notes=notes, paid_share=share, accel=accel, count=count, rated=rated)
 
 
 def _shared_block(m: ModelInputs, days_per_run: int) -> _Priced | None:
@@ -164,7 +165,8 @@ def _shared_block(m: ModelInputs, days_per_run: int) -> _Priced | None:
         f"{executed.value:,.2f} blocks of {days_per_run} day(s); it uses {share.value:.0%} of it (schedule the "
         "runs inside its days; blocks end at 11:30 UTC)"
     ]
-    return _Priced([], items, notes=notes, paid_share=share, accel=accel, count=count)
+    rated = sum((li.figure.value for li in items), Decimal(0))
+    return _Priced([], items, notes=notes, paid_share=share, accel=accel, count=count, rated=rated)
 
 
 def _h_min(hours: Decimal) -> str:

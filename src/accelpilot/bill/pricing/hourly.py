@@ -32,12 +32,14 @@ def _usage(m: ModelInputs) -> _Priced:
         )
         spot_note += [spot[1]] if spot else []  # the account's spot placement score, shown beside it
     items += _support(_sum([li.figure for li in items], "USD"), ex, where, "run")
+    rated = sum((li.figure.value for li in items), Decimal(0))
     coeff = {
-        "a": float(sum((li.figure.value for li in items), Decimal(0))) * (1 - float(idle)),
+        "a": float(rated) * (1 - float(idle)),
         "b": 0.0,
         "u0": 1 - float(idle),
     }
-    out = _Priced(items, coeff=coeff, notes=spot_note, accel=accel, count=count)
+    # every item is the price times hours (compute, spot re-work) or a share of those (support): all rated
+    out = _Priced(items, coeff=coeff, notes=spot_note, accel=accel, count=count, rated=rated)
     if opt.pricing.startswith("reserved"):
         # A reservation shared with other work (dedicated = false): seed 004's rate arithmetic. Say who pays
         # for the rest of the term.

@@ -21,8 +21,10 @@ def _reserved_term(m: ModelInputs) -> _Priced:
     hpm = _hours_per_month(cat)
     paid = (_a(committed, "", "committed instances", where) * hpm).with_label("reserved instance-hours a month")
     used = (constant(opt.instances) * billed * executed).with_label("instance-hours used a month")
+    hourly: Figure | None  # the part of the commitment paid by the hour (what the price flip point moves)
     if opt.upfront is None:
         commit = (price * paid).with_label(f"reservation: {committed} x {opt.instance} x every hour of the term")
+        hourly = commit
         items = [
             LineItem(
                 name=f"reservation: {committed} x {opt.instance} {opt.pricing}, every hour", per="month", figure=commit
@@ -32,6 +34,7 @@ def _reserved_term(m: ModelInputs) -> _Priced:
         items = _upfront_items(m, committed, paid)
         commit = items[0].figure if len(items) == 1 else (items[0].figure + items[1].figure)
         commit = commit.with_label(f"reservation: {committed} x {opt.instance}, {opt.payment_option}")
+        hourly = items[1].figure if len(items) > 1 else None
     compute = commit
     notes: list[str] = []
     if used.value > paid.value:
@@ -62,7 +65,22 @@ def _reserved_term(m: ModelInputs) -> _Priced:
             )
     items += _support(compute, ex, where, "month")
     outstanding = _owed_after_horizon(commit, m, notes)
-    return _Priced([], items, notes=notes, paid_share=share, outstanding=outstanding, accel=accel, count=count)
+    rated = rated_out = None
+    if hourly is not None:
+        rated = hourly.value * (1 + ex.support_percent / 100)
+        if outstanding is not None:  # the term's remainder is the commitment's, so its hourly share is the same
+            rated_out = outstanding.value * hourly.value / commit.value
+    return _Priced(
+        [],
+        items,
+        notes=notes,
+        paid_share=share,
+        outstanding=outstanding,
+        accel=accel,
+        count=count,
+        rated=rated,
+        rated_outstanding=rated_out,
+    )
 
 
 def _owed_after_horizon(commit: Figure, m: ModelInputs, notes: list[str]) -> Figure | None:

@@ -24,7 +24,7 @@ from accelpilot.figures import Figure
 
 def _serverless(
     opt: Option, sc: Scenario, cat: Catalog, where: str, peak: Figure, res: Any, result_path: str
-) -> tuple[Figure, Figure, list[str], dict[str, Any]]:
+) -> tuple[Figure, Figure, list[str], dict[str, Any], Figure]:
     """Serverless GPU a month: worker lifetimes (cold start + busy + idle timeout) rounded up, plus always-on."""
     sv = opt.serverless
     assert sv is not None and opt.instance is not None
@@ -148,4 +148,4 @@ def _serverless(
         "tax": float(ex.tax_percent / 100),
         "accepted": 1.0,
     }
-    return monthly, share, notes, curve
+    return monthly, share, notes, curve, per_s
