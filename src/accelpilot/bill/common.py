@@ -44,10 +44,34 @@ def _price(opt: Option, cat: Catalog, where: str, file: str | None = None) -> tu
         return _a(opt.price_per_hour, "USD/h", f"{opt.instance} price per hour (override)", where), None, None
     assert opt.instance is not None
     row = cat.find_price(opt.instance, parse_pricing(opt.pricing), opt.region, where=where, file=file)
-    return _usable_price(row, where), row.accelerator, row.accelerator_count
+    return _usable_price(row, where, cat), row.accelerator, row.accelerator_count
 
 
-def _usable_price(row: PriceRow, where: str) -> Figure:
+def in_usd(fig: Figure, row: PriceRow, cat: Catalog | None, field: str) -> Figure:
+    """A price row's figure in USD: as listed, or converted once with the catalog's dated [[rate]] for its currency
+    (the figure keeps the rate as an input and says so in its note). No rate: refused with the fix."""
+    if row.currency == "USD":
+        return fig
+    rate = cat.exchange(row.currency) if cat is not None else None
+    if rate is None:
+        raise UnitMismatchError(
+            f"the {row.pricing.value} price of {row.instance} is in {row.currency}; this bill is in USD",
+            file=row.origin,
+            field=f"price {row.instance} {row.pricing.value}.{field}",
+            fix=f'add a dated exchange rate to a --catalog file: [[rate]] currency = "{row.currency}", rate = '
+            f"<USD per {row.currency}>, as_of = <date>, source = <where it is published>; or give the row in USD",
+        )
+    note = (
+        f"converted once from {fig.value} {fig.unit} at {rate.rate} USD per {row.currency} "
+        f"({rate.source}, {rate.as_of}; the price as of {row.as_of})"
+    )
+    return (fig * rate.figure()).with_label(f"{fig.label} in USD", note=note)
+
+
+CONVERTED = "converted once from "  # how in_usd's note begins: options show it in their notes
+
+
+def _usable_price(row: PriceRow, where: str, cat: Catalog | None = None) -> Figure:
     """A price row as a figure, refusing a vendor claim or a foreign currency with the row's file and field."""
     if row.kind is Kind.VENDOR_CLAIM:
         raise VendorClaimError(
@@ -56,14 +80,7 @@ def _usable_price(row: PriceRow, where: str) -> Figure:
             field=f"price {row.instance} {row.pricing.value}.kind",
             fix='replace it with a listed price (kind = "list_price") or your own figure (kind = "assumption")',
         )
-    if row.currency != "USD":
-        raise UnitMismatchError(
-            f"the {row.pricing.value} price of {row.instance} is in {row.currency}; this bill is in USD",
-            file=row.origin,
-            field=f"price {row.instance} {row.pricing.value}.currency",
-            fix='convert the row to USD (price_per_hour in USD, currency = "USD") and note the exchange rate used',
-        )
-    return row.price_figure()
+    return in_usd(row.price_figure(), row, cat, "currency")
 
 
 def dto_monthly(gb: Figure, cat: Catalog) -> Figure:

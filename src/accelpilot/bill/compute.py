@@ -55,7 +55,7 @@ def make_bill(
 
         results = read_option_results(sc)
     spot = spot_rates(sc, evidence, _hours_per_month(cat))
-    per_bill = _PerBill(sc, spot=spot, results=results, blocks=offered_rates(sc, evidence), cat=cat)
+    per_bill = _PerBill(sc, spot=spot, results=results, blocks=offered_rates(sc, evidence, cat), cat=cat)
     options = [price_option(o, sc, cat, i, per_bill) for i, o in enumerate(sc.options)]
     base = next(o for o in options if o.name == sc.baseline_name)
     comps = [compare(base, o, sc, per_bill) for o in options if o.name != base.name]

@@ -445,5 +445,6 @@ def check_money_unit(currency: str, where: str) -> None:
             f"currency {currency!r} is not supported by the bundled catalog (USD)",
             file=where,
             field="currency",
-            fix='set currency = "USD" and give your own money figures in USD, with the exchange rate in a comment',
+            fix='set currency = "USD" (the bill is in USD; catalog prices in another currency are converted with '
+            "a dated [[rate]] row in a --catalog file)",
         )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from accelpilot.bill.common import (
+    CONVERTED,
     SECONDS_PER_HOUR,
     _a,
     _extras_monthly,
@@ -192,6 +193,8 @@ def _price_serving(
     accepted_month = (served * good).with_label("accepted requests per month")
     if curve:
         curve["accepted"] = float(good.value)
+    if rate is not None and rate.note.startswith(CONVERTED):
+        notes.append(f"price {rate.note}")
     what = f"{n} x {opt.instance or opt.pricing}" if n else f"serverless {opt.instance}"
     items = [LineItem(name=f"compute: {what}", per="month", figure=monthly_compute)]
     items += _support(monthly_compute, ex, where, "month")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accelpilot.bill.common import _a, _extras_monthly, _sum, _tax, _totals, _zero
+from accelpilot.bill.common import CONVERTED, _a, _extras_monthly, _sum, _tax, _totals, _zero
 from accelpilot.bill.measured import training_hours
 from accelpilot.bill.model import LineItem, OptionBill
 from accelpilot.bill.per_bill import _fixed_month, _PerBill
@@ -43,6 +43,8 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
         opt, sc, cat, where, hours, billed, executed, bill.spot.get(opt.name), bill.results, bill.blocks.get(opt.name)
     )
     p = price(mi)
+    if mi.rate is not None and mi.rate[0].note.startswith(CONVERTED):
+        notes.append(f"price {mi.rate[0].note}")
     notes += p.notes
     if opt.extras is None:
         # [extras] shared by every option: priced once per bill (its figures name the scenario's [extras])

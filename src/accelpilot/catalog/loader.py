@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from accelpilot.catalog.model import ClaimRow, DefaultRow, InstanceRow, PriceRow, Pricing, SpecRow
+from accelpilot.catalog.model import ClaimRow, DefaultRow, InstanceRow, PriceRow, Pricing, RateRow, SpecRow
 from accelpilot.errors import ConfigError, InputFileError, UnknownNameError, did_you_mean
 from accelpilot.figures import Figure
 
@@ -36,6 +36,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "spec": SpecRow,
     "claim": ClaimRow,
     "default": DefaultRow,
+    "rate": RateRow,
 }
 
 
@@ -48,6 +49,7 @@ class Catalog:
     specs: list[SpecRow] = field(default_factory=list)
     claims: list[ClaimRow] = field(default_factory=list)
     defaults: list[DefaultRow] = field(default_factory=list)
+    rates: list[RateRow] = field(default_factory=list)  # dated exchange rates ([[rate]]), none bundled
     files: list[str] = field(default_factory=list)
     # instance (lower case) -> its price rows; built on first lookup, dropped by merge (issue 10: 1,000 options
     # each scanning 1,000 rows made billing quadratic).
@@ -159,6 +161,10 @@ class Catalog:
                 return r
         raise UnknownNameError(f"no catalog default {key!r}; {did_you_mean(key, [d.id for d in self.defaults])}")
 
+    def exchange(self, currency: str, to: str = "USD") -> RateRow | None:
+        """The exchange rate from ``currency`` to ``to`` the catalog files give (a later file's wins)."""
+        return next((r for r in self.rates if r.currency == currency.upper() and r.to == to.upper()), None)
+
     def claim(self, key: str) -> ClaimRow | None:
         return next((c for c in self.claims if c.id == key), None)
 
@@ -182,7 +188,14 @@ class Catalog:
                 target.append(row)
 
 
-_PLURAL = {"price": "prices", "instance": "instances", "spec": "specs", "claim": "claims", "default": "defaults"}
+_PLURAL = {
+    "price": "prices",
+    "instance": "instances",
+    "spec": "specs",
+    "claim": "claims",
+    "default": "defaults",
+    "rate": "rates",
+}
 
 
 def _key(table: str, row: Any) -> tuple[str, ...]:
@@ -192,6 +205,8 @@ def _key(table: str, row: Any) -> tuple[str, ...]:
         return (row.instance.lower(),)
     if table == "spec":
         return (row.accelerator.lower(),)
+    if table == "rate":
+        return (row.currency, row.to)
     return (row.id,)
 
 

@@ -175,6 +175,36 @@ class ClaimRow(BaseModel):
         )
 
 
+class RateRow(BaseModel):
+    """A dated exchange rate: one unit of ``currency`` is ``rate`` units of ``to`` (USD), as ``source`` stated it on
+    ``as_of``. A price row in ``currency`` is converted with it once, where an option's price is gathered."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    currency: str = Field(pattern=r"^[A-Z]{3}$")  # ISO 4217, e.g. "EUR"
+    to: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    rate: Decimal = Field(gt=0)
+    as_of: dt.date
+    source: str = Field(min_length=1)
+    kind: Kind = Kind.LIST_PRICE  # a published reference rate; "assumption" for your own
+    origin: str = "bundled"
+
+    @field_validator("rate", mode="before")
+    @classmethod
+    def _rate(cls, v: Any) -> Decimal:
+        return to_decimal(v, "rate")
+
+    def figure(self) -> Figure:
+        return Figure(
+            value=self.rate,
+            unit=f"{self.to}/{self.currency}",
+            kind=self.kind,
+            source=self.source,
+            as_of=self.as_of,
+            label=f"exchange rate, {self.to} per {self.currency}",
+        )
+
+
 class DefaultRow(BaseModel):
     """A sourced default for owned/hosted options and cloud extras (PUE, colocation, egress tiers...)."""
 

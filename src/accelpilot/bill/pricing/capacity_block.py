@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from accelpilot.evidence.model import EvidenceSet
 
 
-def offered_rates(sc: Scenario, evidence: EvidenceSet | None) -> dict[str, tuple[Figure | None, str]]:
+def offered_rates(
+    sc: Scenario, evidence: EvidenceSet | None, cat: Catalog | None = None
+) -> dict[str, tuple[Figure | None, str]]:
     """Per capacity_block option: the account's own offering's price per instance-hour (upfront fee / (duration
     hours x instances), from ``describe-capacity-block-offerings`` among the evidence) and a note saying which
     rate prices it. None (with the note) where the catalog's listed rate or a stated price_per_hour is used.
@@ -51,18 +53,25 @@ def offered_rates(sc: Scenario, evidence: EvidenceSet | None) -> dict[str, tuple
             )
             continue
         b = next((b for b in found if b.instance_count >= opt.instances), found[0])
-        if b.currency != "USD":
+        fx = cat.exchange(b.currency) if cat is not None and b.currency != "USD" else None
+        if b.currency != "USD" and fx is None:
             raise InputFileError(
                 f"capacity block offering {b.offering_id} is priced in {b.currency}; this bill is in USD",
                 file=b.file,
                 field="CapacityBlockOfferings.CurrencyCode",
-                fix="pass a USD offering, or state price_per_hour in USD in the option and note the exchange rate",
+                fix=f'add a dated exchange rate ([[rate]] currency = "{b.currency}", rate, as_of, source) to a '
+                "--catalog file, or pass a USD offering",
             )
         rate = b.per_instance_hour()
+        if fx is not None:
+            rate = (rate * fx.figure()).with_label(
+                f"{rate.label} in USD",
+                note=f"converted once at {fx.rate} USD per {b.currency} ({fx.source}, {fx.as_of})",
+            )
         what = (
             f"the account's Capacity Block offering {b.offering_id} ({Path(b.file).name}, {b.as_of}): "
             f"{b.upfront_fee:,.2f} {b.currency} up front / ({_h_min(b.duration_hours)} x {b.instance_count} "
-            f"instance(s)) = {rate.value:,.4f} USD per instance-hour"
+            f"instance(s)) = {rate.value:,.4f} USD per instance-hour" + (f" ({rate.note})" if fx is not None else "")
         )
         more = (
             f"; it holds {b.instance_count} instance(s), the option asks {opt.instances}"

@@ -52,7 +52,7 @@ def _reserved_term(m: ModelInputs) -> _Priced:
                 fix=f"set commitment_instances = {need}, or add an on_demand price row for {opt.instance} "
                 "with --catalog FILE",
             ) from None
-        extra = (_usable_price(row, where) * over).with_label("use above the commitment, on-demand")
+        extra = (_usable_price(row, where, cat) * over).with_label("use above the commitment, on-demand")
         items.append(LineItem(name=f"use above the commitment: {_h(over)} h on-demand", per="month", figure=extra))
         compute = compute + extra
         share: Figure = constant(1).with_label("share of paid capacity used")

@@ -14,6 +14,7 @@ from accelpilot.bill.common import (
     _hours_per_month,
     _sum,
     _usable_price,
+    in_usd,
 )
 from accelpilot.bill.scenario import Option, Scenario
 from accelpilot.catalog.loader import Catalog
@@ -29,7 +30,7 @@ def _serverless(
     sv = opt.serverless
     assert sv is not None and opt.instance is not None
     row = cat.find_price(opt.instance, Pricing.SERVERLESS, opt.region, where=where, file=sc.path or None)
-    _usable_price(row, where)
+    _usable_price(row, where, cat)  # refuses a vendor claim, or a currency without a dated rate
     if row.price_per_second is None:
         raise InputFileError(
             f"serverless row {row.instance} has no price_per_second",
@@ -46,6 +47,7 @@ def _serverless(
         region=row.region,
         label=f"{row.instance} price per worker-second",
     )
+    per_s = in_usd(per_s, row, cat, "price_per_second")
     if row.billing_increment_s is not None and row.billing_increment_s <= 0:
         raise InputFileError(
             f"serverless row {row.instance} bills in steps of {row.billing_increment_s} s",
@@ -128,7 +130,7 @@ def _serverless(
     else:
         paid = secs_month * workers
     used = (demand / peak).with_label("busy worker-seconds a month")
-    monthly = _sum(parts, row.currency, "month").with_label("serverless compute")
+    monthly = _sum(parts, "USD", "month").with_label("serverless compute")
     share = (used / paid).with_label("share of paid capacity used")
     del result_path
     ex = opt.extras if opt.extras is not None else sc.extras
