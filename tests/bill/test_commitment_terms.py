@@ -61,3 +61,30 @@ def test_a_horizon_of_whole_terms_owes_nothing_after_it() -> None:
     res = bill_of([GPU, ri], volumes={"months": 24}).options[1]
     assert res.outstanding_commitment is None
     assert res.total_months.value == D("9657.90") * 24  # 13.23 x 730 x 24 = 231,789.60
+
+
+def _outliving(runs: Any = 20, **ri_more: Any) -> Any:
+    ri = {"name": "ri", "instance": "trn1.32xlarge", "pricing": "reserved_3y", "hours_per_run": 26, **ri_more}
+    return bill_of([GPU, ri], volumes={"months": 6, "runs_per_month": runs}).comparisons[0]
+
+
+def test_the_outliving_reservations_flip_points_hold_when_billed_again() -> None:
+    """The 3-year term for a 6-month workload: what would make it worth signing (margin 30%: hours assumed)."""
+    c = _outliving()
+    close = lambda c: c.saving_percent < 30  # noqa: E731  (decide.gates' rule)
+    assert close(c)  # 1,795.80 a run against 1,100.80
+    # runs: the term obliges 6 x 5,986.00 + 179,580.00 = 215,496.00 over 6 months, 35,916.00 a month. Alone,
+    # 35,916 / r would reach 0.70 x 1,100.80 = 770.56 at 46.61 runs, but 46.61 x 26 h = 1,212 h is past the
+    # 730 h committed, billed on-demand at 21.50: (35,916 + 21.50 x (26 r - 730)) / r = 20,221 / r + 559 reaches
+    # 770.56 at r = 20,221 / 211.56 = 95.58 runs a month
+    r = c.margin_flip_runs_per_month.value
+    assert abs(r - D("20221") / D("211.56")) < D("1e-12")
+    assert not close(_outliving(r * (1 + D("1e-9"))))
+    assert close(_outliving(r * (1 - D("1e-9"))))
+    # price: everything it obliges is priced by the hour: 8.20 x 770.56 / 1,795.80 = 3.5185 USD an hour
+    p = c.margin_flip_price.value
+    assert abs(p - D("8.20") * D("770.56") / D("1795.80")) < D("1e-20")
+    assert not close(_outliving(price_per_hour=p * (1 - D("1e-9"))))
+    assert close(_outliving(price_per_hour=p * (1 + D("1e-9"))))
+    # fewer hours or a better accepted share cost the term nothing: no value of either flips it
+    assert c.margin_flip_hours_per_run is None and c.margin_flip_accepted_share is None

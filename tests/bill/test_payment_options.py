@@ -64,3 +64,21 @@ def test_an_incomplete_payment_option_is_refused(kw: dict[str, Any], says: str) 
 def test_payment_option_on_on_demand_is_refused() -> None:
     with pytest.raises(UserError, match="apply to reserved options"):
         make_bill(parse_scenario({"options": [{**RI, "pricing": "on_demand", "payment_option": "no_upfront"}]}), CAT)
+
+
+def test_partial_upfront_price_flip_moves_only_the_hourly_part() -> None:
+    gpu = {"name": "gpu", "instance": "p5.48xlarge", "pricing": "on_demand", "hours_per_run": 20}  # 1,100.80
+
+    def comp(hourly: Any) -> Any:
+        ri = {**RI, "payment_option": "partial_upfront", "upfront": 55_000, "price_per_hour": hourly}
+        sc = {"options": [gpu, ri], "volumes": {"months": 12, "runs_per_month": 20}}
+        return make_bill(parse_scenario(sc), CAT).comparisons[0]
+
+    c = comp("6.90")
+    # a run: (55,000 / 12 + 6.90 x 730) / 20 = (4,583.33 + 5,037.00) / 20 = 481.0167, of which 5,037 / 20 = 251.85
+    # is the hourly part; the margin's 770.56 is reached at 6.90 x (770.56 - 229.1667) / 251.85 = 14.8327 an hour
+    p = c.margin_flip_price.value
+    expect = D("6.90") * (D("770.56") - D(55_000) / 12 / 20) / (D("5037.00") / 20)
+    assert abs(p - expect) < D("1e-20")
+    assert comp(p * (1 - D("1e-9"))).saving_percent >= 30
+    assert comp(p * (1 + D("1e-9"))).saving_percent < 30

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import ROUND_CEILING, Decimal
 from fractions import Fraction
 
@@ -14,9 +15,12 @@ from accelpilot.bill.verdict_flips import (
     accepted_flip_linear,
     accepted_flip_search,
     block_edges,
+    brackets,
     hours_flip_search,
     price_flip,
+    runs_flip_search,
 )
+from accelpilot.errors import UserError
 from accelpilot.figures import Figure, Kind, assumption, constant
 
 
@@ -281,11 +285,46 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
     f_b = ((b_run - var_b) * rpm).with_label("baseline fixed a month")
     f_c = (fix_c * rpm).with_label("candidate fixed a month")
     denom = var_b * keep - var_c
+    r: Figure | None = None
     if denom.value != 0 and (f_c.value != 0 or f_b.value != 0):
         r = ((f_c - f_b * keep) / denom).with_label(f"{cand.name}: accepted runs a month at which the margin flips")
-        if r.value > 0:
-            out["margin_flip_runs_per_month"] = r
+        if r.value <= 0:
+            r = None
+    base_per_run = bool(base.line_items) and base.line_items[0].per == "run" and base.pricing != "capacity_block"
+    if (not per_run or not base_per_run) and bill.cat is not None:
+        # F / runs + v holds only while re-runs stay within what is paid (a commitment, whole boxes or block days):
+        # check the point by billing both sides again either side of it, else search for it
+        clear = _runs_clear(base, cand, sc, bill, keep.value)
+        if r is None or not brackets(clear, r.value):
+            r = runs_flip_search(cand, clear, rpm, c_run, target)
+    out["margin_flip_runs_per_month"] = r
     return out
+
+
+def _runs_clear(
+    base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBill, keep: Decimal
+) -> Callable[[Decimal], bool | None]:
+    """Whether the candidate is clear of the margin with the scenario's runs a month changed (both sides billed
+    again, everything else as given); None where either cannot be priced there."""
+    from accelpilot.bill.training import price_option
+
+    assert bill.cat is not None
+    cat = bill.cat
+    ib, ob = next((i, o) for i, o in enumerate(sc.options) if o.name == base.name)
+    ic, oc = next((i, o) for i, o in enumerate(sc.options) if o.name == cand.name)
+
+    def clear(runs: Decimal) -> bool | None:
+        sc2 = sc.model_copy(update={"volumes": sc.volumes.model_copy(update={"runs_per_month": runs})})
+        pb = _PerBill(sc2, spot=bill.spot, results=bill.results, blocks=bill.blocks, cat=cat)
+        try:
+            b, c = price_option(ob, sc2, cat, ib, pb), price_option(oc, sc2, cat, ic, pb)
+        except UserError:
+            return None
+        if b.cost_per_accepted_run is None or c.cost_per_accepted_run is None:
+            return None
+        return _obliged(c, pb).value <= keep * _obliged(b, pb).value
+
+    return clear
 
 
 def _probe(cand: OptionBill, sc: Scenario, bill: _PerBill) -> Probe:

@@ -206,3 +206,51 @@ def block_edges(idle: Decimal, executed: Decimal, day_max: int, week_max: int) -
     if executed > 1:
         out |= {Decimal(L) * (1 - idle) / executed for L in lengths}
     return sorted(out)
+
+
+Clear = Callable[[Decimal], "bool | None"]
+
+
+def brackets(clear: Clear, x: Decimal, eps: Decimal = Decimal("1e-9")) -> bool:
+    """Whether the verdict differs just below and just above ``x`` (a flip point found in closed form holds)."""
+    lo, hi = clear(x * (1 - eps)), clear(x * (1 + eps))
+    return lo is not None and hi is not None and lo != hi
+
+
+def runs_flip_search(cand: OptionBill, clear: Clear, rpm: Figure, owed: Figure, target: Figure) -> Figure | None:
+    """Runs a month where the cost per accepted run is not F / runs + v (re-runs past a commitment, whole boxes,
+    block days; both sides billed again by ``clear``): the nearest change of verdict to today's volume, looking
+    up and down by doublings (up to 2^30 either way), then bisected; None when none is found."""
+    r0 = rpm.value
+    now = clear(r0)
+    if now is None:
+        return None
+    found: tuple[Decimal, Decimal] | None = None
+    for k in range(1, 31):
+        for near, far in ((r0 * 2 ** (k - 1), r0 * 2**k), (r0 / 2 ** (k - 1), r0 / 2**k)):
+            got = clear(far)
+            if got is not None and got != now:
+                found = (near, far)
+                break
+        if found:
+            break
+    if found is None:
+        return None
+    a, b = found  # clear(a) == now, clear(b) != now
+    for _ in range(STEPS):
+        mid = (a + b) / 2
+        got = clear(mid)
+        if got is None:
+            return None
+        a, b = (mid, b) if got == now else (a, mid)
+    point = a if now else b  # the clear side of the edge
+    return _flip(
+        point,
+        rpm.unit,
+        f"{cand.name}: accepted runs a month at which the margin flips",
+        "the runs a month, nearest today's, across which the candidate's cost per accepted run moves across "
+        "(1 - margin) x the baseline's, both billed again with everything else fixed (bill.verdict_flips)",
+        rpm,
+        owed,
+        target,
+    )
