@@ -70,3 +70,43 @@ def test_price_and_accepted_share_flips_are_quoted_and_hold(world: Any, result_o
     assert "too close" not in commercial(world.decide()).reason
     world.option("trn")["price_per_hour"] = price * (1 + 1e-6)
     assert "too close" in commercial(world.decide()).reason
+
+
+def test_capacity_block_flips_quoted_and_held_through_decide(world: Any) -> None:
+    """Issue 26: a Capacity Block candidate's flip points (whole days) quoted by the gate and re-run through decide.
+
+    p5 40 h x 55.04 = 2,201.60 a run; the margin (30%, assumed): 0.70 x 2,201.60 = 1,541.12. A 30 h run on
+    trn2.48xlarge buys a 2-day block, 48 h x 35.7608 = 1,716.5184: 22.0% less, too close."""
+    cb = {"name": "cb", "instance": "trn2.48xlarge", "pricing": "capacity_block", "hours_per_run": 30}
+    world.data["options"] = [{**world.option("gpu"), "hours_per_run": 40}, cb]
+    world.data["volumes"]["runs_per_month"] = 1
+    g = commercial(world.decide())
+    assert "too close" in g.reason
+    # hours: one day (858.2592) is clear, two are not: it flips at 24 h
+    assert "it flips at 24.00 h per run" in g.reason
+    # runs: a second run shares the 2-day block while the month's runs fit 48 h: 1,716.5184 / r <= 1,541.12
+    # from r = 1.1138 runs a month
+    runs = 1716.5184 / 1541.12
+    assert f"{fmt_number(runs, 2)} accepted runs a month" in g.reason
+    # price: all of it is the 48 h block: 48 x p = 1,541.12 at p = 32.1067 USD an hour
+    price = 1541.12 / 48
+    assert f"a price of {fmt_number(price, 4)} USD an hour" in g.reason
+    assert "no accepted share flips it" in g.reason
+    for key, value, edits in (
+        ("hours_per_run", 24.0, cb),
+        ("price_per_hour", price, cb),
+    ):
+        edits[key] = value * (1 - 1e-6)
+        assert "too close" not in commercial(world.decide()).reason, key
+        edits[key] = value * (1 + 1e-6)
+        assert "too close" in commercial(world.decide()).reason, key
+        edits[key] = {"hours_per_run": 30, "price_per_hour": None}[key]
+        if edits[key] is None:
+            del edits[key]
+    cb["hours_per_run"] = 24  # at the edge itself the run still fits one day
+    assert "too close" not in commercial(world.decide()).reason
+    cb["hours_per_run"] = 30
+    world.data["volumes"]["runs_per_month"] = runs * (1 + 1e-6)
+    assert "too close" not in commercial(world.decide()).reason
+    world.data["volumes"]["runs_per_month"] = runs * (1 - 1e-6)
+    assert "too close" in commercial(world.decide()).reason

@@ -298,9 +298,14 @@ class Candidate(NamedTuple):
     repays: bool  # cheaper, and the port pays back within the workload's lifetime
 
 
-def _candidate(c: OptionBill, base: OptionBill, base_metric: Figure, sc: Scenario, lifetime: int) -> Candidate:
+def _candidate(
+    c: OptionBill, base: OptionBill, base_metric: Figure, sc: Scenario, lifetime: int, bill: Bill
+) -> Candidate:
     m = c.per_output
-    comp = compare(base, c, sc)
+    # the bill's own comparison when it has this baseline: its flip points were solved with the catalog and the
+    # results at hand (an option priced again at trial values); another baseline is compared here
+    comp = next((x for x in bill.comparisons if x.baseline == base.name and x.candidate == c.name), None)
+    comp = comp or compare(base, c, sc)
     cheaper = m is not None and m.value < base_metric.value
     be = comp.break_even_months
     return Candidate(c, m, comp, cheaper, cheaper and be is not None and be <= lifetime)
@@ -372,7 +377,7 @@ def gate_commercial(ctx: Context) -> GateResult:
             f"the workload's lifetime is not answered ([gates] workload_lifetime_months): "
             f"the scenario's {lifetime}-month horizon stands in"
         )
-    rows = [_candidate(c, base, base_metric, sc, lifetime) for c in cands]
+    rows = [_candidate(c, base, base_metric, sc, lifetime, ctx.bill) for c in cands]
     # Judge the best case: the cheapest option that repays if any does, else the cheapest priced one, so a
     # failing reason names the strongest candidate rather than an arbitrary one.
     pool = [r for r in rows if r.repays] or [r for r in rows if r.metric is not None] or rows
