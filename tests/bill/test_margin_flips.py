@@ -42,7 +42,7 @@ def test_a_term_flips_at_a_runs_per_month_value_and_at_hours_past_the_commitment
     # past it each hour is billed on-demand at 21.50. The margin's 20 x 770.56 = 15,411.20 a month leaves
     # 15,411.20 - 9,657.90 = 5,753.30 / 21.50 = 267.5953 h above 730: 997.5953 / 20 = 49.8798 h a run
     h = c.margin_flip_hours_per_run.value
-    assert abs(h - (730 + D("5753.30") / D("21.50")) / 20) < D("1e-12")
+    assert abs(h - (730 + D("5753.30") / D("21.50")) / 20) < h * D("1e-10")  # searched: bisection to ~1.5e-11
     ri = [P5, {**RI, "hours_per_run": h * (1 - D("1e-9"))}]
     assert not flips(comp(20, ri))
     assert flips(comp(20, [P5, {**RI, "hours_per_run": h * (1 + D("1e-9"))}]))

@@ -294,7 +294,7 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
     if (not per_run or not base_per_run) and bill.cat is not None:
         # F / runs + v holds only while re-runs stay within what is paid (a commitment, whole boxes or block days):
         # check the point by billing both sides again either side of it, else search for it
-        clear = _runs_clear(base, cand, sc, bill, keep.value)
+        clear = _runs_clear(base, cand, sc, bill, keep.value, (f_b.value, var_b.value) if base_per_run else None)
         if r is None or not brackets(clear, r.value):
             r = runs_flip_search(cand, clear, rpm, c_run, target)
     out["margin_flip_runs_per_month"] = r
@@ -302,10 +302,16 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
 
 
 def _runs_clear(
-    base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBill, keep: Decimal
+    base: OptionBill,
+    cand: OptionBill,
+    sc: Scenario,
+    bill: _PerBill,
+    keep: Decimal,
+    base_line: tuple[Decimal, Decimal] | None,
 ) -> Callable[[Decimal], bool | None]:
     """Whether the candidate is clear of the margin with the scenario's runs a month changed (both sides billed
-    again, everything else as given); None where either cannot be priced there."""
+    again, everything else as given); None where either cannot be priced there. ``base_line``: a usage-billed
+    baseline's (fixed a month, per accepted run), whose cost per accepted run is exactly fixed / runs + per run."""
     from accelpilot.bill.training import price_option
 
     assert bill.cat is not None
@@ -317,12 +323,14 @@ def _runs_clear(
         sc2 = sc.model_copy(update={"volumes": sc.volumes.model_copy(update={"runs_per_month": runs})})
         pb = _PerBill(sc2, spot=bill.spot, results=bill.results, blocks=bill.blocks, cat=cat)
         try:
-            b, c = price_option(ob, sc2, cat, ib, pb), price_option(oc, sc2, cat, ic, pb)
+            c = price_option(oc, sc2, cat, ic, pb)
+            b = None if base_line is not None else price_option(ob, sc2, cat, ib, pb)
         except UserError:
             return None
-        if b.cost_per_accepted_run is None or c.cost_per_accepted_run is None:
+        if c.cost_per_accepted_run is None or (b is not None and b.cost_per_accepted_run is None):
             return None
-        return _obliged(c, pb).value <= keep * _obliged(b, pb).value
+        b_owed = _obliged(b, pb).value if b is not None else base_line[0] / runs + base_line[1]  # type: ignore[index]
+        return _obliged(c, pb).value <= keep * b_owed
 
     return clear
 
