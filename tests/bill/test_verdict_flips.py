@@ -194,3 +194,41 @@ def test_serverless_price_flip_per_second(tmp_path: Path) -> None:
     assert c.margin_flip_price.unit == "USD/s"
     assert not close(bill(p * (1 - EPS)))
     assert close(bill(p * (1 + EPS)))
+
+
+BOX = {
+    "name": "box",
+    "pricing": "owned",
+    "instance": "my box",
+    "hours_per_run": 20,
+    "owned": {
+        "lease_per_month": 10_000,
+        "power_kw": 10,
+        "pue": "1.5",
+        "electricity_per_kwh": "0.1",
+        "colocation_per_kw_month": 200,
+        "dedicated": True,
+    },
+}
+
+
+def test_whole_dedicated_boxes_flip_where_a_box_fills() -> None:
+    """A dedicated box: 10,000 lease + 10 kW x 200 = 12,000 a month, energy 10 x 1.5 x 0.1 = 1.50 an hour used;
+    one box gives 730 x 0.6 = 438 productive hours a month."""
+    c = comp(BOX, runs=20)
+    # 20 runs of 20 h = 400 h: one box, 12,000 + 600 = 12,600 a month, 630.00 a run: 42.8% less, clear
+    assert not close(c)
+    # hours: one box holds 438 / 20 = 21.9 h a run; past it a second box, 24,000 + 30 h a month > 20 x 770.56
+    h = c.margin_flip_hours_per_run.value
+    assert abs(h - D("21.9")) < h * D("1e-10")
+    assert not close(comp({**BOX, "hours_per_run": h * (1 - EPS)}, runs=20))
+    assert close(comp({**BOX, "hours_per_run": h * (1 + EPS)}, runs=20))
+    # runs: past 21.9 runs a second box (24,000 / r + 30 > 770.56 until 32.4 runs): too close. The verdict
+    # also changes below, at 12,000 / 740.56 = 16.204 runs; the nearer change, 21.9, is the one quoted
+    r = c.margin_flip_runs_per_month.value
+    assert abs(r - D("21.9")) < r * D("1e-10")
+    assert not close(comp(BOX, runs=r * (1 - EPS)))
+    assert close(comp(BOX, runs=r * (1 + EPS)))
+    assert not close(comp(BOX, runs=D(12_000) / D("740.56") * (1 + EPS)))
+    assert close(comp(BOX, runs=D(12_000) / D("740.56") * (1 - EPS)))
+    assert c.margin_flip_price is None  # an owned box has no price by the hour

@@ -220,20 +220,26 @@ def brackets(clear: Clear, x: Decimal, eps: Decimal = Decimal("1e-9")) -> bool:
 def runs_flip_search(cand: OptionBill, clear: Clear, rpm: Figure, owed: Figure, target: Figure) -> Figure | None:
     """Runs a month where the cost per accepted run is not F / runs + v (re-runs past a commitment, whole boxes,
     block days; both sides billed again by ``clear``): the nearest change of verdict to today's volume, looking
-    up and down by doublings (up to 2^30 either way), then bisected; None when none is found."""
+    up and down by quarter doublings to 4x, then doublings to 2^30, then bisected; None when none is found (a
+    change between two looks that is undone before the next is not seen)."""
     r0 = rpm.value
     now = clear(r0)
     if now is None:
         return None
     found: tuple[Decimal, Decimal] | None = None
-    for k in range(1, 31):
-        for near, far in ((r0 * 2 ** (k - 1), r0 * 2**k), (r0 / 2 ** (k - 1), r0 / 2**k)):
+    # quarter doublings within 4x of today (whole boxes or block days can change the verdict and change it
+    # back: the nearest change is the one worth quoting), then doublings
+    steps = [Decimal(2) ** (Decimal(k) / 4) for k in range(1, 9)] + [Decimal(2) ** k for k in range(3, 31)]
+    prev = Decimal(1)
+    for m in steps:
+        for near, far in ((r0 * prev, r0 * m), (r0 / prev, r0 / m)):
             got = clear(far)
             if got is not None and got != now:
                 found = (near, far)
                 break
         if found:
             break
+        prev = m
     if found is None:
         return None
     a, b = found  # clear(a) == now, clear(b) != now
