@@ -13,6 +13,7 @@ from accelpilot.bill.compute import make_bill
 from accelpilot.bill.model import bill_to_json
 from accelpilot.bill.scenario import parse_scenario
 from accelpilot.catalog import load_catalog
+from accelpilot.cli import main
 from accelpilot.errors import UserError
 
 EUR_ROW = """
@@ -108,3 +109,18 @@ def test_a_serverless_price_per_second_in_euro_is_converted(tmp_path: Path) -> N
     # 368,000 billed s (test_scenario_choices) x 0.0002 EUR x 1.10 USD per EUR = 80.96 USD a month
     assert o.monthly_cost.value == D("80.96")
     assert any("at 1.10 USD per EUR" in n for n in o.notes)
+
+
+def test_the_report_shows_the_conversion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "eur.toml").write_text(EUR_ROW + RATE)
+    (tmp_path / "s.toml").write_text(
+        '[[options]]\nname = "trn"\ninstance = "trn1.32xlarge"\npricing = "on_demand"\nregion = "eu-central-1"\n'
+        "hours_per_run = 26\n"
+    )
+    args = ["--catalog", str(tmp_path / "eur.toml")]
+    assert main(["report", "--scenario", str(tmp_path / "s.toml"), *args, "--out", str(tmp_path / "r")]) == 0
+    md = (tmp_path / "r" / "report.md").read_text().replace("\\", "")  # markdown escapes parentheses
+    assert "converted once from 20.00 EUR/h at 1.10 USD per EUR (reference rate (test), 2026-11-30" in md
+    capsys.readouterr()
+    assert main(["bill", str(tmp_path / "s.toml"), *args]) == 0
+    assert "converted once from 20.00 EUR/h" in capsys.readouterr().out.replace("\n", " ")
