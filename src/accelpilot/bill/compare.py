@@ -230,10 +230,13 @@ def margin_flips(base: OptionBill, cand: OptionBill, sc: Scenario, bill: _PerBil
     """Where the verdict's rule flips: the saving per accepted run (each side with what its term still owes)
     reaches the [decision] margin of the baseline's, holding the other inputs fixed (issue 26).
 
-    The candidate's cost per accepted run is fixed + variable x hours / hours today (usage-billed, owned shared);
-    a Capacity Block's whole days are steps, not a line, so it gets no hours flip here. Each side's cost per run
-    is F / runs + v, so the margin test holds at one runs-per-month value at most: none when F's are zero (the
-    test is per run).
+    Usage-billed (and owned shared), the candidate's cost per accepted run is fixed + variable x hours / hours
+    today, and variable x share today / share in its accepted share: each flip in closed form. Its price flip is
+    closed form for every model (bill.verdict_flips.price_flip). Billed by the month or in whole blocks (a term,
+    dedicated boxes, Capacity Blocks) the cost is a step or bends past what is paid: the candidate is priced
+    again at trial values (verdict_flips). Each side's cost per run is F / runs + v while re-runs stay within what
+    is paid, so the test holds at one runs-per-month value at most (none when F's are zero: the test is per run);
+    where either side is billed by the month the point is checked by billing again, and searched when it fails.
     """
     out: dict[str, Figure | None] = {
         "margin_flip_hours_per_run": None,
