@@ -152,18 +152,30 @@ def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = No
     index = []
     if st.pip_index_url:
         index = ["--extra-index-url", st.pip_index_url]
+    if st.device == "neuron" and not st.torch_install:
+        # the stack's source names no pip line for TorchNeuron native (seed 002, Neuron 2.32): check the image has
+        # it before installing anything, and stop with one line rather than install a guessed package
+        lines.append(_neuron_check(f"stack {st.name} names no pip line for it (its source: {st.source.split(';')[0]})"))
     if st.python_packages:
         lines.append(shlex.join(["python3", "-m", "pip", "install", *index, *st.python_packages]))
     if st.torch_install:
         lines.append(st.torch_install)
-    if st.device == "neuron":
-        lines.append(
-            "python3 -c \"import torch, sys; sys.exit(0 if getattr(torch, 'neuron', None) else 1)\" || "
-            '{ echo "accelpilot: TorchNeuron native (device neuron) is not installed on this image: set torch_install '
-            f'in a --stacks file for stack {st.name}" >&2; exit 1; }}'
-        )
+        if st.device == "neuron":
+            lines.append(_neuron_check(f"the torch_install line of stack {st.name} did not provide it"))
     lines.append(install_line(spec, wheel_dir))
     return "\n".join(lines) + "\n"
+
+
+def _neuron_check(why: str) -> str:
+    """One shell line: stop setup with one line unless this image's torch has TorchNeuron native (``torch.neuron``)."""
+    msg = (
+        f"accelpilot: TorchNeuron native (device neuron) is not installed on this image and {why}: launch with "
+        f"--image NEURON_IMAGE that has it, or set torch_install in a --stacks file"
+    )
+    return (
+        "python3 -c \"import torch, sys; sys.exit(0 if getattr(torch, 'neuron', None) else 1)\" 2>/dev/null || "
+        f"{{ echo {shlex.quote(msg)} >&2; exit 1; }}"
+    )
 
 
 def processes_per_node(target: LaunchTarget) -> tuple[int, str]:
