@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -188,6 +189,19 @@ def test_multi_node_when_the_pilot_is_distributed(
     assert (
         'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):${ACCELPILOT_RDZV_PORT:-29400}")' in spot["run"]
     )
+    # beside the two-node task, one node of the same machine measures --scaling up to its 32 processes
+    scaling = _load(out / "trn1-spot-x2-scaling.yaml")
+    assert scaling["num_nodes"] == 1 and scaling["resources"] == spot["resources"]
+    assert scaling["envs"]["ACCELPILOT_SCALING"] == "1,2,4,8,16,32"
+    assert scaling["envs"]["ACCELPILOT_OPTIONS"] == spot["envs"]["ACCELPILOT_OPTIONS"]
+    assert scaling["envs"]["ACCELPILOT_TASK"] == "trn1-spot-x2-scaling"
+    assert '--scaling "$ACCELPILOT_SCALING"' in scaling["run"] and "--nnodes" not in scaling["run"]
+    assert "trn1-spot-x2-scaling: --scaling 1,2,4,8,16,32 on one node" in (out / "README.md").read_text()
+    assert not list(out.glob("*-scaling-scaling*"))  # one scaling task per multi-node task
+    if importlib.util.find_spec("sky") is not None:
+        from accelpilot.launch.skypilot import check_task
+
+        check_task(scaling, "trn1-spot-x2-scaling.yaml")  # SkyPilot's own schema and parser, offline
 
 
 def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.MonkeyPatch) -> None:
