@@ -103,3 +103,20 @@ def test_scaling_result_without_result_is_refused(pair: tuple[Path, Path]) -> No
     option = {"name": "m", "instance": "trn1.2xlarge", "pricing": "on_demand", "hours_per_run": 2}
     with pytest.raises(ConfigError, match="scaling_result scales a measured result"):
         parse_scenario({"options": [{**option, "scaling_result": str(pair[1])}]})
+
+
+def test_a_time_to_target_says_the_scaling_result_is_not_used(tmp_path: Path, pair: tuple[Path, Path]) -> None:
+    res = PilotResult(
+        kind="training",
+        platform=Platform(device="cpu", device_type="cpu", device_name="test cpu"),
+        workload=WorkloadInfo(name="gpt-tiny"),
+        training=TrainingSummary(tokens_per_s=10_000.0, time_to_target_s=7_200.0),
+        topology=Topology(world_size=2, nnodes=2, accelerators=2),
+    )
+    path = write_result(res, tmp_path / "ttt.json")
+    option = {"name": "m", "instance": "trn1.2xlarge", "pricing": "on_demand", "instances": 2}
+    o = make_bill(
+        parse_scenario({"options": [{**option, "result": str(path), "scaling_result": str(pair[1])}]}), CAT
+    ).options[0]
+    assert o.hours_per_run.value == Decimal(2)  # 7,200 s / 3,600: the measured time, unscaled
+    assert any("not used: a measured time to target is not scaled" in n for n in o.notes), o.notes

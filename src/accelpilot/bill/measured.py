@@ -251,6 +251,8 @@ def training_hours(
     secs = _measured(tr.time_to_target_s, "s", "time to target (olympic mean)", path, res)
     hours = (secs / SECONDS_PER_HOUR).with_label("hours per run")
     notes += _platform_note(opt, cat, res, "its time to target, unscaled")
+    if opt.scaling_result is not None:
+        notes.append(f"scaling_result {opt.scaling_result} not used: a measured time to target is not scaled")
     return hours, accepted, notes, path
 
 
