@@ -67,7 +67,8 @@ def render_tasks(
         if spec.distributed and spec.kind == "training":
             if t.role == "scaling":
                 sizes = scaling_sizes(processes_per_node(t)[0])
-                notes.append(f"{t.slug}: --scaling {sizes} on one node ({processes_per_node(t)[1]})")
+                why = processes_per_node(t)[1].replace("ACCELPILOT_NPROC_PER_NODE", "ACCELPILOT_SCALING")
+                notes.append(f"{t.slug}: --scaling {sizes} on one node ({why})")
             else:
                 notes.append(f"{t.slug}: {processes_per_node(t)[1]}")
         if t.stack.device == "neuron" and not t.stack.torch_install and setup is None:
