@@ -118,5 +118,7 @@ def test_a_time_to_target_says_the_scaling_result_is_not_used(tmp_path: Path, pa
     o = make_bill(
         parse_scenario({"options": [{**option, "result": str(path), "scaling_result": str(pair[1])}]}), CAT
     ).options[0]
-    assert o.hours_per_run.value == Decimal(2)  # 7,200 s / 3,600: the measured time, unscaled
+    assert o.hours_per_run is not None and o.hours_per_run.value == Decimal(
+        2
+    )  # 7,200 s / 3,600: the measured time, unscaled
     assert any("not used: a measured time to target is not scaled" in n for n in o.notes), o.notes
