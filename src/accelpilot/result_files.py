@@ -24,6 +24,10 @@ def read_option_results(sc: Scenario) -> dict[str, PilotResult]:
                 kind_fix=f'point the option at a {sc.workload} pilot result, or set workload = "{{found}}" in the '
                 "scenario",
             )
+        if o.scaling_result is not None and str(sc.resolve(o.scaling_result)) not in out:
+            out[str(sc.resolve(o.scaling_result))] = read_result(
+                sc.resolve(o.scaling_result), kind="training", who=f"option {o.name!r} scaling_result"
+            )
         restart = o.spot.restart_result if o.spot is not None else None
         if restart is not None and str(sc.resolve(restart)) not in out:
             out[str(sc.resolve(restart))] = read_result(sc.resolve(restart))

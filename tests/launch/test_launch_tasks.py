@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -188,6 +189,19 @@ def test_multi_node_when_the_pilot_is_distributed(
     assert (
         'rdzv=(--rdzv-endpoint "$(echo "$SKYPILOT_NODE_IPS" | head -n1):${ACCELPILOT_RDZV_PORT:-29400}")' in spot["run"]
     )
+    # beside the two-node task, one node of the same machine measures --scaling up to its 32 processes
+    scaling = _load(out / "trn1-spot-x2-scaling.yaml")
+    assert scaling["num_nodes"] == 1 and scaling["resources"] == spot["resources"]
+    assert scaling["envs"]["ACCELPILOT_SCALING"] == "1,2,4,8,16,32"
+    assert scaling["envs"]["ACCELPILOT_OPTIONS"] == spot["envs"]["ACCELPILOT_OPTIONS"]
+    assert scaling["envs"]["ACCELPILOT_TASK"] == "trn1-spot-x2-scaling"
+    assert '--scaling "$ACCELPILOT_SCALING"' in scaling["run"] and "--nnodes" not in scaling["run"]
+    assert "trn1-spot-x2-scaling: --scaling 1,2,4,8,16,32 on one node" in (out / "README.md").read_text()
+    assert not list(out.glob("*-scaling-scaling*"))  # one scaling task per multi-node task
+    if importlib.util.find_spec("sky") is not None:
+        from accelpilot.launch.skypilot import check_task
+
+        check_task(scaling, "trn1-spot-x2-scaling.yaml")  # SkyPilot's own schema and parser, offline
 
 
 def test_distributed_flags_are_detected_from_run_train(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -389,3 +403,30 @@ def test_multi_node_p5_asks_for_the_best_network_and_passes_the_schema() -> None
     two = build_task(dataclasses.replace(p5, num_nodes=2), PilotSpec(kind="training", distributed=True), "s")
     assert "network_tier" not in one["resources"] and two["resources"]["network_tier"] == "best"
     check_task(two, "p5 x 2")
+
+
+def test_neuron_setup_stops_with_one_line_before_installing_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002 (Neuron 2.32) names no pip line for TorchNeuron native: on an image without it (this machine's
+    torch has no ``torch.neuron``) the setup block stops with one line and asks pip for nothing."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "tasks"
+    assert run_cli(["launch", str(WORKED), "--out", str(out), "--no-check"], capsys)[0] == 0
+    setup = _load(out / "trn1-32xlarge-on-demand.yaml")["setup"]
+    shim, calls = tmp_path / "bin", tmp_path / "python3-calls"
+    shim.mkdir()
+    (shim / "python3").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\nexec "{sys.executable}" "$@"\n')
+    (shim / "python3").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", "-c", setup], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stderr
+    stops = [ln for ln in proc.stderr.splitlines() if not ln.startswith("accelpilot: warning:")]  # dpkg versions
+    assert len(stops) == 1, proc.stderr
+    assert stops[0].startswith("accelpilot: TorchNeuron native (device neuron) is not installed on this image and ")
+    assert "stack neuron-2.32 names no pip line for it (its source: seed 002" in stops[0]
+    assert "--stacks" in stops[0] and "--image" in stops[0]
+    assert calls.read_text().count("\n") == 1 and "-m pip" not in calls.read_text()  # only the check ran

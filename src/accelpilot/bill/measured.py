@@ -50,8 +50,18 @@ def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) 
     )
 
 
-def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) -> tuple[Figure, list[str]]:
-    """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency."""
+def _device_multiplier(
+    opt: Option,
+    cat: Catalog,
+    res: PilotResult,
+    where: str,
+    scaling: tuple[PilotResult, str] | None = None,
+    path: str = "",
+) -> tuple[Figure, list[str]]:
+    """How many pilot-devices' worth of throughput one run gets: chips x instances x scaling efficiency.
+
+    ``scaling``: the option's ``scaling_result`` (a one-node ``--scaling`` run) and its path, joined to ``res``.
+    """
     if res.platform.device_type == "endpoint":
         # an endpoint pilot measured a whole server (all its chips): one instance is one measured server
         return constant(opt.instances), [
@@ -76,32 +86,74 @@ def _device_multiplier(opt: Option, cat: Catalog, res: PilotResult, where: str) 
             f"{topo.nnodes} node(s)): priced as {devices} / {topo.accelerators:g} of it"
         )
     ranks = devices * topo.devices_per_accelerator  # efficiencies are keyed by world size (ranks)
-    measured_eff = _measured_scaling(res, ranks)
+    table, one_node, joined = _efficiencies(res, scaling, path)
+    notes += joined
     if opt.scaling_efficiency != 1:
         mult = mult * _a(opt.scaling_efficiency, "", "scaling efficiency", where)
-    elif devices > measured_devices and measured_eff is not None:
-        eff, note = measured_eff
-        at_measured = res.figures.get(f"scaling_efficiency_world{topo.world_size}") if topo.world_size > 1 else None
+    elif devices != measured_devices and table:
+        eff, note = _nearest(table, ranks)
+        world = topo.world_size
+        at_measured = table.get(world) if world > 1 else None  # at world 1 the efficiency is 1
+        if devices < measured_devices and at_measured is None:
+            return mult, _platform_note(opt, cat, res, f"scaled by {devices} devices") + notes
         if at_measured is not None and at_measured.value:
             # the throughput already holds the efficiency at its own world size: scale by the change only
             eff = (eff / at_measured).with_label(
-                f"scaling efficiency at world size {ranks} relative to the measured {topo.world_size}"
+                f"scaling efficiency at world size {ranks} relative to the measured {world}"
             )
-            note += f", relative to {float(at_measured.value):.3g} at the measured world size {topo.world_size}"
+            note += f", relative to {float(at_measured.value):.3g} at the measured world size {world}"
+        nearest = min(table, key=lambda n: (abs(n - ranks), -n))
+        if nearest in one_node and opt.instances > 1:
+            note += f"; measured on one node, the option spans {opt.instances} instances"
         mult = mult * eff
         notes.append(note)
     return mult, _platform_note(opt, cat, res, f"scaled by {devices} devices") + notes
 
 
-def _measured_scaling(res: PilotResult, devices: int) -> tuple[Figure, str] | None:
-    """The scaling efficiency a distributed training pilot measured at the world size nearest ``devices``."""
+def _own_efficiencies(res: PilotResult) -> dict[int, Figure]:
+    """``scaling_efficiency_world<N>`` figures by N, with world 1 (efficiency 1 by definition) where measured."""
     effs = {
         int(k.removeprefix("scaling_efficiency_world")): f
         for k, f in res.figures.items()
         if k.startswith("scaling_efficiency_world") and k.removeprefix("scaling_efficiency_world").isdigit()
     }
-    if not effs:
-        return None
+    if effs and "tokens_per_s_world1" in res.figures:
+        effs[1] = constant(1).with_label("scaling efficiency at world size 1 (the reference)")
+    return effs
+
+
+def _efficiencies(
+    res: PilotResult, scaling: tuple[PilotResult, str] | None, path: str
+) -> tuple[dict[int, Figure], set[int], list[str]]:
+    """Efficiency by world size: the result's own, a joined one-node ``--scaling`` result's, and the joined
+    multi-node result's own point (its throughput against that result's world 1). Returns the table, the
+    world sizes only the one-node result measured, and notes saying what was joined."""
+    from accelpilot.pilot.result import measured_topology
+
+    own = _own_efficiencies(res)
+    if scaling is None:
+        return own, set(), []
+    sres, spath = scaling
+    joined = _own_efficiencies(sres)
+    table = {**joined, **own}
+    notes = [f"scaling efficiencies from the one-node scaling_result {spath} (world sizes {sorted(joined)})"]
+    topo = measured_topology(res)
+    one = sres.figures.get("tokens_per_s_world1")
+    tps = res.training.tokens_per_s if res.training else None
+    if topo.world_size > 1 and one is not None and one.value and tps:
+        across = (
+            _measured(tps, "token/s", "measured throughput", path, res) / (constant(topo.world_size) * one)
+        ).with_label(f"scaling efficiency 1 -> {topo.world_size} over {topo.nnodes} node(s)")
+        table[topo.world_size] = across
+        notes.append(
+            f"efficiency at the measured world size {topo.world_size} over {topo.nnodes} node(s): "
+            f"{float(across.value):.3g} (its throughput / ({topo.world_size} x world 1 of the scaling_result))"
+        )
+    return table, set(joined) - set(own) - {topo.world_size}, notes
+
+
+def _nearest(effs: dict[int, Figure], devices: int) -> tuple[Figure, str]:
+    """The scaling efficiency measured at the world size nearest ``devices``, and a note saying so."""
     world = min(effs, key=lambda n: (abs(n - devices), -n))
     note = f"scaling efficiency {float(effs[world].value):.3g} measured at world size {world} (pilot)"
     if devices > max(effs):
@@ -179,7 +231,11 @@ def training_hours(
                 field="training.tokens_per_s",
                 fix="re-run the training pilot, or drop tokens_per_run to use time to target",
             )
-        mult, notes = _device_multiplier(opt, cat, res, where)
+        joined = None
+        if opt.scaling_result is not None:
+            spath = str(sc.resolve(opt.scaling_result))
+            joined = (handed(results, spath), spath)
+        mult, notes = _device_multiplier(opt, cat, res, where, joined, path)
         tps = _measured(tr.tokens_per_s, "token/s", "measured throughput", path, res)
         tokens = _a(opt.tokens_per_run, "token", "tokens per run", where)
         hours = (tokens / (tps * mult) / SECONDS_PER_HOUR).with_label("hours per run")
@@ -195,6 +251,8 @@ def training_hours(
     secs = _measured(tr.time_to_target_s, "s", "time to target (olympic mean)", path, res)
     hours = (secs / SECONDS_PER_HOUR).with_label("hours per run")
     notes += _platform_note(opt, cat, res, "its time to target, unscaled")
+    if opt.scaling_result is not None:
+        notes.append(f"scaling_result {opt.scaling_result} not used: a measured time to target is not scaled")
     return hours, accepted, notes, path
 
 

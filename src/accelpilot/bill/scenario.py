@@ -191,6 +191,9 @@ class Option(_Strict):
     hours_per_run: Decimal | None = None  # assumed hours; or take them from `result`
     result: str | None = None  # a training pilot result file (measured)
     tokens_per_run: Decimal | None = None  # with `result`: hours = tokens / measured throughput
+    # with `result`: a one-node `--scaling` result of the same instance (launch writes its task beside a
+    # multi-node one; collect joins it): the bill scales `result` by the efficiency at the nearest world size
+    scaling_result: str | None = None
     scaling_efficiency: Decimal = Field(default=Decimal(1), gt=0, le=1)  # from the pilot device to the instance
     accepted_share: Decimal | None = Field(default=None, gt=0, le=1)  # share of runs that meet quality
     peak_qps: Decimal | None = None  # serving: accepted requests/s per instance under the SLO (assumed)
@@ -243,6 +246,8 @@ class Option(_Strict):
                 "serverless options need an [options.serverless] table (scale_ups_per_month, idle_timeout_s)"
             )
         self._payment()
+        if self.scaling_result is not None and self.result is None:
+            raise ValueError("scaling_result scales a measured result: give result too (collect writes both)")
         if self.commitment_instances == 0:
             raise ValueError(
                 'commitment_instances = 0 commits nothing: set it to at least 1, or use pricing = "on_demand"'

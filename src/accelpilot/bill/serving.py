@@ -67,6 +67,8 @@ def _price_serving(
                 fix="re-run the serving pilot with --find-peak",
             )
         mult, notes = _device_multiplier(opt, cat, res, where)
+        if opt.scaling_result is not None:
+            notes.append(f"scaling_result {opt.scaling_result} not used: it scales training throughput")
         peak = _measured(sv.peak_qps_under_slo, "1/s", "peak requests/s under the SLO", result_path, res) * mult
         good = _measured(
             sv.goodput_share if sv.goodput_share is not None else 1.0, "", "goodput share", result_path, res

@@ -27,6 +27,7 @@ def collect(
     from accelpilot.catalog import load_catalog
     from accelpilot.collect import ScenarioDoc, gather_results, match_results
     from accelpilot.collect.combine import combine_runs, write_combined
+    from accelpilot.collect.join import split_scaling
     from accelpilot.collect.match import measured_on
     from accelpilot.errors import ConfigError
     from accelpilot.termtext import cell
@@ -40,7 +41,14 @@ def collect(
     dest = scenario if write else (out or scenario.with_name(f"{scenario.stem}.collected{scenario.suffix}"))
     today = dt.date.today().isoformat()
     combos = {}
-    for asg in assigned:
+    joins = {}
+    for i, asg in enumerate(assigned):
+        asg, scaling = split_scaling(asg)  # the one-node --scaling run launched beside a multi-node one
+        assigned[i] = asg
+        if scaling is not None:
+            srel = Path(os.path.relpath(scaling.path.resolve(), dest.resolve().parent)).as_posix()
+            doc.set_result(asg.option, srel, f"one-node --scaling run joined: collected {today}", "scaling_result")
+            joins[asg.option] = scaling
         best = asg.results[0]
         target = best.path
         more = f"; {len(asg.results) - 1} more run(s) collected" if len(asg.results) > 1 else ""
@@ -70,6 +78,8 @@ def collect(
                     "checksum": a.results[0].checksum,
                 }
             )
+            if opt.name in joins:
+                rows[-1]["scaling_result"] = str(joins[opt.name].path)
             if opt.name in combos:
                 combo, path = combos[opt.name]
                 rows[-1]["result"] = str(path)
@@ -103,6 +113,8 @@ def collect(
     for r in rows:
         style = "green" if r["status"] == "measured" else "yellow"
         how = r["how"] + (f", {r['runs']} runs" if r.get("runs", 1) > 1 else "")
+        if "scaling_result" in r:
+            how += f", scaling_result {Path(r['scaling_result']).name} joined"
         if "combined" in r:
             c = r["combined"]
             how += f", {c['method']} of {len(c['runs'])}"

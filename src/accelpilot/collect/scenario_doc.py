@@ -47,12 +47,13 @@ class ScenarioDoc:
                 return t
         raise InputFileError(f"option {name!r} not found as an [[options]] table", file=str(self.path))
 
-    def set_result(self, option: str, result_path: str, comment: str) -> None:
+    def set_result(self, option: str, result_path: str, comment: str, key: str = "result") -> None:
+        """Write ``key = "result_path"`` (``result``, or the joined ``scaling_result``) into the option."""
         table = self._option_table(option)
         item = tomlkit.string(result_path)
         item.comment(comment)
-        if "result" in table:
-            table["result"] = item
+        if key in table:
+            table[key] = item
             return
         # Put it after the option's last plain key: plain assignment would add it after the option's
         # sub-tables with a blank line before them, changing the file's layout.
@@ -63,9 +64,9 @@ class ScenarioDoc:
             if last is None:
                 raise ValueError("no plain key")
             # tomlkit's own positional insert (_insert_after is gone since tomlkit 0.14; _insert_at stays)
-            table.value._insert_at(last + 1, "result", item)
+            table.value._insert_at(last + 1, key, item)
         except (AttributeError, IndexError, KeyError, ValueError):
-            table["result"] = item
+            table[key] = item
 
     def render(self) -> str:
         return tomlkit.dumps(self.doc)

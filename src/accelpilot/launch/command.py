@@ -3,7 +3,8 @@
 The run block reads its device and pilot arguments from environment variables the task sets
 (``ACCELPILOT_DEVICE``, ``ACCELPILOT_PILOT_ARGS``), so the very same block runs on the CPU in a test with
 ``ACCELPILOT_DEVICE=cpu`` (as ``sky launch --env`` would override it). Only node rank 0 runs the pilot and
-writes the result; a ``.sha256`` file beside each result lets ``collect`` prove it arrived intact.
+writes the result (a one-node ``--scaling`` task, ``role == "scaling"``, runs beside each multi-node one);
+a ``.sha256`` file beside each result lets ``collect`` prove it arrived intact.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def run_block(target: LaunchTarget, spec: PilotSpec) -> str:
         'eval "pilot_args=($ACCELPILOT_PILOT_ARGS)"  # shell words, as shlex.join wrote them',
         'mkdir -p "$results"',
     ]
+    if spec.kind == "training" and spec.distributed and target.role == "scaling":
+        # one node, every world size of ACCELPILOT_SCALING in turn (torchrun on this node only)
+        lines.append(
+            'accelpilot run train --device "$ACCELPILOT_DEVICE" --scaling "$ACCELPILOT_SCALING" '
+            '"${pilot_args[@]}" --out "$results"'
+        )
+        return "\n".join(lines) + "\n" + _sidecars()
     if spec.kind == "training" and spec.distributed:
         # every node joins one torchrun rendezvous on the head node (SkyPilot lists the head's IP first)
         lines += [
@@ -144,18 +152,30 @@ def setup_block(target: LaunchTarget, spec: PilotSpec, override: str | None = No
     index = []
     if st.pip_index_url:
         index = ["--extra-index-url", st.pip_index_url]
+    if st.device == "neuron" and not st.torch_install:
+        # the stack's source names no pip line for TorchNeuron native (seed 002, Neuron 2.32): check the image has
+        # it before installing anything, and stop with one line rather than install a guessed package
+        lines.append(_neuron_check(f"stack {st.name} names no pip line for it (its source: {st.source.split(';')[0]})"))
     if st.python_packages:
         lines.append(shlex.join(["python3", "-m", "pip", "install", *index, *st.python_packages]))
     if st.torch_install:
         lines.append(st.torch_install)
-    if st.device == "neuron":
-        lines.append(
-            "python3 -c \"import torch, sys; sys.exit(0 if getattr(torch, 'neuron', None) else 1)\" || "
-            '{ echo "accelpilot: TorchNeuron native (device neuron) is not installed on this image: set torch_install '
-            f'in a --stacks file for stack {st.name}" >&2; exit 1; }}'
-        )
+        if st.device == "neuron":
+            lines.append(_neuron_check(f"the torch_install line of stack {st.name} did not provide it"))
     lines.append(install_line(spec, wheel_dir))
     return "\n".join(lines) + "\n"
+
+
+def _neuron_check(why: str) -> str:
+    """One shell line: stop setup with one line unless this image's torch has TorchNeuron native (``torch.neuron``)."""
+    msg = (
+        f"accelpilot: TorchNeuron native (device neuron) is not installed on this image and {why}: launch with "
+        f"--image NEURON_IMAGE that has it, or set torch_install in a --stacks file"
+    )
+    return (
+        "python3 -c \"import torch, sys; sys.exit(0 if getattr(torch, 'neuron', None) else 1)\" 2>/dev/null || "
+        f"{{ echo {shlex.quote(msg)} >&2; exit 1; }}"
+    )
 
 
 def processes_per_node(target: LaunchTarget) -> tuple[int, str]:
@@ -194,5 +214,18 @@ def task_envs(target: LaunchTarget, spec: PilotSpec, scenario_name: str) -> dict
     if spec.endpoint:
         envs["ACCELPILOT_ENDPOINT"] = spec.endpoint
     if spec.distributed and spec.kind == "training":
-        envs["ACCELPILOT_NPROC_PER_NODE"] = str(processes_per_node(target)[0])
+        if target.role == "scaling":
+            envs["ACCELPILOT_SCALING"] = scaling_sizes(processes_per_node(target)[0])
+        else:
+            envs["ACCELPILOT_NPROC_PER_NODE"] = str(processes_per_node(target)[0])
     return envs
+
+
+def scaling_sizes(per_node: int) -> str:
+    """World sizes a one-node scaling task measures: 1, the powers of two below, and every process of the node."""
+    sizes = {1, per_node}
+    n = 2
+    while n < per_node:
+        sizes.add(n)
+        n *= 2
+    return ",".join(str(w) for w in sorted(sizes))

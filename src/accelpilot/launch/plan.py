@@ -8,7 +8,7 @@ rentals from providers SkyPilot supports too; owned boxes and other rentals get 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from accelpilot.bill.scenario import Option, Scenario
 from accelpilot.catalog.loader import Catalog
@@ -60,6 +60,9 @@ class LaunchTarget:
     use_spot: bool = False
     provider: str = ""
     notes: list[str] = field(default_factory=list)
+    # "pilot", or "scaling": the one-node `--scaling` task written beside a multi-node one (issue 25), whose
+    # result `collect` joins to the multi-node result of the same options as their scaling_result
+    role: str = "pilot"
 
     @property
     def device(self) -> str:
@@ -219,6 +222,8 @@ def plan_launch(
             same.notes += [n for n in t.notes if n not in same.notes]
         else:
             targets.append(t)
+    if distributed and sc.workload == "training":
+        targets += [scaling_companion(t) for t in targets if t.num_nodes > 1]
     used: set[str] = set()
     for t in targets:  # unique file names
         base, i = t.slug, 2
@@ -226,3 +231,24 @@ def plan_launch(
             t.slug, i = f"{base}-{i}", i + 1
         used.add(t.slug)
     return targets
+
+
+def scaling_companion(t: LaunchTarget) -> LaunchTarget:
+    """One node of a multi-node target, measuring ``--scaling 1,2,4,...,<processes per node>``.
+
+    ``--scaling`` runs on one node; the multi-node task measures its own world size. ``collect`` joins the two
+    results (``result`` and ``scaling_result`` of the same options), and the bill takes the scaling efficiency
+    at the world size nearest the one it prices from both.
+    """
+    return replace(
+        t,
+        slug=f"{t.slug}-scaling",
+        options=list(t.options),
+        num_nodes=1,
+        role="scaling",
+        notes=[
+            *t.notes,
+            f"{t.slug}-scaling measures scaling on one node of {t.slug}; collect joins its result to {t.slug}'s "
+            "as scaling_result",
+        ],
+    )

@@ -14,7 +14,7 @@ from typing import Any
 
 from accelpilot import __version__
 from accelpilot.errors import InputFileError
-from accelpilot.launch.command import PilotSpec, pilot_args, processes_per_node
+from accelpilot.launch.command import PilotSpec, pilot_args, processes_per_node, scaling_sizes
 from accelpilot.launch.plan import LaunchTarget
 from accelpilot.launch.script import build_script
 from accelpilot.launch.skypilot import RESULTS_MOUNT, build_task, task_yaml
@@ -65,7 +65,12 @@ def render_tasks(
         warnings = []
         notes = []
         if spec.distributed and spec.kind == "training":
-            notes.append(f"{t.slug}: {processes_per_node(t)[1]}")
+            if t.role == "scaling":
+                sizes = scaling_sizes(processes_per_node(t)[0])
+                why = processes_per_node(t)[1].replace("ACCELPILOT_NPROC_PER_NODE", "ACCELPILOT_SCALING")
+                notes.append(f"{t.slug}: --scaling {sizes} on one node ({why})")
+            else:
+                notes.append(f"{t.slug}: {processes_per_node(t)[1]}")
         if t.stack.device == "neuron" and not t.stack.torch_install and setup is None:
             warnings.append(
                 f"stack {t.stack.name!r} names no torch_install: setup stops on an image without TorchNeuron native"

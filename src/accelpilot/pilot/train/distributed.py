@@ -61,9 +61,8 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError(
             "--scaling measures world sizes on one node",
             field="--scaling",
-            fix="run --scaling 1,2,...,N without --nnodes on one node of the candidate (accelpilot launch writes "
-            "that single-node scaling task beside the multi-node one), and the multi-node task at its world size; "
-            "give both results to the report",
+            fix="run --scaling 1,2,...,N without --nnodes on one node of the candidate, and the multi-node run at "
+            "its world size (accelpilot launch writes both tasks; collect joins them as result and scaling_result)",
         )
     if cfg.resume is not None and cfg.scaling:
         raise ConfigError("--resume continues a checkpoint at one world size", field="--resume", fix="drop --scaling")
