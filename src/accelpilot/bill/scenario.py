@@ -178,6 +178,9 @@ class Option(_Strict):
     instances: int = Field(default=1, gt=0)  # instances (or rented GPUs) used by one run
     hours_per_run: Decimal | None = None  # assumed hours; or take them from `result`
     result: str | None = None  # a training pilot result file (measured)
+    # why `result` is unverified (its .sha256 missing or not matching): `collect --accept-unverified` writes it;
+    # the bill then marks the result's figures "unverified", not "measured", and uses the assumed margin.
+    result_unverified: str | None = None
     tokens_per_run: Decimal | None = None  # with `result`: hours = tokens / measured throughput
     scaling_efficiency: Decimal = Field(default=Decimal(1), gt=0, le=1)  # from the pilot device to the instance
     accepted_share: Decimal | None = Field(default=None, gt=0, le=1)  # share of runs that meet quality

@@ -47,13 +47,26 @@ class ScenarioDoc:
                 return t
         raise InputFileError(f"option {name!r} not found as an [[options]] table", file=str(self.path))
 
-    def set_result(self, option: str, result_path: str, comment: str) -> None:
+    def set_result(self, option: str, result_path: str, comment: str, unverified: str | None = None) -> None:
+        """``result = ...`` for the option; ``result_unverified = why`` beside it when the result is unverified
+        (removed when a verified result replaces an unverified one)."""
         table = self._option_table(option)
+        if unverified is None and "result_unverified" in table:
+            del table["result_unverified"]
         item = tomlkit.string(result_path)
         item.comment(comment)
         if "result" in table:
             table["result"] = item
-            return
+        else:
+            self._insert_plain(table, "result", item)
+        if unverified is not None:
+            if "result_unverified" in table:
+                table["result_unverified"] = unverified
+            else:
+                self._insert_plain(table, "result_unverified", tomlkit.string(unverified))
+
+    @staticmethod
+    def _insert_plain(table: Any, key: str, item: Any) -> None:
         # Put it after the option's last plain key: plain assignment would add it after the option's
         # sub-tables with a blank line before them, changing the file's layout.
         plain = {k for k, v in table.items() if not isinstance(v, (dict, list))}
@@ -63,9 +76,9 @@ class ScenarioDoc:
             if last is None:
                 raise ValueError("no plain key")
             # tomlkit's own positional insert (_insert_after is gone since tomlkit 0.14; _insert_at stays)
-            table.value._insert_at(last + 1, "result", item)
+            table.value._insert_at(last + 1, key, item)
         except (AttributeError, IndexError, KeyError, ValueError):
-            table["result"] = item
+            table[key] = item
 
     def render(self) -> str:
         return tomlkit.dumps(self.doc)
