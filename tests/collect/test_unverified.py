@@ -81,6 +81,16 @@ def test_accepted_unverified_is_priced_as_unverified_then_a_verified_run_replace
     code, out, err = cli_run(["bill", str(scenario)], capsys)
     assert code == 0, err
     assert "UNVERIFIED" in out + err
+    # the report: the figures tagged U, the note, and the commercial gate not passed on an unverified saving
+    code, out, err = cli_run(["report", "--scenario", str(scenario), "--out", str(tmp_path / "rep")], capsys)
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "UNVERIFIED: priced from" in md and "come from an unverified result" in md
+    assert "k-unverified" in (tmp_path / "rep" / "report.html").read_text()
+    assert "time to target: measured" not in md and "time to target: unverified" in md  # the pilot's own figures
+    gates = json.loads((tmp_path / "rep" / "report.json").read_text())["decision"]["gates"]
+    commercial = next(g for g in gates if g["id"] == "commercial")
+    assert commercial["holds"] is None and "unverified result" in commercial["reason"]
 
     # the verified run arrives: it wins, and the scenario loses its result_unverified line
     put(make_result(extra=TRN1, tts=2700.0, minute=5), res, "verified.json")
