@@ -139,3 +139,33 @@ def test_unverified_runs_combine_without_a_checksum_of_their_own(
     trn1 = _bill(scenario, capsys)
     assert trn1["measured"] is False and trn1["cost_per_run"] == pytest.approx(21.50, abs=0.005)
     assert "measured" not in _leaf_kinds(trn1)
+
+
+def test_a_serving_option_priced_from_an_unverified_result(tmp_path: Path) -> None:
+    from accelpilot.bill.compute import make_bill
+    from accelpilot.bill.model import bill_to_json
+    from accelpilot.bill.scenario import parse_scenario
+    from accelpilot.catalog import load_catalog
+    from accelpilot.pilot.result import PilotResult, Platform, ServingSummary, WorkloadInfo, write_result
+    from accelpilot.result_files import read_option_results
+
+    summary = ServingSummary(peak_qps_under_slo=100.0, goodput_share=0.8)
+    res = PilotResult(kind="serving", platform=Platform(device="cpu"), workload=WorkloadInfo(name="m"), serving=summary)
+    path = write_result(res, tmp_path / "s.json")
+    opt = {"name": "inf2", "instance": "inf2.xlarge", "pricing": "on_demand", "result": str(path)}
+    why = "no .sha256 beside it: nothing proves it is what the pilot wrote"
+    sc = parse_scenario(
+        {
+            "options": [{**opt, "result_unverified": why}],
+            "workload": "serving",
+            "volumes": {"requests_per_month": 1_000_000},
+        }
+    )
+    o = bill_to_json(make_bill(sc, load_catalog(), results=read_option_results(sc)))["options"][0]
+    # inf2.xlarge on demand 0.76 USD/h x 730 h = 554.80 USD a month, always on; 1,000,000 x 0.8 goodput = 800,000
+    # accepted requests: 554.80 / 800 = 0.6935 USD per 1,000 accepted requests
+    assert o["cost_per_1k_accepted_requests"] == pytest.approx(0.6935, abs=5e-5)
+    assert o["measured"] is False and o["result_unverified"] == why
+    kinds = {leaf["kind"] for leaf in o["figures"]["cost_per_1k_accepted_requests"]["leaves"]}
+    assert "unverified" in kinds and "measured" not in kinds
+    assert any(n.startswith("UNVERIFIED") for n in o["notes"])
