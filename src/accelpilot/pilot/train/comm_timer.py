@@ -1,12 +1,15 @@
 """The gradient all-reduce timed where it happens: a DDP communication hook that can time each bucket.
 
-Off (the default), the hook is DDP's own ``allreduce_hook``: an asynchronous all-reduce that overlaps backward.
+Off (the default), the hook is DDP's own ``allreduce_hook`` (the Python form of what DDP does without a hook):
+an asynchronous all-reduce that overlaps backward; it stays registered for the time-to-target runs after.
 On, each bucket is all-reduced at once and timed on its own: first a barrier, so the wait for a rank still in
 its backward is not counted (it is hook time, not communication), then the all-reduce with the device
 synchronised around it. The communication share is then one fwd+bwd's own all-reduce time over its own busy
 time (compute + all-reduce), a ratio of two parts of the same step rather than the difference of two steps
 timed apart, which a shared machine's load swamped (issue 25). Buckets all-reduced one after the other are not
-overlapped with backward: the share is the communication that overlap can hide at most.
+overlapped with backward: the share is the communication that overlap can hide at most. Run here on the CPU
+(gloo) only: the CUDA (NCCL) path synchronises the device around the all-reduce but has not run on a GPU, and
+whether Neuron's DDP takes a Python comm hook is unknown (a refusal is caught: the share then reads not measured).
 """
 
 import time

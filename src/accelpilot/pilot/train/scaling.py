@@ -215,7 +215,8 @@ def _comm_figures(
     c = st.comm
     if c is None:
         unavailable["comm_share" + sfx] = (
-            "measured with DDP's comm hook only (FSDP shards need their collectives), from 4 or more samples"
+            "not measured: timed in DDP's comm hook only (FSDP shards need their collectives; a DDP that refused "
+            "the hook is named in the ranks' comm_hook_refused event), from 4 or more samples"
         )
         return
     samples["comm_allreduce_s" + sfx] = c.allreduce_s
