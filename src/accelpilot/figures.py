@@ -34,6 +34,8 @@ class Kind(str, Enum):
     DERIVED = "derived"
     ASSUMPTION = "assumption"
     VENDOR_CLAIM = "vendor_claim"
+    # a pilot figure from a result whose .sha256 is missing or does not match (``collect --accept-unverified``)
+    UNVERIFIED = "unverified"
 
 
 # --- units -------------------------------------------------------------------------------------
@@ -402,6 +404,7 @@ KIND_LABELS: dict[str, str] = {
     "derived": "derived",
     "assumption": "assumed",
     "vendor_claim": "vendor claim",
+    "unverified": "unverified pilot result",
 }
 
 

@@ -51,11 +51,13 @@ def test_one_bad_file_is_reported_and_the_others_collected(
     res = tmp_path / "results"
     put(make_result(extra=TRN1), res, "good.json")
     bad = put(make_result(extra=TRN1, minute=5), res, "bad.json")
-    bad.write_text(bad.read_text().replace('"time_to_target_s": 3600.0', '"time_to_target_s": 360.0'))
+    bad.write_text(bad.read_text()[:200])  # truncated in the copy: not a result, and not what the pilot wrote
+    edited = put(make_result(extra=TRN1, minute=9), res, "edited.json")
+    edited.write_text(edited.read_text().replace('"time_to_target_s": 3600.0', '"time_to_target_s": 360.0'))
     code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario), "--json"], capsys)
     assert code == 0, err
     rep = json.loads(out)
-    assert _row(out)["result"].endswith("good.json")
+    assert _row(out)["result"].endswith("good.json") and _row(out)["runs"] == 2  # the edited one: a run, never best
     assert [b["file"] for b in rep["bad"]] == [str(bad)] and "does not match the checksum" in rep["bad"][0]["why"]
     code, out, err = cli_run(["collect", str(res), "--scenario", str(scenario)], capsys)
     assert code == 0 and "not collected" in err and "Traceback" not in err

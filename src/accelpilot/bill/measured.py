@@ -39,15 +39,29 @@ def _read_result(opt: Option, sc: Scenario, results: Mapping[str, PilotResult]) 
     return handed(results, path), path
 
 
-def _measured(value: float, unit: str, label: str, path: str, res: PilotResult) -> Figure:
+def _measured(
+    value: float, unit: str, label: str, path: str, res: PilotResult, unverified: str | None = None
+) -> Figure:
+    """A figure read from a pilot result: "measured", or "unverified" when the scenario says its checksum failed."""
+    source = f"pilot result {path} ({res.platform.device_name or res.platform.device})"
     return Figure(
         value=Decimal(repr(float(value))),
         unit=unit,
-        kind=Kind.MEASURED,
+        kind=Kind.UNVERIFIED if unverified else Kind.MEASURED,
         label=label,
-        source=f"pilot result {path} ({res.platform.device_name or res.platform.device})",
+        source=source + (f", UNVERIFIED: {unverified}" if unverified else ""),
         as_of=res.created.date(),
     )
+
+
+def unverified_note(opt: Option, path: str) -> list[str]:
+    """The bill's line about a result priced as unverified (``result_unverified``, set by collect)."""
+    if not path or not opt.result_unverified:
+        return []
+    return [
+        f"UNVERIFIED: priced from {path}, whose checksum failed ({opt.result_unverified}); its figures are marked "
+        "unverified (U), not measured, and comparisons use the assumed margin"
+    ]
 
 
 def _device_multiplier(
@@ -215,14 +229,20 @@ def training_hours(
     accepted = None
     if res.errors:
         # A run cut short (disk full, an interrupted phase) is not an accepted run, whatever its summary says.
-        accepted = _measured(0.0, "", "share of pilot runs accepted (the pilot recorded errors)", path, res)
+        accepted = _measured(
+            0.0, "", "share of pilot runs accepted (the pilot recorded errors)", path, res, opt.result_unverified
+        )
         notes.append(
             f"the pilot result recorded {len(res.errors)} error(s), so no run is priced as accepted: {res.errors[0]}"
         )
     elif tr is not None and tr.runs:
-        accepted = _measured(tr.accepted_runs / tr.runs, "", "share of pilot runs reaching the target", path, res)
+        accepted = _measured(
+            tr.accepted_runs / tr.runs, "", "share of pilot runs reaching the target", path, res, opt.result_unverified
+        )
     elif res.accepted is not None:
-        accepted = _measured(1.0 if res.accepted else 0.0, "", "pilot run reached the target", path, res)
+        accepted = _measured(
+            1.0 if res.accepted else 0.0, "", "pilot run reached the target", path, res, opt.result_unverified
+        )
     if opt.tokens_per_run is not None:
         if tr is None or not tr.tokens_per_s:
             raise InputFileError(
@@ -236,7 +256,7 @@ def training_hours(
             spath = str(sc.resolve(opt.scaling_result))
             joined = (handed(results, spath), spath)
         mult, notes = _device_multiplier(opt, cat, res, where, joined, path)
-        tps = _measured(tr.tokens_per_s, "token/s", "measured throughput", path, res)
+        tps = _measured(tr.tokens_per_s, "token/s", "measured throughput", path, res, opt.result_unverified)
         tokens = _a(opt.tokens_per_run, "token", "tokens per run", where)
         hours = (tokens / (tps * mult) / SECONDS_PER_HOUR).with_label("hours per run")
         return hours, accepted, notes, path
@@ -248,7 +268,7 @@ def training_hours(
             fix="run the pilot with --target-loss, or give tokens_per_run in the option",
         )
     _refuse_scaling(opt, sc, where, "a measured time to target (it is not scaled)")
-    secs = _measured(tr.time_to_target_s, "s", "time to target (olympic mean)", path, res)
+    secs = _measured(tr.time_to_target_s, "s", "time to target (olympic mean)", path, res, opt.result_unverified)
     hours = (secs / SECONDS_PER_HOUR).with_label("hours per run")
     notes += _platform_note(opt, cat, res, "its time to target, unscaled")
     if opt.scaling_result is not None:

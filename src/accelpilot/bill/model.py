@@ -111,7 +111,8 @@ class OptionBill(BaseModel):
     fleet_curve: dict[str, Any] = Field(default_factory=dict)  # float inputs of bill.fleet.cost_per_1k_curve
     fleet_inputs: FleetInputs | None = None  # serving with [traffic], not serverless: exact, for flip points
     result_file: str | None = None
-    measured: bool = False  # hours or rates come from a pilot result
+    measured: bool = False  # hours or rates come from a verified pilot result (not one marked result_unverified)
+    result_unverified: str | None = None  # why the result priced is unverified (collect --accept-unverified)
     # Linear coefficients for vectorised sweeps: cost_per_run(u, r) = a / u + b + c / r (u: utilisation).
     sweep_coefficients: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
@@ -361,6 +362,7 @@ def bill_to_json(bill: Bill) -> dict[str, Any]:
                 "workload": o.workload,
                 "measured": o.measured,
                 "result_file": o.result_file,
+                "result_unverified": o.result_unverified,
                 "hours_per_run": _num(o.hours_per_run, 4),
                 "cost_per_run": _num(o.cost_per_run),
                 "accepted_share": _num(o.accepted_share, 4),

@@ -11,7 +11,14 @@ from accelpilot.bill.text_table import boxed, draw
 from accelpilot.figures import Figure, money
 from accelpilot.termtext import visible as escape
 
-KIND_TAG = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
+KIND_TAG = {
+    "measured": "M",
+    "list_price": "L",
+    "derived": "D",
+    "assumption": "A",
+    "vendor_claim": "V",
+    "unverified": "U",
+}
 
 
 def fmt_money(f: Figure | Decimal | None, places: int = 2) -> str:

@@ -190,6 +190,9 @@ class Option(_Strict):
     instances: int = Field(default=1, gt=0)  # instances (or rented GPUs) used by one run
     hours_per_run: Decimal | None = None  # assumed hours; or take them from `result`
     result: str | None = None  # a training pilot result file (measured)
+    # why `result` is unverified (its .sha256 missing or not matching): `collect --accept-unverified` writes it;
+    # the bill then marks the result's figures "unverified", not "measured", and uses the assumed margin.
+    result_unverified: str | None = None
     tokens_per_run: Decimal | None = None  # with `result`: hours = tokens / measured throughput
     # with `result`: a one-node `--scaling` result of the same instance (launch writes its task beside a
     # multi-node one; collect joins it): the bill scales `result` by the efficiency at the nearest world size

@@ -19,7 +19,7 @@ from accelpilot.bill.common import (
     _totals,
 )
 from accelpilot.bill.fleet import hourly_shares, peak_to_mean, plan
-from accelpilot.bill.measured import _device_multiplier, _measured, _read_result, _refuse_scaling
+from accelpilot.bill.measured import _device_multiplier, _measured, _read_result, _refuse_scaling, unverified_note
 from accelpilot.bill.model import FleetInputs, FleetMode, LineItem, OptionBill
 from accelpilot.bill.pricing.owned import _owned_monthly
 from accelpilot.bill.pricing.serverless import _serverless
@@ -69,21 +69,35 @@ def _price_serving(
         mult, notes = _device_multiplier(opt, cat, res, where)
         if opt.scaling_result is not None:
             notes.append(f"scaling_result {opt.scaling_result} not used: it scales training throughput")
-        peak = _measured(sv.peak_qps_under_slo, "1/s", "peak requests/s under the SLO", result_path, res) * mult
+        peak = (
+            _measured(
+                sv.peak_qps_under_slo, "1/s", "peak requests/s under the SLO", result_path, res, opt.result_unverified
+            )
+            * mult
+        )
         good = _measured(
-            sv.goodput_share if sv.goodput_share is not None else 1.0, "", "goodput share", result_path, res
+            sv.goodput_share if sv.goodput_share is not None else 1.0,
+            "",
+            "goodput share",
+            result_path,
+            res,
+            opt.result_unverified,
         )
         # output parity (run serve --compare-to): only answers that match the reference platform count as accepted
         parity = (sv.model_extra or {}).get("parity_accepted_share")
         if isinstance(parity, (int, float)) and not isinstance(parity, bool) and 0 <= parity <= 1:
-            good = good * _measured(parity, "", "accepted share of answers (output parity)", result_path, res)
+            good = good * _measured(
+                parity, "", "accepted share of answers (output parity)", result_path, res, opt.result_unverified
+            )
         tpr = (
-            _measured(sv.tokens_per_request, "token", "tokens per request", result_path, res)
+            _measured(sv.tokens_per_request, "token", "tokens per request", result_path, res, opt.result_unverified)
             if sv.tokens_per_request
             else None
         )
         if sv.idle_fraction is not None:
-            idle_measured = _measured(sv.idle_fraction, "", "measured idle fraction", result_path, res)
+            idle_measured = _measured(
+                sv.idle_fraction, "", "measured idle fraction", result_path, res, opt.result_unverified
+            )
     else:
         if opt.peak_qps is None or opt.peak_qps == 0:
             raise ConfigError(
@@ -240,10 +254,11 @@ def _price_serving(
         total_36_months=total36,
         paid_capacity_share=share,
         result_file=result_path or None,
-        measured=bool(result_path),
+        measured=bool(result_path) and not opt.result_unverified,
+        result_unverified=opt.result_unverified if result_path else None,
         rate=rate if rated is not None else None,
         rated_part=rated,
-        notes=notes,
+        notes=notes + unverified_note(opt, result_path),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accelpilot.bill.common import CONVERTED, _a, _extras_monthly, _sum, _tax, _totals, _zero
-from accelpilot.bill.measured import training_hours
+from accelpilot.bill.measured import training_hours, unverified_note
 from accelpilot.bill.model import LineItem, OptionBill
 from accelpilot.bill.per_bill import _fixed_month, _PerBill
 from accelpilot.bill.pricing import gather, price
@@ -117,10 +117,11 @@ def price_option(opt: Option, sc: Scenario, cat: Catalog, index: int, per_bill: 
         paid_capacity_share=p.paid_share,
         outstanding_commitment=p.outstanding,
         result_file=result_path or None,
-        measured=bool(result_path),
+        measured=bool(result_path) and not opt.result_unverified,
+        result_unverified=opt.result_unverified if result_path else None,
         sweep_coefficients=coeff,
         fixed_per_month=fixed,
         rate=mi.rate[0] if mi.rate is not None and rated is not None else None,
         rated_part=rated,
-        notes=notes,
+        notes=notes + unverified_note(opt, result_path),
     )

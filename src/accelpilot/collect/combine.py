@@ -128,8 +128,9 @@ def combined_path(option: str, folder: Path) -> Path:
     return folder / f"{slug}{COMBINED_SUFFIX}"
 
 
-def write_combined(combo: Combined, option: str, folder: Path) -> Path:
-    """Write the combination beside the runs, with a ``.sha256`` like the pilot's own results."""
+def write_combined(combo: Combined, option: str, folder: Path, verified: bool = True) -> Path:
+    """Write the combination beside the runs, with a ``.sha256`` like the pilot's own results when the runs
+    were verified (a combination of unverified runs gets none: a checksum must not launder them)."""
     import hashlib
 
     from accelpilot.pilot.result import write_result
@@ -137,8 +138,12 @@ def write_combined(combo: Combined, option: str, folder: Path) -> Path:
     path = combined_path(option, folder)
     try:
         write_result(combo.result, path)
+        side = path.with_name(path.name + ".sha256")
+        if not verified:
+            side.unlink(missing_ok=True)
+            return path
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+        side.write_text(f"{digest}  {path.name}\n", encoding="utf-8")
     except OSError as exc:
         raise InputFileError(
             f"cannot write the combination of {len(combo.runs)} runs ({exc.strerror})",

@@ -1,4 +1,11 @@
-"""Find result files, check each one and drop duplicates (the same run, however it was re-serialised)."""
+"""Find result files, check each one and drop duplicates (the same run, however it was re-serialised).
+
+A result is "verified" when the ``.sha256`` written beside it where the pilot ran matches its bytes, and
+"unverified" when there is none or it does not match (edited after the run): an unverified result is collected
+and shown as such, never preferred over a verified one, and written into a scenario only when asked
+(``collect --accept-unverified``). A file that cannot be read as a result (truncated, not JSON, a newer schema)
+is set aside with one line why, and the others are collected.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +23,9 @@ class Collected:
     path: Path
     sha256: str
     result: PilotResult
-    checksum: str  # "verified" (a .sha256 sidecar matched) or "unverified" (no sidecar: edited copies look alike)
+    checksum: str  # "verified" (its .sha256 sidecar matched) or "unverified" (none, or one that does not match)
     duplicates: list[Path] = field(default_factory=list)
+    why: str = ""  # unverified: why (no sidecar, or a sidecar that does not match the content)
 
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024  # a pilot result is kilobytes; a bigger file is refused before it is read
@@ -48,21 +56,22 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
-def _sidecar(path: Path, digest: str) -> str:
+NO_SIDECAR = "no .sha256 beside it: nothing proves it is what the pilot wrote"
+MISMATCH = "its content does not match the .sha256 written where the pilot ran (edited after the run)"
+
+
+def _sidecar(path: Path, digest: str) -> tuple[str, str]:
+    """("verified", "") or ("unverified", why). An unreadable sidecar is a bad file: it may be half-copied."""
     side = path.with_name(path.name + ".sha256")
     if not side.exists():
-        return "unverified"
+        return "unverified", NO_SIDECAR
     try:
         recorded = side.read_text(encoding="utf-8").split()[0].lower()
     except (OSError, UnicodeDecodeError, IndexError):
         raise InputFileError("unreadable checksum file", file=str(side), fix="copy it again or delete it") from None
     if recorded != digest:
-        raise InputFileError(
-            "content does not match the checksum written where the pilot ran (truncated or edited)",
-            file=str(path),
-            fix="copy the result again from the machine or bucket",
-        )
-    return "verified"
+        return "unverified", MISMATCH
+    return "verified", ""
 
 
 def _canonical(raw: bytes) -> str:
@@ -74,7 +83,7 @@ def _canonical(raw: bytes) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _read_one(f: Path) -> tuple[bytes, str, str]:
+def _read_one(f: Path) -> tuple[bytes, str, tuple[str, str]]:
     try:
         size = f.stat().st_size
         if size > MAX_RESULT_BYTES:
@@ -100,17 +109,27 @@ def gather_results(paths: list[Path]) -> Gathered:
     first_error: UserError | None = None
     for f in _files(paths):
         try:
-            raw, digest, checksum = _read_one(f)
+            raw, digest, (checksum, why) = _read_one(f)
             key = _canonical(raw)
             if key in by_run:
                 kept = by_run[key]
                 if checksum == "verified" and kept.checksum != "verified":  # keep the proven copy
                     kept.duplicates.append(kept.path)
-                    kept.path, kept.sha256, kept.checksum = f, digest, checksum
+                    kept.path, kept.sha256, kept.checksum, kept.why = f, digest, checksum, why
                 else:
                     kept.duplicates.append(f)
                 continue
-            by_run[key] = Collected(f, digest, read_result(f), checksum)
+            try:
+                res = read_result(f)
+            except InputFileError as exc:
+                if why != MISMATCH:
+                    raise
+                raise InputFileError(
+                    f"{exc.detail}; it does not match the checksum written where the pilot ran (truncated or damaged)",
+                    file=str(f),
+                    fix="copy the result again from the machine or bucket",
+                ) from None
+            by_run[key] = Collected(f, digest, res, checksum, why=why)
         except UserError as exc:
             first_error = first_error or exc
             bad.append((f, str(exc)))

@@ -47,14 +47,29 @@ class ScenarioDoc:
                 return t
         raise InputFileError(f"option {name!r} not found as an [[options]] table", file=str(self.path))
 
-    def set_result(self, option: str, result_path: str, comment: str, key: str = "result") -> None:
-        """Write ``key = "result_path"`` (``result``, or the joined ``scaling_result``) into the option."""
+    def set_result(
+        self, option: str, result_path: str, comment: str, unverified: str | None = None, key: str = "result"
+    ) -> None:
+        """``key = "result_path"`` for the option (``result``, or the joined ``scaling_result``); with ``result``,
+        ``result_unverified = why`` beside it when the result is unverified (removed when a verified result replaces
+        an unverified one)."""
         table = self._option_table(option)
+        if key == "result" and unverified is None and "result_unverified" in table:
+            del table["result_unverified"]
         item = tomlkit.string(result_path)
         item.comment(comment)
         if key in table:
             table[key] = item
-            return
+        else:
+            self._insert_plain(table, key, item)
+        if unverified is not None:
+            if "result_unverified" in table:
+                table["result_unverified"] = unverified
+            else:
+                self._insert_plain(table, "result_unverified", tomlkit.string(unverified))
+
+    @staticmethod
+    def _insert_plain(table: Any, key: str, item: Any) -> None:
         # Put it after the option's last plain key: plain assignment would add it after the option's
         # sub-tables with a blank line before them, changing the file's layout.
         plain = {k for k, v in table.items() if not isinstance(v, (dict, list))}

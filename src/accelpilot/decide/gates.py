@@ -445,6 +445,17 @@ def gate_commercial(ctx: Context) -> GateResult:
     )
     # Assumed hours, or hours measured on another platform, price a hope: unknown until a pilot on the target.
     info = ctx.result_for(c.result_file)
+    if c.result_unverified and info is not None:  # priced from a result nothing proves unedited (collect)
+        return res(
+            None,
+            good + f"; but the hours of {c.name} come from an unverified result ({c.result_unverified}): the saving "
+            "is not yet a pilot result",
+            Missing(
+                gate=gid,
+                what=f"a verified pilot result (its .sha256 matching) for option {c.name!r}",
+                fix="copy the result again with its .sha256 from the machine or bucket and run `accelpilot collect`",
+            ),
+        )
     if not c.measured or info is None or info.family != t:
         measured_on = f"measured on {info.family} ({info.device})" if info is not None else "assumed"
         return res(

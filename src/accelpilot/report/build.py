@@ -281,13 +281,18 @@ def throughput_basis(res: PilotResult) -> str:
     )
 
 
-def pilot_view(path: str, res: PilotResult, priced_by: list[str], beside: bool) -> PilotView:
+def pilot_view(
+    path: str, res: PilotResult, priced_by: list[str], beside: bool, unverified: str | None = None
+) -> PilotView:
+    """``unverified``: why the bill priced this file as unverified; its own "measured" figures are shown so too."""
     src = f"pilot result {path}"
     figs = []
     for key, f in res.figures.items():
         ref = fig_ref(f)
         if not ref.source:
             ref = ref.model_copy(update={"source": src})
+        if unverified and ref.kind == "measured":
+            ref = ref.model_copy(update={"kind": "unverified", "source": f"{ref.source}, UNVERIFIED: {unverified}"})
         figs.append(PilotFigure(key=key, figure=ref.model_copy(update={"label": ref.label or key})))
     samples: list[SampleSummary] = []
     charts: list[Chart] = []
@@ -382,8 +387,9 @@ def build_report(
     pilots = []
     for group, is_beside in ((results or [], False), (beside or [], True)):
         for path, res in group:
-            priced = [o.name for o in bill.options if o.result_file and Path(o.result_file) == Path(path)]
-            pilots.append(pilot_view(path, res, priced, is_beside))
+            mine = [o for o in bill.options if o.result_file and Path(o.result_file) == Path(path)]
+            why = next((o.result_unverified for o in mine if o.result_unverified), None)
+            pilots.append(pilot_view(path, res, [o.name for o in mine], is_beside, why))
     charts = [c for c in [payback_chart(bill), tco_chart(bill), serving_volume_chart(bill)] if c is not None]
     charts += sensitivity_charts(bill)
     compared = serving.compared_goodput_chart([*(results or []), *(beside or [])])

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 
 from accelpilot.figures import CURRENCIES, KIND_LABELS, FigureRef, fmt_number, parse_unit, unit_text
 
-KIND_LETTER = {"measured": "M", "list_price": "L", "derived": "D", "assumption": "A", "vendor_claim": "V"}
+KIND_LETTER = {
+    "measured": "M",
+    "list_price": "L",
+    "derived": "D",
+    "assumption": "A",
+    "vendor_claim": "V",
+    "unverified": "U",
+}
 
 
 def is_money(unit: str) -> bool:

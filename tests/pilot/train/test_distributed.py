@@ -15,7 +15,14 @@ import pytest
 
 from accelpilot.cli import main
 from accelpilot.pilot.result import read_result
-from accelpilot.pilot.train.scaling import WorldStats, comm_share, scaling_figures, target_figures, world_stats
+from accelpilot.pilot.train.scaling import (
+    WorldStats,
+    comm_samples,
+    comm_share,
+    scaling_figures,
+    target_figures,
+    world_stats,
+)
 from accelpilot.pilot.train.torchrun import Launch, failure_line
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
@@ -34,7 +41,7 @@ def _cli(args: list[str]) -> subprocess.Popen[str]:
     )
 
 
-def _stats(world: int, tok: float, pairs: list[tuple[float, float]] | None = None) -> WorldStats:
+def _stats(world: int, tok: float, pairs: list[dict[str, float]] | None = None) -> WorldStats:
     return WorldStats(
         world=world,
         tokens_per_s=tok,
@@ -52,8 +59,14 @@ def _stats(world: int, tok: float, pairs: list[tuple[float, float]] | None = Non
     )
 
 
-STEADY = [(0.10, 0.08), (0.10, 0.07), (0.10, 0.09), (0.10, 0.08)]  # shares 0.2, 0.3, 0.1, 0.2
-NOISY = [(0.10, 0.09), (0.10, 0.11), (0.10, 0.10), (0.10, 0.095)]  # shares 0.1, -0.1, 0, 0.05
+def _sample(allreduce: float, busy: float) -> dict[str, float]:
+    return {"sync_s": 0.10, "nosync_s": 0.08, "allreduce_s": allreduce, "busy_s": busy}
+
+
+# all-reduce / busy: 0.02/0.1 = 0.2, 0.03/0.1 = 0.3, 0.01/0.1 = 0.1, 0.02/0.1 = 0.2
+STEADY = [_sample(0.02, 0.10), _sample(0.03, 0.10), _sample(0.01, 0.10), _sample(0.02, 0.10)]
+# 0.01/0.1 = 0.1, 0/0.1 = 0, 0/0.1 = 0, 0.005/0.1 = 0.05
+NOISY = [_sample(0.01, 0.10), _sample(0.0, 0.10), _sample(0.0, 0.10), _sample(0.005, 0.10)]
 
 
 def test_scaling_efficiency_is_derived_from_the_measured_throughputs() -> None:
@@ -72,32 +85,50 @@ def test_scaling_efficiency_is_derived_from_the_measured_throughputs() -> None:
     assert "world size 1 not measured" in missing["scaling_efficiency"]
 
 
-def test_comm_share_is_the_median_of_interleaved_pairs_with_its_spread() -> None:
+def test_comm_share_is_the_median_all_reduce_share_with_its_spread() -> None:
     figs, unavailable, samples = scaling_figures({2: _stats(2, 1500.0, STEADY)}, strong=False)
     # shares sorted 0.1, 0.2, 0.2, 0.3: median 0.2; quartiles (inclusive) at 0.75 and 2.25 of the index range:
     # 0.1 + 0.75 x 0.1 = 0.175 and 0.2 + 0.25 x 0.1 = 0.225, so the spread is 0.05 <= 0.2: measured
     assert float(figs["comm_share_world2"].value) == pytest.approx(0.2)
-    assert "0.05" in figs["comm_share_world2"].note
-    assert samples["comm_sync_s_world2"] == [0.10] * 4 and samples["comm_nosync_s_world2"] == [0.08, 0.07, 0.09, 0.08]
-    assert samples["comm_share_pairs_world2"] == pytest.approx([0.2, 0.3, 0.1, 0.2])
+    assert "0.05" in figs["comm_share_world2"].note and "comm hook" in figs["comm_share_world2"].note
+    assert float(figs["allreduce_s_world2"].value) == pytest.approx(0.02)  # median of 0.01, 0.02, 0.02, 0.03
+    assert samples["comm_allreduce_s_world2"] == [0.02, 0.03, 0.01, 0.02]
+    assert samples["comm_busy_s_world2"] == [0.10] * 4
+    assert samples["comm_share_samples_world2"] == pytest.approx([0.2, 0.3, 0.1, 0.2])
+    assert samples["comm_sync_s_world2"] == [0.10] * 4 and samples["comm_nosync_s_world2"] == [0.08] * 4
     assert "comm_share_world2" not in unavailable
 
 
 def test_comm_share_whose_spread_exceeds_it_is_not_measured() -> None:
     figs, unavailable, samples = scaling_figures({2: _stats(2, 1000.0, NOISY)}, strong=False)
-    # shares sorted -0.1, 0, 0.05, 0.1: median 0.025; quartiles -0.1 + 0.75 x 0.1 = -0.025 and
-    # 0.05 + 0.25 x 0.05 = 0.0625: spread 0.0875 > 0.025, so the share is noise
+    # shares sorted 0, 0, 0.05, 0.1: median 0.025; quartiles 0 + 0.75 x 0 = 0 and 0.05 + 0.25 x 0.05 = 0.0625:
+    # spread 0.0625 > 0.025, so the share is noise
     assert "comm_share_world2" not in figs
-    assert unavailable["comm_share_world2"].startswith("not measured") and "0.0875" in unavailable["comm_share_world2"]
-    assert len(samples["comm_share_pairs_world2"]) == 4  # the raw pairs are kept all the same
-    assert comm_share(STEADY[:3]) is None  # fewer than 4 pairs: no spread to judge
+    assert unavailable["comm_share_world2"].startswith("not measured") and "0.0625" in unavailable["comm_share_world2"]
+    assert len(samples["comm_share_samples_world2"]) == 4  # the raw samples are kept all the same
+    assert comm_share(STEADY[:3]) is None  # fewer than 4 samples: no spread to judge
+    old = [{"sync_s": 0.1, "nosync_s": 0.08}] * 6  # a run whose hook timed nothing has no share
+    assert comm_share(old) is None
 
 
-def test_world_1_has_no_communication_share_only_ddp_overhead() -> None:
+def test_world_1_reads_not_measured() -> None:
     figs, unavailable, samples = scaling_figures({1: _stats(1, 1000.0, STEADY)}, strong=False)
-    assert "comm_share_world1" not in figs and "exchanges nothing" in unavailable["comm_share_world1"]
-    assert float(figs["ddp_sync_overhead_world1"].value) == pytest.approx(0.2)  # the same median as above
-    assert len(samples["comm_share_pairs_world1"]) == 4
+    assert not any(k.startswith(("comm_share", "allreduce_s")) for k in figs)
+    assert unavailable["comm_share_world1"].startswith("not measured: world size 1 exchanges nothing")
+    assert len(samples["comm_share_samples_world1"]) == 4
+
+
+def test_comm_samples_take_the_slowest_rank_and_its_own_compute() -> None:
+    ev = [
+        {"pair": 0, "rank": 0, "sync_s": 0.10, "nosync_s": 0.08, "timed_s": 0.12, "hook_s": 0.04, "allreduce_s": 0.02},
+        {"pair": 0, "rank": 1, "sync_s": 0.11, "nosync_s": 0.07, "timed_s": 0.13, "hook_s": 0.06, "allreduce_s": 0.03},
+    ]
+    (row,) = comm_samples(ev)
+    # busy = timed - hook + all-reduce: rank 0 0.12 - 0.04 + 0.02 = 0.10, rank 1 0.13 - 0.06 + 0.03 = 0.10
+    assert row == pytest.approx({"sync_s": 0.11, "nosync_s": 0.08, "allreduce_s": 0.03, "busy_s": 0.10})
+    four = [{**e, "timed_passes": 4} for e in ev]  # the same times over 4 passes: per pass a quarter of each
+    (row,) = comm_samples(four)
+    assert row == pytest.approx({"sync_s": 0.11, "nosync_s": 0.08, "allreduce_s": 0.03 / 4, "busy_s": 0.10 / 4})
 
 
 def test_time_to_target_from_the_ranks_runs() -> None:
@@ -197,12 +228,18 @@ def test_scaling_1_2_writes_one_result_with_both_world_sizes(scaling_run: dict[s
     assert t1 > 0 and t2 > 0
     assert float(f["scaling_efficiency_world2"].value) == pytest.approx(t2 / (2 * t1))
     assert {leaf.label for leaf in f["scaling_efficiency_world2"].leaves()} >= {"training throughput, all ranks"}
-    # the communication share is a figure, or "not measured" when its pairs spread wider than it; raw pairs kept
+    # the communication share is a figure, or "not measured" when its samples spread wider than it; raw samples kept
     assert ("comm_share_world2" in f) != res.details["unavailable"].get("comm_share_world2", "").startswith(
         "not measured"
     )
     assert len(res.samples["comm_sync_s_world2"]) == len(res.samples["comm_nosync_s_world2"]) == 20
+    assert len(res.samples["comm_allreduce_s_world2"]) == len(res.samples["comm_busy_s_world2"]) == 20
+    assert all(
+        0 < a < b
+        for a, b in zip(res.samples["comm_allreduce_s_world2"], res.samples["comm_busy_s_world2"], strict=True)
+    )
     assert "comm_share_world1" not in f and "exchanges nothing" in res.details["unavailable"]["comm_share_world1"]
+    assert "allreduce_s_world2" in f and "allreduce_s_world1" not in f
     for key in (
         "allreduce_bytes_per_step_world2",
         "launch_to_first_step_s_world2",
@@ -315,7 +352,7 @@ def test_nproc_2_is_a_complete_pilot_and_its_checkpoint_resumes_at_world_1_with_
     for run in res.details["time_to_target"]["runs"]:
         *before, (last_step, last_loss) = run["eval_curve"]
         assert last_loss <= 5.25 and last_step == run["steps"] and all(loss > 5.25 for _, loss in before)
-    assert len(res.samples["comm_share_pairs_world2"]) == 20  # the communication share's raw pairs are kept
+    assert len(res.samples["comm_share_samples_world2"]) == 20  # the communication share's raw samples are kept
     assert ("comm_share_world2" in res.figures) != ("comm_share_world2" in res.details["unavailable"])
     (step_dir,) = keep.glob("*-world2/ckpt/step_5")
     resumed = _cli([*TINY, "--resume", str(keep), "--parallel", "fsdp", "--out", str(tmp_path / "b")])

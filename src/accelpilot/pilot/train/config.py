@@ -122,7 +122,8 @@ class TrainConfig:
     comm_samples: int = option(
         20,
         "--comm-samples",
-        "Distributed DDP: interleaved synchronised / no_sync step pairs for the communication share.",
+        "Distributed DDP: interleaved samples for the communication share (the all-reduce timed in DDP's comm hook, "
+        "beside synchronised and no_sync passes).",
     )
 
     def __post_init__(self) -> None:

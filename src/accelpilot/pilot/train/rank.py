@@ -3,8 +3,9 @@
 ``python -m torch.distributed.run ... -m accelpilot.pilot.train.rank CONFIG.json``: torchrun's elastic agent
 sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT and TORCHELASTIC_RESTART_COUNT; this module joins the
 process group (backend from the device table), wraps the workload's model in DDP or FSDP2 ``fully_shard``,
-trains ``total_steps`` steps timing each one, times interleaved pairs of forward+backward with and without
-gradient synchronisation (DDP's ``no_sync``) for the communication share, writes and reads a sharded checkpoint
+trains ``total_steps`` steps timing each one, times interleaved forward+backward passes with and without
+gradient synchronisation (DDP's ``no_sync``) and with the all-reduce timed in DDP's comm hook (the communication
+share), writes and reads a sharded checkpoint
 with ``torch.distributed.checkpoint``, runs time-to-target runs when asked, and appends one JSON line per event
 to ``{run_dir}/rank{R}.jsonl``; at the end every node's local rank 0 writes all ranks' events (gathered).
 ``resume_from`` first loads another run's sharded checkpoint (model and optimizer; DCP reshards it to this world
@@ -25,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+COMM_TIMED_PASSES = 4  # forward+backward passes per communication-share sample, all-reduce timed in the hook
+
 
 @dataclass
 class RankConfig:
@@ -38,7 +41,7 @@ class RankConfig:
     seed: int = 0
     total_steps: int = 8
     warmup: int = 2
-    comm_pairs: int = 20  # interleaved synchronised / no_sync forward+backward pairs: communication share (DDP)
+    comm_pairs: int = 20  # interleaved samples (synchronised, no_sync, all-reduce timed): communication share (DDP)
     run_dir: str = ""
     checkpoint_dir: str = ""  # sharded checkpoints go here (DCP)
     checkpoint_every: int = 0  # 0: one checkpoint at the end only
@@ -227,32 +230,64 @@ def main(argv: list[str] | None = None) -> int:
             emit({"event": "killing_self", "step": i})
             os.kill(os.getpid(), signal.SIGKILL)
 
-    # communication share: forward+backward with and without gradient synchronisation (DDP no_sync), in
-    # interleaved pairs on the same batch (ABBA order, so drift of a shared machine hits both sides alike); no
-    # optimizer step, so the weights stay as trained. Every pair is kept: the parent judges the spread.
+    # communication share: per sample, three passes of forward+backward on the same batch in rotating order
+    # (so drift of a shared machine hits each alike): with DDP's overlapped all-reduce, under no_sync, and with
+    # each bucket's all-reduce timed in the comm hook (comm_timer.py: the share comes from this one, a ratio
+    # within the same passes, COMM_TIMED_PASSES of them per sample so one preempted pass on a shared machine
+    # moves a sample less). No optimizer step, so the weights stay as trained. Every sample is kept: the parent
+    # judges the spread.
     if cfg.parallel == "ddp" and cfg.comm_pairs:
-        batch = tuple(t.to(device) for t in next(batches))
+        from accelpilot.pilot.train.comm_timer import CommTimer
 
-        def fwd_bwd(synced: bool) -> float:
-            dist.barrier()  # both sides start together: a straggler's wait is not counted as communication
+        batch = tuple(t.to(device) for t in next(batches))
+        timer = CommTimer(lambda: sync(device))
+        kinds: tuple[str, ...] = ("sync", "nosync", "timed")
+        try:  # a backend whose DDP takes no Python comm hook keeps the pairs, and the share says not measured
+            wrapped.register_comm_hook(None, timer.hook)  # type: ignore[operator]
+        except (RuntimeError, ValueError, NotImplementedError, AttributeError) as exc:
+            emit({"event": "comm_hook_refused", "why": f"{type(exc).__name__}: {exc}"[:300]})
+            kinds = ("sync", "nosync")
+
+        def fwd_bwd(how: str) -> float:
+            dist.barrier()  # every side starts together: a straggler's wait is not counted as communication
             sync(device)
+            timer.reset()
+            timer.on = how == "timed"
             t0 = time.perf_counter()
-            if synced:
-                workload.loss(wrapped, batch).backward()
-            else:
+            if how == "nosync":
                 with wrapped.no_sync():  # type: ignore[operator]
+                    workload.loss(wrapped, batch).backward()
+            else:
+                for _ in range(COMM_TIMED_PASSES if how == "timed" else 1):  # gradients accumulate: harmless here
                     workload.loss(wrapped, batch).backward()
             sync(device)
             seconds = time.perf_counter() - t0
+            timer.on = False
             opt.zero_grad(set_to_none=True)
             return seconds
 
-        fwd_bwd(True)  # one untimed pair first: the first no_sync and all-reduce calls set up buffers
-        fwd_bwd(False)
+        for how in kinds:  # untimed first passes: buffers and hooks set up
+            fwd_bwd(how)
         for i in range(cfg.comm_pairs):
-            order = (True, False) if i % 2 == 0 else (False, True)
-            t = {synced: fwd_bwd(synced) for synced in order}
-            emit({"event": "comm_pair", "pair": i, "sync_s": t[True], "nosync_s": t[False], "grad_bytes": grad_bytes})
+            k = i % len(kinds)
+            order = kinds[k:] + kinds[:k]
+            t: dict[str, float] = {}
+            timed: dict[str, float] = {}
+            for how in order:
+                t[how] = fwd_bwd(how)
+                if how == "timed":
+                    timed = {"allreduce_s": timer.allreduce_s, "hook_s": timer.hook_s, "buckets": timer.buckets}
+            emit(
+                {
+                    "event": "comm_pair",
+                    "pair": i,
+                    "sync_s": t["sync"],
+                    "nosync_s": t["nosync"],
+                    **({"timed_s": t["timed"], **timed} if "timed" in t else {}),
+                    **({"timed_passes": COMM_TIMED_PASSES} if "timed" in t else {}),
+                    "grad_bytes": grad_bytes,
+                }
+            )
 
     if ckpt_root is not None:
         save(cfg.total_steps)

@@ -1,8 +1,8 @@
 """From the ranks' events to figures: pure functions over plain data, tested on hand-made events.
 
 Per world size: throughput of all ranks, the slowest rank per step and the skew between ranks, the communication
-share (kept raw, judged by its spread), sharded-checkpoint times; scaling efficiency derived from the measured
-throughputs; time to target from the ranks' target runs.
+share (the all-reduce timed in DDP's comm hook, kept raw, judged by its spread), sharded-checkpoint times;
+scaling efficiency derived from the measured throughputs; time to target from the ranks' target runs.
 """
 
 from __future__ import annotations
@@ -19,14 +19,19 @@ from accelpilot.pilot.train.torchrun import Launch
 
 @dataclass(frozen=True)
 class CommShare:
-    """The communication share of forward+backward from interleaved synchronised / no_sync pairs.
+    """The communication share of forward+backward, from the all-reduce timed in DDP's comm hook.
 
-    ``share`` is the median over pairs of (sync - no_sync) / sync; ``spread`` the interquartile range of those
-    per-pair shares. With ``spread`` larger than ``share`` (or a share <= 0) the difference is noise: not measured.
+    Per sample (the slowest rank): ``allreduce_s`` the buckets' all-reduce, ``busy_s`` the pass's compute (its
+    wall time less what the hook held it up) plus that all-reduce; ``shares`` = allreduce_s / busy_s, a ratio
+    of two parts of one pass. ``share`` is their median, ``spread`` their interquartile range: with the spread
+    larger than the share (or a share <= 0) it is not measured. ``sync_s`` / ``nosync_s`` are the interleaved
+    passes with DDP's overlapped all-reduce and under no_sync, kept raw beside it.
     """
 
-    sync_s: list[float]  # per pair, the slowest rank
+    sync_s: list[float]
     nosync_s: list[float]
+    allreduce_s: list[float]
+    busy_s: list[float]
     shares: list[float]
     share: float
     spread: float
@@ -36,20 +41,40 @@ class CommShare:
         return self.share > 0 and self.spread <= self.share
 
 
-def comm_share(pairs: list[tuple[float, float]]) -> CommShare | None:
-    """``pairs``: (synchronised, no_sync) seconds of the same batch; None when there are fewer than 4 pairs."""
-    good = [(a, b) for a, b in pairs if a > 0 and b > 0]
+def comm_share(samples: list[dict[str, float]]) -> CommShare | None:
+    """``samples``: per sample, the slowest rank's ``sync_s``, ``nosync_s``, ``allreduce_s`` and ``busy_s``
+    (seconds); None with fewer than 4 samples that timed the all-reduce."""
+    good = [s for s in samples if s.get("busy_s", 0.0) > 0 and s.get("allreduce_s", -1.0) >= 0]
     if len(good) < 4:
         return None
-    shares = [(a - b) / a for a, b in good]
+    shares = [s["allreduce_s"] / s["busy_s"] for s in good]
     q = statistics.quantiles(shares, n=4, method="inclusive")
     return CommShare(
-        sync_s=[a for a, _ in good],
-        nosync_s=[b for _, b in good],
+        sync_s=[s["sync_s"] for s in good],
+        nosync_s=[s["nosync_s"] for s in good],
+        allreduce_s=[s["allreduce_s"] for s in good],
+        busy_s=[s["busy_s"] for s in good],
         shares=shares,
         share=statistics.median(shares),
         spread=q[2] - q[0],
     )
+
+
+def comm_samples(events: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """The ranks' ``comm_pair`` events, one sample per pair: the slowest rank of each measure."""
+    by_pair: dict[int, list[dict[str, Any]]] = {}
+    for e in events:
+        by_pair.setdefault(int(e["pair"]), []).append(e)
+    out = []
+    for _, evs in sorted(by_pair.items()):
+        row = {k: max(float(e[k]) for e in evs) for k in ("sync_s", "nosync_s")}
+        if all("allreduce_s" in e for e in evs):
+            n = max(1, int(evs[0].get("timed_passes", 1)))  # per pass: a sample times n passes together
+            row["allreduce_s"] = max(float(e["allreduce_s"]) for e in evs) / n
+            # the passes' own compute: wall time less what the hook held backward up (barriers, all-reduce)
+            row["busy_s"] = max(float(e["timed_s"]) - float(e["hook_s"]) + float(e["allreduce_s"]) for e in evs) / n
+        out.append(row)
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,13 +136,6 @@ def world_stats(run: Launch, warmup: int, batch_per_rank: int) -> WorldStats:
     rank_median = {r: statistics.median(e["seconds"] for rows in timed for e in rows if e["rank"] == r) for r in ranks}
     first = [e["t"] for e in steps if e["rank"] == 0]
     pg = [e["seconds"] for e in run.of("process_group")]
-    by_pair: dict[int, list[dict[str, Any]]] = {}
-    for e in run.of("comm_pair"):
-        by_pair.setdefault(int(e["pair"]), []).append(e)
-    pairs = [
-        (max(float(e["sync_s"]) for e in evs), max(float(e["nosync_s"]) for e in evs))
-        for _, evs in sorted(by_pair.items())
-    ]
     saves = [e for e in run.of("checkpoint") if e["step"] == max((int(s["step"]) for s in steps), default=0)]
     loads = [e["seconds"] for e in run.of("loaded_own")]
     return WorldStats(
@@ -128,7 +146,7 @@ def world_stats(run: Launch, warmup: int, batch_per_rank: int) -> WorldStats:
         rank_median_step_s=rank_median,
         launch_to_first_step_s=(min(first) - run.t_launch) if first else None,
         process_group_s=max(pg) if pg else None,
-        comm=comm_share(pairs),
+        comm=comm_share(comm_samples(run.of("comm_pair"))),
         grad_bytes=next((int(e["grad_bytes"]) for e in run.of("comm_pair")), None),
         ckpt_save_s=max(e["seconds"] for e in saves) if saves else None,
         ckpt_bytes=max(e["bytes"] for e in saves) if saves else None,
@@ -197,42 +215,44 @@ def _comm_figures(
     c = st.comm
     if c is None:
         unavailable["comm_share" + sfx] = (
-            "measured with DDP's no_sync only (FSDP shards need their collectives), from 4 or more step pairs"
+            "not measured: timed in DDP's comm hook only (FSDP shards need their collectives; a DDP that refused "
+            "the hook is named in the ranks' comm_hook_refused event), from 4 or more samples"
         )
         return
+    samples["comm_allreduce_s" + sfx] = c.allreduce_s
+    samples["comm_busy_s" + sfx] = c.busy_s
+    samples["comm_share_samples" + sfx] = c.shares
     samples["comm_sync_s" + sfx] = c.sync_s
     samples["comm_nosync_s" + sfx] = c.nosync_s
-    samples["comm_share_pairs" + sfx] = c.shares
     n = len(c.shares)
     figs["fwd_bwd_sync_s" + sfx] = fig(
-        statistics.median(c.sync_s), "s", "forward+backward with gradient all-reduce (median of pairs)", note
+        statistics.median(c.sync_s), "s", "forward+backward with DDP's overlapped all-reduce (median)", note
     )
     figs["fwd_bwd_nosync_s" + sfx] = fig(
         statistics.median(c.nosync_s), "s", "forward+backward without synchronisation (DDP no_sync, median)", note
     )
-    if st.world == 1:  # nothing is exchanged: what synchronising costs here is DDP's own bucketing, not traffic
+    if st.world == 1:  # nothing is exchanged: whatever the hook timed there is its own cost, not traffic
         unavailable["comm_share" + sfx] = (
-            f"world size 1 exchanges nothing: synchronised - no_sync there (median share {c.share:.3g} over {n} "
-            f"pairs, interquartile range {c.spread:.3g}) is DDP's own gradient bucketing, kept as "
-            f"ddp_sync_overhead{sfx} when its spread is smaller than it"
+            f"not measured: world size 1 exchanges nothing (the all-reduce timed there, median share {c.share:.3g} "
+            f"over {n} samples, is the call's own cost; kept in samples as comm_share_samples{sfx})"
         )
-        if c.measured:
-            figs["ddp_sync_overhead" + sfx] = fig(
-                c.share, "", "share of forward+backward DDP synchronisation costs with nothing to exchange", note
-            )
         return
+    figs["allreduce_s" + sfx] = fig(
+        statistics.median(c.allreduce_s), "s", "gradient all-reduce per step, timed in DDP's comm hook (median)", note
+    )
     if c.measured:
         figs["comm_share" + sfx] = fig(
             c.share,
             "",
             "share of forward+backward spent on gradient communication",
-            f"median over {n} interleaved pairs of (synchronised - no_sync) / synchronised; interquartile range "
-            f"{c.spread:.3g}; raw pairs in samples",
+            f"median over {n} samples of all-reduce / (compute + all-reduce) within one pass, the all-reduce timed "
+            f"bucket by bucket in DDP's comm hook, not overlapped with backward (the most overlap can hide); "
+            f"interquartile range {c.spread:.3g}; raw samples kept",
         )
     else:
         unavailable["comm_share" + sfx] = (
-            f"not measured: the spread of {n} interleaved pairs (interquartile range {c.spread:.3g}) is larger than "
-            f"the median share {c.share:.3g}; the raw pairs are kept in samples (comm_sync_s{sfx}, comm_nosync_s{sfx})"
+            f"not measured: the spread of {n} samples (interquartile range {c.spread:.3g}) is larger than the median "
+            f"share {c.share:.3g}; the raw samples are kept (comm_allreduce_s{sfx}, comm_busy_s{sfx})"
         )
 
 
