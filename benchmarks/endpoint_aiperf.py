@@ -24,11 +24,13 @@ import importlib.util
 import itertools
 import json
 import os
+import resource
 import secrets
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,12 @@ def _in_step(tasks: list[dict[str, float]]) -> float | None:
     ms = [t["prompt_ms"] for t in tasks]
     near = [i for i in range(len(ms)) if any(abs(ms[i] - ms[j]) < 1.0 for j in (i - 1, i + 1) if 0 <= j < len(ms))]
     return round(len(near) / len(ms), 2)
+
+
+def _ratio(server_side: dict[str, list[dict[str, Any]]]) -> float | None:
+    a = [r["prompt_ms_p50"] for r in server_side["ours"] if r["prompt_ms_p50"]]
+    b = [r["prompt_ms_p50"] for r in server_side["theirs"] if r["prompt_ms_p50"]]
+    return round(statistics.mean(a) / statistics.mean(b), 3) if a and b else None
 
 
 def _local_tokenizer() -> str:
@@ -149,16 +157,24 @@ def main() -> None:
                 # the fewest processes AIPerf runs with: on a small host its services compete with the server
                 "--workers-max", "1", "--record-processors", "1",
             ]  # fmt: skip
+            cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             run = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+            cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_s.setdefault("aiperf", []).append(
+                round(cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime, 1)
+            )
             if run.returncode != 0:
                 raise SystemExit(f"aiperf exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
             return _aiperf_metrics(work / f"aiperf{k}")
 
         def accelpilot() -> Any:
+            c0 = time.process_time()
             res = run_endpoint(cfg)  # a fresh salt every run
+            cpu_s.setdefault("accelpilot", []).append(round(time.process_time() - c0, 1))
             assert res.serving is not None and res.serving.errors == 0, res.details.get("first_errors")
             return res
 
+        cpu_s: dict[str, list[float]] = {}  # each tool's own CPU seconds per run (AIPerf: all its processes)
         # ABBA rounds (accelpilot, AIPerf, AIPerf, accelpilot, ...): a drift of the shared host hits both alike
         order = [t for r in range(args.rounds) for t in (("ours", "theirs") if r % 2 == 0 else ("theirs", "ours"))]
         ours: list[Any] = []
@@ -214,6 +230,10 @@ def main() -> None:
         "order": tools,
         "load_1min_after_each_run": [round(x, 2) for x in loads],
         "server_log": {"accelpilot": server_side["ours"], "aiperf": server_side["theirs"]},
+        # the server's own prompt time for each tool's requests, accelpilot / AIPerf: far from 1, the server itself
+        # ran slower for one tool (a shared host), and the client figures follow it
+        "server_prompt_p50_ratio": _ratio(server_side),
+        "client_cpu_s_per_run": cpu_s,
         "accelpilot_token_count_source": ours[0].details.get("token_count_source"),
         "accelpilot_cache": {k: ours[0].details["cache"][k] for k in ("mode", "salts", "warmup_requests")},
         "accelpilot_connections": {k: ours[0].details["client"].get(k) for k in ("streams", "connections_opened")},
