@@ -6,6 +6,24 @@ endpoint pilot and ``aiperf profile`` with the same prompts, output lengths, con
 AIPerf), so neither is served from the cache the other warmed. Each tool warms up unmeasured first (accelpilot: one
 request per concurrent stream; AIPerf: ``--warmup-request-count`` the same).
 
+The definitions agree (read from AIPerf 0.13.0's source): TTFT to the first chunk with content, timed from before
+the connection is taken; AIPerf's "inter token latency" is (E2E - TTFT) / (tokens - 1); throughput is completed
+requests (or their usage output tokens, ``--use-server-token-count``) over first request start to last response
+end. What differed was the setup, three ways, each fixed here for both tools alike:
+- AIPerf's warm-up took the first lines of its sequential dataset and profiling went on from there, wrapping round
+  to the warm-up's prompts, which the server answered from its cache (TTFT 35-43 ms against ~300): its warm-up now
+  has lines of its own, salted apart.
+- With every answer the same length, the streams of a closed loop settle in step: both prompts in one batch, each
+  waiting for the other (the server's log: identical prompt times, 400 ms instead of 240). accelpilot, sending the
+  next request within microseconds, stayed in step; AIPerf, a few ms slower, slid out of it, so the two measured
+  different regimes of one server (TTFT p50 1.36x apart, throughput 0.99x). Output lengths now vary
+  (``--output-len 8-24``, prompts ``--input-len 16-48`` words), as real traffic does; ``--output-len ''`` with
+  ``--max-tokens`` gives the fixed length back. ``prompts_in_step_share`` (from the server's log) shows the regime.
+- A shared host drifts: the tools alternate in ABBA rounds (``--rounds``), and the server's own prompt time for
+  each tool's requests is printed beside the ratios: where it differs (``server_prompt_p50_ratio`` far from 1),
+  the server itself ran slower for one tool, and no client definition explains the gap. AIPerf's own CPU (about
+  ten processes) is printed too (``client_cpu_s_per_run``): on a 2-core host it takes CPU the server would use.
+
 Printed: each figure of both tools and accelpilot / AIPerf, names mapped (AIPerf's "inter token latency" is
 (E2E - TTFT) / (tokens - 1), accelpilot's TPOT; AIPerf's "inter chunk latency" is the gap between streamed chunks,
 accelpilot's ITL), with the host load (``uptime``). Target: within 10% on TTFT p50 and throughput.
@@ -14,7 +32,7 @@ AIPerf lives in its own virtualenv (``python -m venv /work/aiperf-venv && /work/
 aiperf``): installed into the project's, it would move click, rich, pandas and psutil off their pins.
 
     PYTHONPATH=src python3 benchmarks/endpoint_aiperf.py [--aiperf /work/aiperf-venv/bin/aiperf] \\
-        [--requests 24] [--concurrency 2] [--max-tokens 16]
+        [--requests 32] [--concurrency 2] [--rounds 4] [--input-len 16-48] [--output-len 8-24]
 """
 
 from __future__ import annotations
