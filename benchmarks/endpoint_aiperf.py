@@ -172,6 +172,7 @@ def main() -> None:
                 "--tokenizer", _local_tokenizer(), "--use-server-token-count",
                 "--ui-type", "none", "--artifact-dir", str(work / f"aiperf{k}"),
                 "--no-server-metrics",  # llama-server has no /metrics: its scraper died and AIPerf exited 1
+                "--no-gpu-telemetry",  # no GPU here: its manager would only poll for one, on the server's CPUs
                 # the fewest processes AIPerf runs with: on a small host its services compete with the server
                 "--workers-max", "1", "--record-processors", "1",
             ]  # fmt: skip
@@ -251,6 +252,18 @@ def main() -> None:
         # the server's own prompt time for each tool's requests, accelpilot / AIPerf: far from 1, the server itself
         # ran slower for one tool (a shared host), and the client figures follow it
         "server_prompt_p50_ratio": _ratio(server_side),
+        # what each client adds to the server's own prompt time (TTFT p50 - server prompt p50, per run): equal
+        # offsets with unequal figures mean the server, not the definitions, differed between the tools
+        "client_ttft_minus_server_prompt_p50_ms": {
+            "accelpilot": [
+                round(r.figures["endpoint.ttft_p50_ms"].value - s["prompt_ms_p50"], 1)
+                for r, s in zip(ours, server_side["ours"], strict=True)
+            ],
+            "aiperf": [
+                round(float(_pick(m, "time_to_first_token", "p50") or 0) - s["prompt_ms_p50"], 1)
+                for m, s in zip(theirs, server_side["theirs"], strict=True)
+            ],
+        },
         "client_cpu_s_per_run": cpu_s,
         "accelpilot_token_count_source": ours[0].details.get("token_count_source"),
         "accelpilot_cache": {k: ours[0].details["cache"][k] for k in ("mode", "salts", "warmup_requests")},
