@@ -256,7 +256,7 @@ def main() -> None:
         # offsets with unequal figures mean the server, not the definitions, differed between the tools
         "client_ttft_minus_server_prompt_p50_ms": {
             "accelpilot": [
-                round(r.figures["endpoint.ttft_p50_ms"].value - s["prompt_ms_p50"], 1)
+                round(float(r.figures["endpoint.ttft_p50_ms"].value) - s["prompt_ms_p50"], 1)
                 for r, s in zip(ours, server_side["ours"], strict=True)
             ],
             "aiperf": [
