@@ -89,26 +89,28 @@ class Drive:
         """Distinct connections (client addresses) the measured requests used."""
         return len({r.connection for r in self.records if r.connection})
 
-    def pool_use(self, pool: int) -> dict[str, Any]:
+    def pool_use(self, pool: int, closed_loop: bool) -> dict[str, Any]:
         """Connections the pool opened against streams it carried (warm-up included), and who kept them alive:
         a server that closes the connection after each stream (llama.cpp's server does) costs every request a
         connect (and a TLS handshake over https) whatever the client does, so it is measured, never assumed."""
         sent = [r for r in (*self.warm_records, *self.records) if r.status is not None or r.new_connection]
-        opened = sum(1 for r in sent if r.new_connection)
-        out: dict[str, Any] = {"streams": len(sent), "connections_opened": opened, "pool_size": pool}
+        n, opened = len(sent), sum(1 for r in sent if r.new_connection)
+        out: dict[str, Any] = {"streams": n, "connections_opened": opened, "pool_size": pool}
         if not sent:
             out["keep_alive"] = "no request reached the server"
-        elif opened <= pool:
-            out["keep_alive"] = f"kept alive: {opened} connection(s) carried {len(sent)} streams"
-        elif opened >= len(sent):
+        elif opened < n:
+            out["keep_alive"] = f"kept alive: {opened} connection(s) carried {n} streams" + (
+                " (the server closed some after their stream)" if closed_loop and opened > pool else ""
+            )
+        elif closed_loop and n > pool:  # a closed loop's next request always finds a connection just freed
             out["keep_alive"] = (
-                f"the server closed the connection after every stream ({len(sent)} streams, {opened} connections): "
+                f"the server closed the connection after every stream ({n} streams, {opened} connections): "
                 "each request paid a TCP connect, and a TLS handshake over https"
             )
-        else:
+        else:  # arrivals: a request may have come while every connection was busy
             out["keep_alive"] = (
-                f"{opened} connections for {len(sent)} streams on a pool of {pool}: the server closed some after "
-                "their stream"
+                f"every stream opened a connection ({n} streams): the server closed each after its stream, or no "
+                "connection was free when a request came"
             )
         return out
 

@@ -191,7 +191,7 @@ def point_result(point: LoadPoint, d: Drive, cfg: ServeConfig, salt: str = "", w
         wall=wall,
         cpu_s=d.cpu_s,
         connections=d.connections,
-        pool=d.pool_use(pool_size(point)),
+        pool=d.pool_use(pool_size(point), closed_loop=point.rate is None and not point.trace),
         salt=salt.strip(),
         warmup=warmup,
         ok=ok,
