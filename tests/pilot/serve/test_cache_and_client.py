@@ -173,3 +173,61 @@ def test_result_json_states_cache_and_client(
     assert code == 0 and srv.warmups == []
     assert data["details"]["cache"]["warmup_requests"] == [0]
     assert data["config"]["cache"] == "cold"
+
+
+def _rows(tmp_path: Path, n: int) -> str:
+    f = tmp_path / f"rows{n}.jsonl"
+    f.write_text("".join(json.dumps({"prompt": f"question number {i} about the sea"}) + "\n" for i in range(n)))
+    return str(f)
+
+
+def test_a_big_request_file_gives_each_point_rows_no_other_point_sends(fake_server: Callable, tmp_path: Path) -> None:
+    srv = fake_server()
+    # 3 points x 4 requests = 12 rows needed; the file has 15
+    res = run_serve(
+        ServeConfig(endpoint=srv.url, requests_file=_rows(tmp_path, 15), concurrency=(1, 2, 4), num_requests=4)
+    )
+    by_point: dict[str, set[str]] = {}
+    for s in srv.seen:
+        by_point.setdefault(s.salt, set()).add(s.payload["prompt"])
+    assert len(by_point) == 3 and all(len(v) == 4 for v in by_point.values())
+    rows = list(by_point.values())
+    assert not (rows[0] & rows[1]) and not (rows[0] & rows[2]) and not (rows[1] & rows[2])  # not even underneath
+    cache = res.details["cache"]
+    assert cache["distinct_samples_per_point"] is True and "distinct samples per point" in cache["method"]
+    assert res.details["requests_info"]["distinct_samples_per_point"] is True
+
+
+def test_a_small_request_file_falls_back_to_salts_and_says_so(fake_server: Callable, tmp_path: Path) -> None:
+    srv = fake_server()
+    # 11 rows < 3 points x 4 requests: the points share rows, each under its own salt
+    res = run_serve(
+        ServeConfig(endpoint=srv.url, requests_file=_rows(tmp_path, 11), concurrency=(1, 2, 4), num_requests=4)
+    )
+    by_point: dict[str, set[str]] = {}
+    for s in srv.seen:
+        by_point.setdefault(s.salt, set()).add(s.payload["prompt"])
+    assert len({frozenset(v) for v in by_point.values()}) == 1  # the same rows underneath every salt
+    cache = res.details["cache"]
+    assert cache["distinct_samples_per_point"] is False
+    assert "fewer distinct rows than 3 points x 4 requests" in cache["method"]
+
+
+def test_connections_opened_against_streams_are_measured(fake_server: Callable) -> None:
+    """Kept alive, 2 connections carry the warm-up (2) and 12 streams; a server that closes after each stream
+    costs one connection per stream, and the result says the server did it."""
+    srv = fake_server(keep_alive=True)
+    res = run_serve(ServeConfig(endpoint=srv.url, concurrency=2, num_requests=12, max_tokens=4))
+    client = res.details["client"]
+    assert client["streams"] == 2 + 12 and client["connections_opened"] == len(srv.ports) <= 2
+    assert client["keep_alive"].startswith("kept alive")
+    closing = fake_server(keep_alive=False)
+    res = run_serve(ServeConfig(endpoint=closing.url, concurrency=2, num_requests=12, max_tokens=4))
+    client = res.details["client"]
+    assert client["streams"] == 14 and client["connections_opened"] == len(closing.ports) == 14
+    assert "server closed the connection after every stream" in client["keep_alive"]
+    # arrivals: a new connection per stream may also mean none was free, so the result does not blame the server
+    res = run_serve(ServeConfig(endpoint=closing.url, request_rate=50.0, num_requests=6, max_tokens=4))
+    client = res.details["client"]
+    assert client["streams"] == client["connections_opened"] == 1 + 6
+    assert "or no connection was free" in client["keep_alive"]

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
@@ -82,3 +85,78 @@ def test_the_warm_cache_on_purpose_is_seen_in_the_servers_log(srv: Server) -> No
     assert len(tasks) == 2 * N  # the warm-up pass, then the measured point
     measured = tasks[N:]
     assert sum(1 for t in measured if _reused(t) >= int(t["n_tokens"]) - MAX_TOKENS - 1) >= N - 1, measured
+
+
+class _Established:
+    """Client sockets ESTABLISHED to the server's port, sampled from /proc/net/tcp every 2 ms on a thread: an
+    account of connections that does not go through the pilot's own counting."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.peak, self.ports, self.stop = f"{port:04X}", 0, set[str](), threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            now = set()
+            for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+                local, remote, state = line.split()[1:4]
+                if state == "01" and remote.endswith(":" + self.port):  # 01: ESTABLISHED, client side
+                    now.add(local)
+            self.peak = max(self.peak, len(now))
+            self.ports |= now
+            time.sleep(0.002)
+
+    def __enter__(self) -> _Established:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="counts sockets from Linux's /proc/net/tcp")
+def test_at_most_one_connection_per_concurrent_stream_and_what_the_server_kept_alive(srv: Server) -> None:
+    """llama-server (cpp-httplib) closes the connection after every streamed answer, kept-alive or not: its chunked
+    content provider returns false right after ``sink.done()`` (tools/server/server-http.cpp), which cpp-httplib
+    0.59 takes as a cancelled write and closes. The pilot cannot reuse what the server closed; it must never hold
+    more connections than streams in flight, and must say how many it opened and who closed them."""
+    port = int(srv.url.rsplit(":", 1)[1])
+    with _Established(port) as seen:
+        res = run_serve(
+            ServeConfig(endpoint=srv.url + "/v1/completions", concurrency=2, num_requests=8, max_tokens=MAX_TOKENS)
+        )
+    assert res.serving is not None and res.serving.errors == 0, res.errors
+    client = res.details["client"]
+    assert seen.peak <= 2, seen.peak  # never more connections open at once than concurrent streams
+    assert client["streams"] == 2 + 8  # the warm-up (one per stream) and the measured requests
+    # the pilot's count (httpcore's connect events) against the sockets seen (+1: GET /v1/models, its own client)
+    assert client["connections_opened"] <= len(seen.ports) <= client["connections_opened"] + 1
+    # this server closed every streamed connection, and the result says so (checked, not assumed) ...
+    assert client["connections_opened"] == client["streams"]
+    assert "server closed the connection after every stream" in client["keep_alive"]
+    # ... and so it does for the field's plain httpx keep-alive loop, while a non-streamed answer keeps its
+    # connection: the closing is the server's streaming path, not the client
+    assert _plain_httpx_connections(srv.url, stream=True) == 4
+    assert _plain_httpx_connections(srv.url, stream=False) == 1
+
+
+def _plain_httpx_connections(url: str, stream: bool, n: int = 4) -> int:
+    """TCP connections a plain httpx keep-alive client (one connection allowed) opens for ``n`` requests."""
+    opened = 0
+
+    def trace(event: str, _info: dict[str, object]) -> None:
+        nonlocal opened
+        opened += event == "connection.connect_tcp.complete"
+
+    with httpx.Client(limits=httpx.Limits(max_connections=1, max_keepalive_connections=1), timeout=30) as c:
+        for i in range(n):
+            body = {"prompt": f"[plain {i}] Hello", "max_tokens": 4, "stream": stream}
+            for attempt in (0, 1):  # the kept-alive connection the server closed fails the next request once
+                try:
+                    with c.stream("POST", url + "/v1/completions", json=body, extensions={"trace": trace}) as r:
+                        r.read()
+                    break
+                except httpx.RemoteProtocolError:
+                    assert attempt == 0
+    return opened

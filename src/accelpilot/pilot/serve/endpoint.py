@@ -116,13 +116,14 @@ def run_endpoint(
     for k, point in enumerate(points):
         salt = point_salt(nonce, k, cfg.cache)
         n_warm = warmup_count(cfg, point) if cfg.cache == "cold" else 0
-        warm = _warmup_specs(reqset.specs, n_warm)
+        specs = reqset.for_point(k)
+        warm = _warmup_specs(specs, n_warm)
         say(
-            f"{len(reqset.specs)} streaming requests to {cell(shown_url)} ({api}, "
+            f"{len(specs)} streaming requests to {cell(shown_url)} ({api}, "
             f"model {cell(scrub(model, secrets))}), {point.label()}"
             + (f", after {len(warm)} unmeasured warm-up request(s)" if warm else "")
         )
-        d = drive(cfg, url, api, model, reqset.specs, point, salt, transport, warm, warmup_salt(nonce, k))
+        d = drive(cfg, url, api, model, specs, point, salt, transport, warm, warmup_salt(nonce, k))
         for r in d.records:  # a server or httpx may echo the URL or the key into an error message
             r.error = scrub(r.error, secrets)
         count_tokens(d.records, lengths)
@@ -262,10 +263,11 @@ def run_endpoint(
             "control": cfg.output_control,
         },
         "operating_point": None if op is None else {**op.summary(), "min_goodput_share": cfg.min_goodput_share},
-        "cache": {**cache_facts(cfg, nonce, points), "nonce": nonce},
+        "cache": {**cache_facts(cfg, nonce, points, bool(reqset.per_point)), "nonce": nonce},
         "client": {
             "connections": main.connections,
             "connections_per_stream": "one pool per point, sized to its concurrency, kept alive",
+            **main.pool,  # opened vs streams: whether the server kept them alive, measured
             "http_version": sorted({r.http_version for r in records if r.http_version}),
             "client_cpu_ms_per_request": main.cpu_s * 1e3 / len(records),
             "stale_connection_retries": sum(1 for r in records if r.stale_retry),

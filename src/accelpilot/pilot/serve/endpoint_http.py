@@ -56,6 +56,7 @@ class RequestRecord:
     http_version: str = ""
     connection: str = ""  # the client's local address: one per TCP connection used
     stale_retry: bool = False  # sent again after a kept-alive connection turned out closed (never reached the server)
+    new_connection: bool = False  # the pool opened a TCP connection for this request (httpcore's trace event)
 
     @property
     def tpot_s(self) -> float | None:
@@ -240,8 +241,13 @@ async def _stream(
     t_done: float | None = None
     events = 0
     done = False
+
+    async def trace(event: str, _info: dict[str, Any]) -> None:  # connections opened, counted where they open
+        if event == "connection.connect_tcp.complete":
+            rec.new_connection = True
+
     try:
-        async with client.stream("POST", url, json=body) as resp:
+        async with client.stream("POST", url, json=body, extensions={"trace": trace}) as resp:
             rec.status = resp.status_code
             rec.http_version = resp.http_version
             rec.connection = _connection_of(resp)

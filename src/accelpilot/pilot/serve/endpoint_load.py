@@ -13,7 +13,7 @@ import asyncio
 import random
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -82,10 +82,37 @@ class Drive:
     records: list[RequestRecord]
     wall_s: float
     cpu_s: float  # this process's CPU time over the point (the client's own cost)
+    warm_records: list[RequestRecord] = field(default_factory=list)  # the unmeasured warm-up, on the same pool
 
     @property
     def connections(self) -> int:
+        """Distinct connections (client addresses) the measured requests used."""
         return len({r.connection for r in self.records if r.connection})
+
+    def pool_use(self, pool: int, closed_loop: bool) -> dict[str, Any]:
+        """Connections the pool opened against streams it carried (warm-up included), and who kept them alive:
+        a server that closes the connection after each stream (llama.cpp's server does) costs every request a
+        connect (and a TLS handshake over https) whatever the client does, so it is measured, never assumed."""
+        sent = [r for r in (*self.warm_records, *self.records) if r.status is not None or r.new_connection]
+        n, opened = len(sent), sum(1 for r in sent if r.new_connection)
+        out: dict[str, Any] = {"streams": n, "connections_opened": opened, "pool_size": pool}
+        if not sent:
+            out["keep_alive"] = "no request reached the server"
+        elif opened < n:
+            out["keep_alive"] = f"kept alive: {opened} connection(s) carried {n} streams" + (
+                " (the server closed some after their stream)" if closed_loop and opened > pool else ""
+            )
+        elif closed_loop and n > pool:  # a closed loop's next request always finds a connection just freed
+            out["keep_alive"] = (
+                f"the server closed the connection after every stream ({n} streams, {opened} connections): "
+                "each request paid a TCP connect, and a TLS handshake over https"
+            )
+        else:  # arrivals: a request may have come while every connection was busy
+            out["keep_alive"] = (
+                f"every stream opened a connection ({n} streams): the server closed each after its stream, or no "
+                "connection was free when a request came"
+            )
+        return out
 
 
 async def _drive(
@@ -112,11 +139,12 @@ async def _drive(
         http=cfg.http,
         transport=transport,
     ) as client:
+        warm: list[RequestRecord] = []
         if warmup:  # unmeasured, at this point's concurrency: opens the pool, passes first-request costs
             wb = [payload(api, model, s, cfg.output_control, warmup_salt) for s in warmup]
             k = min(len(wb), conc if point.rate is None and not point.trace else pool_size(point))
             for i in range(0, len(wb), k):
-                await asyncio.gather(*(one_request(client, url, api, b, deadline) for b in wb[i : i + k]))
+                warm += await asyncio.gather(*(one_request(client, url, api, b, deadline) for b in wb[i : i + k]))
 
         async def fire(i: int) -> None:
             records[i] = await one_request(client, url, api, bodies[i], deadline, chars[i])
@@ -149,7 +177,7 @@ async def _drive(
             await asyncio.gather(*(worker() for _ in range(min(conc, len(reqs)))))
         wall = time.perf_counter() - t0
         cpu = time.process_time() - cpu0
-    return Drive([r if r is not None else RequestRecord(error="not sent") for r in records], wall, cpu)
+    return Drive([r if r is not None else RequestRecord(error="not sent") for r in records], wall, cpu, warm)
 
 
 def drive(
@@ -175,16 +203,27 @@ def warmup_count(cfg: ServeConfig, point: LoadPoint) -> int:
     return point.concurrency if point.concurrency is not None and point.rate is None and not point.trace else 1
 
 
-def cache_facts(cfg: ServeConfig, nonce: str, points: list[LoadPoint]) -> dict[str, Any]:
+def cache_facts(cfg: ServeConfig, nonce: str, points: list[LoadPoint], distinct: bool = False) -> dict[str, Any]:
     """What the result states about caches: how each point's requests differ, and what was sent unmeasured."""
     cold = cfg.cache == "cold"
+    if distinct:
+        method = (
+            "distinct samples per point: each measured point sends request-file rows no other point sends, each "
+            "also after that point's salt line (so a rerun is cold too)"
+        )
+    elif cold:
+        method = "a distinct salt line before every prompt of each measured point: no point reuses another's prefix"
+        if cfg.requests_file and len(points) > 1:
+            method += (
+                f" (the request file has fewer distinct rows than {len(points)} points x {cfg.num_requests} "
+                "requests, so the points share the rows underneath their salts)"
+            )
+    else:
+        method = "the same salted requests at every point after a warm-up pass: the warm prefix cache, on purpose"
     return {
         "mode": cfg.cache,
-        "method": (
-            "a distinct salt line before every prompt of each measured point: no point reuses another's prefix"
-            if cold
-            else "the same salted requests at every point after a warm-up pass: the warm prefix cache, on purpose"
-        ),
+        "method": method,
+        "distinct_samples_per_point": distinct,
         "salts": [point_salt(nonce, i, cfg.cache).strip() for i in range(len(points))],
         "warmup_requests": [warmup_count(cfg, p) for p in points],
         "warmup": (

@@ -7,13 +7,13 @@ per second. A percentile of fewer than 100 requests carries a note saying so (a 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accelpilot.errors import ConfigError
 from accelpilot.pilot.serve.base import ServeConfig, sample_sentences
 from accelpilot.pilot.serve.endpoint_http import RequestRecord
-from accelpilot.pilot.serve.endpoint_load import Drive, LoadPoint
+from accelpilot.pilot.serve.endpoint_load import Drive, LoadPoint, load_points, pool_size
 from accelpilot.pilot.serve.requests import (
     LengthDist,
     Lengths,
@@ -58,12 +58,18 @@ def build_requests(cfg: ServeConfig, api: str) -> RequestSet:
         rs = RequestSet(specs, f"trace {cfg.trace}", lengths.unit, {"duration_s": specs[-1].at_s})
     elif cfg.requests_file:
         pool = read_request_file(cfg.requests_file, cfg.max_tokens)
-        specs = sample_requests(pool, cfg.num_requests, cfg.seed)
+        n_points = len(load_points(cfg))
+        # enough distinct rows for every measured point: each point its own sample, none resent (issue 30)
+        own = n_points > 1 and cfg.cache == "cold" and len({_key(s) for s in pool}) >= cfg.num_requests * n_points
+        specs = sample_requests(_distinct(pool) if own else pool, cfg.num_requests * (n_points if own else 1), cfg.seed)
         if cfg.output_len:  # a stated output length overrides the file's
             file_len = parse_length(cfg.output_len, "--output-len")
             rng = random.Random(cfg.seed + 1)
             specs = [RequestSpec(prompt=s.prompt, messages=s.messages, max_tokens=file_len.sample(rng)) for s in specs]
-        rs = RequestSet(specs, f"file {cfg.requests_file}", lengths.unit, {"distinct_in_file": len(pool)})
+        n = cfg.num_requests
+        per_point = [specs[k * n : (k + 1) * n] for k in range(n_points)] if own else []
+        info = {"distinct_in_file": len(pool), "distinct_samples_per_point": own}
+        rs = RequestSet(specs[:n], f"file {cfg.requests_file}", lengths.unit, info, per_point)
     elif cfg.input_len or cfg.output_len:
         in_len = parse_length(cfg.input_len or "64", "--input-len")
         out_len: LengthDist | None = parse_length(cfg.output_len, "--output-len") if cfg.output_len else None
@@ -84,6 +90,18 @@ def build_requests(cfg: ServeConfig, api: str) -> RequestSet:
             fix="point --endpoint at .../v1/chat/completions",
         )
     return rs
+
+
+def _key(s: RequestSpec) -> str:
+    return repr((s.prompt, s.messages))
+
+
+def _distinct(pool: list[RequestSpec]) -> list[RequestSpec]:
+    """The file's rows, a repeated prompt once (two points sharing one prompt would share its cache)."""
+    seen: dict[str, RequestSpec] = {}
+    for s in pool:
+        seen.setdefault(_key(s), s)
+    return list(seen.values())
 
 
 def count_tokens(records: list[RequestRecord], lengths: Lengths | None) -> dict[str, int]:
@@ -123,6 +141,7 @@ class PointResult:
     out_tokens: int
     cpu_s: float = 0.0
     connections: int = 0
+    pool: dict[str, Any] = field(default_factory=dict)  # Drive.pool_use: connections opened against streams
     salt: str = ""
     warmup: int = 0
 
@@ -157,6 +176,7 @@ class PointResult:
             "salt": self.salt or None,
             "warmup_requests": self.warmup,
             "connections": self.connections,
+            **self.pool,
             "http_version": sorted({r.http_version for r in self.records if r.http_version}),
             "client_cpu_ms_per_request": self.cpu_s * 1e3 / len(self.records),
         }
@@ -171,6 +191,7 @@ def point_result(point: LoadPoint, d: Drive, cfg: ServeConfig, salt: str = "", w
         wall=wall,
         cpu_s=d.cpu_s,
         connections=d.connections,
+        pool=d.pool_use(pool_size(point), closed_loop=point.rate is None and not point.trace),
         salt=salt.strip(),
         warmup=warmup,
         ok=ok,

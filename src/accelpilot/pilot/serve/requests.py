@@ -324,3 +324,8 @@ class RequestSet:
     source: str  # "built-in sentences", "file x.jsonl", "synthetic", "trace t.csv"
     length_unit: str = "words"
     info: dict[str, Any] = field(default_factory=dict)
+    # a request file with enough distinct rows: each measured point's own sample (``specs`` is the first's)
+    per_point: list[list[RequestSpec]] = field(default_factory=list)
+
+    def for_point(self, k: int) -> list[RequestSpec]:
+        return self.per_point[k] if self.per_point else self.specs
