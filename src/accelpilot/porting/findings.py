@@ -188,6 +188,7 @@ class Finding(BaseModel):
     porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
     reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
     defined_in: str | None = None  # a use of a kernel or built extension defined in another file: that file
+    family: str | None = None  # in (or a use of) a kernel file: its kernel family's name (``scan/families.py``)
 
     @classmethod
     def from_rule(

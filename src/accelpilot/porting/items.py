@@ -56,6 +56,9 @@ def item_key(f: Finding) -> tuple[str, str]:
     if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
         family = job_family(f.file)
         return f"setting|device-count|{family}", f"devices per node of the job {family}"
+    if f.family is not None:
+        # one unit of porting work: the family's kernels, their wrappers, device calls and every launch site
+        return f"kernel|triton-kernel|{f.family}|{FAMILY}", f"kernel family {f.family}"
     scope = rule.item if rule is not None else "file"
     sub = f.subject
     if scope == "kernel":
@@ -225,6 +228,18 @@ def _blocking_reason(fs: list[Finding]) -> str:
     return f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
 
 
+def family_kernels(fs: list[Finding]) -> list[str]:
+    """The kernels of a family: those defined in its files, less the files none of whose kernels is launched (a
+    file of ``@triton.jit`` helpers that other kernels call is inlined into them: part of their port)."""
+    launched = {f.subject for f in fs if f.subject and f.message.startswith("launches kernel")}
+    by_file: dict[str, set[str]] = {}
+    for f in fs:
+        if f.subject and f.message.startswith("@"):
+            by_file.setdefault(f.file or "", set()).add(f.subject)
+    kept = [names for names in by_file.values() if names & launched] or list(by_file.values())
+    return sorted(set().union(*kept)) or ["(kernels)"]
+
+
 def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, float, str]:
     """Engineer-days of one item from the effort table: a kernel family's range grows with its kernels (each further
     kernel of the file adds 0.5-2 days: the wrapper, tests and tuning are shared); an item that only imports a kernel
@@ -233,7 +248,7 @@ def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, f
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
     if key.endswith(f"|{FAMILY}"):
-        n = max(1, len({f.subject for f in fs if f.subject and f.message.startswith("@")}))
+        n = len(family_kernels(fs))
         return r.low + 0.5 * (n - 1), r.high + 2 * (n - 1), f"{r.assumption}; {n} kernels, each further one 0.5-2 d"
     return r.low, r.high, r.assumption
 
@@ -285,6 +300,8 @@ def build_items(findings: list[Finding]) -> list[Item]:
         # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
         # may join it, as compile modes join compile-backend)
         first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
+        if key.endswith(f"|{FAMILY}"):  # a family is titled and sized by its kernels
+            first = next((f for f in fs if f.message.startswith("@")), first)
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
         severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
@@ -307,7 +324,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
         where = f"{len(fs)} line{'s' if len(fs) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
         low, high, assumption = _days(key, first.rule, effort, fs)
         if key.endswith(f"|{FAMILY}"):
-            names = sorted({f.subject for f in fs if f.subject and f.message.startswith("@")})
+            names = family_kernels(fs)
             where += f"; {len(names)} kernel{'s' if len(names) != 1 else ''}: {', '.join(names)}"
         items.append(
             Item(

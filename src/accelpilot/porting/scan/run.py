@@ -25,6 +25,7 @@ from accelpilot.porting.log import (
 )
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
+from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs
@@ -393,6 +394,9 @@ def scan_path(
             mentions = Mentions({f for f, _ in wanted}) if wanted else None
             findings = _cross_file(files, findings, unread, mentions)
             findings = _overridden_defaults(files, findings, unread, mentions, pool)
+            rels = [rel for _, rel, _ in files]
+            findings = drop_own_package(findings, own_packages(rels))
+            assign_families(findings, _python_sources(files, unread), rels)
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
