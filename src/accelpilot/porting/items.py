@@ -215,6 +215,45 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
                 groups[keep][1].extend(groups.pop(k)[1])
 
 
+# Files that declare dependencies: a line there installs a package, it runs no code path.
+_DECLARATIONS = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.py|setup\.cfg|Pipfile|requirements[\w.-]*\.txt|environment[\w.-]*\.ya?ml)$"
+)
+DECLARED_REASON = (
+    "declared as an install dependency, and no code path of the scan imports it unguarded: it blocks only if it "
+    "does not install on the target (make it an optional extra)"
+)
+
+
+def _declared(f: Finding) -> bool:
+    return f.message.startswith("package ") and _DECLARATIONS.search(f.file or "") is not None
+
+
+def _fold_kernel_languages(groups: dict[str, tuple[str, list[Finding]]]) -> set[int]:
+    """In a tree that defines kernels in a language, its dependency on that language (``import triton`` in a
+    utility, ``triton>=3`` in pyproject.toml) goes with the kernels' port: its lines join the first kernel item of
+    that language on a main path (not a benchmark's) instead of an item of their own. Returns the folded findings
+    (by id), which do not set the severity of the item they join."""
+    folded: set[int] = set()
+    for k in [k for k in groups if k.startswith("package|")]:
+        rule = k.split("|")[1]
+        if RULES.get(rule) is None or RULES[rule].item != "kernel":
+            continue
+        target = next(
+            (
+                t
+                for t in sorted(groups)
+                if t.startswith(f"kernel|{rule}|") and any(f.context is None for f in groups[t][1])
+            ),
+            None,
+        )
+        if target is not None:
+            moved = groups.pop(k)[1]
+            folded.update(id(f) for f in moved)
+            groups[target][1].extend(moved)
+    return folded
+
+
 def _blocking_reason(fs: list[Finding]) -> str:
     """Why a blocking item stops the default path, and the line that reaches it: the first unguarded launch, call or
     import of it from another file, else its definition (a kernel whose launches the scan does not follow), else its
@@ -291,12 +330,14 @@ def build_items(findings: list[Finding]) -> list[Item]:
             groups[k] = (groups[k][0], kept)
         else:
             del groups[k]
+    folded = _fold_kernel_languages(groups)
     _join_serving(groups, serving)
     _merge_same_function(groups)
     items: list[Item] = []
     for key, (label, fs) in groups.items():
         fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))
-        top = max(fs, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+        own = [f for f in fs if id(f) not in folded] or fs
+        top = max(own, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
         # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
         # may join it, as compile modes join compile-backend)
         first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
@@ -304,7 +345,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
             first = next((f for f in fs if f.message.startswith("@")), first)
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
-        severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
+        severity, reason = top.severity, top.reason if all(f.reason for f in own) else None
         launches = [f for f in fs if f.message.startswith("launches kernel")]
         if key.startswith("kernel|") and severity == "blocking" and launches:
             # a kernel runs where it is launched: if every launch is behind a flag or has a fallback, the default
@@ -314,7 +355,13 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 severity = worst.severity
                 reason = "; ".join(sorted({f.reason for f in launches if f.reason})) or None
         if severity == "blocking" and reason is None:
-            reason = _blocking_reason(fs)
+            reason = _blocking_reason(own)
+        if (
+            key.startswith("package|")
+            and severity == "blocking"
+            and all(_declared(f) for f in fs if f.severity == "blocking")
+        ):
+            severity, reason = "warning", DECLARED_REASON
         if key.startswith("package|") and rule is not None and rule.item == "kernel":
             # Depending on a kernel language is not writing a kernel: each kernel is its own item.
             effort = "days"

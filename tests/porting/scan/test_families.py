@@ -127,3 +127,28 @@ def test_the_repositorys_own_package_is_not_a_cuda_library(tmp_path: Path) -> No
     assert [i.key for i in log.items if i.rule == "cuda-kernel-library"] == [
         "package|cuda-kernel-library|causal_conv1d"
     ]
+
+
+def test_headers_beside_an_extensions_sources_are_that_extension(tmp_path: Path) -> None:
+    """``csrc/scan/*.cuh`` beside the ``.cu`` files setup.py builds into one extension are its sources; a header in
+    a folder whose sources build two extensions stays an item of its folder."""
+    files = {
+        "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = CUDAExtension('scan_cuda', sources=['csrc/scan/scan_fwd.cu'])\n"
+        "a = CUDAExtension('a_cuda', sources=['csrc/two/a.cu'])\n"
+        "b = CUDAExtension('b_cuda', sources=['csrc/two/b.cu'])\n",
+        "csrc/scan/scan_fwd.cu": "__global__ void k() {}\n",
+        "csrc/scan/scan_kernel.cuh": "#pragma once\n",
+        "csrc/two/a.cu": "__global__ void a() {}\n",
+        "csrc/two/b.cu": "__global__ void b() {}\n",
+        "csrc/two/common.cuh": "#pragma once\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    items = {i.key: sorted(ln.file or "" for ln in i.lines) for i in scan_path(tmp_path, jobs=1).items}
+    assert items["kernel|cpp-extension-cuda|setup.py|scan_cuda"][:2] == [
+        "csrc/scan/scan_fwd.cu",
+        "csrc/scan/scan_kernel.cuh",
+    ]
+    assert items["kernel|cuda-source-file|csrc/two"] == ["csrc/two/common.cuh"]
