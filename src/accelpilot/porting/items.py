@@ -259,6 +259,9 @@ def _blocking_reason(fs: list[Finding]) -> str:
     import of it from another file, else its definition (a kernel whose launches the scan does not follow), else its
     first blocking line."""
     blocking = [f for f in fs if f.severity == "blocking"]
+    for f in blocking:
+        if f.reason and f.reason.startswith("entry point "):  # an entry point's CUDA placement names its line
+            return f.reason
     for prefix in ("launches ", "calls ", "imports ", "@"):
         uses = [f for f in blocking if f.message.startswith(prefix)]
         if uses:

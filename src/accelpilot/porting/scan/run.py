@@ -26,6 +26,7 @@ from accelpilot.porting.log import (
 )
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
+from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
 from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -425,6 +426,8 @@ def scan_path(
             rels = [rel for _, rel, _ in files]
             findings = drop_own_package(findings, own_packages(rels))
             assign_families(findings, _python_sources(files, unread), rels)
+            if root.is_dir():
+                mark_entry_blocking(findings, entry_points(root, set(rels)))
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
