@@ -260,14 +260,20 @@ def _blocking_reason(fs: list[Finding]) -> str:
     first blocking line."""
     blocking = [f for f in fs if f.severity == "blocking"]
     for f in blocking:
-        if f.reason and f.reason.startswith("entry point "):  # an entry point's CUDA placement names its line
+        if f.reason and f"{f.file}:{f.line}" in f.reason:  # a line that says why it blocks, naming itself
             return f.reason
     for prefix in ("launches ", "calls ", "imports ", "@"):
         uses = [f for f in blocking if f.message.startswith(prefix)]
         if uses:
             break
-    f = (uses or blocking or fs)[0]
-    return f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
+    builds = [f for f in blocking if "Extension(" in f.message or f.message.startswith("load(")]
+    f = (uses or builds or blocking or fs)[0]
+    out = f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
+    if not uses:  # a build with no blocking use: name the code that imports what it builds
+        use = next((u for u in fs if u.message.startswith(("imports the built", "calls "))), None)
+        if use is not None:
+            out += f"; the code reaches it at {use.file}:{use.line} ({use.message})"
+    return out
 
 
 def family_kernels(fs: list[Finding]) -> list[str]:

@@ -21,6 +21,12 @@ from collections.abc import Iterable
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.default_path import (
+    RAISES_WITHOUT_CUDA,
+    judge_families,
+    may_choose_class,
+    optional_modules,
+)
 
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w. \t,]+))", re.M)
 # Libraries whose rule stands for a CUDA-only package: a finding naming the repository's own package is dropped.
@@ -183,17 +189,24 @@ def _named(family: dict[str, str]) -> dict[str, str]:
     return {k: names[fam] for k, fam in family.items()}
 
 
-def assign_families(findings: list[Finding], sources: Iterable[tuple[str, bytes]], rels: list[str]) -> None:
+def assign_families(
+    findings: list[Finding], sources: Iterable[tuple[str, bytes]], rels: list[str], roots: set[str]
+) -> None:
     """Set ``family`` on every finding in (or a use of something defined in) a kernel file, reading each Python
-    source's imports once."""
+    source's imports once; then judge each family from the default path (``default_path.py``) from ``roots``."""
     kernels = kernel_files(findings)
-    if not kernels:
-        return
+    if not kernels and not any(RAISES_WITHOUT_CUDA.match(f.message) for f in findings if f.context is None):
+        return  # nothing to judge from imports: the tree's sources are not read again
     mods = _module_names(rels)
-    imports = {rel: set() for rel in rels if rel.endswith(".py")}
-    imports.update({rel: imports_of(rel, data, mods) for rel, data in sources})
+    imports: dict[str, set[str]] = {rel: set() for rel in rels if rel.endswith(".py")}
+    choosers: list[tuple[str, bytes]] = []  # files that may choose a model class by a config value
+    for rel, data in sources:
+        imports[rel] = imports_of(rel, data, mods)
+        if may_choose_class(data):
+            choosers.append((rel, data))
     fam = _named(families(kernels, imports))
     for f in findings:
         home = f.file if f.file in fam else f.defined_in  # a kernel file's own lines stay with its family
         if home in fam:
             f.family = fam[home]
+    judge_families(findings, fam, imports, roots, optional_modules(choosers, mods))

@@ -25,6 +25,7 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
 from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
@@ -223,8 +224,8 @@ def _cross_file(
     # a CUDA source an extension builds from is part of that extension's item, and so are the headers beside its
     # sources (``csrc/scan/*.cuh`` included by the ``.cu`` files setup.py lists)
     exts: dict[str, set[tuple[str, str]]] = {}
-    for rel, ext in built.items():
-        exts.setdefault(rel.rpartition("/")[0], set()).add(ext)
+    for rel, built_ext in built.items():
+        exts.setdefault(rel.rpartition("/")[0], set()).add(built_ext)
     folders = {folder: next(iter(e)) for folder, e in exts.items() if len(e) == 1}  # one extension's folder
     for f in findings:
         if f.rule == "cuda-source-file" and f.file is not None:
@@ -424,10 +425,11 @@ def scan_path(
             findings = _cross_file(files, findings, unread, mentions)
             findings = _overridden_defaults(files, findings, unread, mentions, pool)
             rels = [rel for _, rel, _ in files]
-            findings = drop_own_package(findings, own_packages(rels))
-            assign_families(findings, _python_sources(files, unread), rels)
-            if root.is_dir():
-                mark_entry_blocking(findings, entry_points(root, set(rels)))
+            own = own_packages(rels)
+            findings = drop_own_package(findings, own)
+            entries = entry_points(root, set(rels)) if root.is_dir() else {}
+            assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
+            mark_entry_blocking(findings, entries)
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
