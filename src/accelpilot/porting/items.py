@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-from accelpilot.porting.effort import BY_CLASS, KERNEL_LANGUAGE, ROWS, XLA_ERA_RULES
+from accelpilot.porting.effort import (
+    BY_CLASS,
+    DECLARED_ONLY,
+    FALLBACK_CHECK,
+    FAMILY_NOTE,
+    FAMILY_STEP,
+    KERNEL_LANGUAGE,
+    ROWS,
+    XLA_ERA_RULES,
+)
 from accelpilot.porting.findings import Finding, Item, ItemLine, normalise_snippet
 from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
 
@@ -288,17 +297,34 @@ def family_kernels(fs: list[Finding]) -> list[str]:
     return sorted(set().union(*kept)) or ["(kernels)"]
 
 
-def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, float, str]:
+def _days(
+    key: str, rule: str, effort: str, fs: list[Finding], severity: str, reason: str | None
+) -> tuple[float, float, str]:
     """Engineer-days of one item from the effort table: a kernel family's range grows with its kernels (each further
-    kernel of the file adds 0.5-2 days: the wrapper, tests and tuning are shared); an item that only imports a kernel
-    language is removing that dependency."""
+    kernel adds ``FAMILY_STEP``: the reference, tests and tiling are shared); an item that only imports a kernel
+    language is removing that dependency; a kernel or library that falls back off CUDA is measuring the fallback;
+    a package only declared is an edit of the dependency list."""
     r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
+    if key.startswith(("kernel|", "package|")) and severity != "blocking" and reason is not None:
+        if reason == DECLARED_REASON:
+            r = DECLARED_ONLY
+        elif reason.startswith(FALLBACK_REASONS):
+            return FALLBACK_CHECK.low, FALLBACK_CHECK.high, FALLBACK_CHECK.assumption
     if key.endswith(f"|{FAMILY}"):
         n = len(family_kernels(fs))
-        return r.low + 0.5 * (n - 1), r.high + 2 * (n - 1), f"{r.assumption}; {n} kernels, each further one 0.5-2 d"
+        step_low, step_high = FAMILY_STEP
+        return (
+            r.low + step_low * (n - 1),
+            r.high + step_high * (n - 1),
+            f"{r.assumption}; {n} kernel{'s' if n != 1 else ''}, {FAMILY_NOTE}",
+        )
     return r.low, r.high, r.assumption
+
+
+# Reasons that say the code runs off CUDA by another path (``findings.REACH_WARNING['optional']``, the launch guards).
+FALLBACK_REASONS = ("optional path behind an availability check", "performance item: off CUDA")
 
 
 def build_items(findings: list[Finding]) -> list[Item]:
@@ -378,7 +404,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 severity, reason = "warning", "imports the kernel language; each kernel it defines is its own item"
         files = sorted({f.file or "" for f in fs})
         where = f"{len(fs)} line{'s' if len(fs) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
-        low, high, assumption = _days(key, first.rule, effort, fs)
+        low, high, assumption = _days(key, first.rule, effort, fs, severity, reason)
         if key.endswith(f"|{FAMILY}"):
             names = family_kernels(fs)
             where += f"; {len(names)} kernel{'s' if len(names) != 1 else ''}: {', '.join(names)}"

@@ -92,10 +92,10 @@ def test_kernel_files_group_by_the_op_they_serve(tmp_path: Path) -> None:
     # the wrappers' torch.cuda.device calls are lines of their family, not per-file device items
     assert not [i.key for i in log.items if i.key.startswith("file|")]
     by_key = {i.key: i for i in log.items}
-    # the helper file (never launched) is inlined into its callers: not a kernel of the count (3 + 0.5 + 0.5 days)
+    # the helper file (never launched) is inlined into its callers: not a kernel of the count (3 + 0.25 + 0.25 days)
     scan = by_key["kernel|triton-kernel|pkg/ops/scan_combined.py|*"]
     assert scan.message.endswith("3 kernels: chunk_kernel, combined_kernel, state_kernel")
-    assert (scan.days_low, scan.days_high) == (3 + 0.5 * 2, 10 + 2 * 2)
+    assert (scan.days_low, scan.days_high) == (3 + 0.25 * 2, 10 + 1 * 2)
 
 
 def test_a_wrapper_in_a_kernel_folder_joins_the_family(tmp_path: Path) -> None:
