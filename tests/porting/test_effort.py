@@ -94,3 +94,15 @@ def test_an_item_that_falls_back_or_is_only_declared_takes_the_row_of_its_work(t
     }
     rows = {r.rule: (r.days_low, r.days_high) for r in log.effort_model.rows}
     assert rows["(fallback off CUDA)"] == (0.5, 2) and rows["(declared only)"] == (0.25, 1)
+
+
+def test_the_markdown_log_shows_the_exit_test_built_from_its_ranges(tmp_path: Path) -> None:
+    from accelpilot.decide.exit_cost import REVALIDATION_DAYS as DECIDE_REVALIDATION
+    from accelpilot.porting.effort import REVALIDATION_DAYS
+
+    assert REVALIDATION_DAYS == float(DECIDE_REVALIDATION)
+    md = render_markdown(scan_path(_tree(tmp_path), jobs=1))
+    # items 3.25-11 (family of two kernels) + 0.25-3 (item-in-forward) + 0.1-0.5 (cuda-call) = 3.6-14.5 days;
+    # 2 d re-validation + (3.6 + 14.5) / 2 = 2 + 9.05 = 11.05 (11.1 to one decimal: the float is 11.0500...07)
+    assert "2 d re-validation + the midpoint of 3.6-14.5 = 11.1 engineer-days." in md
+    assert "kernel families: the row of their first kernel, then each further kernel of the family 0.25-1 d" in md

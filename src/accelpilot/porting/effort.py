@@ -162,6 +162,9 @@ DECLARED_ONLY = EffortRow(
 # reference, tests and tiling, so each adds a fraction of the first kernel's range.
 FAMILY_STEP = (0.25, 1.0)
 FAMILY_NOTE = "each further kernel of the family 0.25-1 d (variants share the op's reference, tests and tiling)"
+# Re-validation on the destination that the exit test adds to the items' midpoints (decide/exit_cost.py's
+# REVALIDATION_DAYS; a test holds them equal).
+REVALIDATION_DAYS = 2.0
 # The rows an item may take instead of its rule's, by the name the log's effort model lists them under.
 SPECIAL_ROWS: dict[str, EffortRow] = {
     "(kernel language)": KERNEL_LANGUAGE,
