@@ -100,7 +100,7 @@ def test_the_markdown_log_shows_the_exit_test_built_from_its_ranges(tmp_path: Pa
     from accelpilot.decide.exit_cost import REVALIDATION_DAYS as DECIDE_REVALIDATION
     from accelpilot.porting.effort import REVALIDATION_DAYS
 
-    assert REVALIDATION_DAYS == float(DECIDE_REVALIDATION)
+    assert float(DECIDE_REVALIDATION) == REVALIDATION_DAYS
     md = render_markdown(scan_path(_tree(tmp_path), jobs=1))
     # items 3.25-11 (family of two kernels) + 0.25-3 (item-in-forward) + 0.1-0.5 (cuda-call) = 3.6-14.5 days;
     # 2 d re-validation + (3.6 + 14.5) / 2 = 2 + 9.05 = 11.05 (11.1 to one decimal: the float is 11.0500...07)
