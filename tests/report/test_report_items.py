@@ -32,12 +32,11 @@ def test_item_reasons_and_item_counts_per_record_category() -> None:
         "I2": IMPORTED,  # flash-attn imported at module level
         "I4": BENCH,  # copy_kernel in benchmarks/
         "I5": OPTIONAL,  # fast_kernel behind is_triton_available()
-        "I6": "imports the kernel language; each kernel it defines is its own item",
     }
     # items (and the lines under them), not the 28 device-specific lines of the summary, which hold 7 probes,
     # skip guards and test-only lines counted apart
     assert view.items_by_record_category() == [
-        ("device-specific code path", 5, 21),
+        ("device-specific code path", 4, 21),
         ("container difference", 1, 2),
         ("unsupported operator", 0, 0),
         ("data movement step", 0, 0),
@@ -50,15 +49,14 @@ def test_item_reasons_and_item_counts_per_record_category() -> None:
         IMPORTED,
         BENCH.replace("'", "&#39;"),
         OPTIONAL,
-        "imports the kernel language; each kernel it defines is its own item",
     ]
     assert (
-        "device-specific code path: 5 items (21 lines) · container difference: 1 item (2 lines) · "
+        "device-specific code path: 4 items (21 lines) · container difference: 1 item (2 lines) · "
         "unsupported operator: 0 items · data movement step: 0 items · operational integration: 1 item (3 lines)"
     ) in html
     md = render_md(rep).split("## Portability log", 1)[1].split("## Vendor claims", 1)[0]
-    assert "7 porting item(s) in 14 file(s)." in md
-    assert "device-specific code path: 5 item(s) (21 lines) · container difference: 1 item(s) (2 lines)" in md
+    assert "6 porting item(s) in 14 file(s)." in md
+    assert "device-specific code path: 4 item(s) (21 lines) · container difference: 1 item(s) (2 lines)" in md
     assert (
         "3 lines in 1 file; 1 kernel: copy\\_kernel \\[in a benchmark script, not on the model's forward/backward path\\] |"
         in md
@@ -67,7 +65,7 @@ def test_item_reasons_and_item_counts_per_record_category() -> None:
 
 def test_a_line_reached_otherwise_than_its_item_says_how() -> None:
     view = view_log(scan_path(FIXTURES / "launches", jobs=1))
-    (item,) = [f for f in view.findings if "pkg/kernels/matmul.py" in f.message]
+    (item,) = [f for f in view.findings if "kernel family pkg/kernels/" in f.message]
     # launched on the main path: blocking, and the item says which launch reaches it (issue 27)
     assert item.reason == (
         "on the default path: launches kernel mm_kernel[grid](...) (pkg/kernels/matmul.py) at "

@@ -146,6 +146,31 @@ for _r in XLA_ERA_RULES:
 
 # An item that only imports a kernel language (each kernel is its own item): removing the dependency.
 KERNEL_LANGUAGE = EffortRow(0.25, 1, "drop or guard the import once the kernels are ported", _REASONED)
+# A kernel or library every use of which falls back off CUDA: the port runs; the work is to measure the fallback.
+FALLBACK_CHECK = EffortRow(
+    0.5,
+    2,
+    "the code falls back off CUDA (an ImportError fallback, an availability check, a CPU path): measure the fallback "
+    "on the target and port the kernel only if the profile shows it",
+    _REASONED + ": replacing it is the row of its rule, counted only if the measurement asks for it",
+)
+# A package only declared (no code path imports it unguarded): an edit of the dependency list.
+DECLARED_ONLY = EffortRow(
+    0.25, 1, "make the declared dependency an optional extra (or drop it) for the target", _REASONED
+)
+# Each further kernel of a family: its variants (forward/backward, varlen, autotuned configurations) share the op's
+# reference, tests and tiling, so each adds a fraction of the first kernel's range.
+FAMILY_STEP = (0.25, 1.0)
+FAMILY_NOTE = "each further kernel of the family 0.25-1 d (variants share the op's reference, tests and tiling)"
+# Re-validation on the destination that the exit test adds to the items' midpoints (decide/exit_cost.py's
+# REVALIDATION_DAYS; a test holds them equal).
+REVALIDATION_DAYS = 2.0
+# The rows an item may take instead of its rule's, by the name the log's effort model lists them under.
+SPECIAL_ROWS: dict[str, EffortRow] = {
+    "(kernel language)": KERNEL_LANGUAGE,
+    "(fallback off CUDA)": FALLBACK_CHECK,
+    "(declared only)": DECLARED_ONLY,
+}
 
 
 def row_for(rule: str, effort: str) -> EffortRow:

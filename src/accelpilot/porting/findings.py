@@ -30,8 +30,14 @@ NOT_PORTING: dict[str, str] = {
     "weight-init": "weight initialisation: reached only from `_init_weights`/`initialize_weights`, which run when "
     "weights are created (on the host) and not for loaded checkpoints; not the compiled forward",
     "no-op-elsewhere": "a torch.cuda call that does nothing where no CUDA device is initialised (empty_cache, "
-    "manual_seed[_all], seed[_all]), or an NCCL variable library code only reads or sets as a default: on the target "
-    "it runs and changes nothing",
+    "manual_seed[_all], seed[_all]), a cuDNN/TF32 switch, or an NCCL variable library code only reads or sets as a "
+    "default: on the target it runs and changes nothing",
+    "ci": "a CI workflow (`.github/workflows/`, `.gitlab-ci.yml`, `.circleci/`): builds and tests on the CI's own "
+    "runners, no path the model is trained or served on (listed apart)",
+    "install-time": "run by `setup.py` when the package is built or installed (a prebuilt wheel fetched), not when "
+    "the model runs",
+    "data-prep": "a download in a data preparation script: run once on any host before training, the same whatever "
+    "the accelerator",
     "overridden-default": "a parameter's default that every call in the repository overrides (each passes that "
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
@@ -81,6 +87,9 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|c
 
 
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
+
+
+_CI_PATH = re.compile(r"(^|/)\.github/workflows/|(^|/)\.gitlab-ci\.ya?ml$|(^|/)\.circleci/|(^|/)\.buildkite/")
 
 
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$")
@@ -145,6 +154,8 @@ def context_of_path(rel: str, present: Container[str] = ()) -> str | None:
         return "benchmark"
     if _EXAMPLE_PATH.search(rel):
         return "example"
+    if _CI_PATH.search(rel):
+        return "ci"
     if _OTHER_RUNTIME.search(rel):
         return "other-runtime"
     return None
@@ -188,6 +199,7 @@ class Finding(BaseModel):
     porting: bool = True  # False: not porting work (a probe, a skip guard, test-only code), never blocking
     reason: str | None = None  # why severity differs from the rule's (reach), or why it is not porting work
     defined_in: str | None = None  # a use of a kernel or built extension defined in another file: that file
+    family: str | None = None  # in (or a use of) a kernel file: its kernel family's name (``scan/families.py``)
 
     @classmethod
     def from_rule(

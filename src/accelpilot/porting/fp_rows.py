@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 # What a class becomes besides a context of ``NOT_PORTING`` (findings.py): no finding at all, a line joined to
 # another item's work, or one item for the repository.
-OUTCOMES = frozenset({"no finding", "joins an item", "one item", "blocking"})
+OUTCOMES = frozenset({"no finding", "joins an item", "one item", "blocking", "warning"})
 
 _FP = "tests/porting/scan/test_fp_classes.py::"
 _FP12 = "tests/porting/scan/test_fp_classes_scanfp12.py::"

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-from accelpilot.porting.effort import BY_CLASS, KERNEL_LANGUAGE, ROWS, XLA_ERA_RULES
+from accelpilot.porting.effort import (
+    BY_CLASS,
+    DECLARED_ONLY,
+    FALLBACK_CHECK,
+    FAMILY_NOTE,
+    FAMILY_STEP,
+    KERNEL_LANGUAGE,
+    ROWS,
+    XLA_ERA_RULES,
+)
 from accelpilot.porting.findings import Finding, Item, ItemLine, normalise_snippet
 from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
 
@@ -56,6 +65,9 @@ def item_key(f: Finding) -> tuple[str, str]:
     if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
         family = job_family(f.file)
         return f"setting|device-count|{family}", f"devices per node of the job {family}"
+    if f.family is not None:
+        # one unit of porting work: the family's kernels, their wrappers, device calls and every launch site
+        return f"kernel|triton-kernel|{f.family}|{FAMILY}", f"kernel family {f.family}"
     scope = rule.item if rule is not None else "file"
     sub = f.subject
     if scope == "kernel":
@@ -212,30 +224,107 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
                 groups[keep][1].extend(groups.pop(k)[1])
 
 
+# Files that declare dependencies: a line there installs a package, it runs no code path.
+_DECLARATIONS = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.py|setup\.cfg|Pipfile|requirements[\w.-]*\.txt|environment[\w.-]*\.ya?ml)$"
+)
+DECLARED_REASON = (
+    "declared as an install dependency, and no code path of the scan imports it unguarded: it blocks only if it "
+    "does not install on the target (make it an optional extra)"
+)
+
+
+def _declared(f: Finding) -> bool:
+    return f.message.startswith("package ") and _DECLARATIONS.search(f.file or "") is not None
+
+
+def _fold_kernel_languages(groups: dict[str, tuple[str, list[Finding]]]) -> set[int]:
+    """In a tree that defines kernels in a language, its dependency on that language (``import triton`` in a
+    utility, ``triton>=3`` in pyproject.toml) goes with the kernels' port: its lines join the first kernel item of
+    that language on a main path (not a benchmark's) instead of an item of their own. Returns the folded findings
+    (by id), which do not set the severity of the item they join."""
+    folded: set[int] = set()
+    for k in [k for k in groups if k.startswith("package|")]:
+        rule = k.split("|")[1]
+        if RULES.get(rule) is None or RULES[rule].item != "kernel":
+            continue
+        target = next(
+            (
+                t
+                for t in sorted(groups)
+                if t.startswith(f"kernel|{rule}|") and any(f.context is None for f in groups[t][1])
+            ),
+            None,
+        )
+        if target is not None:
+            moved = groups.pop(k)[1]
+            folded.update(id(f) for f in moved)
+            groups[target][1].extend(moved)
+    return folded
+
+
 def _blocking_reason(fs: list[Finding]) -> str:
     """Why a blocking item stops the default path, and the line that reaches it: the first unguarded launch, call or
     import of it from another file, else its definition (a kernel whose launches the scan does not follow), else its
     first blocking line."""
     blocking = [f for f in fs if f.severity == "blocking"]
+    for f in blocking:
+        if f.reason and f"{f.file}:{f.line}" in f.reason:  # a line that says why it blocks, naming itself
+            return f.reason
     for prefix in ("launches ", "calls ", "imports ", "@"):
         uses = [f for f in blocking if f.message.startswith(prefix)]
         if uses:
             break
-    f = (uses or blocking or fs)[0]
-    return f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
+    builds = [f for f in blocking if "Extension(" in f.message or f.message.startswith("load(")]
+    f = (uses or builds or blocking or fs)[0]
+    out = f"on the default path: {f.message} at {f.file or '?'}:{f.line or '?'} (no flag, fallback or guard)"
+    if not uses:  # a build with no blocking use: name the code that imports what it builds
+        use = next((u for u in fs if u.message.startswith(("imports the built", "calls "))), None)
+        if use is not None:
+            out += f"; the code reaches it at {use.file}:{use.line} ({use.message})"
+    return out
 
 
-def _days(key: str, rule: str, effort: str, fs: list[Finding]) -> tuple[float, float, str]:
+def family_kernels(fs: list[Finding]) -> list[str]:
+    """The kernels of a family: those defined in its files, less the files none of whose kernels is launched (a
+    file of ``@triton.jit`` helpers that other kernels call is inlined into them: part of their port)."""
+    launched = {f.subject for f in fs if f.subject and f.message.startswith("launches kernel")}
+    by_file: dict[str, set[str]] = {}
+    for f in fs:
+        if f.subject and f.message.startswith("@"):
+            by_file.setdefault(f.file or "", set()).add(f.subject)
+    kept = [names for names in by_file.values() if names & launched] or list(by_file.values())
+    return sorted(set().union(*kept)) or ["(kernels)"]
+
+
+def _days(
+    key: str, rule: str, effort: str, fs: list[Finding], severity: str, reason: str | None
+) -> tuple[float, float, str]:
     """Engineer-days of one item from the effort table: a kernel family's range grows with its kernels (each further
-    kernel of the file adds 0.5-2 days: the wrapper, tests and tuning are shared); an item that only imports a kernel
-    language is removing that dependency."""
+    kernel adds ``FAMILY_STEP``: the reference, tests and tiling are shared); an item that only imports a kernel
+    language is removing that dependency; a kernel or library that falls back off CUDA is measuring the fallback;
+    a package only declared is an edit of the dependency list."""
     r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
+    if key.startswith(("kernel|", "package|")) and severity != "blocking" and reason is not None:
+        if reason == DECLARED_REASON:
+            r = DECLARED_ONLY
+        elif reason.startswith(FALLBACK_REASONS):
+            return FALLBACK_CHECK.low, FALLBACK_CHECK.high, FALLBACK_CHECK.assumption
     if key.endswith(f"|{FAMILY}"):
-        n = max(1, len({f.subject for f in fs if f.subject and f.message.startswith("@")}))
-        return r.low + 0.5 * (n - 1), r.high + 2 * (n - 1), f"{r.assumption}; {n} kernels, each further one 0.5-2 d"
+        n = len(family_kernels(fs))
+        step_low, step_high = FAMILY_STEP
+        return (
+            r.low + step_low * (n - 1),
+            r.high + step_high * (n - 1),
+            f"{r.assumption}; {n} kernel{'s' if n != 1 else ''}, {FAMILY_NOTE}",
+        )
     return r.low, r.high, r.assumption
+
+
+# Reasons that say the code runs off CUDA by another path (``findings.REACH_WARNING['optional']``, the launch guards).
+FALLBACK_REASONS = ("optional path behind an availability check", "performance item: off CUDA")
 
 
 def build_items(findings: list[Finding]) -> list[Item]:
@@ -276,18 +365,22 @@ def build_items(findings: list[Finding]) -> list[Item]:
             groups[k] = (groups[k][0], kept)
         else:
             del groups[k]
+    folded = _fold_kernel_languages(groups)
     _join_serving(groups, serving)
     _merge_same_function(groups)
     items: list[Item] = []
     for key, (label, fs) in groups.items():
         fs.sort(key=lambda f: (f.file or "", f.cell or 0, f.line or 0, f.rule))
-        top = max(fs, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+        own = [f for f in fs if id(f) not in folded] or fs
+        top = max(own, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
         # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
         # may join it, as compile modes join compile-backend)
         first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
+        if key.endswith(f"|{FAMILY}"):  # a family is titled and sized by its kernels
+            first = next((f for f in fs if f.message.startswith("@")), first)
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
-        severity, reason = top.severity, top.reason if all(f.reason for f in fs) else None
+        severity, reason = top.severity, top.reason if all(f.reason for f in own) else None
         launches = [f for f in fs if f.message.startswith("launches kernel")]
         if key.startswith("kernel|") and severity == "blocking" and launches:
             # a kernel runs where it is launched: if every launch is behind a flag or has a fallback, the default
@@ -297,7 +390,13 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 severity = worst.severity
                 reason = "; ".join(sorted({f.reason for f in launches if f.reason})) or None
         if severity == "blocking" and reason is None:
-            reason = _blocking_reason(fs)
+            reason = _blocking_reason(own)
+        if (
+            key.startswith("package|")
+            and severity == "blocking"
+            and all(_declared(f) for f in fs if f.severity == "blocking")
+        ):
+            severity, reason = "warning", DECLARED_REASON
         if key.startswith("package|") and rule is not None and rule.item == "kernel":
             # Depending on a kernel language is not writing a kernel: each kernel is its own item.
             effort = "days"
@@ -305,9 +404,9 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 severity, reason = "warning", "imports the kernel language; each kernel it defines is its own item"
         files = sorted({f.file or "" for f in fs})
         where = f"{len(fs)} line{'s' if len(fs) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
-        low, high, assumption = _days(key, first.rule, effort, fs)
+        low, high, assumption = _days(key, first.rule, effort, fs, severity, reason)
         if key.endswith(f"|{FAMILY}"):
-            names = sorted({f.subject for f in fs if f.subject and f.message.startswith("@")})
+            names = family_kernels(fs)
             where += f"; {len(names)} kernel{'s' if len(names) != 1 else ''}: {', '.join(names)}"
         items.append(
             Item(

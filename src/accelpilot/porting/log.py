@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from accelpilot.jsonfile import check_header, read_model
-from accelpilot.porting.effort import NEURON_STACK, XLA_ERA_NOTE, row_for
+from accelpilot.porting.effort import NEURON_STACK, SPECIAL_ROWS, XLA_ERA_NOTE, row_for
 from accelpilot.porting.findings import (
     FILE_WIDE,
     NOT_PORTING,
@@ -157,6 +157,11 @@ class EffortModel(BaseModel):
             out.append(
                 EffortModelRow(rule=rule, days_low=r.low, days_high=r.high, assumption=r.assumption, basis=r.basis)
             )
+        for name, r in SPECIAL_ROWS.items():  # rows items took instead of their rule's
+            if any((i.assumption or "").startswith(r.assumption) for i in items):
+                out.append(
+                    EffortModelRow(rule=name, days_low=r.low, days_high=r.high, assumption=r.assumption, basis=r.basis)
+                )
         return cls(rows=out)
 
 

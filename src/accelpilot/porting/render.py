@@ -8,6 +8,7 @@ from collections import defaultdict
 from rich.console import Console
 from rich.table import Table
 
+from accelpilot.porting.effort import FAMILY_NOTE, REVALIDATION_DAYS
 from accelpilot.porting.log import Finding, Item, ItemLine, OpInventory, PortabilityLog
 from accelpilot.porting.rules import DIMENSIONS, RECORD_CATEGORIES, SEVERITY_RANK
 from accelpilot.termtext import cell as _cell
@@ -228,6 +229,13 @@ def render_markdown(log: PortabilityLog) -> str:
         out += [
             f"- `{r.rule}`: {_days(r.days_low, r.days_high)} d, assuming {_md(r.assumption)} ({_md(r.basis)})"
             for r in m.rows
+        ]
+        mid = REVALIDATION_DAYS + (s.days_low + s.days_high) / 2
+        out += [
+            f"- kernel families: the row of their first kernel, then {_md(FAMILY_NOTE)}",
+            "",
+            f"Exit test from these (as `accelpilot decide` builds it): {REVALIDATION_DAYS:g} d re-validation + the "
+            f"midpoint of {_days(s.days_low, s.days_high)} = {mid:.1f} engineer-days.",
         ]
     if why:
         out += ["", "## Why these matter", ""]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterable
@@ -24,7 +25,10 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
+from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
+from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs
@@ -217,9 +221,17 @@ def _cross_file(
     present = {rel for _, rel, _ in files}
     out: list[Finding] = []
     refs, built = find_refs(sources(), index)
-    for f in findings:  # a CUDA source an extension builds from is part of that extension's item
-        if f.rule == "cuda-source-file" and f.file in built:
-            f.defined_in, f.subject = built[f.file]
+    # a CUDA source an extension builds from is part of that extension's item, and so are the headers beside its
+    # sources (``csrc/scan/*.cuh`` included by the ``.cu`` files setup.py lists)
+    exts: dict[str, set[tuple[str, str]]] = {}
+    for rel, built_ext in built.items():
+        exts.setdefault(rel.rpartition("/")[0], set()).add(built_ext)
+    folders = {folder: next(iter(e)) for folder, e in exts.items() if len(e) == 1}  # one extension's folder
+    for f in findings:
+        if f.rule == "cuda-source-file" and f.file is not None:
+            ext = built.get(f.file) or folders.get(f.file.rpartition("/")[0])
+            if ext is not None:
+                f.defined_in, f.subject = ext
     for rule, rel, line, message, subject, context, defined_in, text in refs:
         if (rule, rel, line) in have:
             continue
@@ -320,6 +332,23 @@ def _outranks(path_context: str | None, context: str | None) -> bool:
     return path_context in NOT_PORTING and (context is None or context.split(":", 1)[0] not in NOT_PORTING)
 
 
+# Downloads run when data is prepared, before training (``data/openwebtext/prepare.py``, ``download_data.py``).
+_DATA_PREP = re.compile(r"(^|/)(data|datasets?)/|(^|/)(prepare|preprocess|download_?data)[\w-]*\.py$")
+
+
+def _when_it_runs(rel: str, rule_id: str) -> str | None:
+    """The not-porting context of a line whose run is not the model's: a cuDNN/TF32 switch (a no-op off NVIDIA
+    GPUs), a download ``setup.py`` makes at install, a download in a data preparation script."""
+    if rule_id == "cudnn-tf32-flag":
+        return "no-op-elsewhere"
+    if rule_id in ("http-download", "hub-download"):
+        if rel.rpartition("/")[2] == "setup.py":
+            return "install-time"
+        if rule_id == "http-download" and _DATA_PREP.search(rel):
+            return "data-prep"
+    return None
+
+
 def _file_findings(
     outcomes: list[FileOutcome], files: list[tuple[str, str, str]], skipped: list[Skipped]
 ) -> tuple[list[Finding], int]:
@@ -338,6 +367,8 @@ def _file_findings(
         for rule_id, line, message, snippet, cell, subject, context in found:
             if context == "main-block" and entry:
                 context = None  # the __main__ block of train.py is the run, not a demo
+            if context is None:
+                context = _when_it_runs(rel, rule_id)
             if path_context in FILE_WIDE or _outranks(path_context, context):
                 context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
             elif host and context is None and RULES[rule_id].category == "compile_hazard":
@@ -393,6 +424,12 @@ def scan_path(
             mentions = Mentions({f for f, _ in wanted}) if wanted else None
             findings = _cross_file(files, findings, unread, mentions)
             findings = _overridden_defaults(files, findings, unread, mentions, pool)
+            rels = [rel for _, rel, _ in files]
+            own = own_packages(rels)
+            findings = drop_own_package(findings, own)
+            entries = entry_points(root, set(rels)) if root.is_dir() else {}
+            assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
+            mark_entry_blocking(findings, entries)
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -81,12 +81,25 @@ def _image_rule(image: str) -> str | None:
     return None
 
 
+_SECTION = re.compile(r"^\s*\[+([^\]]+)\]+\s*(?:#.*)?$")
+# Sections of optional extras: pyproject's ``[project.optional-dependencies]`` and dependency groups, Poetry's extras
+# and groups, setup.cfg's ``[options.extras_require]``, Pipfile's ``[dev-packages]``. A package there is installed
+# only when asked for (``pip install pkg[extra]``), so its line is an optional path, not a hard dependency.
+_OPTIONAL_SECTION = re.compile(
+    r"^(project\.optional-dependencies|dependency-groups|tool\.poetry\.extras|tool\.poetry\.group\.[\w.-]+"
+    r"|tool\.poetry\.dev-dependencies|options\.extras_require|dev-packages)$"
+)
+
+
 def scan_text(text: str, kind: str) -> list[RawFinding]:
     """Line rules over a non-Python file; ``#`` comment lines are skipped except Slurm/PBS directives."""
     found: list[RawFinding] = []
     seen: set[tuple[str, int]] = set()
     hash_comments = kind in ("dockerfile", "shell", "yaml", "requirements", "packaging")
+    optional = False  # inside a packaging file's section of optional extras
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if kind == "packaging" and (head := _SECTION.match(line)):
+            optional = _OPTIONAL_SECTION.match(head.group(1).strip()) is not None
         if "accelpilot:" in line:
             line = SUPPRESS.sub("", line)  # a suppression comment's own rule ids are not findings
         stripped = line.lstrip()
@@ -118,5 +131,6 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             m2 = pat.search(line)
             if m2:
                 seen.add((rule, lineno))
-                found.append((rule, lineno, template.format(m=m2.group(0)), line, m2.group(0), None))
+                context = "optional" if optional else None
+                found.append((rule, lineno, template.format(m=m2.group(0)), line, m2.group(0), context))
     return found

@@ -18,13 +18,15 @@ def _unpacked_offsets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[i
     through one local (``lengths = cu_seqlens[1:] - cu_seqlens[:-1]`` then ``torch_compilable_check((lengths ==
     lengths[0]).all(), ...)``). Such a def runs one fixed-shape computation per segment count (an export-safe
     attention that reshapes equal segments into a batch): the offsets' values never shape a tensor, nothing is packed
-    there. A use of the values themselves (a slice, a split, ``.tolist()``, a kernel argument) keeps every mention."""
+    there. A use of the values themselves (a slice, a split, ``.tolist()``, a kernel argument) keeps every mention,
+    unless the parameter defaults to ``None`` and is only tested against ``None`` or handed on to a call."""
     params = [a for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if "cu_seqlens" in a.arg]
     if not params:
         return frozenset()
     parent = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
     names = [n for n in walk(fn) if isinstance(n, ast.Name)]
     out: set[int] = set()
+    optional = _none_default_params(fn)
     for a in params:
         uses = [n for n in names if n.id == a.arg]
         if uses and all(
@@ -32,7 +34,33 @@ def _unpacked_offsets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[i
             for u in uses
         ):
             out |= {id(a), *map(id, uses)}
+        elif a.arg in optional and all(
+            isinstance(u.ctx, ast.Load) and (_counts_segments(u, parent) or _none_test_or_passed(u, parent))
+            for u in uses
+        ):
+            # ``def forward(self, x, cu_seqlens=None)`` handing it on to a kernel: packing is opt-in and built by
+            # the caller (where its own finding is); the default path is not packed
+            out |= {id(a), *map(id, uses)}
     return frozenset(out)
+
+
+def _none_default_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Parameters of ``fn`` whose default is ``None``."""
+    pos = [*fn.args.posonlyargs, *fn.args.args]
+    pairs = list(zip(pos[len(pos) - len(fn.args.defaults) :], fn.args.defaults, strict=True))
+    pairs += [(a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d is not None]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+
+
+def _none_test_or_passed(u: ast.Name, parent: dict[int, ast.AST]) -> bool:
+    """``u is None`` / ``u is not None``, or ``u`` handed as it is to a call (``f(u)``, ``f(x=u)``)."""
+    p = parent.get(id(u))
+    if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], (ast.Is, ast.IsNot)):
+        other = p.comparators[0] if p.left is u else p.left
+        return isinstance(other, ast.Constant) and other.value is None
+    if isinstance(p, ast.keyword):
+        return isinstance(parent.get(id(p)), ast.Call)
+    return isinstance(p, ast.Call) and u in p.args
 
 
 def _counts_segments(u: ast.Name, parent: dict[int, ast.AST]) -> bool:

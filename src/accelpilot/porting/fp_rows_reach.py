@@ -1,0 +1,72 @@
+"""False-positive classes of reach and units of work (issue 27), appended to ``fp_rows.CLASSES``: the table the
+README's list is generated from (``fp_classes.py``)."""
+
+from __future__ import annotations
+
+from accelpilot.porting.fp_rows import CLASSES as _EARLIER
+from accelpilot.porting.fp_rows import FalsePositiveClass
+
+_RE = "tests/porting/scan/test_fp_classes_reach.py::"
+_FA = "tests/porting/scan/test_families.py::"
+_IT = "tests/porting/test_items.py::"
+
+CLASSES: tuple[FalsePositiveClass, ...] = (
+    *_EARLIER,
+    FalsePositiveClass(
+        "ci-workflow",
+        "ci",
+        "A CUDA pin or GPU setting in a CI workflow (`.github/workflows/`, `.gitlab-ci.yml`, `.circleci/`) builds on "
+        "the CI's runners: listed apart; the same pin in requirements.txt stays.",
+        (_RE + "test_cuda_pins_in_ci_workflows_are_listed_apart",),
+    ),
+    FalsePositiveClass(
+        "install-or-data-prep-download",
+        "install-time",
+        "A download in `setup.py` runs at install (`install-time`); one in a data preparation script (`data/`, "
+        "`prepare*.py`, `download_data*.py`) runs once on any host (`data-prep`); one in the model's code stays.",
+        (_RE + "test_downloads_at_install_or_data_preparation_are_not_porting_work",),
+    ),
+    FalsePositiveClass(
+        "optional-extra",
+        "warning",
+        "A package in `[project.optional-dependencies]` (Poetry extras and groups, setup.cfg extras, Pipfile "
+        "dev-packages) installs only when asked for; a hard dependency that no code path imports unguarded is a "
+        "warning that says so; one the code imports at module level with no guard stays blocking.",
+        (_RE + "test_optional_extras_and_declared_only_dependencies_do_not_block",),
+    ),
+    FalsePositiveClass(
+        "varlen-optional-parameter",
+        "no finding",
+        "`cu_seqlens=None` only tested against `None`, counted, or handed on to a call: packing is opt-in and built "
+        "by the caller; a required `cu_seqlens` handed on, or an optional one whose values are read, stays.",
+        (_RE + "test_cu_seqlens_an_optional_parameter_hands_on_is_not_packing",),
+    ),
+    FalsePositiveClass(
+        "tf32-switch",
+        "no-op-elsewhere",
+        "cuDNN/TF32 switches (`torch.backends.cudnn.allow_tf32`, `fp32_precision`) run and change nothing off NVIDIA "
+        "GPUs; another backend switch stays an item.",
+        (_IT + "test_tf32_switches_of_every_backend_do_nothing_on_the_target",),
+    ),
+    FalsePositiveClass(
+        "own-package",
+        "no finding",
+        "An import of the repository's own package (`pkg/__init__.py` at the root or under `src/`) is never an "
+        "external CUDA library dependency, whatever list names it; another package stays.",
+        (_FA + "test_the_repositorys_own_package_is_not_a_cuda_library",),
+    ),
+    FalsePositiveClass(
+        "kernel-family",
+        "joins an item",
+        "Kernel files are one item per op family, read from imports: roots the same outside files import across "
+        "kernel-language folders of one name, with the helpers, backward files and wrapper lines they use; "
+        "independent ops of one flat folder stay apart. The tree's dependency on a kernel language joins its "
+        "kernels' item.",
+        (
+            _FA + "test_kernel_files_group_by_the_op_they_serve",
+            _FA + "test_a_wrapper_in_a_kernel_folder_joins_the_family",
+            _FA + "test_headers_beside_an_extensions_sources_are_that_extension",
+            _IT + "test_items_group_kernels_dependencies_images_and_settings",
+        ),
+    ),
+)

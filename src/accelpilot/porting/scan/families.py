@@ -1,0 +1,212 @@
+"""Units of porting work across files: the repository's own packages, and kernel families read from imports.
+
+Two rules a porting lead states for any repository (issue 27):
+
+- **A repository's own package is never an external dependency.** ``import mamba_ssm`` inside mamba's tree is its
+  own code (its kernels are items already), whatever list of CUDA libraries names it.
+- **One item per kernel family.** A file that defines GPU kernels (Triton ``@triton.jit``, or one importing a kernel
+  language such as TileLang or CUTLASS at module level) is ported with the op it serves. The op's roots are the kernel
+  files that code outside the kernels imports; roots imported by the same set of outside files are one family (the
+  Mamba3 module's SISO, MIMO and step kernels), a root imported by other code is its own (a norm the model and the
+  scan both use). A kernel file only other kernel files import (a helper, a backward pass) joins the family of its
+  first importer; one that only tests import joins a family of its own folder. Its wrapper lines, device calls and
+  launch sites then join that item.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.default_path import (
+    RAISES_WITHOUT_CUDA,
+    judge_families,
+    may_choose_class,
+    optional_modules,
+)
+
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w. \t,]+))", re.M)
+# Libraries whose rule stands for a CUDA-only package: a finding naming the repository's own package is dropped.
+_LIBRARY_RULES = frozenset({"cuda-kernel-library", "cuda-only-library"})
+# Kernel languages: a module-level import of one makes the file a kernel file (Triton's ``@triton.jit`` already does).
+KERNEL_LANGUAGES = frozenset({"tilelang", "cutlass", "triton"})
+
+
+def own_packages(rels: Iterable[str]) -> set[str]:
+    """Top-level import names the tree itself provides: ``pkg/__init__.py`` at the root or under ``src/``."""
+    own: set[str] = set()
+    for rel in rels:
+        parts = rel.split("/")
+        if parts[0] == "src" and len(parts) > 1:
+            parts = parts[1:]
+        if len(parts) == 2 and parts[1] == "__init__.py":
+            own.add(parts[0])
+    return own
+
+
+def drop_own_package(findings: list[Finding], own: set[str]) -> list[Finding]:
+    """Findings less those that read an import of the repository's own package as a CUDA library dependency."""
+    return [f for f in findings if not (f.rule in _LIBRARY_RULES and (f.subject or "").split(".")[0] in own)]
+
+
+def _module_names(rels: Iterable[str]) -> dict[str, str]:
+    """Dotted module name -> file, from the root and from under ``src/``."""
+    out: dict[str, str] = {}
+    for rel in rels:
+        if not rel.endswith(".py"):
+            continue
+        stem = rel[:-3].removesuffix("/__init__")
+        for base in (stem, stem.removeprefix("src/")):
+            out.setdefault(base.replace("/", "."), rel)
+    return out
+
+
+def _resolve(rel: str, module: str, names: list[str], mods: dict[str, str]) -> set[str]:
+    """The in-tree files ``from module import names`` (or ``import module``) in ``rel`` names."""
+    if module.startswith("."):
+        level = len(module) - len(module.lstrip("."))
+        pkg = rel[:-3].split("/")[:-1]
+        if level - 1 > len(pkg):
+            return set()
+        base = pkg[: len(pkg) - (level - 1)]
+        rest = module.lstrip(".")
+        module = ".".join(base + ([rest] if rest else []))
+        module = module.removeprefix("src.")
+    out: set[str] = set()
+    for cand in [module, *(f"{module}.{n}" for n in names)]:
+        if cand in mods and mods[cand] != rel:
+            out.add(mods[cand])
+    return out
+
+
+def imports_of(rel: str, data: bytes, mods: dict[str, str]) -> set[str]:
+    """In-tree files that ``rel`` imports (any level: lazy and guarded imports are imports too)."""
+    out: set[str] = set()
+    for m in _IMPORT.finditer(data):
+        if m.group(1) is not None:
+            names = [n.strip().split(" ")[0] for n in m.group(2).decode(errors="replace").split(",")]
+            out |= _resolve(rel, m.group(1).decode(), [n for n in names if n.isidentifier()], mods)
+        else:
+            for part in m.group(3).decode(errors="replace").split(","):
+                name = part.strip().split(" ")[0]
+                if name:
+                    out |= _resolve(rel, name, [], mods)
+    return out
+
+
+def kernel_files(findings: list[Finding]) -> set[str]:
+    """Files that define GPU kernels: a kernel definition (``@triton.jit``), or a module-level, unguarded import of
+    a kernel language (TileLang, CUTLASS/CuTe)."""
+    out: set[str] = set()
+    for f in findings:
+        if f.file is None or not f.file.endswith(".py"):
+            continue
+        rule = RULES.get(f.rule)
+        defines = rule is not None and rule.item == "kernel" and f.message.startswith("@")
+        language = (
+            f.rule in _LIBRARY_RULES
+            and f.context is None
+            and (f.subject or "").split(".")[0] in KERNEL_LANGUAGES
+            and f.message.startswith(("import ", "from "))
+        )
+        if defines or language:
+            out.add(f.file)
+    return out
+
+
+def kernel_region(kernels: set[str], rels: Iterable[str]) -> set[str]:
+    """The kernels and their ops' wrappers: every Python file (``__init__.py`` aside) of a folder whose files are
+    mostly kernel files (``ops/triton/mamba3/`` holds its SISO wrapper beside eight kernel files). A folder where
+    kernels are the minority (a model folder with one kernel file) adds only its kernel files."""
+    by_folder: dict[str, list[str]] = {}
+    for rel in rels:
+        if rel.endswith(".py") and not rel.endswith("__init__.py"):
+            by_folder.setdefault(rel.rpartition("/")[0], []).append(rel)
+    region = set(kernels)
+    for files in by_folder.values():
+        if 2 * sum(f in kernels for f in files) > len(files):
+            region.update(files)
+    return region
+
+
+def families(kernels: set[str], imports: dict[str, set[str]]) -> dict[str, str]:
+    """Kernel-region file -> its family's name (the first root of the family, by path), for the families that hold a
+    kernel. ``imports``: file -> in-tree files it imports, for every Python file of the tree."""
+    region = kernel_region(kernels, imports)
+    importers: dict[str, set[str]] = {k: set() for k in region}
+    for src, targets in imports.items():
+        for t in targets & region:
+            importers[t].add(src)
+
+    def outside(k: str) -> frozenset[str]:  # importers outside the region, tests and benchmarks aside
+        return frozenset(i for i in importers[k] if i not in region and context_of_path(i) is None)
+
+    # Roots of one op written in several kernel languages (``triton/v3/``, ``tilelang/v3/``: folders of one name in
+    # different places) that the same outside files import are one family. Roots in one folder stay apart: a flat
+    # ``kernels/`` folder holds independent ops (a norm, a rope, a loss) that one model file may import together.
+    roots = {k: c for k in sorted(region) if (c := outside(k))}
+    family = {k: k for k in roots}
+    for a in roots:
+        for b in roots:
+            fa, fb = a.rpartition("/")[0], b.rpartition("/")[0]
+            if a < b and roots[a] == roots[b] and fa != fb and fa.rpartition("/")[2] == fb.rpartition("/")[2]:
+                old, new = sorted((family[a], family[b]), reverse=True)
+                family = {k: new if f == old else f for k, f in family.items()}
+
+    def follow(k: str, seen: frozenset[str]) -> str | None:
+        if k in family:
+            return family[k]
+        for i in sorted(importers[k] & region):
+            if i not in seen and (fam := follow(i, seen | {k})) is not None:
+                return fam
+        return None
+
+    for k in sorted(region):
+        if k not in family and (fam := follow(k, frozenset({k}))) is not None:
+            family[k] = fam
+    for k in sorted(kernels):  # used by tests alone: with its folder's family, else its own
+        if k not in family:
+            folder = k.rpartition("/")[0]
+            family[k] = next((fam for o, fam in sorted(family.items()) if o.rpartition("/")[0] == folder), k)
+    with_kernels = {family[k] for k in kernels}
+    return {k: fam for k, fam in family.items() if fam in with_kernels}
+
+
+def _named(family: dict[str, str]) -> dict[str, str]:
+    """Each family named by the folder its files share (``ops/triton/ssd_*.py`` are ``ops/triton/``'s when no other
+    family lives there, so it stays the root file's name), or its root file."""
+    members: dict[str, list[str]] = {}
+    for k, fam in family.items():
+        members.setdefault(fam, []).append(k)
+    names: dict[str, str] = {}
+    for fam, files in members.items():
+        common = os.path.commonpath(files) if len(files) > 1 else fam
+        others = any(o != fam and (p + "/").startswith(common + "/") for p, o in family.items())
+        names[fam] = f"{common}/" if common != fam and common and not others else fam
+    return {k: names[fam] for k, fam in family.items()}
+
+
+def assign_families(
+    findings: list[Finding], sources: Iterable[tuple[str, bytes]], rels: list[str], roots: set[str]
+) -> None:
+    """Set ``family`` on every finding in (or a use of something defined in) a kernel file, reading each Python
+    source's imports once; then judge each family from the default path (``default_path.py``) from ``roots``."""
+    kernels = kernel_files(findings)
+    if not kernels and not any(RAISES_WITHOUT_CUDA.match(f.message) for f in findings if f.context is None):
+        return  # nothing to judge from imports: the tree's sources are not read again
+    mods = _module_names(rels)
+    imports: dict[str, set[str]] = {rel: set() for rel in rels if rel.endswith(".py")}
+    choosers: list[tuple[str, bytes]] = []  # files that may choose a model class by a config value
+    for rel, data in sources:
+        imports[rel] = imports_of(rel, data, mods)
+        if may_choose_class(data):
+            choosers.append((rel, data))
+    fam = _named(families(kernels, imports))
+    for f in findings:
+        home = f.file if f.file in fam else f.defined_in  # a kernel file's own lines stay with its family
+        if home in fam:
+            f.family = fam[home]
+    judge_families(findings, fam, imports, roots, optional_modules(choosers, mods))

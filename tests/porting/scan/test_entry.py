@@ -1,0 +1,111 @@
+"""Blocking from the default entry points (issue 27): CUDA placement with no fallback on the lines of a script the
+README runs stops a host without CUDA; an evaluation script, a fallback to the CPU and library code do not block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.entry import readme_entry_points
+
+README = """\
+# Thing
+
+## Training
+
+```
+torchrun --nproc_per_node=8 train.py --model big
+python sample.py --seed 1
+```
+
+## Evaluation (FID)
+
+```
+torchrun --nproc_per_node=8 sample_ddp.py --num-samples 50000
+python train.py --eval-only
+```
+"""
+
+TRAIN = """\
+import torch
+import torch.distributed as dist
+
+
+def main():
+    assert torch.cuda.is_available(), "needs a GPU"
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(0)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+SAMPLE = """\
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+SAMPLE_DDP = """\
+import torch
+import torch.distributed as dist
+
+assert torch.cuda.is_available()
+dist.init_process_group("nccl")
+torch.cuda.set_device(0)
+"""
+
+LIB = """\
+import torch
+
+
+def to_gpu(x):
+    return x.to("cuda")
+"""
+
+
+def _tree(root: Path, readme: str | None = README) -> Path:
+    files = {"train.py": TRAIN, "sample.py": SAMPLE, "sample_ddp.py": SAMPLE_DDP, "lib/ops.py": LIB}
+    if readme is not None:
+        files["README.md"] = readme
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_readme_commands_name_the_entry_points_and_evaluation_runs_apart() -> None:
+    entries, evaluation = readme_entry_points(README, {"train.py", "sample.py", "sample_ddp.py"})
+    assert entries == {
+        "train.py": "torchrun --nproc_per_node=8 train.py --model big",
+        "sample.py": "python sample.py --seed 1",
+    }
+    assert evaluation == {"sample_ddp.py"}  # train.py is also run by the training section: an entry point
+
+
+def test_cuda_placement_on_an_entry_points_path_blocks_with_its_reason(tmp_path: Path) -> None:
+    log = scan_path(_tree(tmp_path), jobs=1)
+    lines = {(f.file, f.line): (f.severity, f.context) for f in log.findings if f.file in ("train.py", "sample_ddp.py")}
+    assert lines[("train.py", 6)] == ("blocking", None)  # assert torch.cuda.is_available(): a requirement, no probe
+    assert lines[("train.py", 7)] == ("blocking", None)  # the NCCL process group
+    assert lines[("train.py", 8)] == ("blocking", None)  # torch.cuda.set_device
+    assert lines[("sample_ddp.py", 4)][1] == "probe"  # an evaluation script: as before
+    assert {lines[("sample_ddp.py", n)][0] for n in (5, 6)} == {"warning"}
+    items = {i.key: i for i in log.items}
+    train = items["file|device-placement|train.py"]
+    assert train.severity == "blocking" and train.reason is not None
+    assert train.reason.startswith("entry point train.py (README: `torchrun --nproc_per_node=8 train.py --model big`)")
+    assert train.reason.endswith("at train.py:6")
+    sample = items["file|device-placement|sample.py"]
+    assert (sample.severity, sample.reason) == (
+        "warning",
+        "performance item: off CUDA it falls back to the CPU (the device should be a setting)",
+    )
+    assert items["file|device-placement|lib/ops.py"].severity == "warning"  # library code: no entry point's line
+
+
+def test_without_a_readme_command_root_scripts_named_as_entry_points_are_entries(tmp_path: Path) -> None:
+    log = scan_path(_tree(tmp_path, readme="# Thing\n\nNo commands here.\n"), jobs=1)
+    blocking = sorted({f.file or "" for f in log.findings if f.severity == "blocking"})
+    assert blocking == ["sample_ddp.py", "train.py"]  # both named as entry points (sample*.py, train*.py)
