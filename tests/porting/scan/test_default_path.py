@@ -104,3 +104,28 @@ def test_a_cuda_event_built_in_a_module_the_default_path_imports_blocks(tmp_path
     assert reason.startswith("torch.cuda.Event raises on a torch build without CUDA") and reason.endswith(
         "pkg/decode.py:5"
     )
+
+
+def test_a_module_imported_only_lazily_is_not_on_the_default_path(tmp_path: Path) -> None:
+    """``import pkg`` runs its module-level imports; one inside ``if TYPE_CHECKING:`` or a def (a lazy-module table)
+    runs nothing by default, so a ``torch.cuda.Event`` there stays a warning."""
+    root = _tree(tmp_path)
+    (root / "pkg/__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.model import create\n"
+    )
+    events = {(f.file, f.severity) for f in scan_path(root, jobs=1).findings if f.message.startswith("torch.cuda.Ev")}
+    assert events == {("pkg/decode.py", "warning"), ("pkg/alt_module.py", "warning")}
+
+
+def test_a_kernel_a_default_module_imports_under_try_stays_on_the_default_path(tmp_path: Path) -> None:
+    """The default layer imports its kernel inside ``try:`` (an availability guard): a default-path file uses it, so
+    an optional family using it too does not make it optional."""
+    root = _tree(tmp_path)
+    (root / "pkg/layers/small.py").write_text(
+        "try:\n    from pkg.ops.norm import norm\nexcept ImportError:\n    norm = None\nclass Small: pass\n"
+    )
+    (root / "pkg/layers/big.py").write_text(
+        "from pkg.ops.scan import scan\nfrom pkg.ops.norm import norm\nclass Big: pass\n"
+    )
+    items = {i.key: i.severity for i in scan_path(root, jobs=1).items}
+    assert items["kernel|triton-kernel|pkg/ops/norm.py|*"] == "blocking"

@@ -152,22 +152,25 @@ def judge_families(
     findings: list[Finding],
     family_of: dict[str, str],
     imports: dict[str, set[str]],
+    top: dict[str, set[str]],
     roots: set[str],
     optional: dict[str, str],
 ) -> None:
-    """A kernel family no default-path file imports: its blocking lines become warnings that say when it blocks."""
+    """A kernel family no default-path file imports: its blocking lines become warnings that say when it blocks.
+    ``imports``: every import of each file (who uses a family); ``top``: module-level imports only, what importing
+    a module runs (the reach: a lazy import inside a def, ``TYPE_CHECKING`` or a lazy-module table is not followed)."""
     if not roots:
         return
-    default = reached(roots, imports, set(optional))
+    default = reached(roots, top, set(optional))
     mark_raising_constructors(findings, default, roots)
     members: dict[str, set[str]] = {}
     for k, fam in family_of.items():
         members.setdefault(fam, set()).add(k)
     reasons: dict[str, str] = {}
     for fam, files in members.items():
-        if files & default:
-            continue  # a default-path file imports one of its files
         users = {src for src, ts in imports.items() if ts & files and src not in files and context_of_path(src) is None}
+        if files & default or users & default:
+            continue  # on the default path, or used (even by a guarded or lazy import) by a file that is
         settings = sorted({optional[u] for u in users if u in optional})
         if settings:  # an optional family uses it: the evidence that it is not the default model's
             reasons[fam] = "optional model family: blocks when " + " or ".join(settings)

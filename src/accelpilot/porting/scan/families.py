@@ -82,10 +82,15 @@ def _resolve(rel: str, module: str, names: list[str], mods: dict[str, str]) -> s
     return out
 
 
-def imports_of(rel: str, data: bytes, mods: dict[str, str]) -> set[str]:
-    """In-tree files that ``rel`` imports (any level: lazy and guarded imports are imports too)."""
+# The same at module level only (no indentation): what importing the module runs, for the default path's reach.
+_TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w. \t,]+))", re.M)
+
+
+def imports_of(rel: str, data: bytes, mods: dict[str, str], top_level: bool = False) -> set[str]:
+    """In-tree files that ``rel`` imports (any level: lazy and guarded imports are imports too), or with
+    ``top_level`` only those its module level imports (not under ``if TYPE_CHECKING:``, ``try:`` or in a def)."""
     out: set[str] = set()
-    for m in _IMPORT.finditer(data):
+    for m in (_TOP_IMPORT if top_level else _IMPORT).finditer(data):
         if m.group(1) is not None:
             names = [n.strip().split(" ")[0] for n in m.group(2).decode(errors="replace").split(",")]
             out |= _resolve(rel, m.group(1).decode(), [n for n in names if n.isidentifier()], mods)
@@ -199,9 +204,11 @@ def assign_families(
         return  # nothing to judge from imports: the tree's sources are not read again
     mods = _module_names(rels)
     imports: dict[str, set[str]] = {rel: set() for rel in rels if rel.endswith(".py")}
+    top: dict[str, set[str]] = {}  # module-level imports only: the default path's reach
     choosers: list[tuple[str, bytes]] = []  # files that may choose a model class by a config value
     for rel, data in sources:
         imports[rel] = imports_of(rel, data, mods)
+        top[rel] = imports_of(rel, data, mods, top_level=True)
         if may_choose_class(data):
             choosers.append((rel, data))
     fam = _named(families(kernels, imports))
@@ -209,4 +216,4 @@ def assign_families(
         home = f.file if f.file in fam else f.defined_in  # a kernel file's own lines stay with its family
         if home in fam:
             f.family = fam[home]
-    judge_families(findings, fam, imports, roots, optional_modules(choosers, mods))
+    judge_families(findings, fam, imports, top, roots, optional_modules(choosers, mods))
