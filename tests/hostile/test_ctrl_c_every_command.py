@@ -155,3 +155,21 @@ def test_ctrl_c_during_launch_is_130_and_writes_no_task_folder(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("accelpilot: interrupted"), err
     assert not out.exists() or not any(out.iterdir())
+
+
+
+def test_a_caught_ctrl_c_inside_exec_does_not_turn_130_into_death_by_sigint(tmp_path: Path) -> None:
+    """CPython's "unhandled KeyboardInterrupt" flag, left set by a Ctrl-C caught inside an exec() of a string (as while
+    torch imports), made the interpreter kill itself with SIGINT at exit: CI saw -2 where 130 was returned. Run as
+    ``python -m`` like the CLI, the path on which the interpreter reads that flag."""
+    (tmp_path / "entry_after_flag.py").write_text(
+        "import ctypes, accelpilot.cli as c\n"
+        "ctypes.c_int.in_dll(ctypes.pythonapi, '_Py_UnhandledKeyboardInterrupt').value = 1\n"
+        "c.main = lambda argv=None: 130\n"
+        "c.entry()\n",
+        encoding="utf-8",
+    )
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tmp_path), env.get("PYTHONPATH", "")) if p)
+    p = subprocess.run([sys.executable, "-m", "entry_after_flag"], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 130, p.stderr

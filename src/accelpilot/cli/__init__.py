@@ -98,4 +98,9 @@ def entry() -> None:
     # most of a short command's objects) to free next to nothing, ~1.5% of `bill --json` at 1,000 options (issue 10):
     # leave them to the interpreter's teardown, which frees them by reference counting as before.
     gc.freeze()
+    # CPython 3.11 sets a process-wide "KeyboardInterrupt went unhandled" flag whenever Ctrl-C lands inside an exec()
+    # of a string (dataclasses, typing and torch build code that way while importing), even when main() caught it: at
+    # exit the interpreter then killed itself with SIGINT (-2) instead of returning 130, about one Ctrl-C in six in
+    # the first second of `run train`. An exec() of a string resets that flag on entry.
+    exec("pass")
     sys.exit(code)
