@@ -157,7 +157,6 @@ def test_ctrl_c_during_launch_is_130_and_writes_no_task_folder(
     assert not out.exists() or not any(out.iterdir())
 
 
-
 def test_a_caught_ctrl_c_inside_exec_does_not_turn_130_into_death_by_sigint(tmp_path: Path) -> None:
     """CPython's "unhandled KeyboardInterrupt" flag, left set by a Ctrl-C caught inside an exec() of a string (as while
     torch imports), made the interpreter kill itself with SIGINT at exit: CI saw -2 where 130 was returned. Run as
