@@ -115,3 +115,32 @@ def test_a_distributed_throughput_is_exported_per_world_size_and_per_accelerator
     p = result_params(res)
     assert (p["topology.world_size"], p["topology.nnodes"], p["topology.accelerators"]) == ("8", "2", "4.0")
     assert result_metrics(res)["tokens_per_s_per_accelerator"] == 8000.0 / 4  # 2,000 tokens/s per chip
+
+
+def test_the_checksum_travels_as_collect_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result with a matching .sha256 is tagged verified; one without, or edited after its .sha256 was written,
+    is tagged unverified with collect's reason (issue 25: every join reads a result the same way)."""
+    import hashlib
+
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.chdir(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tags = {}
+    for name in ("verified", "none", "edited"):
+        folder = tmp_path / name
+        folder.mkdir()
+        path = _result(folder)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if name != "none":
+            path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+        if name == "edited":  # the throughput bumped by hand after the run
+            path.write_text(path.read_text(encoding="utf-8").replace("12345.5", "22345.5"), encoding="utf-8")
+        assert main(["export", "mlflow", str(path), "--tracking-uri", uri, "--json"]) == 0
+        rid = json.loads(capsys.readouterr().out)["runs"][0]["run_id"]
+        tags[name] = MlflowClient(uri).get_run(rid).data.tags["accelpilot.checksum"]
+    assert tags["verified"] == "verified"
+    assert tags["none"].startswith("unverified: no .sha256")
+    assert tags["edited"].startswith("unverified: its content does not match")

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from accelpilot.checksum import MISMATCH, sidecar_status
 from accelpilot.errors import InputFileError, UserError
 from accelpilot.pilot.result import PilotResult, read_result
 
@@ -56,24 +57,6 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
-NO_SIDECAR = "no .sha256 beside it: nothing proves it is what the pilot wrote"
-MISMATCH = "its content does not match the .sha256 written where the pilot ran (edited after the run)"
-
-
-def _sidecar(path: Path, digest: str) -> tuple[str, str]:
-    """("verified", "") or ("unverified", why). An unreadable sidecar is a bad file: it may be half-copied."""
-    side = path.with_name(path.name + ".sha256")
-    if not side.exists():
-        return "unverified", NO_SIDECAR
-    try:
-        recorded = side.read_text(encoding="utf-8").split()[0].lower()
-    except (OSError, UnicodeDecodeError, IndexError):
-        raise InputFileError("unreadable checksum file", file=str(side), fix="copy it again or delete it") from None
-    if recorded != digest:
-        return "unverified", MISMATCH
-    return "verified", ""
-
-
 def _canonical(raw: bytes) -> str:
     """SHA-256 of the parsed content: a re-indented or key-reordered copy of a run is the same run."""
     try:
@@ -96,7 +79,7 @@ def _read_one(f: Path) -> tuple[bytes, str, tuple[str, str]]:
     except OSError as exc:
         raise InputFileError(f"cannot read ({exc.strerror})", file=str(f)) from None
     digest = hashlib.sha256(raw).hexdigest()
-    return raw, digest, _sidecar(f, digest)
+    return raw, digest, sidecar_status(f, digest)
 
 
 def gather_results(paths: list[Path]) -> Gathered:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelpilot.checksum import sidecar_status
 from accelpilot.errors import ConfigError, InputFileError
 from accelpilot.pilot.result import PilotResult, measured_topology, read_result
 from accelpilot.redact import redact_text, redact_url
@@ -88,7 +89,8 @@ def export_results(
     results = []
     for p in paths:  # read and check everything before logging anything
         res = read_result(p)
-        results.append((p, res, hashlib.sha256(p.read_bytes()).hexdigest()))
+        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        results.append((p, res, digest, sidecar_status(p, digest)))
     shown = redact_url(tracking_uri)  # a URI with a password or token never reaches an error line
     try:
         with _ctrl_c_between_runs() as stopped:
@@ -96,7 +98,7 @@ def export_results(
             exp = client.get_experiment_by_name(experiment)
             exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
             out: list[Exported] = []
-            for path, res, digest in results:
+            for path, res, digest, checksum in results:
                 if stopped:
                     raise KeyboardInterrupt
                 # Only a FINISHED run counts as exported: one left FAILED (or RUNNING by a killed process) is retried.
@@ -108,7 +110,7 @@ def export_results(
                 if seen:
                     out.append(Exported(path, seen[0].info.run_id, "already exported"))
                     continue
-                out.append(_log_one(client, exp_id, path, res, digest, report_dir, Metric, Param))
+                out.append(_log_one(client, exp_id, path, res, (digest, checksum), report_dir, Metric, Param))
             if stopped:
                 raise KeyboardInterrupt
         return out
@@ -148,7 +150,7 @@ def _log_one(
     exp_id: str,
     path: Path,
     res: PilotResult,
-    digest: str,
+    sums: tuple[str, tuple[str, str]],
     report_dir: Path | None,
     Metric: Any,
     Param: Any,
@@ -156,8 +158,11 @@ def _log_one(
     """Create one run and fill it; any failure after the run exists ends it FAILED (never left RUNNING), so a
     later export retries it instead of answering "already exported"."""
     stamp = int(res.created.timestamp() * 1000)
+    digest, (checksum, why) = sums
     tags = {
         "accelpilot.sha256": digest,
+        # As collect says it: a result whose .sha256 is missing or does not match is not a measurement to trust.
+        "accelpilot.checksum": checksum if checksum == "verified" else f"unverified: {why}",
         "accelpilot.kind": res.kind,
         "accelpilot.command": res.command[:5000],
         "accelpilot.accepted": str(res.accepted),
