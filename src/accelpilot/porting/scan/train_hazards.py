@@ -15,10 +15,47 @@ import re
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
-_CANDIDATE = re.compile(
-    rb"create_graph|\.pin_memory\(\)|jit\.load|float16|\.half\(\)|from_numpy|from_pretrained|_C\.|ops\.aten"
-    rb"|\.ceil\(\)|\.floor\(\)|\.round\(\)|\.int\(\)|\.long\(\)|int32|int64|random_\(|randint"
-)
+_FP16_WORDS = (b".half()", b".to(torch.float16)", b".to(dtype=torch.float16)", b"float16 if", b"half if")
+_FP16_WORDS += (b"else torch.float16", b"else torch.half")
+_ASSIGN = re.compile(rb"[ \t]*\w+[ \t]*=[^=]")
+_UNPACK = re.compile(rb"[ \t]*\w+[ \t]*,[\w \t,]*=[^=]")
+_MOVED = re.compile(rb"[^\n]*from_numpy\([^\n]*\.to\(")
+_INT_READ = (b".ceil()", b".floor()", b".round()", b".tolist()", b".to(torch.int32)", b".to(torch.int64)")
+
+
+def _on_a_line(data: bytes, words: tuple[bytes, ...], line: re.Pattern[bytes]) -> bool:
+    """Some line holding one of ``words`` starts as ``line`` says (an assignment, a tuple unpacked)."""
+    for w in words:
+        i = data.find(w)
+        while i != -1:
+            start = data.rfind(b"\n", 0, i) + 1
+            if line.match(data, start, i):
+                return True
+            i = data.find(w, i + len(w))
+    return False
+
+
+def _worth_parsing(data: bytes) -> set[str]:
+    """The rules whose byte check passes, literal words first: a file that none passes is not parsed, and a parsed
+    file runs only these rules' walks (a model library's files hold float16 and int64 everywhere, and a parse and
+    walks per file would halve the scan's speed)."""
+    gates = {
+        "private-torch-op": (b"_C." in data or b"ops.aten" in data) and b"Function" in data,
+        "double-backward": b"create_graph" in data,
+        "pin-memory-call": b".pin_memory()" in data,
+        "torchscript-on-device": b"jit.load" in data,
+        "float16-manual": any(w in data for w in _FP16_WORDS),
+        "size-readback": _on_a_line(data, (b"random_(", b"randint("), _ASSIGN)  # a slice bound drawn at random
+        or ((b"pad(" in data or b"narrow(" in data) and _on_a_line(data, _INT_READ, _UNPACK)),  # a tuple of ints
+        "host-array-to-device": b"from_numpy(" in data and _on_a_line(data, (b".float()", b".double()"), _MOVED),
+        "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
+    }
+    return {r for r, hit in gates.items() if hit}
+
+
+_ALIAS = re.compile(rb"^[ \t]*import[ \t]+torch[ \t]+as[ \t]+(\w+)", re.M)
+
+
 _INT_CASTS = frozenset({"ceil", "floor", "round", "int", "long", "tolist", "item"})
 _INT_DTYPES = frozenset({"int32", "int64", "int", "long"})
 _SHAPE_CALLS = frozenset({"pad", "narrow", "view", "reshape", "expand", "new_zeros", "zeros", "empty", "ones"})
@@ -30,13 +67,14 @@ VERSION_GATED = "version-gated-double-backward"
 
 def train_hazards(data: bytes) -> list[RawFinding]:
     """The findings of the training-path rules in one Python source (none when no rule's bytes are there)."""
-    if not _CANDIDATE.search(data):
+    rules = _worth_parsing(data)
+    if not rules:
         return []
     try:
         tree = _tree(data)
     except SyntaxError:
         return []
-    torch_names = _torch_aliases(tree)
+    torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
 
@@ -45,13 +83,16 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         snip = lines[ln - 1] if 0 < ln <= len(lines) else ""
         out.append((rule, ln, msg, snip, subject, ctx))
 
-    out_private = _private_ops(tree, torch_names)
-    for node, msg, ctx in out_private:
-        add("private-torch-op", node, msg, ctx=ctx)
-    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
-        for node, msg in _size_readbacks(fn, torch_names):
-            add("size-readback", node, msg, subject=f"{fn.name}:{fn.lineno}")
-    pretrained = _pretrained_names(tree)
+    if "private-torch-op" in rules:
+        for node, msg, ctx in _private_ops(tree, torch_names):
+            add("private-torch-op", node, msg, ctx=ctx)
+    if "size-readback" in rules:
+        for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+            for node, msg in _size_readbacks(fn, torch_names):
+                add("size-readback", node, msg, subject=f"{fn.name}:{fn.lineno}")
+    pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
+    if not rules - {"private-torch-op", "size-readback"}:
+        return out
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -73,20 +114,12 @@ def train_hazards(data: bytes) -> list[RawFinding]:
                 add("host-array-to-device", node, f"from_numpy(...).to(device) then .{f.attr}()")
         if d is not None and d.endswith("jit.load") and d.split(".")[0] in torch_names | {"jit"}:
             add("torchscript-on-device", node, f"{d}(...)")
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if "float16-manual" in rules else ():
         if isinstance(node, ast.IfExp) and (
             _is_dtype(node.body, torch_names, "float16") or _is_dtype(node.orelse, torch_names, "float16")
         ):
             add("float16-manual", node, "float16 chosen per layer")
     return out
-
-
-def _torch_aliases(tree: ast.Module) -> set[str]:
-    names = {"torch"}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            names |= {a.asname for a in n.names if a.name == "torch" and a.asname}
-    return names
 
 
 def _dotted(node: ast.AST) -> str | None:
