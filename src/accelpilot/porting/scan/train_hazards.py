@@ -15,7 +15,13 @@ import re
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
-_FP16_WORDS = (b".half()", b".to(torch.float16)", b".to(dtype=torch.float16)", b"float16 if", b"half if")
+_FP16_WORDS: tuple[bytes, ...] = (
+    b".half()",
+    b".to(torch.float16)",
+    b".to(dtype=torch.float16)",
+    b"float16 if",
+    b"half if",
+)
 _FP16_WORDS += (b"else torch.float16", b"else torch.half")
 _ASSIGN = re.compile(rb"[ \t]*\w+[ \t]*=[^=]")
 _UNPACK = re.compile(rb"[ \t]*\w+[ \t]*,[\w \t,]*=[^=]")
