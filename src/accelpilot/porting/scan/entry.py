@@ -28,7 +28,7 @@ _COMMAND = re.compile(
 _EVAL_NAME = re.compile(r"(eval|evaluate|bench|test|profil)", re.I)  # evaluation scripts by name
 _EVAL_HEADING = re.compile(r"evaluat|benchmark|profil|\btest|\bfid\b|metric", re.I)
 # Rules of CUDA placement that stop a run without CUDA when the entry point runs them with no fallback.
-BLOCKS_IN_ENTRY = frozenset({"cuda-device-literal", "torch-cuda-api", "cuda-call", "nccl-backend"})
+BLOCKS_IN_ENTRY = frozenset({"cuda-device-literal", "torch-cuda-api", "cuda-call", "nccl-backend", "bitsandbytes"})
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)\s+else\s""")
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 

@@ -223,6 +223,10 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"torch.cat", _grows_in_loop),
     (b"use_experts_implementation", None),
     # issue 27's hazards
+    (b"load_in_8bit", None),
+    (b"load_in_4bit", None),
+    (b"_for_int8_training", None),
+    (b"_for_kbit_training", None),
     (b"torch.fft", None),
     (b"stft", None),
     (b"torch.nested", None),

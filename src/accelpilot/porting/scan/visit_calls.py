@@ -106,7 +106,12 @@ class CallRules(VisitorBase):
                     self.add("hub-download", node.lineno, f"{name}(...)")
             else:
                 self._more_calls(node, name)
+            if name in ("prepare_model_for_int8_training", "prepare_model_for_kbit_training"):
+                self.add("bitsandbytes", node.lineno, f"{name}(...)", subject="bitsandbytes")
             for kw in node.keywords:
+                if kw.arg in ("load_in_8bit", "load_in_4bit") and isinstance(kw.value, ast.Constant) and kw.value.value:
+                    # the model loads through bitsandbytes' CUDA int8/4-bit kernels whatever the device
+                    self.add("bitsandbytes", kw.value.lineno, f"{kw.arg}=True", subject="bitsandbytes")
                 if kw.arg == "help" and isinstance(kw.value, ast.Constant):
                     self._consumed.add(id(kw.value))  # a URI in help text is documentation, not data movement
             guard = probe_kind(name, recv)
