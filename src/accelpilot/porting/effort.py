@@ -91,6 +91,13 @@ ROWS: dict[str, EffortRow] = {
         "NeuronX Distributed or torch FSDP on Neuron and re-validate convergence",
         _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
     ),
+    "hf-trainer": EffortRow(
+        3,
+        5,
+        "move the training loop to a Trainer that knows the neuron device (optimum-neuron) or a plain PyTorch loop "
+        "with the same accumulation, eval/save cadence and DDP, and re-check the loss curve",
+        _REASONED + ": one loop of a few hundred lines, rewritten and re-validated, is days, not weeks",
+    ),
     "training-runtime": EffortRow(
         10,
         30,

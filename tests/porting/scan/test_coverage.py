@@ -29,6 +29,7 @@ EXPECTED = [
         "hub-download",
         "any-host-download",
     ),  # from_pretrained of a hub id (line 12, a local dir, is not)
+    ("hf_trainer.py", 4, "hf-trainer", None),  # transformers.Trainer: the training loop accelerate runs
     ("helm/plugin.tf", 2, "k8s-gpu-resource", None),  # Terraform installs the NVIDIA device plugin
     ("helm/values.yaml-template", 3, "k8s-gpu-resource", None),  # template files are scanned
     ("model.py", 4, "cuda-kernel-library", None),  # causal-conv1d

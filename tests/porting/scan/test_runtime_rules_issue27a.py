@@ -47,3 +47,32 @@ def test_a_hard_coded_8bit_load_on_an_entry_point_blocks(tmp_path: Path) -> None
     assert item.severity == "blocking"
     assert item.reason is not None and "load_in_8bit=True at finetune.py:5" in item.reason
     assert not [f for f in log.findings if f.file == "generate.py" and f.rule == "bitsandbytes"]
+
+
+TRAIN = """\
+import torch
+import transformers
+from mylib import Trainer as OwnTrainer
+args = transformers.TrainingArguments(
+    output_dir="out",
+    fp16=True,
+)
+trainer = transformers.Trainer(model=None, args=args)
+scaler = torch.cuda.amp.GradScaler(enabled=False)
+OwnTrainer()
+"""
+
+
+def test_an_hf_trainer_with_fp16_on_an_entry_point_blocks_with_its_reason(tmp_path: Path) -> None:
+    """``transformers.Trainer(...)`` on a README entry point is one ``hf-trainer`` item sized in days (3-5, the
+    effort table's row), blocking with its reason; ``TrainingArguments(fp16=True)`` is CUDA AMP, blocking there.
+    Stays a warning: ``torch.cuda.amp.GradScaler`` (disabled off CUDA). No item: a repository's own ``Trainer``."""
+    _write(tmp_path, {"train.py": TRAIN, "README.md": "Run `python train.py`.\n"})
+    log = scan_path(tmp_path, jobs=1)
+    items = {i.rule: i for i in log.items}
+    trainer = items["hf-trainer"]
+    assert [(ln.line, ln.severity) for ln in trainer.lines] == [(8, "blocking")]
+    assert (trainer.days_low, trainer.days_high) == (3, 5)
+    assert trainer.reason is not None and "not the neuron device: Trainer(...) at train.py:8" in trainer.reason
+    amp = {ln.line: ln.severity for ln in items["amp-cuda"].lines}
+    assert amp == {6: "blocking", 9: "warning"}

@@ -257,6 +257,19 @@ SOURCE_RULES: tuple[Rule, ...] = (
         "neuronx-distributed, which changes the training loop, the parallel layout and the checkpoints.",
     ),
     Rule(
+        id="hf-trainer",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="Hugging Face Trainer / accelerate training loop",
+        why="transformers' Trainer (through accelerate) picks the device, wraps DDP, mixed precision and the "
+        "eval/save loop itself, choosing CUDA or the CPU; TorchNeuron's `neuron` device needs either a Trainer "
+        "taught that device (optimum-neuron's NeuronTrainer) or a plain PyTorch loop, then a re-check of loss.",
+    ),
+    Rule(
         id="cupy",
         item="package",
         category="custom_kernel",

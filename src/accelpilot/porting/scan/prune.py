@@ -223,6 +223,8 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"torch.cat", _grows_in_loop),
     (b"use_experts_implementation", None),
     # issue 27's hazards
+    (b"Trainer(", None),
+    (b"fp16=True", None),
     (b"load_in_8bit", None),
     (b"load_in_4bit", None),
     (b"_for_int8_training", None),

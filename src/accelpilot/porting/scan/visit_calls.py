@@ -37,6 +37,11 @@ from accelpilot.porting.scan.visit_base import VisitorBase
 _REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "argmax", "argmin", "count_nonzero", "prod"})
 
 
+# transformers/trl trainers and their argument classes (the training loop accelerate runs).
+_HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SFTTrainer"})
+_HF_TRAINING_ARGS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"})
+
+
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
 
@@ -106,6 +111,12 @@ class CallRules(VisitorBase):
                     self.add("hub-download", node.lineno, f"{name}(...)")
             else:
                 self._more_calls(node, name)
+            hf = (self.dotted(f) or "").startswith(("transformers.", "trl."))
+            if hf and name in _HF_TRAINERS:
+                self.add("hf-trainer", node.lineno, f"{name}(...)")
+            for kw in node.keywords if hf and name in _HF_TRAINING_ARGS else ():
+                if kw.arg == "fp16" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    self.add("amp-cuda", kw.value.lineno, "fp16=True (CUDA AMP with a GradScaler)")
             if name in ("prepare_model_for_int8_training", "prepare_model_for_kbit_training"):
                 self.add("bitsandbytes", node.lineno, f"{name}(...)", subject="bitsandbytes")
             for kw in node.keywords:
