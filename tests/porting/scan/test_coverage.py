@@ -30,6 +30,9 @@ EXPECTED = [
         "any-host-download",
     ),  # from_pretrained of a hub id (line 12, a local dir, is not)
     ("hf_trainer.py", 4, "hf-trainer", None),  # transformers.Trainer: the training loop accelerate runs
+    ("speed_notes.py", 4, "sdpa-attention", None),  # SDPA relied on for flash speed
+    ("speed_notes.py", 5, "fused-optimizer", None),  # fused AdamW
+    ("speed_notes.py", 6, "hardcoded-peak-flops", None),  # A100 peak in an MFU
     ("helm/plugin.tf", 2, "k8s-gpu-resource", None),  # Terraform installs the NVIDIA device plugin
     ("helm/values.yaml-template", 3, "k8s-gpu-resource", None),  # template files are scanned
     ("model.py", 4, "cuda-kernel-library", None),  # causal-conv1d

@@ -76,3 +76,36 @@ def test_an_hf_trainer_with_fp16_on_an_entry_point_blocks_with_its_reason(tmp_pa
     assert trainer.reason is not None and "not the neuron device: Trainer(...) at train.py:8" in trainer.reason
     amp = {ln.line: ln.severity for ln in items["amp-cuda"].lines}
     assert amp == {6: "blocking", 9: "warning"}
+
+
+SPEED = """\
+import torch
+import torch.nn.functional as F
+def attend(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+def scaled_dot_product_attention(q, k, v):
+    return q
+use_fused = torch.cuda.is_available()
+extra = dict(fused=True) if use_fused else dict()
+opt = torch.optim.AdamW([], fused=False)
+flops_promised = 312e12
+n_flops = 6
+"""
+
+
+def test_speed_notes_fused_optimizer_sdpa_and_a_gpu_peak(tmp_path: Path) -> None:
+    """``dict(fused=True)`` for AdamW, ``F.scaled_dot_product_attention`` and ``flops_promised = 312e12`` are one
+    info item each (hours). Stay out: ``fused=False``, a local function named like SDPA, a small FLOPs count."""
+    _write(tmp_path, {"model.py": SPEED})
+    log = scan_path(tmp_path, jobs=1)
+    got = sorted(
+        (f.rule, f.line)
+        for f in log.findings
+        if f.rule in ("fused-optimizer", "sdpa-attention", "hardcoded-peak-flops")
+    )
+    assert got == [("fused-optimizer", 8), ("hardcoded-peak-flops", 10), ("sdpa-attention", 4)]
+    assert {i.rule: i.severity for i in log.items if i.rule in dict(got)} == {
+        "fused-optimizer": "info",
+        "hardcoded-peak-flops": "info",
+        "sdpa-attention": "info",
+    }

@@ -302,3 +302,12 @@ def counts_gpus(node: ast.Compare, dotted: Callable[[ast.AST], str | None]) -> b
         return False
     value = right[0].value
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def peak_flops(node: ast.Assign) -> bool:
+    """``flops_promised = 312e12``: a number of at least 1e12 bound to a name that says FLOPS (a chip's peak)."""
+    v = node.value
+    if not (isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)):
+        return False
+    names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets]
+    return v.value >= 1e12 and any("flop" in n.lower() for n in names)

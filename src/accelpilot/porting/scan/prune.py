@@ -223,6 +223,9 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"torch.cat", _grows_in_loop),
     (b"use_experts_implementation", None),
     # issue 27's hazards
+    (b"fused=", None),
+    (b"scaled_dot_product_attention", None),
+    (b"flops", None),
     (b"Trainer(", None),
     (b"fp16=True", None),
     (b"load_in_8bit", None),

@@ -38,6 +38,8 @@ _REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "argmax", "argmin"
 
 
 # transformers/trl trainers and their argument classes (the training loop accelerate runs).
+# Calls where ``fused=`` selects torch's fused (CUDA) optimizer step (``dict(fused=True)`` holds its kwargs).
+_FUSED_CALLS = frozenset({"AdamW", "Adam", "SGD", "dict"})
 _HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SFTTrainer"})
 _HF_TRAINING_ARGS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"})
 
@@ -111,6 +113,11 @@ class CallRules(VisitorBase):
                     self.add("hub-download", node.lineno, f"{name}(...)")
             else:
                 self._more_calls(node, name)
+            if self.dotted(f) == "torch.nn.functional.scaled_dot_product_attention":
+                self.add("sdpa-attention", node.lineno, "F.scaled_dot_product_attention")
+            for kw in node.keywords if name in _FUSED_CALLS else ():
+                if kw.arg == "fused" and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
+                    self.add("fused-optimizer", kw.value.lineno, f"{name}(fused=...)")
             hf = (self.dotted(f) or "").startswith(("transformers.", "trl."))
             if hf and name in _HF_TRAINERS:
                 self.add("hf-trainer", node.lineno, f"{name}(...)")

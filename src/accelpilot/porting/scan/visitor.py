@@ -16,6 +16,7 @@ from accelpilot.porting.scan.branch_tests import (
     _device_kind,
     _device_type_args,
     counts_gpus,
+    peak_flops,
 )
 from accelpilot.porting.scan.dataflow import (
     _decorator_name,
@@ -393,6 +394,8 @@ class PyVisitor(BranchRules):
             self.add("growing-sequence", node.lineno, "KV cache grown with torch.cat: a new shape every step")
         """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
         v = node.value
+        if peak_flops(node):
+            self.add("hardcoded-peak-flops", node.lineno, "peak FLOPS literal")
         if isinstance(v, ast.Constant) and any(
             impl_selector(x.id if isinstance(x, ast.Name) else x.attr if isinstance(x, ast.Attribute) else None)
             for x in node.targets
