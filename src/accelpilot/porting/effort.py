@@ -27,6 +27,7 @@ XLA_ERA_RULES = frozenset(
         "item-in-forward",
         "tensor-control-flow",
         "growing-sequence",
+        "dynamic-padding",
         "varlen-packing",
         "int64-index",
     }

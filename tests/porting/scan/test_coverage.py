@@ -29,7 +29,13 @@ EXPECTED = [
         "hub-download",
         "any-host-download",
     ),  # from_pretrained of a hub id (line 12, a local dir, is not)
-    ("hf_trainer.py", 4, "hf-trainer", None),  # transformers.Trainer: the training loop accelerate runs
+    ("hf_trainer.py", 4, "hf-trainer", None),
+    (
+        "hf_trainer.py",
+        7,
+        "dynamic-padding",
+        None,
+    ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
     ("speed_notes.py", 4, "sdpa-attention", None),  # SDPA relied on for flash speed
     ("speed_notes.py", 5, "fused-optimizer", None),  # fused AdamW
     ("speed_notes.py", 6, "hardcoded-peak-flops", None),  # A100 peak in an MFU

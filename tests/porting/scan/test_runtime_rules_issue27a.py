@@ -109,3 +109,22 @@ def test_speed_notes_fused_optimizer_sdpa_and_a_gpu_peak(tmp_path: Path) -> None
         "hardcoded-peak-flops": "info",
         "sdpa-attention": "info",
     }
+
+
+COLLATE = """\
+import transformers
+a = transformers.DataCollatorForSeq2Seq(None, pad_to_multiple_of=8, padding=True)
+b = transformers.DataCollatorWithPadding(None)
+c = transformers.DataCollatorWithPadding(None, padding="max_length", max_length=512)
+d = transformers.DataCollatorForLanguageModeling(None)
+"""
+
+
+def test_a_collator_padding_each_batch_to_its_longest_is_a_shape_hazard(tmp_path: Path) -> None:
+    """``padding=True`` (and ``DataCollatorWithPadding``'s default) gives a new length per batch: one XLA-era
+    ``dynamic-padding`` item. Stay out: ``padding="max_length"`` and a collator that does not pad."""
+    _write(tmp_path, {"train.py": COLLATE})
+    log = scan_path(tmp_path, jobs=1)
+    (item,) = [i for i in log.items if i.rule == "dynamic-padding"]
+    assert [ln.line for ln in item.lines] == [2, 3]
+    assert (item.severity, item.era) == ("warning", "xla")

@@ -226,6 +226,7 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"fused=", None),
     (b"scaled_dot_product_attention", None),
     (b"flops", None),
+    (b"DataCollator", None),
     (b"Trainer(", None),
     (b"fp16=True", None),
     (b"load_in_8bit", None),

@@ -38,6 +38,15 @@ _REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "argmax", "argmin"
 
 
 # transformers/trl trainers and their argument classes (the training loop accelerate runs).
+def _pads_to_longest(node: ast.Call, name: str) -> bool:
+    """``DataCollatorWithPadding``/``ForSeq2Seq``/``ForTokenClassification`` pad to the batch's longest sample by
+    default (``padding=True``); ``padding="max_length"`` or ``False`` fixes the length (or leaves it to the data)."""
+    for kw in node.keywords:
+        if kw.arg == "padding":
+            return isinstance(kw.value, ast.Constant) and kw.value.value in (True, "longest")
+    return name in ("DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification")
+
+
 # Calls where ``fused=`` selects torch's fused (CUDA) optimizer step (``dict(fused=True)`` holds its kwargs).
 _FUSED_CALLS = frozenset({"AdamW", "Adam", "SGD", "dict"})
 _HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SFTTrainer"})
@@ -118,6 +127,8 @@ class CallRules(VisitorBase):
             for kw in node.keywords if name in _FUSED_CALLS else ():
                 if kw.arg == "fused" and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
                     self.add("fused-optimizer", kw.value.lineno, f"{name}(fused=...)")
+            if name.startswith("DataCollator") and _pads_to_longest(node, name):
+                self.add("dynamic-padding", node.lineno, f"{name}: each batch padded to its longest sample")
             hf = (self.dotted(f) or "").startswith(("transformers.", "trl."))
             if hf and name in _HF_TRAINERS:
                 self.add("hf-trainer", node.lineno, f"{name}(...)")
