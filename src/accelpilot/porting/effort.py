@@ -30,6 +30,7 @@ XLA_ERA_RULES = frozenset(
         "dynamic-padding",
         "varlen-packing",
         "int64-index",
+        "size-readback",
     }
 )
 XLA_ERA_NOTE = (
@@ -151,6 +152,24 @@ for _r in XLA_ERA_RULES:
             _REASONED + "; " + XLA_ERA_NOTE,
         ),
     )
+
+# Training-path hazards (rules/train_rules.py): validations and small rewrites, not kernels.
+ROWS.update(
+    {
+        "private-torch-op": EffortRow(
+            0.5, 2, "port the op to the public ATen API, or check the stock op's gradients on the target", _REASONED
+        ),
+        "double-backward": EffortRow(0.5, 1.5, "validate second-order op coverage of the regularizers", _REASONED),
+        "torchscript-on-device": EffortRow(
+            0.5, 1.5, "validate the scripted model on the target, or run it on the CPU", _REASONED
+        ),
+        "float16-manual": EffortRow(0.25, 1, "validate the fp16 path's numerics, or switch it to bf16", _REASONED),
+        "host-array-to-device": EffortRow(0.25, 1, "keep float32 buffers on the device once", _REASONED),
+        "pretrained-encoder-in-loop": EffortRow(
+            0.5, 1.5, "validate the encoder on the target, or precompute its outputs offline", _REASONED
+        ),
+    }
+)
 
 # An item that only imports a kernel language (each kernel is its own item): removing the dependency.
 KERNEL_LANGUAGE = EffortRow(0.25, 1, "drop or guard the import once the kernels are ported", _REASONED)

@@ -83,6 +83,9 @@ REACH_WARNING: dict[str, str] = {
 
 # Porting work the rule rates lower that a line's reach makes blocking, with the reason.
 REACH_BLOCKING: dict[str, str] = {
+    "version-gated-double-backward": "the custom op exists to give the stock op a double backward and its gate "
+    "enables it only on old PyTorch versions: on the PyTorch 2.x TorchNeuron requires the stock op runs, and the "
+    "default path's double backward (create_graph=True) then rests on the stock op's second derivative",
     "no-fallback": "no fallback: without this kernel the code returns a placeholder (zeros/empty) instead of the "
     "result, so a port runs silently wrong until the kernel is replaced",
 }

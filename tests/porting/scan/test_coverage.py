@@ -60,6 +60,15 @@ EXPECTED = [
     ("scripts/launch.sh", 6, "sagemaker", None),  # HyperPod auto-resume
     ("setup.py", 3, "cuda-kernel-library", None),  # liger-kernel in install_requires
     ("tokenization_fast.py", 5, "boolean-mask-index", "host-side"),  # a tokeniser: not the model graph
+    # training-path rules (rules/train_rules.py)
+    ("train_loop.py", 8, "private-torch-op", None),  # torch._C op in an autograd Function, no gate
+    ("train_loop.py", 12, "double-backward", None),  # create_graph=True
+    ("train_loop.py", 13, "pin-memory-call", None),
+    ("train_loop.py", 14, "torchscript-on-device", None),
+    ("train_loop.py", 15, "float16-manual", None),  # .half()
+    ("train_loop.py", 17, "size-readback", None),  # slice bound drawn by torch.randint
+    ("train_loop.py", 18, "host-array-to-device", None),  # moved, then cast on the device
+    ("train_loop.py", 24, "pretrained-encoder-in-loop", None),
 ]
 
 

@@ -42,6 +42,7 @@ from accelpilot.porting.rules.schema import (
     Severity,
 )
 from accelpilot.porting.rules.source_rules import SOURCE_RULES
+from accelpilot.porting.rules.train_rules import TRAIN_RULES
 
 # The registry re-exports the schema: the rest of accelpilot reads everything about rules from here.
 __all__ = [
@@ -67,7 +68,7 @@ __all__ = [
     "resolve_targets",
 ]
 
-_RULES: tuple[Rule, ...] = (*SOURCE_RULES, *MODEL_RULES, *OPS_RULES)
+_RULES: tuple[Rule, ...] = (*SOURCE_RULES, *MODEL_RULES, *OPS_RULES, *TRAIN_RULES)
 
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}

@@ -16,7 +16,13 @@ RawFinding = tuple[str, int | None, str, str, str | None, str | None]
 # Patterns shared by text files and Python string constants.
 STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("object-store-uri", re.compile(r"\b(?:s3|gs|az|abfss|wasbs)://[\w.\-{}$/]*"), "object-store location {m}"),
-    ("slurm-gpu-gres", re.compile(r"--gres[= ]gpu\S*|--gpus(?:-per-\w+)?[= ]\S+"), "Slurm GPU request {m}"),
+    # ``--gpus`` with a value a scheduler reads (a count, ``type:count``, ``all``, a variable), not a word of prose
+    # ("--gpus must be at least 1" in a CLI's error message)
+    (
+        "slurm-gpu-gres",
+        re.compile(r"--gres[= ]gpu\S*|--gpus(?:-per-\w+)?[= ](?:(?:[A-Za-z][\w.-]*:)?\d|all\b|[$%{<\[])\S*"),
+        "Slurm GPU request {m}",
+    ),
     ("k8s-gpu-resource", re.compile(r"nvidia\.com/gpu"), "Kubernetes resource {m}"),
     ("k8s-neuron-resource", re.compile(r"aws\.amazon\.com/neuron\w*"), "Kubernetes resource {m}"),
     ("nvidia-smi", re.compile(r"\bnvidia-smi\b"), "calls {m}"),

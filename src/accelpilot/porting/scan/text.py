@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from accelpilot.porting.scan.mounts import drop_container_paths
 from accelpilot.porting.scan.patterns import STRING_RULES, RawFinding
 from accelpilot.porting.scan.suppress import SUPPRESS
 
@@ -133,4 +134,4 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
                 seen.add((rule, lineno))
                 context = "optional" if optional else None
                 found.append((rule, lineno, template.format(m=m2.group(0)), line, m2.group(0), context))
-    return found
+    return drop_container_paths(text, found) if kind in ("dockerfile", "shell", "yaml") else found

@@ -1,0 +1,115 @@
+"""Rules on the training path's numerics and autograd (issue 27, second round: public vision/diffusion repositories).
+
+Each is a hazard a porting lead lists for a training loop moved to TorchNeuron native: none needs a rewrite on sight,
+each needs a validation or a small change, said in its ``why``."""
+
+from __future__ import annotations
+
+from accelpilot.porting.rules.schema import NEURON, Rule
+
+TRAIN_RULES: tuple[Rule, ...] = (
+    Rule(
+        id="private-torch-op",
+        category="device_code",
+        dimension="source",
+        severity="blocking",
+        targets=NEURON,
+        effort="days",
+        title="custom autograd op on torch internals",
+        why="A `torch.autograd.Function` that calls private torch internals (`torch._C._jit_get_operation`, "
+        "`torch.ops.aten.*` backward ops, cuDNN-specific ATen ops) is tied to one PyTorch version and one backend: "
+        "on the PyTorch 2.x TorchNeuron requires and on the `neuron` device it is either skipped (its gate falls "
+        "back to the stock op) or fails. Port it to the public op or check the stock op's gradients on the target.",
+    ),
+    Rule(
+        id="double-backward",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="double backward (create_graph=True)",
+        why="`torch.autograd.grad(..., create_graph=True)` backpropagates through a gradient (R1, path-length, "
+        "gradient-penalty regularizers): every op on that path needs a second derivative on the target, and "
+        "torch.compile does not capture double backward, so these passes stay eager. Validate second-order op "
+        "coverage on Neuron.",
+    ),
+    Rule(
+        id="pin-memory-call",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="explicit Tensor.pin_memory()",
+        why="`Tensor.pin_memory()` asks the accelerator's pinned host allocator and raises where there is none "
+        "('Cannot access accelerator device when none is available'); whether TorchNeuron provides one is "
+        "unverified. Verify it on the target or drop the call (a DataLoader's `pin_memory=True` only warns).",
+    ),
+    Rule(
+        id="torchscript-on-device",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="TorchScript model run on the device",
+        why="`torch.jit.load` of a scripted model that then runs on the training device (a metric network, a "
+        "perceptual loss): TorchScript runs through the dispatcher eagerly, so its op coverage and speed on "
+        "`neuron` need validation; or run it on the CPU.",
+    ),
+    Rule(
+        id="float16-manual",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="manual float16 casts",
+        why="Layers cast to float16 by hand (`.half()`, `.to(torch.float16)`, a dtype chosen per layer) with no "
+        "autocast: float16 runs on Trainium, but bf16 is its native training type; numerics and speed of the "
+        "fp16 path (clamps, no loss scaling) need validation, or a switch to bf16.",
+    ),
+    Rule(
+        id="size-readback",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="sizes read back from tensors into shapes",
+        why="A slice bound or a padding read back from a device tensor (`x[:, cutoff:]` with `cutoff` a tensor, "
+        "`pad=[*margin.ceil().to(torch.int32)]`): a host sync each step and a new shape each step. Runs in eager; "
+        "under torch.compile each step is a recompile. Rewrite as a mask (`torch.where`) or pad to a fixed maximum.",
+    ),
+    Rule(
+        id="host-array-to-device",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="numpy array moved to the device and cast there, per call",
+        why="`torch.from_numpy(arr).to(device)...float()` in a helper the step calls: numpy arrays default to "
+        "float64, so float64 is copied host-to-device each call and cast on the accelerator, where float64 is no "
+        "compute type. Keep float32 buffers on the device once.",
+    ),
+    Rule(
+        id="pretrained-encoder-in-loop",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="frozen pretrained model run on the device every step",
+        why="A model loaded with `from_pretrained` (a VAE, a text encoder) encodes every batch on the accelerator "
+        "inside the training loop: its op coverage and speed on Neuron need validation, or precompute its outputs "
+        "offline.",
+    ),
+)

@@ -1,0 +1,349 @@
+"""Training-path hazards read from a whole Python file (rules in ``rules/train_rules.py``): custom autograd ops on
+torch internals, double backward, explicit pinning, TorchScript on the device, manual float16 casts, sizes read back
+from tensors into shapes, numpy arrays moved to the device and cast there per call, and a pretrained encoder run
+inside the training loop.
+
+Its own pass (not ``PyVisitor``): each rule needs a def's or a class's whole body (a gate function, the loop around
+a call, the assignment of a name), which the pruned visitor does not parse. A cheap byte check per rule decides
+whether the file is parsed at all."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import _tree
+
+_FP16_WORDS: tuple[bytes, ...] = (
+    b".half()",
+    b".to(torch.float16)",
+    b".to(dtype=torch.float16)",
+    b"float16 if",
+    b"half if",
+)
+_FP16_WORDS += (b"else torch.float16", b"else torch.half")
+_ASSIGN = re.compile(rb"[ \t]*\w+[ \t]*=[^=]")
+_UNPACK = re.compile(rb"[ \t]*\w+[ \t]*,[\w \t,]*=[^=]")
+_MOVED = re.compile(rb"[^\n]*from_numpy\([^\n]*\.to\(")
+_INT_READ = (b".ceil()", b".floor()", b".round()", b".tolist()", b".to(torch.int32)", b".to(torch.int64)")
+
+
+def _on_a_line(data: bytes, words: tuple[bytes, ...], line: re.Pattern[bytes]) -> bool:
+    """Some line holding one of ``words`` starts as ``line`` says (an assignment, a tuple unpacked)."""
+    for w in words:
+        i = data.find(w)
+        while i != -1:
+            start = data.rfind(b"\n", 0, i) + 1
+            if line.match(data, start, i):
+                return True
+            i = data.find(w, i + len(w))
+    return False
+
+
+def _worth_parsing(data: bytes) -> set[str]:
+    """The rules whose byte check passes, literal words first: a file that none passes is not parsed, and a parsed
+    file runs only these rules' walks (a model library's files hold float16 and int64 everywhere, and a parse and
+    walks per file would halve the scan's speed)."""
+    gates = {
+        "private-torch-op": (b"_C." in data or b"ops.aten" in data) and b"Function" in data,
+        "double-backward": b"create_graph" in data,
+        "pin-memory-call": b".pin_memory()" in data,
+        "torchscript-on-device": b"jit.load" in data,
+        "float16-manual": any(w in data for w in _FP16_WORDS),
+        "size-readback": _on_a_line(data, (b"random_(", b"randint("), _ASSIGN)  # a slice bound drawn at random
+        or ((b"pad(" in data or b"narrow(" in data) and _on_a_line(data, _INT_READ, _UNPACK)),  # a tuple of ints
+        "host-array-to-device": b"from_numpy(" in data and _on_a_line(data, (b".float()", b".double()"), _MOVED),
+        "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
+    }
+    return {r for r, hit in gates.items() if hit}
+
+
+_ALIAS = re.compile(rb"^[ \t]*import[ \t]+torch[ \t]+as[ \t]+(\w+)", re.M)
+
+
+_INT_CASTS = frozenset({"ceil", "floor", "round", "int", "long", "tolist", "item"})
+_INT_DTYPES = frozenset({"int32", "int64", "int", "long"})
+_SHAPE_CALLS = frozenset({"pad", "narrow", "view", "reshape", "expand", "new_zeros", "zeros", "empty", "ones"})
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# How a private-op Function's file is reached (findings.py reads these contexts).
+VERSION_GATED = "version-gated-double-backward"
+
+
+def train_hazards(data: bytes) -> list[RawFinding]:
+    """The findings of the training-path rules in one Python source (none when no rule's bytes are there)."""
+    rules = _worth_parsing(data)
+    if not rules:
+        return []
+    try:
+        tree = _tree(data)
+    except SyntaxError:
+        return []
+    torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
+    lines = data.decode("utf-8", "replace").splitlines()
+    out: list[RawFinding] = []
+
+    def add(rule: str, node: ast.AST, msg: str, subject: str | None = None, ctx: str | None = None) -> None:
+        ln = getattr(node, "lineno", 0)
+        snip = lines[ln - 1] if 0 < ln <= len(lines) else ""
+        out.append((rule, ln, msg, snip, subject, ctx))
+
+    if "private-torch-op" in rules:
+        for node, msg, ctx in _private_ops(tree, torch_names):
+            add("private-torch-op", node, msg, ctx=ctx)
+    if "size-readback" in rules:
+        for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+            for node, msg in _size_readbacks(fn, torch_names):
+                add("size-readback", node, msg, subject=f"{fn.name}:{fn.lineno}")
+    pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
+    if not rules - {"private-torch-op", "size-readback"}:
+        return out
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        d = _dotted(f)
+        if d is not None and d.rsplit(".", 1)[-1] == "grad" and _kw_true(node, "create_graph"):
+            add("double-backward", node, f"{d}(create_graph=True)")
+        if isinstance(f, ast.Attribute):
+            if f.attr == "pin_memory" and not node.args and not node.keywords:
+                add("pin-memory-call", node, ".pin_memory()")
+            elif f.attr == "half" and not node.args and not node.keywords:
+                add("float16-manual", node, ".half()")
+            elif f.attr == "to" and any(_is_dtype(a, torch_names, "float16") for a in _args(node)):
+                add("float16-manual", node, ".to(torch.float16)")
+            elif f.attr == "encode" and isinstance(f.value, ast.Name) and f.value.id in pretrained:
+                if _in_loop(tree, node):
+                    add("pretrained-encoder-in-loop", node, f"{f.value.id}.encode(...) inside the loop")
+            elif f.attr in ("float", "double") and _numpy_moved(f.value):
+                add("host-array-to-device", node, f"from_numpy(...).to(device) then .{f.attr}()")
+        if d is not None and d.endswith("jit.load") and d.split(".")[0] in torch_names | {"jit"}:
+            add("torchscript-on-device", node, f"{d}(...)")
+    for node in ast.walk(tree) if "float16-manual" in rules else ():
+        if isinstance(node, ast.IfExp) and (
+            _is_dtype(node.body, torch_names, "float16") or _is_dtype(node.orelse, torch_names, "float16")
+        ):
+            add("float16-manual", node, "float16 chosen per layer")
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _kw_true(call: ast.Call, name: str) -> bool:
+    return any(
+        k.arg == name and not (isinstance(k.value, ast.Constant) and k.value.value in (False, None))
+        for k in call.keywords
+    )
+
+
+def _args(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
+
+
+def _is_dtype(node: ast.AST, torch_names: set[str], *names: str) -> bool:
+    d = _dotted(node)
+    if d is None or "." not in d:
+        return False
+    root, _, leaf = d.rpartition(".")
+    aliases = {"float16": ("float16", "half")}
+    wanted = {w for n in names for w in aliases.get(n, (n,))}
+    return root in torch_names and leaf in wanted
+
+
+def _private_ops(tree: ast.Module, torch_names: set[str]) -> list[tuple[ast.AST, str, str | None]]:
+    """Calls of torch internals inside ``torch.autograd.Function`` subclasses, with the context their file's gate
+    gives: ``fallback:<stock op>`` when the gate sends non-CUDA tensors to the stock op, ``VERSION_GATED`` when only
+    a torch version decides and the op supplies a double backward (its backward applies another Function)."""
+    functions = [
+        c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and any(_is_function_base(b) for b in c.bases)
+    ]
+    hits: list[tuple[ast.AST, str]] = []
+    for c in functions:
+        for n in ast.walk(c):
+            if isinstance(n, ast.Call) and (d := _dotted(n.func)) is not None:
+                root, _, rest = d.partition(".")
+                if root in torch_names and rest.startswith(("_C.", "ops.aten.")):
+                    hits.append((n, f"{d}(...) in autograd Function {c.name}"))
+    if not hits:
+        return []
+    stock = _stock_fallback(tree)
+    ctx: str | None = None
+    if stock is not None and _tests_cuda_device(tree):
+        ctx = f"fallback:{stock}"
+    elif _tests_torch_version(tree) and any(_double_backward_supplied(c) for c in functions):
+        ctx = VERSION_GATED
+    return [(n, msg, ctx) for n, msg in hits]
+
+
+def _is_function_base(b: ast.expr) -> bool:
+    d = _dotted(b)
+    return d is not None and (d == "Function" or d.endswith("autograd.Function"))
+
+
+def _stock_fallback(tree: ast.Module) -> str | None:
+    """``if gate(...): return Op.apply(...)`` then ``return <stock>(...)``: the stock call a wrapper falls back to."""
+    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+        body = fn.body
+        for i, st in enumerate(body[:-1]):
+            nxt = body[i + 1]
+            if (
+                isinstance(st, ast.If)
+                and any(isinstance(s, ast.Return) and _applies(s.value) for s in st.body)
+                and isinstance(nxt, ast.Return)
+                and isinstance(nxt.value, ast.Call)
+                and (d := _dotted(nxt.value.func)) is not None
+            ):
+                return d
+    return None
+
+
+def _applies(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply"
+
+
+def _tests_cuda_device(tree: ast.Module) -> bool:
+    """A comparison of ``x.device.type`` with ``"cuda"``, or ``x.is_cuda``, anywhere in the file."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == "is_cuda":
+            return True
+        if isinstance(n, ast.Compare) and any(
+            isinstance(x, ast.Constant) and x.value == "cuda" for x in (n.left, *n.comparators)
+        ):
+            sides = [n.left, *n.comparators]
+            if any(isinstance(x, ast.Attribute) and x.attr == "type" for x in sides):
+                return True
+    return False
+
+
+def _tests_torch_version(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "__version__" for n in ast.walk(tree))
+
+
+def _double_backward_supplied(cls: ast.ClassDef) -> bool:
+    return any(
+        isinstance(f, _FUNC) and f.name == "backward" and any(_applies(n) for n in ast.walk(f)) for f in cls.body
+    )
+
+
+def _from_torch(node: ast.AST, torch_names: set[str]) -> bool:
+    """An expression whose call chain starts at a torch factory (``torch.where(...)``, ``torch.empty(...).random_``)."""
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            node = node.value
+        else:
+            return isinstance(node, ast.Name) and node.id in torch_names
+
+
+def _int_readback(node: ast.AST, torch_names: set[str]) -> bool:
+    """A tensor turned into integers (``.ceil()``, ``.long()``, ``.to(torch.int32)``, ``.tolist()``)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in _INT_CASTS:
+                return True
+            if n.func.attr == "to" and any(_is_dtype(a, torch_names, *_INT_DTYPES) for a in _args(n)):
+                return True
+    return False
+
+
+def _size_readbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, torch_names: set[str]) -> list[tuple[ast.AST, str]]:
+    """Slice bounds that are names bound, in ``fn``, to a tensor drawn from a torch factory (``cutoff =
+    torch.where(...)``), and padding/shape arguments that are names unpacked from a tensor read back as integers
+    (``mx0, my0 = margin.ceil().to(torch.int32)``). A name also bound to anything else is left alone."""
+    drawn: set[str] = set()
+    unpacked: set[str] = set()
+    other: set[str] = set()
+    for st in ast.walk(fn):
+        if not isinstance(st, ast.Assign):
+            continue
+        for t in st.targets:
+            if isinstance(t, ast.Tuple) and _int_readback(st.value, torch_names):
+                unpacked |= {e.id for e in t.elts if isinstance(e, ast.Name)}
+            elif isinstance(t, ast.Name) and _drawn(st.value, torch_names):
+                drawn.add(t.id)
+            elif isinstance(t, (ast.Name, ast.Tuple, ast.List)):  # ``x[i] = ...`` binds no name
+                other |= {e.id for e in ast.walk(t) if isinstance(e, ast.Name)}
+    drawn -= other
+    unpacked -= other
+    if not drawn and not unpacked:
+        return []
+    found: list[tuple[ast.AST, str]] = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Slice):
+            used = {x for b in (n.lower, n.upper) if b is not None for x in _bare_names(b)} & (drawn | unpacked)
+            if used:
+                found.append((n, f"slice bound {', '.join(sorted(used))} read back from a tensor"))
+        elif isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)):
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id
+            if name in _SHAPE_CALLS:
+                sized = [*n.args[1:], *(k.value for k in n.keywords if k.arg in ("pad", "size", "shape"))]
+                used = {x for a in sized for x in _bare_names(a)} & unpacked
+                if used:
+                    found.append((n, f"{name}(...) sized by {', '.join(sorted(used))} read back from a tensor"))
+    return found
+
+
+def _drawn(value: ast.AST, torch_names: set[str]) -> bool:
+    """A tensor value from a torch call (``torch.where(...)``, ``torch.empty([]).random_(...)``), not a device,
+    dtype or generator."""
+    if not (isinstance(value, ast.Call) and _from_torch(value, torch_names)):
+        return False
+    d = _dotted(value.func) or ""
+    return d.rsplit(".", 1)[-1] not in ("device", "Generator", "dtype", "Size", "get_default_dtype")
+
+
+def _bare_names(node: ast.AST) -> set[str]:
+    """Names used as values in ``node`` (``cutoff``, ``n + 1``, ``[a, b]``), not ones only read for an attribute,
+    an index or a call (``x.shape[2]``, ``f(x)``)."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.BinOp):
+        return _bare_names(node.left) | _bare_names(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _bare_names(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return {x for e in node.elts for x in _bare_names(e)}
+    return set()
+
+
+def _pretrained_names(tree: ast.Module) -> set[str]:
+    """Names bound to ``X.from_pretrained(...)`` (possibly ``.to(device)`` after it)."""
+    names: set[str] = set()
+    for st in ast.walk(tree):
+        if isinstance(st, ast.Assign) and any(
+            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "from_pretrained"
+            for c in ast.walk(st.value)
+        ):
+            names |= {t.id for t in st.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _in_loop(tree: ast.Module, target: ast.AST) -> bool:
+    for loop in ast.walk(tree):
+        if isinstance(loop, (ast.For, ast.While, ast.AsyncFor)) and any(n is target for n in ast.walk(loop)):
+            return True
+    return False
+
+
+def _numpy_moved(node: ast.AST) -> bool:
+    """``from_numpy(a).to(...)`` somewhere down the receiver chain (indexing between allowed)."""
+    moved = False
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "to":
+                moved = True
+            elif node.func.attr == "from_numpy":
+                return moved
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return False

@@ -1,0 +1,101 @@
+"""Training-path hazard rules (``scan/train_hazards.py``) on small synthetic sources, each beside a near miss."""
+
+from __future__ import annotations
+
+from accelpilot.porting.scan import scan_python
+
+
+def _rules(src: str, rule: str) -> list[tuple[int, str | None]]:
+    return sorted((ln or 0, ctx) for r, ln, _, _, _, ctx in scan_python(src) if r == rule)
+
+
+GRADFIX = """\
+import torch
+
+enabled = True
+
+
+def op(x, w):
+    if _gate(x):
+        return _Op.apply(x, w)
+    return torch.nn.functional.conv2d(x, w)
+
+
+def _gate(x):
+    if x.device.type != "cuda":
+        return False
+    return torch.__version__.startswith("1.9")
+
+
+class _Op(torch.autograd.Function):
+    @staticmethod
+    def backward(ctx, g):
+        op = torch._C._jit_get_operation("aten::cudnn_convolution_backward_weight")
+        return op(g)
+"""
+
+
+def test_a_private_op_with_a_device_fallback_is_a_performance_item() -> None:
+    assert _rules(GRADFIX, "private-torch-op") == [(21, "fallback:torch.nn.functional.conv2d")]
+
+
+def test_a_version_gated_private_op_supplying_a_double_backward_blocks() -> None:
+    src = GRADFIX.replace('    if x.device.type != "cuda":\n        return False\n', "").replace(
+        "        op = torch", "        _Back.apply(g)\n        op = torch"
+    )
+    assert _rules(src, "private-torch-op") == [(20, "version-gated-double-backward")]
+    # near miss: the same calls outside an autograd Function are no custom op
+    assert _rules(src.replace("(torch.autograd.Function)", ""), "private-torch-op") == []
+
+
+def test_double_backward_needs_create_graph() -> None:
+    src = "import torch\ng = torch.autograd.grad(y, [x], create_graph=True)\nh = torch.autograd.grad(y, [x])\n"
+    assert _rules(src, "double-backward") == [(2, None)]
+
+
+def test_an_explicit_pin_memory_call_not_a_dataloader_option() -> None:
+    src = "import torch\nc = torch.from_numpy(a).pin_memory().to(d)\nL = DataLoader(ds, pin_memory=True)\n"
+    assert _rules(src, "pin-memory-call") == [(2, None)]
+
+
+def test_torchscript_load_and_manual_float16() -> None:
+    src = (
+        "import torch\nnet = torch.jit.load(f).eval().to(device)\n"
+        "dtype = torch.float16 if fp16 else torch.float32\ny = x.half()\nz = x.to(torch.bfloat16)\n"
+    )
+    assert _rules(src, "torchscript-on-device") == [(2, None)]
+    assert _rules(src, "float16-manual") == [(3, None), (4, None)]
+
+
+SIZES = """\
+import torch
+
+
+def step(ws, margin, images, n):
+    cutoff = torch.where(torch.rand([]) < 0.9, torch.randint(1, 8, ()), 8)
+    ws[:, cutoff:] = 0
+    mx0, my0 = margin.ceil().to(torch.int32)
+    images = torch.nn.functional.pad(images, [mx0, mx0, my0, my0])
+    h = images.shape[2]
+    return images[:, :, : h - n], torch.zeros([n], device=images.device)
+"""
+
+
+def test_sizes_read_back_from_tensors_into_slices_and_padding() -> None:
+    """Stays clear: ``images.shape[2]`` (a static size), a plain int ``n``, a device keyword."""
+    assert _rules(SIZES, "size-readback") == [(6, None), (8, None)]
+
+
+def test_a_numpy_array_moved_then_cast_on_the_device() -> None:
+    src = "import torch as th\n\n\ndef ex(arr, t):\n    return th.from_numpy(arr).to(device=t.device)[t].float()\n"
+    assert _rules(src, "host-array-to-device") == [(5, None)]
+    # near miss: cast on the host before the move
+    assert _rules(src.replace(".to(device=t.device)[t].float()", ".float().to(t.device)"), "host-array-to-device") == []
+
+
+def test_a_pretrained_encoder_inside_the_training_loop() -> None:
+    src = (
+        "vae = AutoencoderKL.from_pretrained('m').to(device)\nz0 = vae.encode(x0)\n"
+        "for x in loader:\n    z = vae.encode(x)\n"
+    )
+    assert _rules(src, "pretrained-encoder-in-loop") == [(4, None)]
