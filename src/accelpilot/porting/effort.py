@@ -27,6 +27,7 @@ XLA_ERA_RULES = frozenset(
         "item-in-forward",
         "tensor-control-flow",
         "growing-sequence",
+        "dynamic-padding",
         "varlen-packing",
         "int64-index",
         "size-readback",
@@ -91,6 +92,13 @@ ROWS: dict[str, EffortRow] = {
         "replace the training runtime (ZeRO sharding, optimizer, checkpoint format, launcher) with "
         "NeuronX Distributed or torch FSDP on Neuron and re-validate convergence",
         _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
+    ),
+    "hf-trainer": EffortRow(
+        3,
+        5,
+        "move the training loop to a Trainer that knows the neuron device (optimum-neuron) or a plain PyTorch loop "
+        "with the same accumulation, eval/save cadence and DDP, and re-check the loss curve",
+        _REASONED + ": one loop of a few hundred lines, rewritten and re-validated, is days, not weeks",
     ),
     "training-runtime": EffortRow(
         10,

@@ -38,6 +38,9 @@ NOT_PORTING: dict[str, str] = {
     "the model runs",
     "data-prep": "a download in a data preparation script: run once on any host before training, the same whatever "
     "the accelerator",
+    "any-host-download": "weights or data downloaded from the Hugging Face Hub or torch.hub at run time "
+    "(`from_pretrained`, `load_dataset`, `hf_hub_download`): the same on any accelerator; an environment note "
+    "(egress, a pinned revision, a local cache), listed apart, not porting work",
     "overridden-default": "a parameter's default that every call in the repository overrides (each passes that "
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
@@ -71,6 +74,8 @@ REACH_WARNING: dict[str, str] = {
     "optional": "optional path behind an availability check or an ImportError fallback",
     "benchmark": "in a benchmark script, not on the model's forward/backward path",
     "requirement": "a requirement check: this path raises unless the probed device or package is there",
+    "count-query": "`torch.cuda.device_count()` compared with a count: it returns 0 without CUDA (no error), so the "
+    "branch it decides is skipped on the target and behaviour differs silently from a multi-GPU host",
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
 }
@@ -235,7 +240,7 @@ class Finding(BaseModel):
             severity = "info"
         elif context in REACH_BLOCKING:
             severity, reason = "blocking", REACH_BLOCKING[context]
-        elif context in REACH_WARNING and (severity == "blocking" or context == "requirement"):
+        elif context in REACH_WARNING and (severity == "blocking" or context in ("requirement", "count-query")):
             severity, reason = "warning", REACH_WARNING[context]
             if lazy_in is not None:
                 reason = f"imported only inside `{lazy_in}` (a lazy import): " + reason.split(": ", 1)[1]

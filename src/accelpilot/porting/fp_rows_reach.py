@@ -9,6 +9,7 @@ from accelpilot.porting.fp_rows import FalsePositiveClass
 _RE = "tests/porting/scan/test_fp_classes_reach.py::"
 _FA = "tests/porting/scan/test_families.py::"
 _IT = "tests/porting/test_items.py::"
+_HF = "tests/porting/scan/test_fp_classes_hub.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -68,5 +69,21 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
             _FA + "test_headers_beside_an_extensions_sources_are_that_extension",
             _IT + "test_items_group_kernels_dependencies_images_and_settings",
         ),
+    ),
+    FalsePositiveClass(
+        "hub-download",
+        "any-host-download",
+        "A run-time download from the Hugging Face Hub or torch.hub (`from_pretrained`, `load_dataset`, "
+        "`hf_hub_download`) is the same on any accelerator: an environment note listed apart, not porting work; a "
+        "download in `setup.py` stays `install-time`.",
+        (_HF + "test_hub_downloads_are_an_environment_note_not_porting_work",),
+    ),
+    FalsePositiveClass(
+        "gpu-count-branch",
+        "warning",
+        "`torch.cuda.device_count() > 1` (or `>= N`) deciding a branch returns 0 without CUDA, so the branch is "
+        "skipped: a warning that says so, never blocking on an entry point; a `torch.cuda` call that needs CUDA "
+        "there stays blocking.",
+        (_HF + "test_a_gpu_count_branch_is_skipped_without_cuda_not_a_stop",),
     ),
 )

@@ -17,8 +17,28 @@ EXPECTED = [
     ("Dockerfile", 2, "nccl-in-container", None),  # NCCL tests built in the image
     ("downloads.py", 8, "http-download", None),  # requests.get
     ("downloads.py", 9, "http-download", None),  # urllib.request.urlretrieve
-    ("downloads.py", 11, "hub-download", None),  # load_dataset of a hub id (line 10, a local builder, is not)
-    ("downloads.py", 13, "hub-download", None),  # from_pretrained of a hub id (line 12, a local dir, is not)
+    (
+        "downloads.py",
+        11,
+        "hub-download",
+        "any-host-download",
+    ),  # load_dataset of a hub id (line 10, a local builder, is not)
+    (
+        "downloads.py",
+        13,
+        "hub-download",
+        "any-host-download",
+    ),  # from_pretrained of a hub id (line 12, a local dir, is not)
+    ("hf_trainer.py", 4, "hf-trainer", None),
+    (
+        "hf_trainer.py",
+        7,
+        "dynamic-padding",
+        None,
+    ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
+    ("speed_notes.py", 4, "sdpa-attention", None),  # SDPA relied on for flash speed
+    ("speed_notes.py", 5, "fused-optimizer", None),  # fused AdamW
+    ("speed_notes.py", 6, "hardcoded-peak-flops", None),  # A100 peak in an MFU
     ("helm/plugin.tf", 2, "k8s-gpu-resource", None),  # Terraform installs the NVIDIA device plugin
     ("helm/values.yaml-template", 3, "k8s-gpu-resource", None),  # template files are scanned
     ("model.py", 4, "cuda-kernel-library", None),  # causal-conv1d
@@ -66,7 +86,7 @@ def test_coverage_items() -> None:
     assert items["package|cuda-kernel-library|flashinfer_python"] == 1
     assert items["package|cuda-kernel-library|liger_kernel"] == 1
     assert items["setting|hub-kernel|kernels-community/activation"] == 1
-    assert items["repo|hub-download"] == 2  # one integration: downloads at run time
+    assert "repo|hub-download" not in items  # a Hub download is the same on any host: listed apart
     assert items["file|http-download|downloads.py"] == 2
 
 

@@ -197,6 +197,19 @@ OPS_RULES: tuple[Rule, ...] = (
         "recompiles per length. Decode into a fixed-size (bucketed) buffer with a KV cache instead.",
     ),
     Rule(
+        id="dynamic-padding",
+        item="repo",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="batches padded to their own longest sample",
+        why="A data collator that pads each batch to its longest sample (`padding=True`/`'longest'`) gives the "
+        "model a new sequence length per batch; a fixed-shape compile recompiles for each. Pad to a fixed length "
+        "or a few buckets.",
+    ),
+    Rule(
         id="varlen-packing",
         category="compile_hazard",
         dimension="model",

@@ -257,6 +257,55 @@ SOURCE_RULES: tuple[Rule, ...] = (
         "neuronx-distributed, which changes the training loop, the parallel layout and the checkpoints.",
     ),
     Rule(
+        id="hf-trainer",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="Hugging Face Trainer / accelerate training loop",
+        why="transformers' Trainer (through accelerate) picks the device, wraps DDP, mixed precision and the "
+        "eval/save loop itself, choosing CUDA or the CPU; TorchNeuron's `neuron` device needs either a Trainer "
+        "taught that device (optimum-neuron's NeuronTrainer) or a plain PyTorch loop, then a re-check of loss.",
+    ),
+    Rule(
+        id="fused-optimizer",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        title="fused optimizer (`fused=True`)",
+        why="torch's fused AdamW/Adam/SGD kernels exist for CUDA (and a few other backends), not the neuron device: "
+        "the code must fall back to the foreach/for-loop optimizer there (check the switch and the step time).",
+    ),
+    Rule(
+        id="sdpa-attention",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        title="`scaled_dot_product_attention` relied on for flash speed",
+        why="On NVIDIA GPUs SDPA dispatches to FlashAttention; on the neuron device it runs through another kernel "
+        "(or the math path), so attention speed and memory must be measured again, not assumed.",
+    ),
+    Rule(
+        id="hardcoded-peak-flops",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        title="GPU peak FLOPS written in the code",
+        why="A utilisation figure (MFU) divided by a GPU's peak written as a literal (A100 bf16: 312e12) is wrong on "
+        "any other chip: take the peak from the target's specification (a setting), or the MFU misleads.",
+    ),
+    Rule(
         id="cupy",
         item="package",
         category="custom_kernel",

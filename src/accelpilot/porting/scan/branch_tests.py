@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from accelpilot.porting.scan.dataflow import _call_name, _name_of
 from accelpilot.porting.scan.literals import _LOG_CALLS
@@ -290,3 +291,23 @@ def kernel_guard(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef | None
         return None
     flag = _flag(node.test)
     return f"flag:{flag}" if flag is not None else None
+
+
+def counts_gpus(node: ast.Compare, dotted: Callable[[ast.AST], str | None]) -> bool:
+    """``torch.cuda.device_count() > 1`` (``>= N``, N >= 1): a count of CUDA devices compared with a count."""
+    left, ops, right = node.left, node.ops, node.comparators
+    if not (isinstance(left, ast.Call) and dotted(left.func) == "torch.cuda.device_count" and len(ops) == 1):
+        return False
+    if not (isinstance(ops[0], (ast.Gt, ast.GtE)) and isinstance(right[0], ast.Constant)):
+        return False
+    value = right[0].value
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def peak_flops(node: ast.Assign) -> bool:
+    """``flops_promised = 312e12``: a number of at least 1e12 bound to a name that says FLOPS (a chip's peak)."""
+    v = node.value
+    if not (isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)):
+        return False
+    names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets]
+    return v.value >= 1e12 and any("flop" in n.lower() for n in names)

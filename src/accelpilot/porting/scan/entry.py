@@ -28,7 +28,14 @@ _COMMAND = re.compile(
 _EVAL_NAME = re.compile(r"(eval|evaluate|bench|test|profil)", re.I)  # evaluation scripts by name
 _EVAL_HEADING = re.compile(r"evaluat|benchmark|profil|\btest|\bfid\b|metric", re.I)
 # Rules of CUDA placement that stop a run without CUDA when the entry point runs them with no fallback.
-BLOCKS_IN_ENTRY = frozenset({"cuda-device-literal", "torch-cuda-api", "cuda-call", "nccl-backend"})
+BLOCKS_IN_ENTRY = frozenset(
+    {"cuda-device-literal", "torch-cuda-api", "cuda-call", "nccl-backend", "bitsandbytes", "hf-trainer", "amp-cuda"}
+)
+# Why such a line stops the entry point where it is not CUDA placement itself.
+_STOPS = {
+    "hf-trainer": "its training loop runs in a Trainer that places on CUDA or the CPU, not the neuron device",
+    "amp-cuda": "fp16=True asks for CUDA AMP, which the Trainer refuses on a device that is not a GPU",
+}
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)\s+else\s""")
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
@@ -95,6 +102,8 @@ def mark_entry_blocking(findings: list[Finding], entries: dict[str, str]) -> Non
     for f in findings:
         if f.file not in entries or f.rule not in BLOCKS_IN_ENTRY:
             continue
+        if f.rule == "amp-cuda" and not f.message.startswith("fp16=True"):
+            continue  # ``torch.cuda.amp.GradScaler``: disabled off CUDA, a precision hazard, not a stop
         snippet = f.snippet or ""
         if f.context == "probe" and _REQUIRES_CUDA.match(snippet):
             f.context, f.porting = None, True
@@ -106,5 +115,8 @@ def mark_entry_blocking(findings: list[Finding], entries: dict[str, str]) -> Non
         f.severity = "blocking"
         f.reason = (
             f"entry point {f.file} ({entries[f.file]}) runs this with no fallback, so a host without CUDA stops: "
+            f"{f.message} at {f.file}:{f.line}"
+            if f.rule not in _STOPS
+            else f"entry point {f.file} ({entries[f.file]}) cannot run on the target as written: {_STOPS[f.rule]}: "
             f"{f.message} at {f.file}:{f.line}"
         )

@@ -37,6 +37,22 @@ from accelpilot.porting.scan.visit_base import VisitorBase
 _REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "argmax", "argmin", "count_nonzero", "prod"})
 
 
+# transformers/trl trainers and their argument classes (the training loop accelerate runs).
+def _pads_to_longest(node: ast.Call, name: str) -> bool:
+    """``DataCollatorWithPadding``/``ForSeq2Seq``/``ForTokenClassification`` pad to the batch's longest sample by
+    default (``padding=True``); ``padding="max_length"`` or ``False`` fixes the length (or leaves it to the data)."""
+    for kw in node.keywords:
+        if kw.arg == "padding":
+            return isinstance(kw.value, ast.Constant) and kw.value.value in (True, "longest")
+    return name in ("DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification")
+
+
+# Calls where ``fused=`` selects torch's fused (CUDA) optimizer step (``dict(fused=True)`` holds its kwargs).
+_FUSED_CALLS = frozenset({"AdamW", "Adam", "SGD", "dict"})
+_HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SFTTrainer"})
+_HF_TRAINING_ARGS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"})
+
+
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
 
@@ -106,7 +122,25 @@ class CallRules(VisitorBase):
                     self.add("hub-download", node.lineno, f"{name}(...)")
             else:
                 self._more_calls(node, name)
+            if self.dotted(f) == "torch.nn.functional.scaled_dot_product_attention":
+                self.add("sdpa-attention", node.lineno, "F.scaled_dot_product_attention")
+            for kw in node.keywords if name in _FUSED_CALLS else ():
+                if kw.arg == "fused" and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
+                    self.add("fused-optimizer", kw.value.lineno, f"{name}(fused=...)")
+            if name.startswith("DataCollator") and _pads_to_longest(node, name):
+                self.add("dynamic-padding", node.lineno, f"{name}: each batch padded to its longest sample")
+            hf = (self.dotted(f) or "").startswith(("transformers.", "trl."))
+            if hf and name in _HF_TRAINERS:
+                self.add("hf-trainer", node.lineno, f"{name}(...)")
+            for kw in node.keywords if hf and name in _HF_TRAINING_ARGS else ():
+                if kw.arg == "fp16" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    self.add("amp-cuda", kw.value.lineno, "fp16=True (CUDA AMP with a GradScaler)")
+            if name in ("prepare_model_for_int8_training", "prepare_model_for_kbit_training"):
+                self.add("bitsandbytes", node.lineno, f"{name}(...)", subject="bitsandbytes")
             for kw in node.keywords:
+                if kw.arg in ("load_in_8bit", "load_in_4bit") and isinstance(kw.value, ast.Constant) and kw.value.value:
+                    # the model loads through bitsandbytes' CUDA int8/4-bit kernels whatever the device
+                    self.add("bitsandbytes", kw.value.lineno, f"{kw.arg}=True", subject="bitsandbytes")
                 if kw.arg == "help" and isinstance(kw.value, ast.Constant):
                     self._consumed.add(id(kw.value))  # a URI in help text is documentation, not data movement
             guard = probe_kind(name, recv)

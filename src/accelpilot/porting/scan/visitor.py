@@ -15,6 +15,8 @@ from accelpilot.porting.scan.branch_tests import (
     _device_keys,
     _device_kind,
     _device_type_args,
+    counts_gpus,
+    peak_flops,
 )
 from accelpilot.porting.scan.dataflow import (
     _decorator_name,
@@ -307,6 +309,12 @@ class PyVisitor(BranchRules):
         Likewise a torch dtype compared with (``x.dtype == torch.float64``, ``t.dtype in (torch.float32,
         torch.float64)``) is a test of which dtype is in use: it converts nothing, so it is not a float64 or complex
         use (a conversion in the branch is its own line)."""
+        if counts_gpus(node, self.dotted):
+            # ``torch.cuda.device_count() > 1``: 0 without CUDA (no error), so the branch is skipped on the target
+            self.add(
+                "torch-cuda-api", node.lineno, "torch.cuda.device_count compared", context=self.context or "count-query"
+            )
+            return
         dtype_test = all(isinstance(op, _DTYPE_TESTS) for op in node.ops)
         for operand in (node.left, *node.comparators):
             elts = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
@@ -386,6 +394,8 @@ class PyVisitor(BranchRules):
             self.add("growing-sequence", node.lineno, "KV cache grown with torch.cat: a new shape every step")
         """``seq = torch.cat([seq, tok], ...)`` inside a loop: the sequence grows a step at a time."""
         v = node.value
+        if peak_flops(node):
+            self.add("hardcoded-peak-flops", node.lineno, "peak FLOPS literal")
         if isinstance(v, ast.Constant) and any(
             impl_selector(x.id if isinstance(x, ast.Name) else x.attr if isinstance(x, ast.Attribute) else None)
             for x in node.targets
