@@ -8,6 +8,9 @@ through
     counting token events in the raw bytes (no parsing at all: the least a streaming client can do), and
   - accelpilot: ``run_endpoint`` (the real path: SSE parsing, per-token timestamps, deadline, size bound, salted
     requests, the unmeasured warm-up, the result).
+Two references, each round: ``per_stream`` (each concurrent stream its own client with one kept-alive connection,
+the layout accelpilot's closed loop uses, so the ratio is the client's own overhead) and ``shared_pool`` (one
+httpx pool of ``--concurrency`` connections, whose pool bookkeeping grows with the square of the pool).
 Printed: achieved requests/s and tokens/s of each (median of the rounds), their ratio (target >= 0.95), the
 connections the server accepted per round for each, the client CPU per request (process time of this process /
 requests; the server runs in another process), and the host load (``uptime``) next to the ratio.
@@ -76,26 +79,31 @@ def _serve(port_q: mp.Queue, tokens: int, conns: Any) -> None:  # type: ignore[t
     asyncio.run(main())
 
 
-async def _bare(url: str, n: int, conc: int) -> tuple[float, int]:
-    """The reference: the least a streaming client must do."""
+async def _bare(url: str, n: int, conc: int, per_stream: bool = False) -> tuple[float, int]:
+    """The reference: the least a streaming client must do. ``per_stream``: each concurrent stream its own client
+    with one kept-alive connection, as accelpilot's closed loop does; else one pool of ``conc`` connections."""
     tokens = 0
     nxt = 0
     payload = {"model": "bench", "prompt": "hello", "max_tokens": 16, "stream": True}
-    # a pool like accelpilot's: one kept-alive connection per concurrent stream
-    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
-    async with httpx.AsyncClient(limits=limits) as client:
+    k = 1 if per_stream else conc
+    limits = httpx.Limits(max_connections=k, max_keepalive_connections=k)
+    ctx = httpx.create_ssl_context()  # one CA bundle load, shared: as accelpilot's clients share theirs
+    clients = [httpx.AsyncClient(limits=limits, verify=ctx) for _ in range(conc if per_stream else 1)]
 
-        async def worker() -> None:
-            nonlocal nxt, tokens
-            while nxt < n:
-                nxt += 1
-                async with client.stream("POST", url, json=payload) as resp:
-                    async for chunk in resp.aiter_bytes():  # no parsing at all: count token events in the bytes
-                        tokens += chunk.count(b'"text"')
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal nxt, tokens
+        while nxt < n:
+            nxt += 1
+            async with client.stream("POST", url, json=payload) as resp:
+                async for chunk in resp.aiter_bytes():  # no parsing at all: count token events in the bytes
+                    tokens += chunk.count(b'"text"')
 
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(conc)))
-        return time.perf_counter() - t0, tokens
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker(clients[j % len(clients)]) for j in range(conc)))
+    wall = time.perf_counter() - t0
+    for c in clients:
+        await c.aclose()
+    return wall, tokens
 
 
 def main() -> None:
@@ -116,8 +124,11 @@ def main() -> None:
     try:
         port = q.get(timeout=30)
         url = f"http://127.0.0.1:{port}/v1/completions"
-        ref_rps, ours_rps, ref_tps, ours_tps, ref_cpu, ours_cpu = [], [], [], [], [], []
-        ref_conns: list[int] = []
+        layouts = ("per_stream", "shared_pool")
+        ref: dict[str, dict[str, list[Any]]] = {k: {"rps": [], "tps": [], "cpu": [], "conns": []} for k in layouts}
+        ours_rps: list[float] = []
+        ours_tps: list[float] = []
+        ours_cpu: list[float] = []
         ours_conns: list[int] = []
 
         def accepted() -> int:
@@ -128,13 +139,14 @@ def main() -> None:
         asyncio.run(_bare(url, 50, 4))  # warm both paths (imports, first connections) outside the timed rounds
 
         def bare() -> None:
-            accepted()
-            c0 = time.process_time()
-            wall, tokens = asyncio.run(_bare(url, args.requests, args.concurrency))
-            ref_cpu.append((time.process_time() - c0) / args.requests)
-            ref_rps.append(args.requests / wall)
-            ref_tps.append(tokens / wall)
-            ref_conns.append(accepted())
+            for layout in layouts:
+                accepted()
+                c0 = time.process_time()
+                wall, tokens = asyncio.run(_bare(url, args.requests, args.concurrency, layout == "per_stream"))
+                ref[layout]["cpu"].append((time.process_time() - c0) / args.requests)
+                ref[layout]["rps"].append(args.requests / wall)
+                ref[layout]["tps"].append(tokens / wall)
+                ref[layout]["conns"].append(accepted())
 
         for r in range(args.rounds):
             if r % 2 == 0:  # alternate which goes first, so a drift of the shared host hits both alike
@@ -159,31 +171,33 @@ def main() -> None:
             if r % 2 == 1:
                 bare()
         med = statistics.median
-        out = {
+        out: dict[str, Any] = {
             "requests": args.requests,
             "concurrency": args.concurrency,
             "tokens_per_request": args.tokens,
             "rounds": args.rounds,
-            "reference_req_per_s": round(med(ref_rps), 1),
             "accelpilot_req_per_s": round(med(ours_rps), 1),
-            "ratio_req_per_s": round(med(ours_rps) / med(ref_rps), 3),
-            "reference_token_per_s": round(med(ref_tps), 1),
             "accelpilot_token_per_s": round(med(ours_tps), 1),
-            "ratio_token_per_s": round(med(ours_tps) / med(ref_tps), 3),
-            "reference_client_cpu_ms_per_request": round(med(ref_cpu) * 1e3, 3),
             "accelpilot_client_cpu_ms_per_request": round(med(ours_cpu) * 1e3, 3),
-            # client overhead proper: the bare loop's CPU per request over accelpilot's (1.0: no overhead)
-            "ratio_client_cpu": round(med(ref_cpu) / med(ours_cpu), 3),
-            "reference_connections_per_round": ref_conns,
             "accelpilot_connections_per_round": ours_conns,
             "accelpilot_warmup_requests_per_round": args.concurrency,
-            "target_ratio": 0.95,
-            "uptime": subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip(),
-            "rounds_req_per_s": {
-                "reference": [round(x, 1) for x in ref_rps],
-                "accelpilot": [round(x, 1) for x in ours_rps],
-            },
         }
+        for layout in layouts:  # per_stream: the same connection layout as accelpilot (its overhead proper)
+            rf = ref[layout]
+            out[f"reference_{layout}"] = {
+                "req_per_s": round(med(rf["rps"]), 1),
+                "token_per_s": round(med(rf["tps"]), 1),
+                "client_cpu_ms_per_request": round(med(rf["cpu"]) * 1e3, 3),
+                "connections_per_round": rf["conns"],
+                "ratio_req_per_s": round(med(ours_rps) / med(rf["rps"]), 3),
+                "ratio_token_per_s": round(med(ours_tps) / med(rf["tps"]), 3),
+                # the bare loop's CPU per request over accelpilot's (1.0: no overhead)
+                "ratio_client_cpu": round(med(rf["cpu"]) / med(ours_cpu), 3),
+                "rounds_req_per_s": [round(x, 1) for x in rf["rps"]],
+            }
+        out["accelpilot_rounds_req_per_s"] = [round(x, 1) for x in ours_rps]
+        out["target_ratio"] = 0.95  # against reference_per_stream
+        out["uptime"] = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
         print(json.dumps(out, indent=2))
     finally:
         server.terminate()

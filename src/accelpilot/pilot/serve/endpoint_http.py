@@ -9,8 +9,10 @@ decompression, so a gzip bomb stops at the bound instead of at the machine's mem
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
+import ssl
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from typing import Any
 from urllib.parse import urlparse, urlunparse
 
 import httpx
+import orjson
 
 from accelpilot.pilot.serve.requests import RequestSpec
 
@@ -145,6 +148,13 @@ def h2_available() -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for every client of the process: httpx would build one per client (loading the
+    CA bundle, ~20 ms of CPU each), and a closed loop makes a client per concurrent stream."""
+    return httpx.create_ssl_context()
+
+
 def make_client(
     *,
     connections: int,
@@ -159,6 +169,7 @@ def make_client(
     timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s), pool=None)
     h2 = http in ("auto", "2") and h2_available()
     return httpx.AsyncClient(
+        verify=_ssl_context(),
         timeout=timeout,
         limits=limits,
         transport=transport,
@@ -247,7 +258,10 @@ async def _stream(
             rec.new_connection = True
 
     try:
-        async with client.stream("POST", url, json=body, extensions={"trace": trace}) as resp:
+        # orjson: the body encoded and each event decoded ~5-10x faster than the standard library (client overhead)
+        content = orjson.dumps(body)
+        headers = {"content-type": "application/json"}
+        async with client.stream("POST", url, content=content, headers=headers, extensions={"trace": trace}) as resp:
             rec.status = resp.status_code
             rec.http_version = resp.http_version
             rec.connection = _connection_of(resp)
@@ -274,7 +288,7 @@ async def _stream(
                         continue  # read on to the end of the body, so the connection returns to the pool
                     if done:
                         continue
-                    obj = json.loads(data)
+                    obj = orjson.loads(data)
                     if not isinstance(obj, dict):
                         raise ValueError("event data is not a JSON object")
                     usage = obj.get("usage")

@@ -10,6 +10,7 @@ point, comes first: it opens the pool's connections and brings the server past i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import secrets
 import time
@@ -132,26 +133,39 @@ async def _drive(
     conc = point.concurrency or 1
     deadline = cfg.request_timeout_s
     records: list[RequestRecord | None] = [None] * len(reqs)
-    async with make_client(
-        connections=pool_size(point),
-        timeout_s=cfg.request_timeout_s,
-        api_key=cfg.api_key,
-        http=cfg.http,
-        transport=transport,
-    ) as client:
+    closed_loop = point.rate is None and not point.trace
+    # A closed loop gives each concurrent stream a client of its own with one kept-alive connection: httpcore's
+    # shared pool rescans every connection against every other on each request (O(pool^2): at concurrency 32
+    # it was ~40% of the client's CPU, and grows with the square of the concurrency). Arrivals share one pool.
+    n_clients = min(conc, max(len(reqs), len(warmup), 1)) if closed_loop else 1
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(
+                make_client(
+                    connections=1 if closed_loop else pool_size(point),
+                    timeout_s=cfg.request_timeout_s,
+                    api_key=cfg.api_key,
+                    http=cfg.http,
+                    transport=transport,
+                )
+            )
+            for _ in range(n_clients)
+        ]
         warm: list[RequestRecord] = []
         if warmup:  # unmeasured, at this point's concurrency: opens the pool, passes first-request costs
             wb = [payload(api, model, s, cfg.output_control, warmup_salt) for s in warmup]
-            k = min(len(wb), conc if point.rate is None and not point.trace else pool_size(point))
+            k = min(len(wb), conc if closed_loop else pool_size(point))
             for i in range(0, len(wb), k):
-                warm += await asyncio.gather(*(one_request(client, url, api, b, deadline) for b in wb[i : i + k]))
+                warm += await asyncio.gather(
+                    *(one_request(clients[j % n_clients], url, api, b, deadline) for j, b in enumerate(wb[i : i + k]))
+                )
 
-        async def fire(i: int) -> None:
+        async def fire(i: int, client: httpx.AsyncClient) -> None:
             records[i] = await one_request(client, url, api, bodies[i], deadline, chars[i])
 
         cpu0 = time.process_time()
         t0 = time.perf_counter()
-        if point.trace or point.rate is not None:
+        if not closed_loop:
             rng = random.Random(cfg.seed)
             tasks = []
             for i, spec in enumerate(reqs):
@@ -159,7 +173,7 @@ async def _drive(
                     delay = (spec.at_s or 0.0) - (time.perf_counter() - t0)
                     if delay > 0:
                         await asyncio.sleep(delay)
-                tasks.append(asyncio.create_task(fire(i)))
+                tasks.append(asyncio.create_task(fire(i, clients[0])))
                 if not point.trace and i + 1 < len(reqs) and point.rate is not None:
                     gap = rng.expovariate(point.rate) if point.arrival == "poisson" else 1.0 / point.rate
                     await asyncio.sleep(gap)
@@ -167,14 +181,14 @@ async def _drive(
         else:
             nxt = 0
 
-            async def worker() -> None:
+            async def worker(client: httpx.AsyncClient) -> None:
                 nonlocal nxt
                 while nxt < len(reqs):
                     i = nxt
                     nxt += 1
-                    await fire(i)
+                    await fire(i, client)
 
-            await asyncio.gather(*(worker() for _ in range(min(conc, len(reqs)))))
+            await asyncio.gather(*(worker(clients[j]) for j in range(min(conc, len(reqs)))))
         wall = time.perf_counter() - t0
         cpu = time.process_time() - cpu0
     return Drive([r if r is not None else RequestRecord(error="not sent") for r in records], wall, cpu, warm)
