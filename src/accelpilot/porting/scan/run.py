@@ -28,7 +28,9 @@ from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
+from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
+from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs
@@ -432,6 +434,8 @@ def scan_path(
             entries = entry_points(root, set(rels)) if root.is_dir() else {}
             assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
             mark_entry_blocking(findings, entries)
+            option_guards(findings, root, entries)
+            findings = fallback_reach(findings, _python_sources(files, unread))
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,298 @@
+"""Across files: a kernel launched, or an extension built, only on a CUDA tensor's path with a fallback (issue 27).
+
+Wrappers of custom ops test the tensor before using their kernel and compute the same result in PyTorch otherwise:
+
+    def bias_act(x, ...):                       # torch_utils/ops/bias_act.py
+        if impl == 'cuda' and x.device.type == 'cuda' and _init():
+            return _bias_act_cuda(...).apply(x, b)
+        return _bias_act_ref(x, ...)
+    def _init():
+        _plugin = custom_ops.get_plugin('bias_act_plugin', sources=['bias_act.cpp', 'bias_act.cu'])
+
+``get_plugin`` (another file) calls ``torch.utils.cpp_extension.load``, and Whisper's ``dtw_cuda`` launches a Triton
+kernel that ``dtw`` calls only ``if x.is_cuda`` before ``return dtw_cpu(...)``. The launch or the build is then not
+on the default path of a host without CUDA: the fallback runs there, and porting the kernel is a performance item
+that names it. This pass follows each blocking launch or build up its callers (by name, through the files that
+import its module) until a call sits under a CUDA test with another path (an ``else``, or code after the ``if`` that
+does not raise), in its body or in a later ``and`` of the test; a chain that reaches module level, or a function
+nobody in the tree calls, stays blocking. A plugin loader's callers that name the plugin and its CUDA sources
+(``get_plugin('bias_act_plugin', sources=...)``) make one item per plugin: the call, its sources and the loader.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from collections.abc import Iterable
+
+from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.branch_tests import _asks_cuda_device
+
+_DEPTH = 5  # callers followed up from a launch: deeper chains stay blocking
+_SOURCE_EXT = (".cu", ".cuh", ".cpp", ".cc", ".h")
+_Fn = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class _Parsed:
+    """One file's tree, each node's parent, and its functions by name."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.funcs: dict[str, list[_Fn]] = {}
+        self.calls: list[ast.Call] = []
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[child] = node
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.funcs.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Call):
+                self.calls.append(node)
+
+    def function_at(self, line: int) -> _Fn | None:
+        """The innermost function holding ``line``."""
+        best: _Fn | None = None
+        for fns in self.funcs.values():
+            for fn in fns:
+                if fn.lineno <= line <= (fn.end_lineno or fn.lineno) and (best is None or fn.lineno > best.lineno):
+                    best = fn
+        return best
+
+
+def _stem(rel: str) -> str:
+    """The module name an importer writes for ``rel`` (``pkg/custom_ops.py`` -> ``custom_ops``)."""
+    parts = rel[:-3].split("/")
+    return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+
+
+def _callee(call: ast.Call) -> tuple[str | None, str | None]:
+    """(name, the module-ish name before it): ``custom_ops.get_plugin(...)`` -> (get_plugin, custom_ops)."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id, None
+    if isinstance(f, ast.Attribute):
+        v = f.value
+        return f.attr, v.id if isinstance(v, ast.Name) else v.attr if isinstance(v, ast.Attribute) else None
+    return None, None
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """The branch ends by leaving: a ``return`` (also as a ``try``'s last statement, whose ``except`` falls through
+    to the code after on failure), ``continue`` or ``break``."""
+    last = body[-1] if body else None
+    if isinstance(last, ast.Try):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (ast.Return, ast.Continue, ast.Break))
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    return {
+        t.id
+        for s in body
+        for n in ast.walk(s)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+
+
+def _other_path(node: ast.If, parent: dict[ast.AST, ast.AST]) -> list[ast.stmt]:
+    """What runs instead of ``node``'s body when its test is false: its ``else``, or the statements after it when
+    the body leaves or the next statement tests what the body computes (``if result is None:``). A CUDA test with
+    nothing of the kind is no fallback: the default path needs the kernel on CUDA and skips work elsewhere."""
+    if node.orelse:
+        return node.orelse
+    holder = parent.get(node)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(holder, field, None)
+        if isinstance(block, list) and node in block:
+            after = block[block.index(node) + 1 :]
+            nxt = after[0] if after else None
+            tests = isinstance(nxt, ast.If) and any(
+                isinstance(n, ast.Name) and n.id in _assigned(node.body) for n in ast.walk(nxt.test)
+            )
+            return after if _leaves(node.body) or tests else []
+    return []
+
+
+def _fallback_text(other: list[ast.stmt]) -> str | None:
+    """The fallback's first line (inside a lone ``if result is None:``, its body's), None when it raises."""
+    if not other or isinstance(other[0], ast.Raise):
+        return None
+    first = other[0]
+    if isinstance(first, ast.If) and first.body and not isinstance(first.body[0], ast.Raise):
+        first = first.body[0]
+    value = getattr(first, "value", None)
+    if isinstance(first, (ast.Return, ast.Expr)) and isinstance(value, ast.Call):  # ``return _bias_act_ref(...)``
+        return ("return " if isinstance(first, ast.Return) else "") + ast.unparse(value.func) + "(...)"
+    return ast.unparse(first).splitlines()[0][:80]
+
+
+def _guard(call: ast.AST, p: _Parsed) -> tuple[str | None, _Fn | None]:
+    """(the fallback's text, None) when ``call`` runs only under a CUDA test with a fallback in its function;
+    else (None, the function holding it, None at module level)."""
+    child, node = call, p.parent.get(call)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(node, ast.If) and _asks_cuda_device(node.test):
+            in_body, in_test = child in node.body, False
+            if child is node.test and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And):
+                # a later ``and`` than the device test runs only on CUDA: ``x.device.type == 'cuda' and _init()``
+                values = node.test.values
+                held = next((k for k, v in enumerate(values) if any(n is call for n in ast.walk(v))), -1)
+                in_test = held > 0 and any(_asks_cuda_device(v) for v in values[:held])
+            if in_body or in_test:
+                text = _fallback_text(_other_path(node, p.parent))
+                if text is not None:
+                    return text, None
+        child, node = node, p.parent.get(node)
+    return None, node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+class _Tree:
+    """The tree's Python sources, parsed on demand."""
+
+    def __init__(self, sources: Iterable[tuple[str, bytes]]) -> None:
+        self.data = dict(sources)
+        self._parsed: dict[str, _Parsed | None] = {}
+
+    def parsed(self, rel: str) -> _Parsed | None:
+        if rel not in self._parsed:
+            try:
+                self._parsed[rel] = _Parsed(ast.parse(self.data[rel]))
+            except (KeyError, SyntaxError, ValueError, RecursionError, MemoryError):
+                self._parsed[rel] = None
+        return self._parsed[rel]
+
+    def callers(self, rel: str, name: str) -> list[tuple[str, ast.Call]]:
+        """Calls of function ``name`` of file ``rel``: bare in that file, or in a file that names its module."""
+        word, stem = name.encode(), _stem(rel).encode()
+        out: list[tuple[str, ast.Call]] = []
+        for other, data in self.data.items():
+            same = other == rel
+            if word not in data or (not same and stem not in data) or context_of_path(other) is not None:
+                continue
+            p = self.parsed(other)
+            for call in p.calls if p is not None else ():
+                callee, via = _callee(call)
+                if callee == name and (via is None or (via == "self" if same else via.encode() == stem)):
+                    out.append((other, call))
+        return out
+
+
+def _fallbacks(tree: _Tree, rel: str, line: int) -> set[str] | None:
+    """The fallbacks that run instead of what ``rel:line`` does when the tensor is not on CUDA, if every call chain
+    reaching it has one; None when some chain reaches it unguarded (or cannot be followed)."""
+    p = tree.parsed(rel)
+    fn = p.function_at(line) if p is not None else None
+    if fn is None:
+        return None
+    found: set[str] = set()
+    todo: list[tuple[str, str, int]] = [(rel, fn.name, 0)]
+    seen: set[tuple[str, str]] = set()
+    while todo:
+        file, name, depth = todo.pop()
+        if (file, name) in seen:
+            continue
+        seen.add((file, name))
+        sites = tree.callers(file, name)
+        if not sites or depth >= _DEPTH:
+            return None  # nobody in the tree calls it (an entry of its own), or too deep to tell
+        for other, call in sites:
+            q = tree.parsed(other)
+            if q is None:
+                return None
+            text, holder = _guard(call, q)
+            if text is not None:
+                found.add(text)
+            elif holder is None:
+                return None  # called at module level, unguarded
+            else:
+                todo.append((other, holder.name, depth + 1))
+    return found
+
+
+def _reason(found: set[str]) -> str:
+    return "performance item: off CUDA the fallback runs (" + "; ".join(f"`{t}`" for t in sorted(found)) + ")"
+
+
+def _is_target(f: Finding) -> bool:
+    """A blocking launch of a kernel, or a blocking extension build (``load(...)``, a builder)."""
+    if f.severity != "blocking" or not f.porting or f.file is None or f.line is None or not f.file.endswith(".py"):
+        return False
+    return f.message.startswith("launches kernel") or (
+        f.rule == "cpp-extension-cuda" and f.message.startswith(("load(", "load_inline("))
+    )
+
+
+def _plugin_calls(tree: _Tree, loader: Finding) -> list[tuple[str, ast.Call, str, list[str]]]:
+    """Calls of the loader function that name a plugin (a string first argument) and its CUDA sources (string
+    literals ending in a source suffix in the calling function): (file, call, plugin, source paths)."""
+    p = tree.parsed(loader.file or "")
+    fn = p.function_at(loader.line or 0) if p is not None else None
+    if fn is None:
+        return []
+    out = []
+    for other, call in tree.callers(loader.file or "", fn.name):
+        if other == loader.file or not call.args:
+            continue
+        first = call.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            continue
+        q = tree.parsed(other)
+        holder = q.function_at(call.lineno) if q is not None else None
+        folder = posixpath.dirname(other)
+        names = {
+            n.value
+            for n in ast.walk(holder if holder is not None else call)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.endswith(_SOURCE_EXT)
+        }
+        out.append((other, call, first.value, sorted(posixpath.normpath(posixpath.join(folder, s)) for s in names)))
+    return out
+
+
+def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]) -> list[Finding]:
+    """The findings with each blocking kernel launch or extension build that every caller reaches only under a
+    CUDA test with a fallback made a performance item naming the fallback, and a plugin loader's plugins split into
+    one item each (the call that names it, its CUDA sources, the loader joining the first). Reads the tree's Python
+    sources again only when some launch or build blocks."""
+    targets = [f for f in findings if _is_target(f)]
+    if not targets:
+        return findings
+    tree = _Tree(sources)
+    lines = {rel: data.decode("utf-8", errors="replace").splitlines() for rel, data in tree.data.items()}
+    added: list[Finding] = []
+    by_file = {f.file: f for f in findings if f.rule == "cuda-source-file" and f.defined_in is None}
+    for f in targets:
+        found = _fallbacks(tree, f.file or "", f.line or 0)
+        if found:
+            f.severity, f.reason = "warning", _reason(found)
+        if not f.message.startswith("load") or f.defined_in is not None:
+            continue
+        plugins = _plugin_calls(tree, f)
+        for n, (other, call, plugin, srcs) in enumerate(sorted(plugins, key=lambda x: (x[0], x[1].lineno))):
+            site = _fallbacks(tree, other, call.lineno)
+            if n == 0:  # the shared loader is ported (or left) with its first plugin, and says that plugin's reason
+                f.defined_in, f.subject = other, plugin
+                if found and site:
+                    f.reason = _reason(site)
+            if any(a.file == other and a.line == call.lineno for a in added):
+                continue
+            text = lines.get(other, [])
+            new = Finding.from_rule(
+                RULES["cpp-extension-cuda"],
+                file=other,
+                line=call.lineno,
+                message=f"calls {_callee(call)[0]}({plugin!r}) ({f.file}): builds the CUDA extension {plugin}",
+                snippet=text[call.lineno - 1] if 0 < call.lineno <= len(text) else "",
+                subject=plugin,
+                defined_in=other,
+            )
+            if site:
+                new.severity, new.reason = "warning", _reason(site)
+            added.append(new)
+            for src in srcs:
+                s = by_file.get(src)
+                if s is not None:
+                    s.defined_in, s.subject = other, plugin
+                    s.severity, s.reason = new.severity, new.reason
+    return findings + added
