@@ -30,6 +30,7 @@ from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subj
 from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
+from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -434,6 +435,7 @@ def scan_path(
             entries = entry_points(root, set(rels)) if root.is_dir() else {}
             assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
             mark_entry_blocking(findings, entries)
+            mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             option_guards(findings, root, entries)
             findings = fallback_reach(findings, _python_sources(files, unread))
         except KeyboardInterrupt:
