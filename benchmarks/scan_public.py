@@ -19,6 +19,7 @@ Labels by one engineer in well under an hour are a rough instrument: read the fi
 
 Held out (labelled 2026-12-05, never used to design scanner fixes): whisper (openai/whisper) and detr
 (facebookresearch/detr); the other five (mamba, nanogpt, dit, alpacalora, stylegan2ada) are the tuning set.
+mae (facebookresearch/mae) is held out too: labels committed 2026-12-05 17:12 UTC (c699955), before its first scan.
 
     git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
     PYTHONPATH=src .venv/bin/python benchmarks/scan_public.py mamba --tree /tmp/mamba
