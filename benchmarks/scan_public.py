@@ -17,8 +17,9 @@ or ``false_positive`` with its class), scans the tree (or reads a saved ``--json
 
 Labels by one engineer in well under an hour are a rough instrument: read the figures as that.
 
-Held out (labelled 2026-12-05, never used to design scanner fixes): whisper (openai/whisper) and detr
-(facebookresearch/detr); the other five (mamba, nanogpt, dit, alpacalora, stylegan2ada) are the tuning set.
+Held out (labelled 2026-12-05, never used to design scanner fixes): whisper (openai/whisper), detr
+(facebookresearch/detr), and ddpm (lucidrains/denoising-diffusion-pytorch, an accelerate Trainer,
+labelled before its first scan); the other five (mamba, nanogpt, dit, alpacalora, stylegan2ada) are the tuning set.
 
     git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
     PYTHONPATH=src .venv/bin/python benchmarks/scan_public.py mamba --tree /tmp/mamba
