@@ -38,9 +38,9 @@ NOT_PORTING: dict[str, str] = {
     "the model runs",
     "data-prep": "a download in a data preparation script: run once on any host before training, the same whatever "
     "the accelerator",
-    "any-host-download": "weights or data downloaded from the Hugging Face Hub or torch.hub at run time "
-    "(`from_pretrained`, `load_dataset`, `hf_hub_download`): the same on any accelerator; an environment note "
-    "(egress, a pinned revision, a local cache), listed apart, not porting work",
+    "any-host-download": "weights or data downloaded at run time from the Hugging Face Hub, torch.hub or a URL "
+    "(`from_pretrained`, `load_dataset`, `hf_hub_download`, `requests.get`, `urlopen`): the same on any "
+    "accelerator; an environment note (egress, a pinned revision, a local cache), listed apart, not porting work",
     "overridden-default": "a parameter's default that every call in the repository overrides (each passes that "
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "

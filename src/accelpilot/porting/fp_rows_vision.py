@@ -29,4 +29,11 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
             _VI + "test_a_compose_volume_target_is_not_a_local_scratch_dependency",
         ),
     ),
+    FalsePositiveClass(
+        "pin-memory-on-cuda-branch",
+        "no finding",
+        '`x.pin_memory()` in the body of `if device_type == "cuda":` (`x.is_cuda`, `torch.cuda.is_available()`) '
+        "runs only on CUDA: the target takes the other branch. An unguarded call stays.",
+        (_VI + "test_a_pin_memory_call_under_a_cuda_test_is_the_cuda_branch_not_the_targets",),
+    ),
 )

@@ -57,3 +57,23 @@ def test_a_compose_volume_target_is_not_a_local_scratch_dependency(tmp_path: Pat
     (tmp_path / "docker-compose.yml").write_text(COMPOSE)
     found = [f for f in findings_in(tmp_path, "docker-compose.yml") if f[0] == "local-nvme-path"]
     assert found == [("local-nvme-path", 5, None)]
+
+
+PINNED_ON_CUDA = """\
+import torch
+def get_batch(x, device_type):
+    if device_type == "cuda":
+        x = x.pin_memory().to("cuda", non_blocking=True)
+    else:
+        x = x.to(device_type)
+    if x.is_cuda:
+        y = x.pin_memory()
+    return x.pin_memory()
+"""
+
+
+def test_a_pin_memory_call_under_a_cuda_test_is_the_cuda_branch_not_the_targets(tmp_path: Path) -> None:
+    """``if device_type == "cuda": x.pin_memory()`` (nanoGPT's get_batch) and ``if x.is_cuda:`` run only on CUDA: the
+    target takes the other branch. Stays: the unguarded call after them."""
+    (tmp_path / "train.py").write_text(PINNED_ON_CUDA)
+    assert [f for f in findings_in(tmp_path, "train.py") if f[0] == "pin-memory-call"] == [("pin-memory-call", 9, None)]

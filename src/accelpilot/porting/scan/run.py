@@ -340,7 +340,8 @@ _DATA_PREP = re.compile(r"(^|/)(data|datasets?)/|(^|/)(prepare|preprocess|downlo
 
 def _when_it_runs(rel: str, rule_id: str) -> str | None:
     """The not-porting context of a line whose run is not the model's: a cuDNN/TF32 switch (a no-op off NVIDIA
-    GPUs), a download ``setup.py`` makes at install, a download in a data preparation script, a Hub download."""
+    GPUs), a download ``setup.py`` makes at install, a download in a data preparation script, any other run-time
+    download (the Hub, torch.hub, a URL)."""
     if rule_id == "cudnn-tf32-flag":
         return "no-op-elsewhere"
     if rule_id in ("http-download", "hub-download"):
@@ -348,8 +349,7 @@ def _when_it_runs(rel: str, rule_id: str) -> str | None:
             return "install-time"
         if rule_id == "http-download" and _DATA_PREP.search(rel):
             return "data-prep"
-        if rule_id == "hub-download":
-            return "any-host-download"
+        return "any-host-download"
     return None
 
 

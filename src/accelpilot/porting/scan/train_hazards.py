@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
+from accelpilot.porting.scan.branch_tests import _asks_cuda_device
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
@@ -108,7 +109,8 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             add("double-backward", node, f"{d}(create_graph=True)")
         if isinstance(f, ast.Attribute):
             if f.attr == "pin_memory" and not node.args and not node.keywords:
-                add("pin-memory-call", node, ".pin_memory()")
+                if not _under_cuda_test(tree, node):
+                    add("pin-memory-call", node, ".pin_memory()")
             elif f.attr == "half" and not node.args and not node.keywords:
                 add("float16-manual", node, ".half()")
             elif f.attr == "to" and any(_is_dtype(a, torch_names, "float16") for a in _args(node)):
@@ -327,6 +329,17 @@ def _pretrained_names(tree: ast.Module) -> set[str]:
         ):
             names |= {t.id for t in st.targets if isinstance(t, ast.Name)}
     return names
+
+
+def _under_cuda_test(tree: ast.Module, target: ast.AST) -> bool:
+    """``target`` runs only in the body of ``if device_type == "cuda":`` (``x.is_cuda``, ``cuda.is_available()``):
+    the target takes the other branch, so the call is CUDA-only code, not the target's."""
+    return any(
+        isinstance(node, ast.If)
+        and _asks_cuda_device(node.test)
+        and any(n is target for st in node.body for n in ast.walk(st))
+        for node in ast.walk(tree)
+    )
 
 
 def _in_loop(tree: ast.Module, target: ast.AST) -> bool:
