@@ -739,7 +739,7 @@ def load_fastmoe():
     if not torch.cuda.is_available():
         return None
     major = torch.cuda.get_device_capability()[0]
-    return major
+    return torch.cuda.set_device(major)
 
 
 def is_stream_capturing():
@@ -750,18 +750,20 @@ def is_stream_capturing():
 def test_the_body_of_an_is_available_or_is_loadable_def_is_a_probe(tmp_path: Path) -> None:
     """A def named ``is_x_available``/``is_x_loadable`` answers whether something can run (its callers' probe): the
     CUDA queries after its own ``is_available`` early return are part of the question. Stays: the same early-return
-    shape in a def that does something (``load_fastmoe``), and a def whose name is not a probe's."""
+    shape in a def that does something on CUDA after it (``load_fastmoe`` selects a device: an optional path, as
+    under ``if torch.cuda.is_available():``), and a def whose name is not a probe's."""
     (tmp_path / "m.py").write_text(PROBE_DEFS)
     assert [f for f in findings_in(tmp_path, "m.py") if f[0] == "torch-cuda-api"] == [
         ("torch-cuda-api", 6, "probe"),
         ("torch-cuda-api", 8, "probe"),
         ("torch-cuda-api", 13, "probe"),
         ("torch-cuda-api", 17, "probe"),
-        ("torch-cuda-api", 19, None),
+        ("torch-cuda-api", 19, "optional"),
+        ("torch-cuda-api", 20, "optional"),
         ("torch-cuda-api", 24, None),
     ]
     assert [(i.key, [ln.line for ln in i.lines]) for i in scan_path(tmp_path, jobs=1).items] == [
-        ("file|device-placement|m.py", [19, 24])
+        ("file|device-placement|m.py", [19, 20, 24])
     ]
     full = sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(PROBE_DEFS, prune=False))
     assert sorted((r, ln, str(ctx)) for r, ln, _, _, _, ctx in scan_python(PROBE_DEFS)) == full

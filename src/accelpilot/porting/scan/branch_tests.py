@@ -278,6 +278,29 @@ def _asks_cuda_device(test: ast.expr) -> bool:
     return _compared_backend(test) == "cuda"
 
 
+def exits_unless(node: ast.If, asks: Callable[[ast.expr], bool]) -> bool:
+    """``if not torch.cuda.is_available() or not flash: return``: a lone ``if`` whose body only leaves (``return``,
+    ``continue``, ``break``, after lines that only log; a ``raise`` is a requirement) and whose test negates a CUDA
+    question (``asks``), alone, as an operand of an ``or``, or over an ``and`` (``not (cuda and flash)``): the
+    statements after it in its block run only when CUDA answered yes."""
+    if node.orelse or not node.body:
+        return False
+    *head, last = node.body
+    if not isinstance(last, (ast.Return, ast.Continue, ast.Break)) or not all(map(_only_logs, head)):
+        return False
+    return _negates(node.test, asks)
+
+
+def _negates(test: ast.expr, asks: Callable[[ast.expr], bool]) -> bool:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_negates(v, asks) for v in test.values)
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+        return False
+    inner = test.operand
+    both = inner.values if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.And) else [inner]
+    return any(asks(v) for v in both)
+
+
 def kernel_guard(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:
     """How a kernel launched in ``node``'s body is reached, when not always: ``flag:<flag>`` under a fast-path flag,
     ``fallback:<code>`` under a CUDA test whose other path computes without the kernel (an ``else``, or the code after

@@ -91,6 +91,17 @@ def overridden_in(mentions: Mentions, wanted: set[tuple[str, str]]) -> set[tuple
     return out
 
 
+def init_owners(cls: ast.ClassDef) -> dict[int, str]:
+    """The class of each ``__init__`` defined in ``cls``'s body, keyed by the def's id: a constructor's calls name the
+    class (``FIDEvaluation(device=self.device)``), so its defaults are named ``default <class>(<param>)``. A subclass
+    (``class Sub(FIDEvaluation)``) mentions the name as code other than a call, which keeps them."""
+    return {
+        id(d): cls.name
+        for d in cls.body
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == "__init__"
+    }
+
+
 def _callee(node: ast.AST) -> str | None:
     """The name a call's function (or any expression) names: ``f`` or ``x.f``."""
     if isinstance(node, ast.Name):

@@ -11,6 +11,7 @@ from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkee
 from accelpilot.porting.scan.post_join import _feeds_varlen, _serving_lines
 from accelpilot.porting.scan.post_kit import _reach, _tree
 from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
+from accelpilot.porting.scan.setup_flow import host_setup_pass
 from accelpilot.porting.scan.train_hazards import train_hazards
 from accelpilot.porting.scan.visit_base import FUNCTION_RULES
 from accelpilot.porting.scan.visitor import PyVisitor
@@ -59,7 +60,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     """The passes over one file's findings that read the file beyond the visited units, in order."""
-    found = _helpers_join_caller(data, _weight_init(data, _dispatched_bodies(data, v)))
+    found = _helpers_join_caller(data, host_setup_pass(data, _weight_init(data, _dispatched_bodies(data, v))))
     found = _post_generate(data, _matcher_indices(data, _pattern_bookkeeping(data, found)))
     found = _serving_lines(data, _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found))))
     return _feeds_varlen(data, found)

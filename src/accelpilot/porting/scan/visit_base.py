@@ -67,6 +67,9 @@ class VisitorBase:
         self._fresh: list[tuple[list[ast.stmt], dict[str, int]]] = []
         self._once_at = -1  # loop depth whose body we are in only once (``if i == k:``), else -1
         self._default_of: tuple[str, str] | None = None  # (def, parameter) whose default is being visited
+        # statements after an early-return CUDA guard, with the context they run in (the node kept: its id stays its)
+        self._guarded: dict[int, tuple[ast.AST, str]] = {}
+        self._init_owner: dict[int, str] = {}  # id(``__init__``) -> its class: the name its calls use
         self._target_links: set[int] = set()  # links of chains read by ``_visit_target_chain``
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
         # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
@@ -128,6 +131,15 @@ class VisitorBase:
                 ln = min(ln, decorators[0].lineno)
             if not self._hit(ln, end):
                 return
+        if self._guarded and (held := self._guarded.pop(id(node), None)) is not None:
+            saved = self.context  # a statement after an early-return CUDA guard (``BranchRules.v_if``)
+            if saved is None or (saved == "optional" and held[1] != "optional"):
+                self.context = held[1]
+            try:
+                self.visit(node)
+            finally:
+                self.context = saved
+            return
         handler = _HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)

@@ -21,6 +21,7 @@ from accelpilot.porting.scan.branch_tests import (
     _only_logs,
     _refuses_a_package,
     _tunes_given_device,
+    exits_unless,
 )
 from accelpilot.porting.scan.dataflow import _bindings, _name_of, _once_per_loop
 from accelpilot.porting.scan.literals import is_main_test
@@ -55,6 +56,12 @@ class BranchRules(CallRules):
                 self._unrolled.pop()
                 self._fresh.pop()
             return
+        if isinstance(node, ast.If) and self.context in (None, "optional") and exits_unless(node, self._asks_cuda):
+            # ``if not torch.cuda.is_available() or not flash: return``: what follows in the block runs only on CUDA,
+            # as the body of ``if torch.cuda.is_available():`` would (a probe when it only asks, else optional)
+            after = _block_after(self.def_node, node)
+            context = "probe" if after and self._queries_cuda_only(after) else "optional"
+            self._guarded.update((id(x), (x, context)) for x in after)
         if isinstance(node, ast.If) and self.context in (None, "optional") and self._only_asks_cuda(node):
             # ``if torch.cuda.is_available(): major, minor = torch.cuda.get_device_capability()`` (or ``if
             # len(torch.cuda.default_generators) > 0: seed = ...[torch.cuda.current_device()].seed() else: <generic>``):
@@ -383,9 +390,11 @@ class BranchRules(CallRules):
         device's index is a query only where it picks that device's generator (``default_generators[idx]``)."""
         test = node.test
         values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        if not any(self._asks_cuda(v) for v in values):
-            return False
-        subs = [sub for stmt in node.body for sub in walk(stmt)]
+        return any(self._asks_cuda(v) for v in values) and self._queries_cuda_only(node.body)
+
+    def _queries_cuda_only(self, body: list[ast.stmt]) -> bool:
+        """``body`` uses CUDA only through device queries, places nothing and raises nothing (``_only_asks_cuda``)."""
+        subs = [sub for stmt in body for sub in walk(stmt)]
         # what indexes the generators (a call, or a name), and the names the current device's index is bound to
         slices = [
             sub.slice

@@ -20,6 +20,7 @@ from accelpilot.porting.scan.dataflow import (
     _root_name,
     _targets,
 )
+from accelpilot.porting.scan.int_ranges import bounded_draw
 from accelpilot.porting.scan.literals import _EXT_BUILDERS, MESSAGE_CALLS, _local_source, _upload_method, impl_selector
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
@@ -346,8 +347,9 @@ class CallRules(VisitorBase):
         extent (``lengths = ....long()`` then ``torch.arange(lengths.max())``: every value is at most a length the
         code materialises), or the index argument of an op that requires int64 indices (``x.scatter(-1,
         idx.long(), v)``, ``gather``, ``index_select``): an index past the indexed dimension is an error, so its
-        values are below that size. Any other ``.long()``, such as indices computed from data, stays a finding."""
-        if _is_boolean(value) or _counts_booleans(value):
+        values are below that size, or a random draw below a count (``torch.randint(0, self.num_timesteps, (b,))``,
+        ``int_ranges.bounded_draw``). Any other ``.long()``, such as indices computed from data, stays a finding."""
+        if _is_boolean(value) or _counts_booleans(value) or bounded_draw(value, self.dotted):
             return True
         if self.def_node is None:
             return False

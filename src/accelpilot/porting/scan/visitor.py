@@ -31,6 +31,7 @@ from accelpilot.porting.scan.dataflow import (
     _name_of,
     grown_cache,
 )
+from accelpilot.porting.scan.defaults import init_owners
 from accelpilot.porting.scan.literals import (
     _DTYPE_TESTS,
     JOB_SPEC_RULES,
@@ -110,7 +111,7 @@ class PyVisitor(BranchRules):
                 continue
             if impl_selector(param.arg) and isinstance(default, ast.Constant):
                 self._consumed.add(id(default))  # ``impl="cuda"``: a code path of the library, not a device
-            saved, self._default_of = self._default_of, (node.name, param.arg)
+            saved, self._default_of = self._default_of, (self._init_owner.get(id(node), node.name), param.arg)
             try:
                 self.visit(default)
             finally:
@@ -120,6 +121,7 @@ class PyVisitor(BranchRules):
         saved = self.forward_depth
         self.forward_depth = 0
         try:
+            self._init_owner.update(init_owners(node))  # ``Cls(device=d)`` passes ``__init__``'s ``device``
             dispatcher = next((d for d in node.decorator_list if _decorator_name(d) in DISPATCHED_BY_DEFAULT), None)
             if dispatcher is None:
                 self.generic(node)
