@@ -49,8 +49,8 @@ NOT_PORTING: dict[str, str] = {
     "trained or served on (listed apart)",
     "numpy-constant": "a graph break on a numpy value (a constant array, numpy arithmetic on host values): dynamo "
     "declines host code there; not a hazard of the model's graph on the target",
-    "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`) and converted before "
-    "it is kept: it runs once on the host and the compiled forward never sees it",
+    "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`, or a helper only they "
+    "call) and converted before it is kept: it runs once on the host and the compiled forward never sees it",
     "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
     "path the model is trained or served on (listed apart; in an entry script such as train.py it stays porting work)",
 }

@@ -7,6 +7,7 @@ from accelpilot.porting.fp_rows import FalsePositiveClass
 from accelpilot.porting.fp_rows_reach import CLASSES as _EARLIER
 
 _VI = "tests/porting/scan/test_fp_classes_vision.py::"
+_SE = "tests/porting/scan/test_fp_classes_setup.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -35,5 +36,44 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         '`x.pin_memory()` in the body of `if device_type == "cuda":` (`x.is_cuda`, `torch.cuda.is_available()`) '
         "runs only on CUDA: the target takes the other branch. An unguarded call stays.",
         (_VI + "test_a_pin_memory_call_under_a_cuda_test_is_the_cuda_branch_not_the_targets",),
+    ),
+    FalsePositiveClass(
+        "host-setup-helper",
+        "host-setup",
+        "float64 made by a helper that only module-building defs call (by name, or through a local alias: "
+        "`schedule_fn = cosine_schedule`), or in `__init__` itself, followed through locals and derived values to "
+        "where it is kept: kept only after a cast to a narrower float (a local `lambda name, val: "
+        "self.register_buffer(name, val.to(torch.float32))`), it is host setup. A helper's result registered as it "
+        "is, a helper also called from a forward or from a lambda kept for later, and a float64 attribute stay.",
+        (
+            _SE + "test_float64_in_a_helper_that_only_builds_the_module_and_is_cast_before_kept_is_host_setup",
+            _SE + "test_a_setup_helper_whose_result_is_kept_as_float64_stays",
+        ),
+    ),
+    FalsePositiveClass(
+        "after-early-return-cuda-guard",
+        "probe",
+        "The lines after `if not torch.cuda.is_available() or not flag: return` (`continue`, `break`) in the same "
+        "block run only on CUDA and are read as the body of `if torch.cuda.is_available():`: device queries alone "
+        "are the probe; CUDA work there is an optional path (a warning). A guard that raises stays a requirement, "
+        "one whose body does not leave changes nothing after it.",
+        (_SE + "test_cuda_queries_after_an_early_return_cuda_guard_are_the_probe",),
+    ),
+    FalsePositiveClass(
+        "constructor-default-overridden",
+        "overridden-default",
+        '`device="cuda"` in a class\'s `__init__` whose every instantiation in the repository passes it by keyword '
+        "(`Evaluator(model, device=device)`, in any file): the calls name the class, not `__init__`. An "
+        "instantiation without it, or a subclass (the class named in its bases), keeps it.",
+        (_SE + "test_a_constructor_default_that_every_instantiation_overrides_is_an_overridden_default",),
+    ),
+    FalsePositiveClass(
+        "bounded-random-draw",
+        "no finding",
+        "`torch.randint(0, self.num_timesteps, (b,)).long()`: a draw below a count (an int literal under 2**31, a "
+        "count's name such as `num_*`, `*_steps`, `*_size`, `len(...)`, a size) cannot overflow int64 computed as "
+        "int32, and randint is int64 already. A draw below `2**62` (a seed, a hash) or below a bound not read as a "
+        "count stays.",
+        (_SE + "test_a_long_of_a_random_draw_below_a_count_is_not_an_int64_line",),
     ),
 )

@@ -31,10 +31,10 @@ _NARROW = frozenset({"float32", "float", "float16", "half", "bfloat16"})
 _DEPTH = 3  # local lambdas/defs followed inside each other
 
 
-def float64_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+def float64_nodes(fn: ast.AST) -> Iterator[ast.expr]:
     """``torch.float64``/``torch.double`` (under any import name) and ``.double()`` calls in ``fn``'s own code."""
     for n in own_nodes(fn):
-        if _is_float64(n):
+        if isinstance(n, ast.expr) and _is_float64(n):
             yield n
 
 
