@@ -44,7 +44,8 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "`schedule_fn = cosine_schedule`), or in `__init__` itself, followed through locals and derived values to "
         "where it is kept: kept only after a cast to a narrower float (a local `lambda name, val: "
         "self.register_buffer(name, val.to(torch.float32))`), it is host setup. A helper's result registered as it "
-        "is, a helper also called from a forward or from a lambda kept for later, and a float64 attribute stay.",
+        "is or handed to the base class, a helper also called from a forward or from a lambda kept for later, and a "
+        "float64 attribute stay.",
         (
             _SE + "test_float64_in_a_helper_that_only_builds_the_module_and_is_cast_before_kept_is_host_setup",
             _SE + "test_a_setup_helper_whose_result_is_kept_as_float64_stays",

@@ -107,14 +107,28 @@ class Later(torch.nn.Module):
         super().__init__()
         self.register_buffer("betas", later_schedule(steps).float())
         self.make = lambda: later_schedule(steps)
+
+
+def base_schedule(steps):
+    return torch.linspace(0, 1, steps, dtype=torch.float64)
+
+
+class Handed(Kept):
+    def __init__(self, steps):
+        super().__init__(base_schedule(steps))
 """
 
 
 def test_a_setup_helper_whose_result_is_kept_as_float64_stays(tmp_path: Path) -> None:
     """A helper only ``__init__`` calls stays a finding when ``__init__`` registers its result as it is
-    (``schedule``), or also keeps a lambda that calls it later (``later_schedule``: then any def may run it)."""
+    (``schedule``), also keeps a lambda that calls it later (``later_schedule``: then any def may run it), or hands
+    it to the base class (``base_schedule``)."""
     (tmp_path / "kept.py").write_text(KEPT_SCHEDULES)
-    assert findings_in(tmp_path, "kept.py") == [("float64-dtype", 5, None), ("float64-dtype", 9, None)]
+    assert findings_in(tmp_path, "kept.py") == [
+        ("float64-dtype", 5, None),
+        ("float64-dtype", 9, None),
+        ("float64-dtype", 27, None),
+    ]
 
 
 EARLY_RETURN = """\

@@ -16,7 +16,6 @@ import ast
 from collections.abc import Callable, Iterator
 
 from accelpilot.porting.scan.dataflow import SETUP_DEFS
-from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
@@ -105,6 +104,7 @@ class Flow:
                 for t in n.targets:
                     if isinstance(t, ast.Name):
                         self.local_fns[t.id] = n.value
+        self._callees: dict[tuple[int, frozenset[str]], Flow] = {}
         self.tainted = set(seeded)
         self.leaks = False
         self.returns = False
@@ -159,7 +159,10 @@ class Flow:
             return None
         if self.depth >= _DEPTH:
             return _Opaque()
-        return Flow(fn, self.is_seed, frozenset(seeded), self.objects | self.params, self.depth + 1)
+        key = (id(fn), frozenset(seeded))
+        if key not in self._callees:  # asked again on every round of ``_spread``
+            self._callees[key] = Flow(fn, self.is_seed, key[1], self.objects | self.params, self.depth + 1)
+        return self._callees[key]
 
     def _spread(self) -> None:
         """Taint every local that some assignment, loop or in-place call gives a seeded value, to a fixed point."""
@@ -221,6 +224,8 @@ class Flow:
             return callee is not None and callee.leaks
         if isinstance(f, ast.Attribute) and not _narrows(call):
             root = _root(f.value)
+            if isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "super":
+                return True  # ``super().__init__(betas)``: the base class keeps it
             objects = self.params | self.objects | {"self", "cls"}
             return isinstance(root, ast.Name) and root.id in objects and root.id not in self.tainted
         return False
@@ -256,39 +261,40 @@ def _names_of(t: ast.expr) -> list[str]:
     return []
 
 
-def _innermost_scope(tree: ast.Module) -> dict[int, ast.AST | None]:
-    """For every node of ``tree``: the innermost def, lambda or class holding it (None at module level)."""
-    out: dict[int, ast.AST | None] = {}
-    todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
-    while todo:
-        n, scope = todo.pop()
-        out[id(n)] = scope
-        inner = n if isinstance(n, _SCOPES) else scope
-        todo.extend((c, inner) for c in ast.iter_child_nodes(n))
-    return out
+class _File:
+    """One file read once for the helper checks: every node with its parent and innermost def, lambda or class
+    (None at module level), the defs by name, and the names the module binds by assignment (a registry, a cache:
+    objects, unlike its imports and defs)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.nodes: list[ast.AST] = []
+        self.parent: dict[int, ast.AST] = {}
+        self.scope: dict[int, ast.AST | None] = {}
+        self.defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+        while todo:
+            n, scope = todo.pop()
+            self.nodes.append(n)
+            self.scope[id(n)] = scope
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.setdefault(n.name, []).append(n)
+            inner = n if isinstance(n, _SCOPES) else scope
+            for c in ast.iter_child_nodes(n):
+                self.parent[id(c)] = n
+                todo.append((c, inner))
+        self.objects = frozenset(n for st in tree.body for t, _ in _writes(st) for e in t for n in _names_of(e))
 
 
-def _module_objects(tree: ast.Module) -> frozenset[str]:
-    """Names the module binds by assignment (a registry, a cache): objects, unlike its imports and defs."""
-    return frozenset(n for st in tree.body for t, _ in _writes(st) for e in t for n in _names_of(e))
-
-
-def _setup_only_helper(
-    tree: ast.Module,
-    helper: ast.FunctionDef | ast.AsyncFunctionDef,
-    scope: dict[int, ast.AST | None],
-    objects: frozenset[str],
-) -> bool:
+def _setup_only_helper(f: _File, helper: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """``helper`` (a def of the module or a method, the only def of its name in the file) is called only from
     module-building defs (``SETUP_DEFS``), by name or through a local alias there (``fn = cosine_schedule`` then
     ``fn(T)``), and in each such def what it returns reaches no kept state (``Flow``)."""
     name = helper.name
-    if sum(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == name for d in walk(tree)) != 1:
+    if len(f.defs.get(name, ())) != 1:
         return False
-    method = isinstance(scope.get(id(helper)), ast.ClassDef)
+    method = isinstance(f.scope.get(id(helper)), ast.ClassDef)
     callers: dict[int, tuple[ast.FunctionDef | ast.AsyncFunctionDef, set[str]]] = {}
-    parent = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
-    for n in walk(tree):
+    for n in f.nodes:
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
             if method:
                 return False
@@ -297,10 +303,10 @@ def _setup_only_helper(
                 return False
         else:
             continue
-        caller = scope.get(id(n))
+        caller = f.scope.get(id(n))
         if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller.name not in SETUP_DEFS:
             return False
-        up = parent.get(id(n))
+        up = f.parent.get(id(n))
         aliases = callers.setdefault(id(caller), (caller, set()))[1]
         if isinstance(up, ast.Call) and up.func is n:
             continue
@@ -313,19 +319,19 @@ def _setup_only_helper(
     for caller, aliases in callers.values():
         for n in own_nodes(caller):
             if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load):
-                up = parent.get(id(n))
+                up = f.parent.get(id(n))
                 if not (isinstance(up, ast.Call) and up.func is n):
                     return False  # the alias itself handed on or kept
 
         def seed(n: ast.AST, aliases: set[str] = aliases) -> bool:
             if not isinstance(n, ast.Call):
                 return False
-            f = n.func
-            if isinstance(f, ast.Name):
-                return f.id in aliases or (not method and f.id == name)
-            return method and isinstance(f, ast.Attribute) and f.attr == name
+            fn = n.func
+            if isinstance(fn, ast.Name):
+                return fn.id in aliases or (not method and fn.id == name)
+            return method and isinstance(fn, ast.Attribute) and fn.attr == name
 
-        flow = Flow(caller, seed, objects=objects)
+        flow = Flow(caller, seed, objects=f.objects)
         if flow.leaks or flow.returns:
             return False
     return True
@@ -339,9 +345,8 @@ def setup_float64_lines(tree: ast.Module, lines: set[int]) -> set[int]:
     """Those of ``lines`` (float64 findings) whose float64 only builds the module: in a ``SETUP_DEFS`` def and kept
     only after a cast to a narrower float (through locals, derived values and local lambdas), or in a helper that
     only such defs call (``_setup_only_helper``) and that itself keeps nothing (what it returns is followed)."""
-    scope = _innermost_scope(tree)
-    objects = _module_objects(tree)
-    defs = [d for d in walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    f = _File(tree)
+    defs = [d for ds in f.defs.values() for d in ds]
     out: set[int] = set()
     helpers: dict[int, bool] = {}
     for ln in lines:
@@ -352,7 +357,7 @@ def setup_float64_lines(tree: ast.Module, lines: set[int]) -> set[int]:
         seeds = {id(n) for n in float64_nodes(fn) if n.lineno <= ln <= (n.end_lineno or n.lineno)}
         if not seeds:
             continue
-        flow = Flow(fn, _ids_in(seeds), objects=objects)
+        flow = Flow(fn, _ids_in(seeds), objects=f.objects)
         if flow.leaks:
             continue
         if fn.name in SETUP_DEFS:
@@ -360,7 +365,7 @@ def setup_float64_lines(tree: ast.Module, lines: set[int]) -> set[int]:
                 out.add(ln)
             continue
         if id(fn) not in helpers:
-            helpers[id(fn)] = _setup_only_helper(tree, fn, scope, objects)
+            helpers[id(fn)] = _setup_only_helper(f, fn)
         if helpers[id(fn)]:
             out.add(ln)
     return out
