@@ -132,14 +132,12 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
     if readme is None or text is None:
         return {}, None
     entries: dict[str, str] = {}
-    evaluation: set[str] = set()
     for path in [readme, *linked_documents(text, root)]:
         doc = text if path == readme else _read(path)
-        found, evals = readme_entry_points(doc or "", present)
+        found, _ = readme_entry_points(doc or "", present)
         label = "README" if path == readme else path.name
         for s, cmd in found.items():
             entries.setdefault(s, f"{label}: `{cmd}`")
-        evaluation |= evals
     return {s: how for s, how in entries.items() if context_of_path(s) is None}, text
 
 
@@ -168,11 +166,6 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
             and _runs_as_script(root / rel)
         }
     )
-
-
-def entry_points(root: Path, present: set[str]) -> dict[str, str]:
-    """Script -> how it is known to be an entry point (``default_entries`` without README examples)."""
-    return default_entries(root, present).how
 
 
 def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
