@@ -63,8 +63,9 @@ OPS_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="hours",
         title="Slurm GPU request",
-        why="`--gres=gpu` / `--gpus` asks Slurm for NVIDIA GPUs; Trainium clusters schedule Neuron devices "
-        "(e.g. ParallelCluster with Neuron gres), so job scripts change.",
+        why="`--gres=gpu` / `--gpus` (or submitit's `gpus_per_node=`, `slurm_constraint='volta32gb'`) asks Slurm "
+        "for NVIDIA GPUs; Trainium clusters schedule Neuron devices (e.g. ParallelCluster with Neuron gres), so job "
+        "scripts and launchers change (tasks per node follow NeuronCores, not GPUs).",
     ),
     Rule(
         id="k8s-gpu-resource",

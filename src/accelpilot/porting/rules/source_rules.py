@@ -97,7 +97,8 @@ SOURCE_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="hours",
         title="CUDA-specific mixed precision",
-        why='`torch.cuda.amp`, `autocast("cuda")` and CUDA GradScaler are CUDA-only; Neuron uses '
+        why='`torch.cuda.amp`, `autocast("cuda")` and CUDA GradScaler are CUDA-only (as are '
+        "`TrainingArguments(fp16=True)` and accelerate's `mixed_precision='fp16'`, refused off GPUs); Neuron uses "
         '`torch.autocast(device_type="neuron")` with BF16 and needs no loss scaling.',
     ),
     Rule(
@@ -265,9 +266,11 @@ SOURCE_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="days",
         title="Hugging Face Trainer / accelerate training loop",
-        why="transformers' Trainer (through accelerate) picks the device, wraps DDP, mixed precision and the "
-        "eval/save loop itself, choosing CUDA or the CPU; TorchNeuron's `neuron` device needs either a Trainer "
-        "taught that device (optimum-neuron's NeuronTrainer) or a plain PyTorch loop, then a re-check of loss.",
+        why="transformers' Trainer (through accelerate), or accelerate's `Accelerator` driving a loop directly, "
+        "picks the device, wraps DDP, mixed precision and the eval/save loop itself, choosing CUDA or the CPU "
+        "(assumed: stock accelerate has no TorchNeuron-native `neuron` device branch; unverified on hardware); "
+        "TorchNeuron's `neuron` device needs either a Trainer taught that device (optimum-neuron's NeuronTrainer), "
+        "an accelerate state patched to return it, or a plain PyTorch loop, then a re-check of loss.",
     ),
     Rule(
         id="fused-optimizer",

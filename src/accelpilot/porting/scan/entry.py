@@ -10,14 +10,23 @@ On an entry point's own lines, CUDA placement that has no fallback stops the run
 device default, ``torch.cuda.set_device``/``synchronize``, ``assert torch.cuda.is_available()``, an NCCL process
 group. Those lines block, with the entry point named. A device chosen as ``"cuda" if torch.cuda.is_available() else
 "cpu"`` falls back (to the CPU, slowly): a warning.
+
+Commands are read from the README, then from the root-level markdown files it links (``[FINETUNE.md](FINETUNE.md)``)
+in link order: the README's own command for a script wins. A README command whose script imports a root script and
+calls its ``main()`` (a Slurm launcher, ``submitit_pretrain.py`` running ``main_pretrain.main``) makes that script an
+entry point too. A library repository with no command has its default path in the README's Python example
+(``readme_example.py``): the module defining the classes it calls is an entry point for those classes' lines only.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from accelpilot.porting.findings import Finding, context_of_path, entry_script
+from accelpilot.porting.scan.readme_example import Scope, example_entries
 
 _README = ("README.md", "README.rst", "README.txt", "README")
 _HEADING = re.compile(r"^(?:#{1,6}\s+(.*)|(.+)\n[=~-]{3,}$)", re.M)
@@ -25,17 +34,40 @@ _COMMAND = re.compile(
     r"(?:^|[\s`$;&(])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?)\s[^\n`]*?"
     r"([\w./-]+\.py)\b"
 )
+# A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``).
+_LINK = re.compile(r"\]\(\s*([\w./-]+\.md(?:#[^)\s]*)?)\s*\)")
 _EVAL_NAME = re.compile(r"(eval|evaluate|bench|test|profil)", re.I)  # evaluation scripts by name
 _EVAL_HEADING = re.compile(r"evaluat|benchmark|profil|\btest|\bfid\b|metric", re.I)
 # Rules of CUDA placement that stop a run without CUDA when the entry point runs them with no fallback.
 BLOCKS_IN_ENTRY = frozenset(
-    {"cuda-device-literal", "torch-cuda-api", "cuda-call", "nccl-backend", "bitsandbytes", "hf-trainer", "amp-cuda"}
+    {
+        "cuda-device-literal",
+        "torch-cuda-api",
+        "cuda-call",
+        "nccl-backend",
+        "bitsandbytes",
+        "hf-trainer",
+        "amp-cuda",
+        "slurm-gpu-gres",
+    }
 )
 # Why such a line stops the entry point where it is not CUDA placement itself.
 _STOPS = {
     "hf-trainer": "its training loop runs in a Trainer that places on CUDA or the CPU, not the neuron device",
     "amp-cuda": "fp16=True asks for CUDA AMP, which the Trainer refuses on a device that is not a GPU",
+    "slurm-gpu-gres": "its README command asks Slurm for NVIDIA GPUs through submitit, which a Trainium cluster "
+    "(Neuron devices, not GPU gres) cannot grant",
 }
+# Assumed, not verified on hardware: stock accelerate has no TorchNeuron-native device branch.
+_ACCELERATE_STOP = (
+    "its training loop runs in accelerate's Accelerator, which picks CUDA or the CPU (assumed: stock accelerate has "
+    "no TorchNeuron-native `neuron` device branch; unverified on hardware), so the loop runs on the host CPU, not "
+    "on Trainium"
+)
+_ACCELERATE_FP16_STOP = "fp16 mixed precision is CUDA AMP, which accelerate refuses on a device that is not a GPU"
+_FP16_ASKED = ("fp16=True", "mixed_precision=")
+_FLAG = re.compile(r" when `([\w.]+)` is true")
+_RUN_BY = "run by"  # how a script a README command runs only through a launcher is known
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)\s+else\s""")
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
@@ -63,28 +95,113 @@ def readme_entry_points(text: str, present: set[str]) -> tuple[dict[str, str], s
     return entries, evaluation - set(entries)
 
 
-def entry_points(root: Path, present: set[str]) -> dict[str, str]:
-    """Script -> how it is known to be an entry point: a README command, else its name at the tree's root."""
-    for name in _README:
+@dataclass
+class EntryPoints:
+    """The default entry points: ``how`` each is known (script or module -> "README: `cmd`", ...); ``scopes``: for a
+    module of a README example, the classes and functions the example calls, with the keywords it passes as true;
+    ``wraps``: a README command's script -> the root script whose ``main()`` it runs (a Slurm launcher)."""
+
+    how: dict[str, str] = field(default_factory=dict)
+    scopes: dict[str, list[Scope]] = field(default_factory=dict)
+    wraps: dict[str, str] = field(default_factory=dict)
+
+
+def linked_documents(text: str, root: Path) -> list[Path]:
+    """Root-level markdown files a README links by a relative link (``[FINETUNE.md](FINETUNE.md)``), in link order."""
+    out: list[Path] = []
+    for m in _LINK.finditer(text):
+        name = m.group(1).split("#", 1)[0].removeprefix("./")
         path = root / name
-        if path.is_file():
-            try:
-                entries, _ = readme_entry_points(path.read_text(encoding="utf-8", errors="replace"), present)
-            except OSError:
-                break
-            if entries:
-                return {s: f"README: `{cmd}`" for s, cmd in entries.items() if context_of_path(s) is None}
-            break
-    return {
-        rel: "a script named as an entry point at the repository's root"
-        for rel in sorted(present)
-        if "/" not in rel
-        and rel.endswith(".py")
-        and entry_script(rel)
-        and not _EVAL_NAME.match(rel)
-        and context_of_path(rel) is None
-        and _runs_as_script(root / rel)
-    }
+        if name and "/" not in name and path not in out and path.is_file():
+            out.append(path)
+    return out
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str | None]:
+    """Script -> the README command that runs it (the README's own commands first, then the linked documents'),
+    and the README's text (None without a README)."""
+    readme = next((root / n for n in _README if (root / n).is_file()), None)
+    text = _read(readme) if readme is not None else None
+    if readme is None or text is None:
+        return {}, None
+    entries: dict[str, str] = {}
+    for path in [readme, *linked_documents(text, root)]:
+        doc = text if path == readme else _read(path)
+        found, _ = readme_entry_points(doc or "", present)
+        label = "README" if path == readme else path.name
+        for s, cmd in found.items():
+            entries.setdefault(s, f"{label}: `{cmd}`")
+    return {s: how for s, how in entries.items() if context_of_path(s) is None}, text
+
+
+def default_entries(root: Path, present: set[str]) -> EntryPoints:
+    """The default entry points: README (and linked documents') commands and the scripts they run; else the
+    README's Python example; else root scripts by name."""
+    entries, text = _command_entries(root, present)
+    if entries:
+        wraps = {e: m for e in entries if (m := _wrapped_main(root, e, present)) is not None}
+        for e, m in wraps.items():
+            entries.setdefault(m, f"{_RUN_BY} {e}, {entries[e]}")
+        return EntryPoints(how=entries, wraps=wraps)
+    if text is not None:
+        scopes, how = example_entries(text, root, present)
+        if scopes:
+            return EntryPoints(how={rel: h for rel, h in how.items() if context_of_path(rel) is None}, scopes=scopes)
+    return EntryPoints(
+        how={
+            rel: "a script named as an entry point at the repository's root"
+            for rel in sorted(present)
+            if "/" not in rel
+            and rel.endswith(".py")
+            and entry_script(rel)
+            and not _EVAL_NAME.match(rel)
+            and context_of_path(rel) is None
+            and _runs_as_script(root / rel)
+        }
+    )
+
+
+def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
+    """The root script whose ``main()`` ``script`` calls through an import of it (``import main_pretrain as
+    trainer`` ... ``trainer.main(args)``; ``from main import main`` ... ``main(args)``), else None."""
+    text = _read(root / script)
+    if text is None or "main(" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    modules: dict[str, str] = {}  # local name of an imported root script -> its file
+    mains: dict[str, str] = {}  # local name of an imported ``main`` -> its file
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if f"{a.name}.py" in present and f"{a.name}.py" != script:
+                    modules[a.asname or a.name] = f"{a.name}.py"
+        elif isinstance(node, ast.ImportFrom) and not node.level and f"{node.module}.py" in present:
+            for a in node.names:
+                if a.name == "main" and f"{node.module}.py" != script:
+                    mains[a.asname or a.name] = f"{node.module}.py"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "main" and isinstance(f.value, ast.Name):
+            target = modules.get(f.value.id)
+        elif isinstance(f, ast.Name):
+            target = mains.get(f.id)
+        else:
+            target = None
+        if target is not None and _runs_as_script(root / target):
+            return target
+    return None
 
 
 def _runs_as_script(path: Path) -> bool:
@@ -96,14 +213,23 @@ def _runs_as_script(path: Path) -> bool:
     return "__main__" in text or re.search(r"^\s*def\s", text, re.M) is None
 
 
-def mark_entry_blocking(findings: list[Finding], entries: dict[str, str]) -> None:
+def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
     """CUDA placement on an entry point's own lines with no fallback blocks; ``assert torch.cuda.is_available()``
-    there is a requirement of CUDA, not a probe."""
+    there is a requirement of CUDA, not a probe. In a README example's module only the lines of the classes and
+    functions it calls count; a line under a flag (``mixed_precision=... if amp``) blocks when the example passes
+    that flag as ``True``. A submitit GPU request blocks when its script is the README's way to run what it
+    launches; a launcher of a script the README also runs directly is an alternative: "blocks when" it is used."""
+    how = entries.how
     for f in findings:
-        if f.file not in entries or f.rule not in BLOCKS_IN_ENTRY:
+        if f.file not in how or f.rule not in BLOCKS_IN_ENTRY:
             continue
-        if f.rule == "amp-cuda" and not f.message.startswith("fp16=True"):
+        if f.rule == "amp-cuda" and not f.message.startswith(_FP16_ASKED):
             continue  # ``torch.cuda.amp.GradScaler``: disabled off CUDA, a precision hazard, not a stop
+        if f.rule == "slurm-gpu-gres" and not f.message.startswith("submitit"):
+            continue  # a ``--gres=gpu`` string of the script: the job-spec rules judge it
+        scope = _scope_of(entries, f)
+        if f.file in entries.scopes and scope is None:
+            continue  # another class or function of the example's module: not what the example runs
         snippet = f.snippet or ""
         if f.context == "probe" and _REQUIRES_CUDA.match(snippet):
             f.context, f.porting = None, True
@@ -112,11 +238,38 @@ def mark_entry_blocking(findings: list[Finding], entries: dict[str, str]) -> Non
         if _FALLBACK.search(snippet):
             f.reason = "performance item: off CUDA it falls back to the CPU (the device should be a setting)"
             continue
+        where = f"{f.message} at {f.file}:{f.line}"
+        flag = _FLAG.search(f.message)
+        if flag is not None and (scope is None or flag.group(1) not in scope[3]):
+            unset = "the README example does not pass it" if scope else "the scan does not read it from the command"
+            f.reason = f"blocks when `{flag.group(1)}` is true ({unset}): {where}"
+            continue
+        wrapped = entries.wraps.get(f.file or "")
+        if f.rule == "slurm-gpu-gres" and wrapped is not None and not how.get(wrapped, _RUN_BY).startswith(_RUN_BY):
+            f.reason = (
+                f"blocks when {f.file} is used: an alternative launcher of {wrapped}, which the README also runs "
+                f"directly ({how[wrapped]}): {where}"
+            )
+            continue
         f.severity = "blocking"
+        passed = f" (the example passes {flag.group(1)}=True)" if flag is not None else ""
         f.reason = (
-            f"entry point {f.file} ({entries[f.file]}) runs this with no fallback, so a host without CUDA stops: "
-            f"{f.message} at {f.file}:{f.line}"
+            f"entry point {f.file} ({how[f.file]}) runs this with no fallback, so a host without CUDA stops: {where}"
             if f.rule not in _STOPS
-            else f"entry point {f.file} ({entries[f.file]}) cannot run on the target as written: {_STOPS[f.rule]}: "
-            f"{f.message} at {f.file}:{f.line}"
+            else f"entry point {f.file} ({how[f.file]}) cannot run on the target as written: "
+            f"{_stop(f.rule, f.message)}{passed}: {where}"
         )
+
+
+def _scope_of(entries: EntryPoints, f: Finding) -> Scope | None:
+    line = f.line or 0
+    return next((s for s in entries.scopes.get(f.file or "", ()) if s[1] <= line <= s[2]), None)
+
+
+def _stop(rule: str, message: str) -> str:
+    """Why a line that is not CUDA placement itself stops the entry point."""
+    if message.startswith("Accelerator("):
+        return _ACCELERATE_STOP
+    if message.startswith("mixed_precision="):
+        return _ACCELERATE_FP16_STOP
+    return _STOPS[rule]

@@ -27,7 +27,7 @@ from accelpilot.porting.log import (
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
-from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
+from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
@@ -432,9 +432,10 @@ def scan_path(
             rels = [rel for _, rel, _ in files]
             own = own_packages(rels)
             findings = drop_own_package(findings, own)
-            entries = entry_points(root, set(rels)) if root.is_dir() else {}
+            found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
+            entries = found.how
             assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
-            mark_entry_blocking(findings, entries)
+            mark_entry_blocking(findings, found)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             option_guards(findings, root, entries)
             findings = fallback_reach(findings, _python_sources(files, unread))

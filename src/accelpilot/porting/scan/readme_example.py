@@ -1,0 +1,172 @@
+"""The default path of a library repository: the README's Python example (issue 27: "blocking means it stops the
+default path").
+
+A library ships no script to run; its README shows the default use instead:
+
+    ```python
+    from denoising_diffusion_pytorch import Unet, GaussianDiffusion, Trainer
+    ...
+    trainer = Trainer(diffusion, 'path/to/your/images', amp = True)
+    trainer.train()
+    ```
+
+``entry.py`` reads such an example only when the README (and the documents it links) gives no command, and
+narrowly:
+
+- only fences marked ``python``/``py`` whose code parses;
+- only the section (under one heading) of the first such block that imports the repository's own package, with the
+  other blocks of that section: a later section (another model family, an optional wrapper) is optional use;
+- only names imported from the repository's own modules and called directly (``from pkg import C`` then
+  ``C(...)``; ``import pkg`` then ``pkg.f(...)``), each resolved to the file that defines it, through a package
+  ``__init__``'s re-exports (``from pkg.mod import C``) a few levels deep;
+- the entry point is that file, scoped to the lines of the called classes and functions (another class of the same
+  module is not the example's), with the keywords the example passes as ``True`` (``amp = True``), so that a line
+  that runs only under such a keyword can be judged (``entry.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from accelpilot.porting.scan.families import _module_names
+
+# (class or function name, first line, last line, the keywords the example passes as True)
+Scope = tuple[str, int, int, frozenset[str]]
+
+_FENCE = re.compile(r"^[ \t]*```[ \t]*(?:python3?|py)[ \t]*\n(.*?)^[ \t]*```", re.M | re.S)
+_ANY_FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.M | re.S)
+_HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.M)
+_DEPTH = 4  # re-exports followed through package ``__init__`` files
+
+
+def _blocks(text: str) -> list[tuple[str, int, str]]:
+    """(heading above, heading's offset, code) of each Python fence, in order."""
+    fences = [m.span() for m in _ANY_FENCE.finditer(text)]  # a ``# comment`` in a fence is no heading
+    heads = [
+        (m.start(), m.group(1).strip())
+        for m in _HEADING.finditer(text)
+        if not any(a <= m.start() < b for a, b in fences)
+    ]
+    out = []
+    for m in _FENCE.finditer(text):
+        above = [(pos, h) for pos, h in heads if pos < m.start()]
+        pos, head = above[-1] if above else (-1, "")
+        out.append((head, pos, textwrap.dedent(m.group(1))))
+    return out
+
+
+def _absolute(rel: str, module: str | None, level: int) -> str:
+    """``from .mod import C`` in ``rel`` -> the dotted module it names."""
+    if not level:
+        return module or ""
+    parts = rel[:-3].removeprefix("src/").split("/")[:-1]
+    base = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    return ".".join(base + ([module] if module else []))
+
+
+class _Resolver:
+    """Finds the file and lines that define a name a module exports, following re-exports."""
+
+    def __init__(self, root: Path, rels: Iterable[str]) -> None:
+        self.root = root
+        self.mods = _module_names(rels)
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def tree(self, rel: str) -> ast.Module | None:
+        """``rel`` parsed (read on demand: a few files of the tree), None when it does not read or parse."""
+        if rel not in self._trees:
+            try:
+                self._trees[rel] = ast.parse((self.root / rel).read_bytes())
+            except (OSError, SyntaxError, ValueError):
+                self._trees[rel] = None
+        return self._trees[rel]
+
+    def define(self, module: str, name: str, depth: int = 0) -> tuple[str, int, int] | None:
+        rel = self.mods.get(module)
+        tree = self.tree(rel) if rel is not None else None
+        if rel is None or tree is None or depth > _DEPTH:
+            return None
+        for node in tree.body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                return rel, first, node.end_lineno or node.lineno
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if (a.asname or a.name) == name:
+                        return self.define(_absolute(rel, node.module, node.level), a.name, depth + 1)
+        return None
+
+
+def _calls(code: ast.Module, mods: Mapping[str, str]) -> tuple[dict[str, tuple[str, str]], list[ast.Call]] | None:
+    """The own names a block imports (local name -> (module, name); an imported module's local name -> (module,
+    "")) and its calls; None when it imports nothing of the repository's own."""
+    names: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(code):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.module in mods:
+            for a in node.names:
+                names[a.asname or a.name] = (node.module, a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in mods:
+                    names[a.asname or a.name] = (a.name, "")
+    if not names:
+        return None
+    return names, [n for n in ast.walk(code) if isinstance(n, ast.Call)]
+
+
+def example_entries(text: str, root: Path, rels: Iterable[str]) -> tuple[dict[str, list[Scope]], dict[str, str]]:
+    """(file -> the scopes the README's example calls in it, file -> how it is known) for a README's Python
+    example; empty when the README has none that calls the repository's own code."""
+    resolver = _Resolver(root, rels)
+    section: int | None = None
+    heading = ""
+    called: dict[tuple[str, int, int], tuple[str, set[str]]] = {}  # (file, first, last) -> (name, true keywords)
+    for head, pos, code in _blocks(text):
+        if section is not None and pos != section:
+            break  # the next section: optional use
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        found = _calls(tree, resolver.mods)
+        if found is None:
+            continue
+        section, heading = pos, head
+        names, calls = found
+        for call in calls:
+            f = call.func
+            if isinstance(f, ast.Name) and f.id in names and names[f.id][1]:
+                module, name = names[f.id]
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names:
+                module, name = names[f.value.id]
+                if name:
+                    continue  # a method of an imported class, not a function of an imported module
+                name = f.attr
+            else:
+                continue
+            defined = resolver.define(module, name)
+            if defined is None:
+                continue
+            _, true = called.setdefault(defined, (name, set()))
+            true.update(
+                k.arg for k in call.keywords if k.arg and isinstance(k.value, ast.Constant) and k.value.value is True
+            )
+    scopes: dict[str, list[Scope]] = {}
+    for (rel, first, last), (name, true) in called.items():
+        scopes.setdefault(rel, []).append((name, first, last, frozenset(true)))
+    where = f" under '{heading}'" if heading else ""
+    how = {
+        rel: f"README example{where}: "
+        + ", ".join(f"{s[0]}({_passed(s[3])})" for s in sorted(spans, key=lambda s: s[1]))
+        for rel, spans in scopes.items()
+    }
+    return scopes, how
+
+
+def _passed(true: frozenset[str]) -> str:
+    return ", ".join(f"{k}=True" for k in sorted(true)) or "..."

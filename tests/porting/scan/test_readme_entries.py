@@ -1,0 +1,199 @@
+"""Entry points beyond the README's own commands (``scan/entry.py``, ``scan/readme_example.py``): the commands of the
+root documents a README links, the script a launcher runs, and a library's README Python example; each beside its
+near miss. Small synthetic trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.entry import default_entries, linked_documents
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _present(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+MAIN = """\
+import argparse
+
+
+def main(args):
+    device = "cuda"
+    return device
+
+
+if __name__ == "__main__":
+    main(argparse.Namespace())
+"""
+
+LAUNCHER = """\
+import submitit
+
+import {target} as trainer
+
+
+class Job:
+    def __call__(self):
+        trainer.main(self.args)
+
+
+def main():
+    executor = submitit.AutoExecutor(folder="jobs")
+    executor.update_parameters(gpus_per_node=8, tasks_per_node=8, slurm_constraint="volta32gb")
+    executor.submit(Job())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_commands_are_read_from_linked_root_documents_after_the_readme(tmp_path: Path) -> None:
+    """README's own command for a script wins; a linked root document adds its scripts; a link into a folder, to a
+    missing file or off the site adds nothing."""
+    root = _write(
+        tmp_path,
+        {
+            "README.md": "See [pre-training](PRETRAIN.md), [docs](docs/MORE.md), [gone](GONE.md), "
+            "[web](https://x.org/A.md).\n\n```\npython main_pretrain.py --small\n```\n",
+            "PRETRAIN.md": "# Pre-training\n\n```\npython main_pretrain.py --big\npython main_finetune.py --lr 1\n```\n",
+            "docs/MORE.md": "```\npython main_linprobe.py\n```\n",
+            "main_pretrain.py": MAIN,
+            "main_finetune.py": MAIN,
+            "main_linprobe.py": MAIN,
+        },
+    )
+    assert linked_documents((root / "README.md").read_text(), root) == [root / "PRETRAIN.md"]
+    assert default_entries(root, _present(root)).how == {
+        "main_pretrain.py": "README: `python main_pretrain.py --small`",
+        "main_finetune.py": "PRETRAIN.md: `python main_finetune.py --lr 1`",
+    }
+
+
+def test_a_launchers_target_is_an_entry_and_its_gpu_request_blocks_only_as_the_only_way_to_run_it(
+    tmp_path: Path,
+) -> None:
+    """``submitit_pretrain.py`` (PRETRAIN.md's only command) runs ``main_pretrain.main``: main_pretrain.py is an
+    entry point ("run by"), and the launcher's Slurm GPU request blocks. ``run_with_submitit.py`` launches
+    ``main.py``, which the README also runs directly: its request is a warning saying when it blocks."""
+    root = _write(
+        tmp_path,
+        {
+            "README.md": "[Pre-training](PRETRAIN.md)\n\n## Training\n\n```\ntorchrun main.py\n```\n\n"
+            "## Multinode\n\n```\npython run_with_submitit.py --nodes 4\n```\n",
+            "PRETRAIN.md": "```\npython submitit_pretrain.py --nodes 8\n```\n",
+            "main.py": MAIN,
+            "main_pretrain.py": MAIN,
+            "submitit_pretrain.py": LAUNCHER.format(target="main_pretrain"),
+            "run_with_submitit.py": LAUNCHER.format(target="main"),
+        },
+    )
+    entries = default_entries(root, _present(root))
+    assert entries.wraps == {"submitit_pretrain.py": "main_pretrain.py", "run_with_submitit.py": "main.py"}
+    assert (
+        entries.how["main_pretrain.py"]
+        == "run by submitit_pretrain.py, PRETRAIN.md: `python submitit_pretrain.py --nodes 8`"
+    )
+    log = scan_path(root, jobs=1)
+    by = {(f.file, f.rule): f for f in log.findings}
+    assert by[("main_pretrain.py", "cuda-device-literal")].severity == "blocking"  # run by the launcher
+    pre = by[("submitit_pretrain.py", "slurm-gpu-gres")]
+    assert pre.severity == "blocking" and "asks Slurm for NVIDIA GPUs through submitit" in (pre.reason or "")
+    alt = by[("run_with_submitit.py", "slurm-gpu-gres")]
+    assert alt.severity == "warning"
+    assert (alt.reason or "").startswith("blocks when run_with_submitit.py is used: an alternative launcher of main.py")
+    (item,) = [i for i in log.items if i.rule == "slurm-gpu-gres"]  # one request, however many launchers
+    assert item.severity == "blocking" and len(item.lines) == 2
+
+
+LIB_README = """\
+# Diffusion
+
+## Usage
+
+```python
+import torch
+from diffusion import Unet, Trainer
+
+model = Unet(dim=64)
+# after a lot of training
+trainer = Trainer(model, "images/", amp=True)
+trainer.train()
+```
+
+## Optional wrapper
+
+```python
+from diffusion import Wrapper
+Wrapper(model)
+```
+"""
+
+INIT = "from diffusion.core import Unet, Trainer, Wrapper\n"
+
+CORE = """\
+from accelerate import Accelerator
+
+
+class Unet:
+    def __init__(self, dim):
+        self.dim = dim
+
+
+class Trainer:
+    def __init__(self, model, folder, *, amp=False, mixed_precision_type="fp16", ema=False):
+        self.accelerator = Accelerator(mixed_precision=mixed_precision_type if amp else "no")
+        self.ema = Accelerator(mixed_precision="fp16" if ema else "no")
+
+
+class Wrapper:
+    def __init__(self, model):
+        self.device = "cuda"
+"""
+
+
+def test_a_libraries_readme_example_is_its_default_path_scoped_to_the_classes_it_calls(tmp_path: Path) -> None:
+    """No command: the README's Usage example calls Unet and Trainer (re-exported by the package), so their module is
+    an entry for their lines. The Accelerator blocks; fp16 under ``amp`` blocks since the example passes amp=True;
+    fp16 under ``ema`` (not passed) says when it blocks; Wrapper (a later section) stays a warning."""
+    root = _write(
+        tmp_path,
+        {"README.md": LIB_README, "diffusion/__init__.py": INIT, "diffusion/core.py": CORE},
+    )
+    entries = default_entries(root, _present(root))
+    assert entries.how == {"diffusion/core.py": "README example under 'Usage': Unet(...), Trainer(amp=True)"}
+    assert entries.scopes == {
+        "diffusion/core.py": [("Unet", 4, 6, frozenset()), ("Trainer", 9, 12, frozenset({"amp"}))]
+    }
+    log = scan_path(root, jobs=1)
+    by = {(f.rule, f.line): f for f in log.findings}
+    assert by[("hf-trainer", 11)].severity == "blocking"
+    assert by[("amp-cuda", 11)].severity == "blocking"
+    assert "(the example passes amp=True)" in (by[("amp-cuda", 11)].reason or "")
+    ema = by[("amp-cuda", 12)]
+    assert ema.severity == "warning" and (ema.reason or "").startswith("blocks when `ema` is true")
+    assert by[("cuda-device-literal", 17)].severity == "warning"  # Wrapper: not the example's
+
+
+def test_a_readme_with_a_command_or_an_example_of_no_own_code_adds_no_example_entry(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "README.md": LIB_README.replace("from diffusion import", "from torchvision import"),
+            "diffusion/__init__.py": INIT,
+            "diffusion/core.py": CORE,
+        },
+    )
+    assert default_entries(root, _present(root)).how == {}
+    (root / "README.md").write_text(LIB_README + "\n```\npython train.py\n```\n")
+    (root / "train.py").write_text("print(1)\n")
+    entries = default_entries(root, _present(root))
+    assert (entries.how, entries.scopes) == ({"train.py": "README: `python train.py`"}, {})
