@@ -25,6 +25,7 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import entry_points, mark_entry_blocking
@@ -436,6 +437,9 @@ def scan_path(
             assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
             mark_entry_blocking(findings, entries)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
+            called = wanted_files(findings, entries)
+            if called:
+                mark_called_cuda(findings, entries, _python_sources([x for x in files if x[1] in called], unread), rels)
             option_guards(findings, root, entries)
             findings = fallback_reach(findings, _python_sources(files, unread))
         except KeyboardInterrupt:
