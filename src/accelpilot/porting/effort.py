@@ -168,6 +168,9 @@ ROWS.update(
         "pretrained-encoder-in-loop": EffortRow(
             0.5, 1.5, "validate the encoder on the target, or precompute its outputs offline", _REASONED
         ),
+        "host-sync-in-loop": EffortRow(
+            0.1, 0.5, "accumulate the logged values on the device and read them every N steps", _REASONED
+        ),
     }
 )
 
