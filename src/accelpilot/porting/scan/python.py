@@ -11,6 +11,7 @@ from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkee
 from accelpilot.porting.scan.post_join import _feeds_varlen, _serving_lines
 from accelpilot.porting.scan.post_kit import _reach, _tree
 from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
+from accelpilot.porting.scan.stack_upgrade import stack_sites
 from accelpilot.porting.scan.step_syncs import host_syncs
 from accelpilot.porting.scan.train_hazards import train_hazards
 from accelpilot.porting.scan.visit_base import FUNCTION_RULES
@@ -59,8 +60,9 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 
 
 def _whole_file(data: bytes) -> list[RawFinding]:
-    """The passes that read a whole file behind their own byte gates: training-path hazards, per-step host reads."""
-    return train_hazards(data) + host_syncs(data)
+    """The passes that read a whole file behind their own byte gates: training-path hazards, per-step host reads,
+    APIs removed from the current stack."""
+    return train_hazards(data) + host_syncs(data) + stack_sites(data)
 
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
