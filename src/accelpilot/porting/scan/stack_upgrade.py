@@ -20,6 +20,7 @@ point stops before it runs anything (``mark_stack_blocking``).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterable
 
@@ -41,18 +42,30 @@ REMOVED_NUMPY = {
 }
 # Removed in 1.24 and back in 2.0 as numpy scalar types: fail on numpy 1.24-1.26 only.
 BACK_IN_NUMPY2 = frozenset({"bool", "long"})
-_NUMPY_WORD = re.compile(rb"\.(?:float|int|object|str|complex|unicode|bool|long)\b(?![\w(])|\.(?:int|float)\(")
+_ALIASES = rb"(?:float|int|object|str|complex|unicode|bool|long)\b(?!\w)"
+_SIX = re.compile(rb"torch\._six|from[ \t]+torch[ \t]+import[^\n]*\b_six\b")
+_PIN = re.compile(rb"assert[^\n]*__version__")
 _NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def worth_parsing(data: bytes) -> bool:
-    """``_six``, an assert of a ``__version__``, or numpy and one of its removed aliases' words in the bytes."""
-    return (
-        b"_six" in data
-        or (b"__version__" in data and b"assert" in data)
-        or (b"numpy" in data and _NUMPY_WORD.search(data) is not None)
-    )
+    """``torch._six``, an assert on a ``__version__``, or a removed alias after a name numpy is imported as, in the
+    bytes (the parse is for the few files that pass: most of a model library's files import numpy)."""
+    if b"_six" in data and _SIX.search(data) is not None:
+        return True
+    if b"__version__" in data and _PIN.search(data) is not None:
+        return True
+    if b"numpy" not in data:
+        return False
+    names = frozenset(m.group(1) or b"numpy" for m in _NUMPY_ALIAS.finditer(data))
+    return bool(names) and _alias_use(names).search(data) is not None
+
+
+@functools.lru_cache(maxsize=32)
+def _alias_use(names: frozenset[bytes]) -> re.Pattern[bytes]:
+    """A removed alias after any of the names numpy is imported as (``np``, almost always: compiled once)."""
+    return re.compile(rb"\b(?:%s)\.%s" % (b"|".join(re.escape(n) for n in sorted(names)), _ALIASES))
 
 
 def _version_pin(node: ast.Assert) -> str | None:
