@@ -168,6 +168,16 @@ ROWS.update(
         "pretrained-encoder-in-loop": EffortRow(
             0.5, 1.5, "validate the encoder on the target, or precompute its outputs offline", _REASONED
         ),
+        "stack-upgrade": EffortRow(
+            1,
+            3,
+            "replace the removed torch/numpy APIs, lift the version pin (and the pinned library's own old APIs), "
+            "and re-run the training path on the torch 2.x stack",
+            _REASONED + ": each site is a one-line change; the days are the pinned library's upgrade and the re-run",
+        ),
+        "host-sync-in-loop": EffortRow(
+            0.1, 0.5, "accumulate the logged values on the device and read them every N steps", _REASONED
+        ),
     }
 )
 

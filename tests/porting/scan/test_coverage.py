@@ -69,6 +69,8 @@ EXPECTED = [
     ("train_loop.py", 17, "size-readback", None),  # slice bound drawn by torch.randint
     ("train_loop.py", 18, "host-array-to-device", None),  # moved, then cast on the device
     ("train_loop.py", 24, "pretrained-encoder-in-loop", None),
+    ("train_loop.py", 31, "host-sync-in-loop", None),  # loss.item() every step of a loop that calls backward
+    ("old_stack.py", 5, "stack-upgrade", None),  # np.float, removed in numpy 1.24
 ]
 
 

@@ -42,6 +42,7 @@ from accelpilot.porting.rules.schema import (
     Severity,
 )
 from accelpilot.porting.rules.source_rules import SOURCE_RULES
+from accelpilot.porting.rules.stack_rules import STACK_RULES
 from accelpilot.porting.rules.train_rules import TRAIN_RULES
 
 # The registry re-exports the schema: the rest of accelpilot reads everything about rules from here.
@@ -68,7 +69,7 @@ __all__ = [
     "resolve_targets",
 ]
 
-_RULES: tuple[Rule, ...] = (*SOURCE_RULES, *MODEL_RULES, *OPS_RULES, *TRAIN_RULES)
+_RULES: tuple[Rule, ...] = (*SOURCE_RULES, *MODEL_RULES, *OPS_RULES, *TRAIN_RULES, *STACK_RULES)
 
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}

@@ -112,4 +112,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "inside the training loop: its op coverage and speed on Neuron need validation, or precompute its outputs "
         "offline.",
     ),
+    Rule(
+        id="host-sync-in-loop",
+        category="data_movement",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="device-to-host read every training step",
+        why="`loss.item()`, `.cpu()` or `.tolist()` in the loop of a function that calls `.backward()` or "
+        "`optimizer.step()` reads a value back every step. On a lazy or compiled device (TorchNeuron under "
+        "torch.compile, an XLA device) each read cuts the graph and makes the host wait until the device has "
+        "finished the step, so the next step cannot be queued behind it: a graph cut and a device-to-host wait per "
+        "step. It runs, slower. Accumulate on the device (`total += loss.detach()`) and read every N steps "
+        "(the logging interval).",
+    ),
 )

@@ -11,8 +11,10 @@ from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkee
 from accelpilot.porting.scan.post_join import _feeds_varlen, _serving_lines
 from accelpilot.porting.scan.post_kit import _reach, _tree
 from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
-from accelpilot.porting.scan.setup_flow import host_setup_pass
 from accelpilot.porting.scan.runtime_calls import runtime_calls
+from accelpilot.porting.scan.setup_flow import host_setup_pass
+from accelpilot.porting.scan.stack_upgrade import stack_sites
+from accelpilot.porting.scan.step_syncs import host_syncs
 from accelpilot.porting.scan.train_hazards import train_hazards
 from accelpilot.porting.scan.visit_base import FUNCTION_RULES
 from accelpilot.porting.scan.visitor import PyVisitor
@@ -39,14 +41,14 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not prune:
         v = PyVisitor(None, torch_file)
         v.visit(ast.parse(data))
-        return _post_passes(data, v) + train_hazards(data) + runtime_calls(data)
+        return _post_passes(data, v) + _whole_file(data)
     hits = trigger_lines(data)
     spans = string_spans(data) if hits else []
     hits = outside_docstrings(data, hits, spans)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
     if not hits:
-        return train_hazards(data) + runtime_calls(data)
+        return _whole_file(data)
     v = PyVisitor(hits, torch_file)
     try:
         trees = [parse_unit(data, u) for u in units(data, hits, spans)]
@@ -56,7 +58,13 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [_tree(data)]
     for t in trees:
         v.visit(t)
-    return _post_passes(data, v) + train_hazards(data) + runtime_calls(data)
+    return _post_passes(data, v) + _whole_file(data)
+
+
+def _whole_file(data: bytes) -> list[RawFinding]:
+    """The passes that read a whole file behind their own byte gates: training-path hazards, runtime calls
+    (accelerate, submitit), per-step host reads, APIs removed from the current stack."""
+    return train_hazards(data) + runtime_calls(data) + host_syncs(data) + stack_sites(data)
 
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:

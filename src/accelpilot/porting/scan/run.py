@@ -7,7 +7,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -25,6 +25,7 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
@@ -35,6 +36,7 @@ from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs
+from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
 from accelpilot.porting.scan.walk import display_name, walk
@@ -202,6 +204,19 @@ def _python_sources(files: list[tuple[str, str, str]], unread: set[str]) -> Iter
                 yield rel, Path(path).read_bytes()
             except OSError:
                 continue  # already a skip reason of the first pass
+
+
+def _reader(files: list[tuple[str, str, str]], unread: set[str]) -> Callable[[str], bytes | None]:
+    """One Python source by its path in the scan, read when asked (None: not a readable Python file)."""
+    paths = {rel: path for path, rel, kind in files if kind == "python" and rel not in unread}
+
+    def read(rel: str) -> bytes | None:
+        try:
+            return Path(paths[rel]).read_bytes() if rel in paths else None
+        except OSError:
+            return None
+
+    return read
 
 
 def _cross_file(
@@ -434,9 +449,14 @@ def scan_path(
             findings = drop_own_package(findings, own)
             found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
             entries = found.how
-            assign_families(findings, _python_sources(files, unread), rels, default_roots(rels, own, entries))
+            roots = default_roots(rels, own, entries)
+            assign_families(findings, _python_sources(files, unread), rels, roots)
+            mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
+            called = wanted_files(findings, entries)
+            if called:
+                mark_called_cuda(findings, entries, _python_sources([x for x in files if x[1] in called], unread), rels)
             option_guards(findings, root, entries)
             findings = fallback_reach(findings, _python_sources(files, unread))
         except KeyboardInterrupt:

@@ -1,0 +1,273 @@
+"""CUDA calls one call deep from an entry point (issue 27: "blocking means it stops the default path").
+
+``entry.py`` blocks CUDA placement on an entry point's own lines. The work a script does every epoch often lives in
+a function of a module it imports:
+
+    from engine_pretrain import train_one_epoch     # main_pretrain.py, module level
+    ...
+        train_stats = train_one_epoch(model, data_loader_train, ...)
+
+    def train_one_epoch(...):                       # engine_pretrain.py
+        for samples, _ in data_loader:
+            ...
+            torch.cuda.synchronize()                # every step, no guard
+
+On a torch build without CUDA (a Neuron host's) such a call raises, so the entry point stops there. A line of a
+module-level function of an in-tree module the entry point imports at module level and calls by name (``f(...)``
+after ``from m import f``, ``m.f(...)`` after ``import m``) becomes blocking when it runs one of the constructs below
+with no guard on the way: not under a CUDA test (``torch.cuda.is_available()``, ``x.is_cuda``, ``device.type ==
+"cuda"``, any test naming cuda or a GPU), not in a ``try`` with a handler (a fallback), not after an early return on
+such a test, not in a nested def. Only one call deep: what that function calls in turn is not followed. A function
+that sets up the process group runs CUDA only under a multi-process launch, which ``launch_reach.py`` judges.
+
+What raises, measured on torch 2.13 CPU (``torch.cuda.synchronize()``: "Torch not compiled with CUDA enabled";
+``set_device``: "module 'torch._C' has no attribute '_cuda_setDevice'"; ``torch.tensor(..., device="cuda")``,
+``x.cuda()``, ``x.to("cuda")``, ``current_device``, ``get_device_name``, ``get_device_properties``,
+``current_stream``, ``get_rng_state``, ``ipc_collect``, ``reset_peak_memory_stats``, ``Event``, ``Stream``): the
+set below. ``max_memory_allocated``, ``memory_allocated``, ``memory_reserved``, ``empty_cache``, ``device_count``,
+``manual_seed[_all]`` and ``torch.device("cuda")`` itself return without CUDA, so they are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from accelpilot.porting.findings import Finding
+from accelpilot.porting.scan.branch_tests import _asks_cuda_device
+from accelpilot.porting.scan.families import _module_names
+from accelpilot.porting.scan.launch_reach import _group_functions
+
+# torch.cuda functions that raise on a torch build without CUDA (measured on torch 2.13 CPU, see above).
+RAISING_CUDA_CALLS = frozenset(
+    {
+        "synchronize",
+        "set_device",
+        "current_device",
+        "get_device_name",
+        "get_device_properties",
+        "current_stream",
+        "get_rng_state",
+        "ipc_collect",
+        "reset_peak_memory_stats",
+        "Event",
+        "Stream",
+    }
+)
+# The scanner's rules for such lines: the findings this pass may make blocking.
+_RULES = frozenset({"torch-cuda-api", "cuda-device-literal", "cuda-call"})
+_CUDA_WORD = re.compile(r"cuda|gpu", re.I)
+_CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
+_ALIAS = re.compile(rb"^[ \t]*import[ \t]+torch[ \t]+as[ \t]+(\w+)", re.M)
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+
+
+def wanted_files(findings: list[Finding], entries: dict[str, str]) -> set[str]:
+    """The files this pass reads: the entry points and the files holding a candidate line (none: nothing to do)."""
+    files = {f.file for f in findings if _candidate(f, entries) and f.file is not None}
+    return files | set(entries) if files and entries else set()
+
+
+def _candidate(f: Finding, entries: dict[str, str]) -> bool:
+    return (
+        f.rule in _RULES
+        and f.file not in entries
+        and f.context is None
+        and f.porting
+        and f.severity != "blocking"
+        and (f.file or "").endswith(".py")
+    )
+
+
+def _targets(entry: str, tree: ast.Module, mods: dict[str, str]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """(local name -> (file, function) from ``from m import f``, local name -> file from ``import m``/``from p
+    import m``) of the entry point's module-level imports of in-tree modules."""
+    funcs: dict[str, tuple[str, str]] = {}
+    modules: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in mods and mods[a.name] != entry:
+                    modules[a.asname or a.name] = mods[a.name]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                local = a.asname or a.name
+                if f"{node.module}.{a.name}" in mods:
+                    modules[local] = mods[f"{node.module}.{a.name}"]
+                elif node.module in mods and mods[node.module] != entry:
+                    funcs[local] = (mods[node.module], a.name)
+    return funcs, modules
+
+
+def _calls(tree: ast.Module, funcs: dict[str, tuple[str, str]], modules: dict[str, str]) -> dict[tuple[str, str], int]:
+    """(file, function) -> the first line of the entry point that calls it by name, outside a CUDA test."""
+    guarded = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _cuda_test(node.test)
+        for st in node.body
+        for n in ast.walk(st)
+    }
+    out: dict[tuple[str, str], int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or id(node) in guarded:
+            continue
+        f = node.func
+        target = None
+        if isinstance(f, ast.Name) and f.id in funcs:
+            target = funcs[f.id]
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules:
+            target = (modules[f.value.id], f.attr)
+        if target is not None and (target not in out or node.lineno < out[target]):
+            out[target] = node.lineno
+    return out
+
+
+def _cuda_test(test: ast.expr) -> bool:
+    """A test that asks for CUDA: the usual forms, or any test naming cuda or a GPU (``use_cuda``, ``args.device ==
+    "cuda"``, ``torch.cuda.device_count() > 1``): on the target it is false or decides a path this pass cannot read."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return False  # the path without CUDA: read by ``_unguarded`` as an early return
+    return _asks_cuda_device(test) or _CUDA_WORD.search(ast.unparse(test)) is not None
+
+
+def _negated_cuda_test(test: ast.expr) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _cuda_test(test.operand)
+
+
+def _unguarded(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    """The nodes of ``body`` that run whatever the device: not under a CUDA test, in a ``try`` with a handler, after
+    ``if not <CUDA test>: return``, or in a nested def or class."""
+    for st in body:
+        if isinstance(st, (*_FUNC, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(st, ast.If):
+            yield st.test
+            if _cuda_test(st.test):
+                yield from _unguarded(st.orelse)
+                continue
+            yield from _unguarded(st.body)
+            yield from _unguarded(st.orelse)
+            if _negated_cuda_test(st.test) and st.body and isinstance(st.body[-1], _LEAVES):
+                return  # the rest of the block runs only with CUDA
+            continue
+        if isinstance(st, ast.Try) and st.handlers:
+            yield from _unguarded(st.orelse)
+            yield from _unguarded(st.finalbody)
+            continue
+        if isinstance(st, _COMPOUND):
+            for field, value in ast.iter_fields(st):
+                if field == "handlers":
+                    for h in value:
+                        yield from _unguarded(h.body)
+                elif field in ("body", "orelse", "finalbody"):
+                    yield from _unguarded(value)
+                else:
+                    for v in value if isinstance(value, list) else [value]:
+                        if isinstance(v, ast.AST):
+                            yield from _walk_expr(v)
+            continue
+        yield from _walk_expr(st)
+
+
+def _walk_expr(node: ast.AST) -> Iterable[ast.AST]:
+    """Every node of an expression or simple statement, not entering lambdas."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Lambda):
+            continue
+        yield n
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def _raises(node: ast.AST, torch_names: set[str]) -> str | None:
+    """What a call that raises on a torch build without CUDA does, or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    if isinstance(f, ast.Attribute):
+        v = f.value
+        if (
+            f.attr in RAISING_CUDA_CALLS
+            and isinstance(v, ast.Attribute)
+            and v.attr == "cuda"
+            and isinstance(v.value, ast.Name)
+            and v.value.id in torch_names
+        ):
+            return f"{v.value.id}.cuda.{f.attr}()"
+        if f.attr == "cuda" and all(isinstance(a, (ast.Constant, ast.Name, ast.Attribute)) for a in node.args):
+            return ".cuda()"
+        if f.attr == "to" and any(_cuda_constant(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+            return ".to('cuda')"
+    root = f
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    on_cuda = any(k.arg == "device" and _cuda_constant(k.value) for k in node.keywords)
+    if on_cuda and isinstance(root, ast.Name) and root.id in torch_names and not _is_device_ctor(f):
+        return f"{ast.unparse(f)}(..., device='cuda')"
+    return None
+
+
+def _is_device_ctor(f: ast.expr) -> bool:
+    return isinstance(f, ast.Attribute) and f.attr in ("device", "Generator")
+
+
+def _cuda_constant(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _CUDA_LITERAL.fullmatch(node.value) is not None
+    )
+
+
+def raising_lines(data: bytes, function: str) -> dict[int, str]:
+    """Line -> what raises there without CUDA, for the unguarded lines of the module-level ``function`` of a source;
+    empty for a function that sets up the process group (``launch_reach.py`` judges it)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return {}
+    fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
+    if fn is None or any(name == function for name, _, _ in _group_functions(tree)):
+        return {}
+    torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
+    out: dict[int, str] = {}
+    for n in _unguarded(fn.body):
+        what = _raises(n, torch_names)
+        if what is not None:
+            out.setdefault(getattr(n, "lineno", 0), what)
+    return out
+
+
+def mark_called_cuda(
+    findings: list[Finding], entries: dict[str, str], sources: Iterable[tuple[str, bytes]], rels: list[str]
+) -> None:
+    """Lines that raise without CUDA in a function an entry point calls by name become blocking, with the entry
+    point, the call and the line as the reason. ``sources`` need hold only ``wanted_files``."""
+    data = dict(sources)
+    mods = _module_names(rels)
+    for entry in sorted(entries):
+        try:
+            tree = ast.parse(data[entry])
+        except (KeyError, SyntaxError, ValueError):
+            continue
+        funcs, modules = _targets(entry, tree, mods)
+        for (rel, function), at in sorted(_calls(tree, funcs, modules).items()):
+            todo = [f for f in findings if f.file == rel and _candidate(f, entries)]
+            if not todo or rel not in data:
+                continue
+            lines = raising_lines(data[rel], function)
+            for f in todo:
+                what = lines.get(f.line or 0)
+                if what is None or f.severity == "blocking":
+                    continue
+                f.severity = "blocking"
+                f.reason = (
+                    f"entry point {entry} ({entries[entry]}) calls {function}() of {rel} at {entry}:{at}, which runs "
+                    f"{what} with no guard: it raises on a torch build without CUDA (a Neuron host's; measured on "
+                    f"torch 2.13 CPU): {f.message} at {rel}:{f.line}"
+                )

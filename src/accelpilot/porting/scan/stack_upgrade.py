@@ -1,0 +1,216 @@
+"""Code written for an old torch/numpy stack (rule ``stack-upgrade``, issue 27).
+
+TorchNeuron native needs a current torch 2.x, and with it a current numpy. Code written years earlier uses APIs
+removed since, each checked against the installed stack (torch 2.13.0 CPU, numpy 2.4.6):
+
+- ``torch._six`` (removed in torch 2.0): ``import torch._six`` raises ``ModuleNotFoundError: No module named
+  'torch._six'`` on torch 2.13;
+- numpy's aliases of builtins (deprecated in 1.20, removed in 1.24): ``np.float``, ``np.int``, ``np.object``,
+  ``np.str``, ``np.complex``, ``np.unicode`` raise ``AttributeError`` on numpy 2.4.6; ``np.bool`` (and ``np.long``)
+  came back in numpy 2.0 as the numpy scalar types, so they fail only on numpy 1.24-1.26: listed, never blocking;
+- a hard version assert on a library (``assert timm.__version__ == "0.3.2"``): the run stops unless exactly that
+  version is installed, and a version pinned for an old stack has to be checked against torch 2.x.
+
+Every site is a line of one repository item. A site that runs when its module is imported (module level or a class
+body, not in a def or behind a ``try`` with a handler) is marked ``import-time``; the item blocks when such a site is
+in a module the default path imports at module level (``default_path.reached``): the import fails, so the entry
+point stops before it runs anything (``mark_stack_blocking``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Iterable
+
+from accelpilot.porting.findings import Finding
+from accelpilot.porting.scan.families import _module_names, imports_of
+from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import _tree
+
+RULE = "stack-upgrade"
+IMPORT_TIME = "import-time"
+# numpy aliases removed in 1.24 -> what they were (AttributeError on numpy 2.4.6).
+REMOVED_NUMPY = {
+    "float": "float",
+    "int": "int",
+    "object": "object",
+    "str": "str",
+    "complex": "complex",
+    "unicode": "str",
+}
+# Removed in 1.24 and back in 2.0 as numpy scalar types: fail on numpy 1.24-1.26 only.
+BACK_IN_NUMPY2 = frozenset({"bool", "long"})
+_ALIASES = rb"(?:float|int|object|str|complex|unicode|bool|long)\b(?!\w)"
+_SIX = re.compile(rb"torch\._six|from[ \t]+torch[ \t]+import[^\n]*\b_six\b")
+_PIN = re.compile(rb"assert[^\n]*__version__")
+_NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def worth_parsing(data: bytes) -> bool:
+    """``torch._six``, an assert on a ``__version__``, or a removed alias after a name numpy is imported as, in the
+    bytes (the parse is for the few files that pass: most of a model library's files import numpy)."""
+    if b"_six" in data and _SIX.search(data) is not None:
+        return True
+    if b"__version__" in data and _PIN.search(data) is not None:
+        return True
+    if b"numpy" not in data:
+        return False
+    names = frozenset(m.group(1) or b"numpy" for m in _NUMPY_ALIAS.finditer(data))
+    return bool(names) and _alias_use(names).search(data) is not None
+
+
+@functools.lru_cache(maxsize=32)
+def _alias_use(names: frozenset[bytes]) -> re.Pattern[bytes]:
+    """A removed alias after any of the names numpy is imported as (``np``, almost always: compiled once)."""
+    return re.compile(rb"\b(?:%s)\.%s" % (b"|".join(re.escape(n) for n in sorted(names)), _ALIASES))
+
+
+def _version_pin(node: ast.Assert) -> str | None:
+    """``assert X.__version__ == "a"`` (or ``in ("a", "b")``, ``.startswith("a")``): the pinned library's name."""
+    test = node.test
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)):
+        sides = [test.left, test.comparators[0]]
+        version = next((s for s in sides if isinstance(s, ast.Attribute) and s.attr == "__version__"), None)
+        other = sides[1] if version is sides[0] else sides[0]
+        literal = isinstance(other, ast.Constant) and isinstance(other.value, str)
+        literals = isinstance(other, (ast.Tuple, ast.List, ast.Set)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in other.elts
+        )
+        if version is not None and (literal or literals):
+            return ast.unparse(version.value)
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "startswith"
+        and isinstance(test.func.value, ast.Attribute)
+        and test.func.value.attr == "__version__"
+    ):
+        return ast.unparse(test.func.value.value)
+    return None
+
+
+def _sites(tree: ast.Module, numpy_names: set[str]) -> Iterable[tuple[ast.AST, str, bool]]:
+    """(node, message, blocks at import) of each use, walking with what runs at import and what is guarded."""
+
+    def walk(node: ast.AST, at_import: bool, guarded: bool) -> Iterable[tuple[ast.AST, str, bool]]:
+        if isinstance(node, ast.Try) and node.handlers:
+            for st in node.body:
+                yield from walk(st, at_import, True)  # a fallback in the handler: the import works either way
+            for rest in (*node.handlers, *node.orelse, *node.finalbody):
+                yield from walk(rest, at_import, guarded)
+            return
+        if isinstance(node, _FUNC):
+            at_import = False
+        site = None if guarded else _site(node, numpy_names)
+        if site is not None:
+            message, blocks = site
+            yield node, message, blocks and at_import
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child, at_import, guarded)
+
+    yield from walk(tree, True, False)
+
+
+def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool] | None:
+    """(message, whether it fails on the current stack) of one node that uses a removed API, else None."""
+    if isinstance(node, ast.Import) and any(
+        a.name == "torch._six" or a.name.startswith("torch._six.") for a in node.names
+    ):
+        return "import torch._six (removed in torch 2.0)", True
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+        six = node.module == "torch._six" or node.module.startswith("torch._six.")
+        if six or (node.module == "torch" and any(a.name == "_six" for a in node.names)):
+            return (
+                f"from {node.module} import {', '.join(a.name for a in node.names)} (torch._six: removed in torch 2.0)",
+                True,
+            )
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.value.id == "torch" and node.attr == "_six":
+            return "torch._six (removed in torch 2.0)", True
+        if node.value.id in numpy_names:
+            if node.attr in REMOVED_NUMPY:
+                return (
+                    f"{node.value.id}.{node.attr} (numpy alias of the builtin {REMOVED_NUMPY[node.attr]}, removed in "
+                    f"numpy 1.24)",
+                    True,
+                )
+            if node.attr in BACK_IN_NUMPY2:
+                return (
+                    f"{node.value.id}.{node.attr} (removed in numpy 1.24, back in numpy 2.0 as a numpy scalar type: "
+                    f"fails on numpy 1.24-1.26 only)",
+                    False,
+                )
+    if isinstance(node, ast.Assert) and (lib := _version_pin(node)) is not None:
+        return f"assert on {lib}.__version__ (a hard version pin: {ast.unparse(node.test)[:60]})", True
+    return None
+
+
+def stack_sites(data: bytes) -> list[RawFinding]:
+    """The findings of ``stack-upgrade`` in one Python source; subject ``import-time`` for a site that fails when
+    the module is imported."""
+    if not worth_parsing(data):
+        return []
+    try:
+        tree = _tree(data)
+    except SyntaxError:
+        return []
+    numpy_names = {(m.group(1) or b"numpy").decode() for m in _NUMPY_ALIAS.finditer(data)}
+    lines = data.decode("utf-8", "replace").splitlines()
+    out: list[RawFinding] = []
+    seen: set[int] = set()
+    for node, message, at_import in _sites(tree, numpy_names):
+        ln = getattr(node, "lineno", 0)
+        if ln in seen:
+            continue  # one finding per line (an import statement and its attribute)
+        seen.add(ln)
+        snippet = lines[ln - 1] if 0 < ln <= len(lines) else ""
+        out.append((RULE, ln, message, snippet, IMPORT_TIME if at_import else None, None))
+    return out
+
+
+def _reach(roots: set[str], read: Callable[[str], bytes | None], mods: dict[str, str]) -> set[str]:
+    """``default_path.reached`` over module-level imports, reading only the files it reaches."""
+    seen = set(roots)
+    todo = list(roots)
+    while todo:
+        rel = todo.pop()
+        data = read(rel)
+        for t in imports_of(rel, data, mods, top_level=True) if data is not None else ():
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def mark_stack_blocking(
+    findings: list[Finding],
+    roots: set[str],
+    entries: dict[str, str],
+    read: Callable[[str], bytes | None],
+    rels: list[str],
+) -> None:
+    """An import-time site in a module the default path imports at module level blocks: the import fails (or, for
+    a version assert, stops unless exactly the pinned version is installed)."""
+    sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
+    if not sites or not roots:
+        return
+    default = _reach(roots, read, _module_names(rels))
+    for f in sites:
+        if f.file not in default:
+            continue
+        how = (
+            f"entry point {f.file} ({entries[f.file]}) runs it when it starts"
+            if f.file in entries
+            else f"the default path imports {f.file} at module level (from {', '.join(sorted(roots)[:3])})"
+        )
+        fails = (
+            "it stops the import unless exactly the pinned version is installed, a pin made for an older stack than "
+            "the torch 2.x TorchNeuron needs"
+            if f.message.startswith("assert")
+            else "it fails when the module is imported on the torch 2.x / numpy stack TorchNeuron needs"
+        )
+        f.severity = "blocking"
+        f.reason = f"{how}, and {fails}: {f.message} at {f.file}:{f.line}"

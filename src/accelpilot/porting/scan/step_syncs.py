@@ -1,0 +1,145 @@
+"""Device-to-host reads every training step (rule ``host-sync-in-loop``, issue 27).
+
+``loss_value = loss.item()`` in the loop of a training function waits for the device to finish the step and copies
+the value to the host, every step. The existing ``item-in-forward`` rule reads only a model's ``forward``; a
+training loop is elsewhere (``engine.train_one_epoch``, ``Trainer.train``). Read here from a whole file:
+
+- a function that trains: it calls ``.backward(...)``, ``.zero_grad()`` or ``<opt>.step()`` (a receiver named for
+  an optimizer: ``optimizer``, ``self.opt``);
+- a read in a loop of it: ``.item()``, ``.cpu()`` or ``.tolist()`` with no argument, whose innermost loop itself
+  holds a training call (an evaluation loop nested in the epoch loop reads no training step);
+- not under an ``if`` that reads every N steps (a test with ``%`` or a ``divisible`` call: nanoGPT's
+  ``if iter_num % log_interval == 0``), which is the fix already, and not in a nested def or lambda.
+
+A cheap byte check decides whether the file is parsed at all."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import _tree
+
+RULE = "host-sync-in-loop"
+_READS = frozenset({"item", "cpu", "tolist"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+_OPTIMIZER = re.compile(r"opt", re.I)
+_TRAINS = (b".backward(", b".zero_grad(", b".step()")
+
+
+def worth_parsing(data: bytes) -> bool:
+    """A read and a training call both in the file's bytes."""
+    return (b".item()" in data or b".cpu()" in data or b".tolist()" in data) and any(w in data for w in _TRAINS)
+
+
+def _receiver(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _trains(node: ast.AST) -> bool:
+    """A training call: ``x.backward(...)``, ``opt.zero_grad()``, ``optimizer.step()``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    attr = node.func.attr
+    if attr in ("backward", "zero_grad"):
+        return True
+    return attr == "step" and _OPTIMIZER.search(_receiver(node.func.value)) is not None
+
+
+def _periodic(test: ast.expr) -> bool:
+    """A test that holds every N steps: a ``%`` in it, or a ``divisible``-named call."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+            return True
+        if isinstance(n, ast.Call) and "divisible" in _receiver(n.func).lower():
+            return True
+    return False
+
+
+def _read(node: ast.AST) -> str | None:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _READS
+        and not node.args
+        and not node.keywords
+    ):
+        return node.func.attr
+    return None
+
+
+def _reads_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, str]]:
+    """The per-step reads of one function: (call, what is read)."""
+    out: list[tuple[ast.Call, str]] = []
+    trains: dict[int, bool] = {}
+
+    def loop_trains(loop: ast.AST) -> bool:
+        if id(loop) not in trains:
+            trains[id(loop)] = any(_trains(n) for n in ast.walk(loop))
+        return trains[id(loop)]
+
+    def walk(node: ast.AST, loop: ast.AST | None, periodic: bool) -> None:
+        if isinstance(node, (*_FUNC, ast.ClassDef, ast.Lambda)):
+            return
+        what = _read(node)
+        if what is not None and loop is not None and not periodic and loop_trains(loop):
+            assert isinstance(node, ast.Call)
+            out.append((node, what))
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(node, ast.While):
+                walk(node.test, node, periodic)  # evaluated every iteration
+            else:
+                walk(node.iter, loop, periodic)  # evaluated once, before the loop
+            body(node.body, node, periodic)
+            for st in node.orelse:
+                walk(st, loop, periodic)
+            return
+        if isinstance(node, ast.If) and _periodic(node.test):
+            walk(node.test, loop, periodic)
+            for st in node.body:
+                walk(st, loop, True)
+            for st in node.orelse:
+                walk(st, loop, periodic)
+            return
+        for child in ast.iter_child_nodes(node):
+            walk(child, loop, periodic)
+
+    def body(stmts: list[ast.stmt], loop: ast.AST, periodic: bool) -> None:
+        """A loop's body: after ``if ...: continue`` with no training call left below it, the rest runs only when
+        the step skips the ``continue`` (stylegan2-ada's once-per-tick maintenance after the phases' steps)."""
+        for i, st in enumerate(stmts):
+            walk(st, loop, periodic)
+            if (
+                isinstance(st, ast.If)
+                and not st.orelse
+                and isinstance(st.body[-1], ast.Continue)
+                and not any(_trains(n) for rest in stmts[i + 1 :] for n in ast.walk(rest))
+            ):
+                periodic = True
+
+    for st in fn.body:
+        walk(st, None, False)
+    return out
+
+
+def host_syncs(data: bytes) -> list[RawFinding]:
+    """The findings of ``host-sync-in-loop`` in one Python source."""
+    if not worth_parsing(data):
+        return []
+    try:
+        tree = _tree(data)
+    except SyntaxError:
+        return []
+    lines = data.decode("utf-8", "replace").splitlines()
+    out: list[RawFinding] = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+        if not any(_trains(n) for n in ast.walk(fn)):
+            continue
+        for call, what in _reads_in(fn):
+            ln = call.lineno
+            subject = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else ""
+            msg = f"{subject[:40]}.{what}() every training step in {fn.name}()"
+            out.append((RULE, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None))
+    return out

@@ -1,0 +1,128 @@
+"""CUDA calls one call deep from an entry point (``scan/call_reach.py``): a line that raises without CUDA in a
+function the entry point imports and calls by name blocks, with the entry point, the call and the line as its
+reason; guarded lines, calls that do not raise, uncalled functions and the process-group setup stay warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.call_reach import raising_lines
+
+TRAIN = """\
+import torch
+import util.misc as misc
+from engine import train_one_epoch
+
+
+def main(args):
+    misc.init_distributed_mode(args)
+    misc.log_stats()
+    for epoch in range(3):
+        train_one_epoch(args)
+    if torch.cuda.is_available():
+        misc.gpu_report()
+
+
+if __name__ == "__main__":
+    main(None)
+"""
+
+ENGINE = """\
+import torch
+
+
+def train_one_epoch(args):
+    for step in range(10):
+        torch.cuda.synchronize()
+        t = torch.zeros(1, device="cuda")
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated()
+        dev = torch.device("cuda")
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError:
+            pass
+
+        def later():
+            torch.cuda.synchronize()
+
+
+def evaluate(args):
+    torch.cuda.synchronize()
+"""
+
+MISC = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def init_distributed_mode(args):
+    if "RANK" not in os.environ:
+        return
+    torch.cuda.set_device(args.gpu)
+    dist.init_process_group(backend="nccl")
+
+
+def log_stats():
+    if not torch.cuda.is_available():
+        return
+    torch.cuda.synchronize()
+
+
+def gpu_report():
+    torch.cuda.synchronize()
+"""
+
+
+def _scan(tmp_path: Path) -> dict[tuple[str, int], tuple[str, str, str | None]]:
+    (tmp_path / "util").mkdir()
+    (tmp_path / "util" / "__init__.py").write_text("")
+    (tmp_path / "util" / "misc.py").write_text(MISC)
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "train.py").write_text(TRAIN)
+    log = scan_path(tmp_path, jobs=1)
+    return {(f.file or "", f.line or 0): (f.rule, f.severity, f.reason) for f in log.findings}
+
+
+def test_a_raising_call_in_a_function_the_entry_point_calls_blocks_with_its_reason(tmp_path: Path) -> None:
+    by_line = _scan(tmp_path)
+    for line in (6, 7):  # torch.cuda.synchronize(), torch.zeros(..., device="cuda")
+        rule, severity, reason = by_line[("engine.py", line)]
+        assert severity == "blocking", (line, rule)
+        assert reason is not None
+        assert "entry point train.py" in reason and "train_one_epoch()" in reason and "train.py:10" in reason
+        assert f"engine.py:{line}" in reason
+
+
+def test_guarded_lines_calls_that_return_and_uncalled_functions_stay_warnings(tmp_path: Path) -> None:
+    by_line = _scan(tmp_path)
+    assert by_line[("engine.py", 9)][1] != "blocking"  # under torch.cuda.is_available()
+    assert by_line[("engine.py", 10)][1] == "warning"  # max_memory_allocated returns 0 without CUDA
+    assert by_line[("engine.py", 11)][1] == "warning"  # torch.device("cuda") builds a device, raises nothing
+    assert by_line[("engine.py", 13)][1] == "warning"  # in a try with a handler: a fallback
+    assert by_line[("engine.py", 18)][1] == "warning"  # a nested def: not run by the call
+    assert by_line[("engine.py", 22)][1] == "warning"  # evaluate(): the entry point never calls it
+    assert by_line[("util/misc.py", 10)][1] == "warning"  # process-group setup: launch_reach.py judges it
+    assert by_line[("util/misc.py", 17)][1] == "warning"  # after `if not torch.cuda.is_available(): return`
+    assert by_line[("util/misc.py", 21)][1] == "warning"  # gpu_report() is called only under a CUDA test
+
+
+def test_raising_lines_reads_one_function_and_its_guards() -> None:
+    assert raising_lines(ENGINE.encode(), "train_one_epoch") == {
+        6: "torch.cuda.synchronize()",
+        7: "torch.zeros(..., device='cuda')",
+    }
+    assert raising_lines(ENGINE.encode(), "evaluate") == {22: "torch.cuda.synchronize()"}
+    assert raising_lines(MISC.encode(), "init_distributed_mode") == {}  # sets up the process group
+    assert raising_lines(
+        b"import torch as th\ndef f(x):\n    x.cuda()\n    x.to('cuda:1')\n    th.cuda.Stream()\n", "f"
+    ) == {
+        3: ".cuda()",
+        4: ".to('cuda')",
+        5: "th.cuda.Stream()",
+    }
+    assert raising_lines(b"def f(x):\n    x.to(device)\n    x.cuda\n", "f") == {}

@@ -1,0 +1,113 @@
+"""Code written for an old torch/numpy stack (``scan/stack_upgrade.py``, rule ``stack-upgrade``): every site is a
+line of one repository item; an import-time site in a module the default path imports blocks, with its reason.
+Near misses: fallbacks, current numpy names, lower-bound version checks, sites in functions or off the path."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+import pytest
+
+from accelpilot.porting.items import build_items
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.stack_upgrade import BACK_IN_NUMPY2, IMPORT_TIME, REMOVED_NUMPY, stack_sites
+
+
+def _sites(source: str) -> list[tuple[int | None, str | None]]:
+    return [(ln, sub) for _, ln, _, _, sub, _ in stack_sites(source.encode())]
+
+
+@pytest.mark.parametrize(
+    ("source", "sites"),
+    [
+        ("from torch._six import inf\n", [(1, IMPORT_TIME)]),
+        ("import torch._six\n", [(1, IMPORT_TIME)]),
+        ("from torch import _six\n", [(1, IMPORT_TIME)]),
+        ("import torch\n\ndef f():\n    return torch._six.string_classes\n", [(4, None)]),
+        ("import numpy as np\n\ndef f(n):\n    return np.arange(n, dtype=np.float)\n", [(4, None)]),
+        ("import numpy as onp\nX = onp.zeros(3, dtype=onp.int)\n", [(2, IMPORT_TIME)]),
+        ("import numpy\nclass A:\n    kind = numpy.object\n", [(3, IMPORT_TIME)]),  # a class body runs at import
+        ("import numpy as np\nB = np.bool\n", [(2, None)]),  # back in numpy 2.0: listed, never blocking
+        ("import timm\nassert timm.__version__ == '0.3.2'\n", [(2, IMPORT_TIME)]),
+        ("import timm\nassert timm.__version__ in ('0.3.2', '0.4.5')\n", [(2, IMPORT_TIME)]),
+        ("import timm\nassert timm.__version__.startswith('0.3')\n", [(2, IMPORT_TIME)]),
+    ],
+)
+def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | None]]) -> None:
+    assert _sites(source) == sites
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "try:\n    from torch._six import inf\nexcept ImportError:\n    from math import inf\n",  # a fallback
+        "import numpy as np\nx = np.float32(1) + np.float64(2) + np.int64(3)\ny = np.bool_(True)\n",
+        "import torch\nx = torch.ones(2).float().int()\n",  # tensor methods, not numpy aliases
+        "import numpy as np\nf = getattr(np, 'float', float)\n",  # a guarded read by name
+        "import torch\nassert torch.__version__ >= '2.0'\n",  # a lower bound, not a pin
+        "import timm\nif timm.__version__ == '0.3.2':\n    pass\n",  # a test, not an assert
+        "import somelib as np\nx = np.float\n",  # no numpy import: not numpy's alias
+    ],
+)
+def test_near_misses_are_not_sites(source: str) -> None:
+    assert _sites(source) == []
+
+
+def test_the_removed_names_match_the_installed_stack() -> None:
+    np = pytest.importorskip("numpy")
+    with warnings.catch_warnings():  # numpy 2.4 warns that np.object/np.str may come back as scalar types
+        warnings.simplefilter("ignore", FutureWarning)
+        assert not any(hasattr(np, name) for name in REMOVED_NUMPY)
+    if int(np.__version__.split(".")[0]) >= 2:
+        assert all(hasattr(np, name) for name in BACK_IN_NUMPY2)
+    if importlib.util.find_spec("torch") is not None:
+        assert importlib.util.find_spec("torch._six") is None
+
+
+MAIN = """\
+import timm
+
+assert timm.__version__ == "0.3.2"
+import util.misc as misc
+from util.pos import embed
+
+
+def main():
+    import util.lazy
+    return embed(3)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "util").mkdir()
+    (tmp_path / "util" / "__init__.py").write_text("")
+    (tmp_path / "util" / "misc.py").write_text("from torch._six import inf\n")
+    (tmp_path / "util" / "pos.py").write_text("import numpy as np\n\ndef embed(n):\n    return np.zeros(n, np.float)\n")
+    (tmp_path / "util" / "lazy.py").write_text("from torch._six import string_classes\n")  # imported in a def only
+    (tmp_path / "util" / "unused.py").write_text("import numpy as np\nX = np.int\n")  # nobody imports it
+    (tmp_path / "train.py").write_text(MAIN)
+    return tmp_path
+
+
+def test_import_time_sites_on_the_default_path_block_and_the_rest_are_listed(tmp_path: Path) -> None:
+    log = scan_path(_tree(tmp_path), jobs=1)
+    by_file = {f.file: f for f in log.findings if f.rule == "stack-upgrade"}
+    assert set(by_file) == {"train.py", "util/misc.py", "util/pos.py", "util/lazy.py", "util/unused.py"}
+    assert by_file["train.py"].severity == "blocking"
+    assert "entry point train.py" in (by_file["train.py"].reason or "") and "train.py:3" in (
+        by_file["train.py"].reason or ""
+    )
+    misc = by_file["util/misc.py"]
+    assert misc.severity == "blocking" and "util/misc.py:1" in (misc.reason or "") and "torch._six" in misc.message
+    assert by_file["util/pos.py"].severity == "warning"  # in a function: fails when called, not at import
+    assert by_file["util/lazy.py"].severity == "warning"  # a lazy import is not the module-level reach
+    assert by_file["util/unused.py"].severity == "warning"  # not imported by the default path
+    items = [i for i in build_items(log.findings) if i.rule == "stack-upgrade"]
+    assert len(items) == 1 and len(items[0].lines) == 5
+    assert items[0].severity == "blocking" and items[0].reason and items[0].effort == "days"

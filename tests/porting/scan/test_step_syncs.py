@@ -1,0 +1,110 @@
+"""Device-to-host reads every training step (``scan/step_syncs.py``, rule ``host-sync-in-loop``): each per-step read
+beside the near misses that read every N steps, outside the step, or in a loop that trains nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelpilot.porting.items import build_items
+from accelpilot.porting.scan import scan_path, scan_python
+from accelpilot.porting.scan.step_syncs import host_syncs
+
+ENGINE = """\
+import math
+import sys
+
+
+def train_one_epoch(model, loader, optimizer, scaler):
+    for step, x in enumerate(loader):
+        loss = model(x)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            sys.exit(1)
+        scaler(loss, optimizer)
+        optimizer.zero_grad()
+
+
+def evaluate(model, loader):
+    for x in loader:
+        acc = model(x).mean().item()
+"""
+
+TRAINER = """\
+class Trainer:
+    def train(self):
+        while self.step < self.steps:
+            total = 0.0
+            for _ in range(self.accumulate):
+                loss = self.model(next(self.dl))
+                total += loss.item()
+                self.accelerator.backward(loss)
+            self.opt.step()
+            self.step += 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        (ENGINE, [8]),  # loss_value = loss.item() in a loop that zeroes gradients; evaluate() trains nothing
+        (TRAINER, [7]),  # total += loss.item() in the accumulation loop (accelerator.backward)
+        (
+            "def f(m, xs, opt):\n    for x in xs:\n        l = m(x)\n        l.backward()\n        print(l.item())\n",
+            [5],
+        ),
+        (
+            "def f(m, xs, opt):\n    for x in xs:\n        y = m(x)\n        y.sum().backward()\n        p = y.cpu()\n",
+            [5],
+        ),
+        # a skipped batch before the step: the read after it is still every step
+        (
+            "def f(m, xs, opt):\n    for x in xs:\n        if x is None:\n            continue\n"
+            "        l = m(x)\n        l.backward()\n        opt.step()\n        print(l.item())\n",
+            [8],
+        ),
+    ],
+)
+def test_a_read_every_training_step_is_found(source: str, lines: list[int]) -> None:
+    assert [ln for _, ln, *_ in host_syncs(source.encode())] == lines
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # every N steps: the fix already (nanoGPT's log interval, a divisible_by helper)
+        "def f(m, xs, opt):\n    for i, x in enumerate(xs):\n        l = m(x)\n        l.backward()\n"
+        "        if i % 10 == 0:\n            print(l.item())\n",
+        "def f(m, xs, opt):\n    for i, x in enumerate(xs):\n        l = m(x)\n        l.backward()\n"
+        "        if divisible_by(i, 10):\n            print(l.item())\n",
+        # after the loop, once
+        "def f(m, xs, opt):\n    for x in xs:\n        l = m(x)\n        l.backward()\n    return l.item()\n",
+        # an evaluation loop inside the epoch loop reads no training step
+        "def f(m, xs, ys, opt):\n    for epoch in range(3):\n        for x in xs:\n            m(x).backward()\n"
+        "        for y in ys:\n            a = m(y).item()\n",
+        # maintenance after an early continue, once the step's training calls are done (once per tick)
+        "def f(m, xs, opt):\n    for x in xs:\n        m(x).backward()\n        opt.step()\n"
+        "        if not tick_done():\n            continue\n        print(m.p.cpu())\n",
+        # a nested def, and a scheduler's step (not an optimizer) with no backward
+        "def f(m, xs, opt):\n    for x in xs:\n        m(x).backward()\n        def log():\n            return x.item()\n",
+        "def f(m, xs, sched):\n    for x in xs:\n        sched.step()\n        print(m(x).item())\n",
+        # .item(0) is not a tensor's read of one value (numpy's indexed item)
+        "def f(m, xs, opt):\n    for x in xs:\n        m(x).backward()\n        v = arr.item(0)\n",
+    ],
+)
+def test_near_misses_are_not_found(source: str) -> None:
+    assert host_syncs(source.encode()) == []
+
+
+def test_the_scan_reports_it_once_and_one_repository_item_holds_every_line(tmp_path: Path) -> None:
+    assert [r[0] for r in scan_python(ENGINE) if r[0] == "host-sync-in-loop"] == ["host-sync-in-loop"]
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "trainer.py").write_text(TRAINER)  # a trainer file is host-side for compile hazards, not for this
+    log = scan_path(tmp_path, jobs=1)
+    items = [i for i in build_items(log.findings) if i.rule == "host-sync-in-loop"]
+    assert len(items) == 1
+    item = items[0]
+    assert [(ln.file, ln.line) for ln in item.lines] == [("engine.py", 8), ("trainer.py", 7)]
+    assert item.severity == "warning" and item.effort == "hours"
+    assert "graph" in item.why and "every N steps" in item.why
