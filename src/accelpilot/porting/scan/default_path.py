@@ -27,9 +27,18 @@ from accelpilot.porting.findings import Finding, context_of_path
 _DEFAULTED = re.compile(rb"\.(?:pop|get)\(\s*['\"]\w+['\"]\s*,\s*['\"]\w+['\"]\s*\)")
 
 
+# ``layer = cfg.pop("layer", "Mamba1")``: the name a defaulted lookup binds (its use as a map index is then looked for).
+_BOUND = re.compile(rb"(?m)^[ \t]*(\w+)[ \t]*=[ \t]*[^\n=]*?\.(?:pop|get)\(\s*['\"]\w+['\"]\s*,\s*['\"]\w+['\"]\s*\)")
+
+
 def may_choose_class(data: bytes) -> bool:
-    """Whether a source may choose a class by a config value (read with ``ast`` only then)."""
-    return _DEFAULTED.search(data) is not None
+    """Whether a source may choose a class by a config value (read with ``ast`` only then): a name bound from a
+    defaulted lookup that indexes something (``{...}[layer]``). Most files with ``.get("k", "D")`` index nothing with
+    it, and parsing them all cost a quarter of a scan of transformers."""
+    if _DEFAULTED.search(data) is None:
+        return False
+    names = {m.group(1) for m in _BOUND.finditer(data)}
+    return any(re.search(rb"\[\s*" + re.escape(n) + rb"\s*\]", data) for n in names)
 
 
 def _imported_names(tree: ast.Module) -> dict[str, str]:
