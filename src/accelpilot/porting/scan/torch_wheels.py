@@ -76,19 +76,19 @@ def join_torch_wheels(text: str, found: list[RawFinding]) -> list[RawFinding]:
     if build is None:
         return found
     torch_line, pin, follows = build
+    if not any(ln in follows and rule in _WHEEL_RULES for rule, ln, *_ in found):
+        return found  # a plain torch pin (``torch==2.3.0+cu121``) keeps its own item
     subject = f"{pin} CUDA build"
     out: list[RawFinding] = []
-    joined = 0
     for rule, ln, msg, snip, sub, ctx in found:
         if ln in follows and rule in _WHEEL_RULES:
             if rule == "cuda-version-pin" or not any(r == "cuda-version-pin" and x == ln for r, x, *_ in found):
                 out.append(("cuda-version-pin", ln, f"{follows[ln]}: a CUDA wheel of {pin}", snip, subject, ctx))
-            joined += 1
         elif ln == torch_line and rule == "cuda-version-pin":
             out.append((rule, ln, msg, snip, subject, ctx))
         else:
             out.append((rule, ln, msg, snip, sub, ctx))
-    if joined and not any(ln == torch_line and rule == "cuda-version-pin" for rule, ln, *_ in out):
+    if not any(ln == torch_line and rule == "cuda-version-pin" for rule, ln, *_ in out):
         snippet = text.splitlines()[torch_line - 1]
         out.append(("cuda-version-pin", torch_line, f"{pin} resolves to its CUDA build", snippet, subject, None))
     return sorted(out, key=lambda r: (r[1] or 0, r[0]))
