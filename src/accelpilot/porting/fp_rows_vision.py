@@ -84,7 +84,7 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "warning",
         'The `if __name__ == "__main__":` block of a script a README (or linked document) command runs is that '
         "entry point's default path, whatever the script's name: its findings are porting work, judged as any entry "
-        "line (`\"cuda\" if torch.cuda.is_available() and args.cuda else \"cpu\"` falls back to the CPU: a "
+        'line (`"cuda" if torch.cuda.is_available() and args.cuda else "cpu"` falls back to the CPU: a '
         "performance item). The same block in a module no command runs stays `main-block`.",
         (
             _EM + "test_the_main_block_of_a_readme_entry_point_is_its_run_and_a_modules_stays_a_demo",

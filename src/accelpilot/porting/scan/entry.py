@@ -110,9 +110,8 @@ class EntryPoints:
     def run_scripts(self) -> frozenset[str]:
         """The entry points run as scripts, whose ``if __name__ == "__main__":`` block is the run: not a module a
         README example imports (only its ``scopes`` run) nor a script whose ``main()`` a launcher calls."""
-        return frozenset(
-            r for r, how in self.how.items() if r.endswith(".py") and r not in self.scopes and not how.startswith(_RUN_BY)
-        )
+        scripts = (r for r in self.how if r.endswith(".py") and r not in self.scopes)
+        return frozenset(r for r in scripts if not self.how[r].startswith(_RUN_BY))
 
 
 def linked_documents(text: str, root: Path) -> list[Path]:
