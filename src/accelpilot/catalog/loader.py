@@ -8,6 +8,7 @@ fills one from another pricing model.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -297,12 +298,13 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 def _read_price_csv(path: Path) -> list[PriceRow]:
     """A CSV with PriceRow columns, or a rental-quote CSV (gpu, price, provider, date)."""
+    # Decoded once, whole: a bad byte past the header is a one-line error here, not a traceback mid-parse.
     try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            header = next(csv.reader(fh), [])
+        text = path.read_bytes().decode("utf-8-sig")
+        header = next(csv.reader(io.StringIO(text, newline="")), [])
     except FileNotFoundError:
         raise InputFileError("no such file", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputFileError(f"cannot read CSV ({exc.__class__.__name__})", file=str(path)) from None
     cols = {h.strip().lower() for h in header}
     if "gpu" in cols:
@@ -310,7 +312,7 @@ def _read_price_csv(path: Path) -> list[PriceRow]:
 
         return list(import_rental_csv(path))
     rows: list[PriceRow] = []
-    with path.open(newline="", encoding="utf-8-sig") as fh:
+    with io.StringIO(text, newline="") as fh:
         for i, rec in enumerate(csv.DictReader(fh), start=2):
             if rec.get(None):
                 # More cells than the header: a decimal comma (21,50) or an unquoted comma shifts every column.
