@@ -8,6 +8,8 @@ from accelpilot.porting.fp_rows_reach import CLASSES as _EARLIER
 
 _VI = "tests/porting/scan/test_fp_classes_vision.py::"
 _SE = "tests/porting/scan/test_fp_classes_setup.py::"
+_EM = "tests/porting/scan/test_fp_classes_entry_main.py::"
+_LK = "tests/porting/scan/test_fp_classes_lock.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -76,5 +78,30 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "int32, and randint is int64 already. A draw below `2**62` (a seed, a hash) or below a bound not read as a "
         "count stays.",
         (_SE + "test_a_long_of_a_random_draw_below_a_count_is_not_an_int64_line",),
+    ),
+    FalsePositiveClass(
+        "entry-point-main-block",
+        "warning",
+        'The `if __name__ == "__main__":` block of a script a README (or linked document) command runs is that '
+        "entry point's default path, whatever the script's name: its findings are porting work, judged as any entry "
+        'line (`"cuda" if torch.cuda.is_available() and args.cuda else "cpu"` falls back to the CPU: a '
+        "performance item). The same block in a module no command runs stays `main-block`.",
+        (
+            _EM + "test_the_main_block_of_a_readme_entry_point_is_its_run_and_a_modules_stays_a_demo",
+            _EM + "test_an_entry_points_cuda_or_cpu_choice_with_a_further_condition_falls_back",
+        ),
+    ),
+    FalsePositiveClass(
+        "torch-cuda-wheels",
+        "joins an item",
+        "`nvidia-*-cu12` and `triton` lines of an exported lock (uv/pip-compile `requirements.txt`) whose `# via` "
+        "parents are only torch (or other such wheels) are the torch build's own dependencies: with the torch line "
+        "they are one item, `<torch pin> CUDA build` (the work: a torch build for the target and a re-lock). A wheel "
+        "with another parent (`-r requirements.in`, a library) stays its own item.",
+        (
+            _LK + "test_torchs_cuda_wheels_in_an_exported_lock_are_one_item_about_the_torch_pin",
+            _LK + "test_a_cuda_wheel_the_project_requires_itself_stays_its_own_item",
+            _LK + "test_a_file_without_a_torch_pin_has_no_followers",
+        ),
     ),
 )

@@ -68,7 +68,9 @@ _ACCELERATE_FP16_STOP = "fp16 mixed precision is CUDA AMP, which accelerate refu
 _FP16_ASKED = ("fp16=True", "mixed_precision=")
 _FLAG = re.compile(r" when `([\w.]+)` is true")
 _RUN_BY = "run by"  # how a script a README command runs only through a launcher is known
-_FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)\s+else\s""")
+# ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
+# args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
+_FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
 
@@ -104,6 +106,12 @@ class EntryPoints:
     how: dict[str, str] = field(default_factory=dict)
     scopes: dict[str, list[Scope]] = field(default_factory=dict)
     wraps: dict[str, str] = field(default_factory=dict)
+
+    def run_scripts(self) -> frozenset[str]:
+        """The entry points run as scripts, whose ``if __name__ == "__main__":`` block is the run: not a module a
+        README example imports (only its ``scopes`` run) nor a script whose ``main()`` a launcher calls."""
+        scripts = (r for r in self.how if r.endswith(".py") and r not in self.scopes)
+        return frozenset(r for r in scripts if not self.how[r].startswith(_RUN_BY))
 
 
 def linked_documents(text: str, root: Path) -> list[Path]:

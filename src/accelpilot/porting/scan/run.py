@@ -7,7 +7,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -370,10 +370,14 @@ def _when_it_runs(rel: str, rule_id: str) -> str | None:
 
 
 def _file_findings(
-    outcomes: list[FileOutcome], files: list[tuple[str, str, str]], skipped: list[Skipped]
+    outcomes: list[FileOutcome],
+    files: list[tuple[str, str, str]],
+    skipped: list[Skipped],
+    run_scripts: Container[str] = (),
 ) -> tuple[list[Finding], int]:
     """The findings of every file's outcome, each with its file's context (and the count of suppressed ones); a
-    file's skip reason is appended to ``skipped``."""
+    file's skip reason is appended to ``skipped``. A ``__main__`` block of a script in ``run_scripts`` (one a
+    README command runs) or named as an entry script is the run, not a demo."""
     findings: list[Finding] = []
     suppressed = 0
     present = {rel for _, rel, _ in files}
@@ -383,7 +387,7 @@ def _file_findings(
             skipped.append(Skipped(path=rel, reason=reason))
         path_context = context_of_path(rel, present)
         host = host_side(rel)
-        entry = entry_script(rel)
+        entry = entry_script(rel) or rel in run_scripts
         for rule_id, line, message, snippet, cell, subject, context in found:
             if context == "main-block" and entry:
                 context = None  # the __main__ block of train.py is the run, not a demo
@@ -438,16 +442,16 @@ def scan_path(
                 outcomes = [outcome for chunk_out in chunks for outcome in chunk_out]
             else:
                 outcomes = _scan_chunk(files, max_bytes)
-            findings, suppressed = _file_findings(outcomes, files, skipped)
+            rels = [rel for _, rel, _ in files]
+            found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
+            findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts())
             unread = {s.path for s in skipped}
             wanted = _wanted_defaults(findings)
             mentions = Mentions({f for f, _ in wanted}) if wanted else None
             findings = _cross_file(files, findings, unread, mentions)
             findings = _overridden_defaults(files, findings, unread, mentions, pool)
-            rels = [rel for _, rel, _ in files]
             own = own_packages(rels)
             findings = drop_own_package(findings, own)
-            found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
             entries = found.how
             roots = default_roots(rels, own, entries)
             assign_families(findings, _python_sources(files, unread), rels, roots)

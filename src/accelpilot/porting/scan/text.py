@@ -8,6 +8,7 @@ import re
 from accelpilot.porting.scan.mounts import drop_container_paths
 from accelpilot.porting.scan.patterns import STRING_RULES, RawFinding
 from accelpilot.porting.scan.suppress import SUPPRESS
+from accelpilot.porting.scan.torch_wheels import join_torch_wheels
 
 # Text-only rules (job specs, Dockerfiles, shell, requirements).
 _PACKAGES: tuple[tuple[str, str], ...] = (
@@ -134,4 +135,6 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
                 seen.add((rule, lineno))
                 context = "optional" if optional else None
                 found.append((rule, lineno, template.format(m=m2.group(0)), line, m2.group(0), context))
+    if kind == "requirements":
+        return join_torch_wheels(text, found)  # torch's CUDA wheels in an exported lock: the torch pin's work
     return drop_container_paths(text, found) if kind in ("dockerfile", "shell", "yaml") else found
