@@ -94,11 +94,12 @@ ROWS: dict[str, EffortRow] = {
         _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
     ),
     "hf-trainer": EffortRow(
-        3,
-        5,
-        "move the training loop to a Trainer that knows the neuron device (optimum-neuron) or a plain PyTorch loop "
-        "with the same accumulation, eval/save cadence and DDP, and re-check the loss curve",
-        _REASONED + ": one loop of a few hundred lines, rewritten and re-validated, is days, not weeks",
+        1,
+        4,
+        "run the Trainer/Accelerator loop on the neuron device (transformers >= 5.4, accelerate >= 1.13 place "
+        "there; a stack pinned below them is upgraded first) and re-check the loss curve, precision, accumulation "
+        "and eval/save cadence",
+        _REASONED + ": a pinned-stack upgrade plus a re-validated loop is days, not weeks",
     ),
     "training-runtime": EffortRow(
         10,
@@ -174,6 +175,14 @@ ROWS.update(
             "replace the removed torch/numpy APIs, lift the version pin (and the pinned library's own old APIs), "
             "and re-run the training path on the torch 2.x stack",
             _REASONED + ": each site is a one-line change; the days are the pinned library's upgrade and the re-run",
+        ),
+        "trainer-cuda-setting": EffortRow(0.1, 0.25, "drop the CUDA-only setting from the command", _REASONED),
+        "trainer-fsdp": EffortRow(
+            1,
+            5,
+            "validate the Trainer's FSDP2 sharding on the neuron device: wrap policy, memory per NeuronCore, "
+            "checkpoint save",
+            _REASONED + ": a sharded fine-tune brought up on a new device and its checkpoints checked is days",
         ),
         "host-sync-in-loop": EffortRow(
             0.1, 0.5, "accumulate the logged values on the device and read them every N steps", _REASONED

@@ -36,6 +36,8 @@ EXPECTED = [
         "dynamic-padding",
         None,
     ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
+    ("hf_trainer.py", 10, "trainer-cuda-setting", None),  # TrainingArguments(tf32=True)
+    ("hf_trainer.py", 10, "trainer-fsdp", None),  # TrainingArguments(fsdp="full_shard auto_wrap")
     ("speed_notes.py", 4, "sdpa-attention", None),  # SDPA relied on for flash speed
     ("speed_notes.py", 5, "fused-optimizer", None),  # fused AdamW
     ("speed_notes.py", 6, "hardcoded-peak-flops", None),  # A100 peak in an MFU

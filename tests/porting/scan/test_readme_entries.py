@@ -162,8 +162,10 @@ class Wrapper:
 
 def test_a_libraries_readme_example_is_its_default_path_scoped_to_the_classes_it_calls(tmp_path: Path) -> None:
     """No command: the README's Usage example calls Unet and Trainer (re-exported by the package), so their module is
-    an entry for their lines. The Accelerator blocks; fp16 under ``amp`` blocks since the example passes amp=True;
-    fp16 under ``ema`` (not passed) says when it blocks; Wrapper (a later section) stays a warning."""
+    an entry for their lines. The Accelerator is a validation item (no requirement holds accelerate below 1.13, the
+    first release that places on the neuron device) and blocks when a requirement does; fp16 under ``amp`` blocks
+    since the example passes amp=True; fp16 under ``ema`` (not passed) says when it blocks; Wrapper (a later
+    section) stays a warning."""
     root = _write(
         tmp_path,
         {"README.md": LIB_README, "diffusion/__init__.py": INIT, "diffusion/core.py": CORE},
@@ -175,12 +177,17 @@ def test_a_libraries_readme_example_is_its_default_path_scoped_to_the_classes_it
     }
     log = scan_path(root, jobs=1)
     by = {(f.rule, f.line): f for f in log.findings}
-    assert by[("hf-trainer", 11)].severity == "blocking"
+    trainer = by[("hf-trainer", 11)]
+    assert trainer.severity == "warning" and (trainer.reason or "").startswith("validation item")
     assert by[("amp-cuda", 11)].severity == "blocking"
     assert "(the example passes amp=True)" in (by[("amp-cuda", 11)].reason or "")
     ema = by[("amp-cuda", 12)]
     assert ema.severity == "warning" and (ema.reason or "").startswith("blocks when `ema` is true")
     assert by[("cuda-device-literal", 17)].severity == "warning"  # Wrapper: not the example's
+    (root / "requirements.txt").write_text("torch\naccelerate==0.21.0  # the release the code was written for\n")
+    trainer = next(f for f in scan_path(root, jobs=1).findings if (f.rule, f.line) == ("hf-trainer", 11))
+    assert trainer.severity == "blocking"
+    assert "accelerate==0.21.0 (requirements.txt:2) is below accelerate 1.13.0" in (trainer.reason or "")
 
 
 def test_a_readme_with_a_command_or_an_example_of_no_own_code_adds_no_example_entry(tmp_path: Path) -> None:

@@ -101,8 +101,9 @@ def test_update_parameters_without_submitit_or_without_a_gpu_keyword_is_no_reque
 
 
 def test_a_library_accelerator_is_a_warning_and_the_same_on_a_readme_entry_point_blocks(tmp_path: Path) -> None:
-    """Off the default path the Accelerator is a warning (the rule's severity); on a README command's script it
-    stops the run: blocking, with the assumption about accelerate in the reason; its fp16 blocks there too."""
+    """Off the default path the Accelerator is a warning (the rule's severity); on a README command's script it is
+    a validation item while the requirements allow accelerate >= 1.13 (the first release that places on the neuron
+    device), and stops the run on a stack pinned below it: blocking, with the pin in the reason; its fp16 blocks."""
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "loop.py").write_text("from accelerate import Accelerator\nacc = Accelerator(mixed_precision='fp16')\n")
@@ -112,10 +113,12 @@ def test_a_library_accelerator_is_a_warning_and_the_same_on_a_readme_entry_point
     app.mkdir()
     (app / "train.py").write_text((lib / "loop.py").read_text())
     (app / "README.md").write_text("Run `accelerate launch train.py`.\n")
-    log = scan_path(app, jobs=1)
-    by_rule = {f.rule: f for f in log.findings}
+    by_rule = {f.rule: f for f in scan_path(app, jobs=1).findings}
+    assert {r: f.severity for r, f in by_rule.items()} == {"hf-trainer": "warning", "amp-cuda": "blocking"}
+    assert (by_rule["hf-trainer"].reason or "").startswith("validation item")
+    (app / "requirements.txt").write_text("accelerate==0.21.0\n")
+    by_rule = {f.rule: f for f in scan_path(app, jobs=1).findings}
     assert {r: f.severity for r, f in by_rule.items()} == {"hf-trainer": "blocking", "amp-cuda": "blocking"}
-    assert "no TorchNeuron-native `neuron` device branch; unverified on hardware" in (
-        by_rule["hf-trainer"].reason or ""
-    )
+    reason = by_rule["hf-trainer"].reason or ""
+    assert "before accelerate 1.13 picks CUDA or the CPU" in reason and "accelerate==0.21.0" in reason
     assert "accelerate refuses on a device that is not a GPU" in (by_rule["amp-cuda"].reason or "")

@@ -64,16 +64,22 @@ OwnTrainer()
 
 
 def test_an_hf_trainer_with_fp16_on_an_entry_point_blocks_with_its_reason(tmp_path: Path) -> None:
-    """``transformers.Trainer(...)`` on a README entry point is one ``hf-trainer`` item sized in days (3-5, the
-    effort table's row), blocking with its reason; ``TrainingArguments(fp16=True)`` is CUDA AMP, blocking there.
-    Stays a warning: ``torch.cuda.amp.GradScaler`` (disabled off CUDA). No item: a repository's own ``Trainer``."""
+    """``transformers.Trainer(...)`` on a README entry point is one ``hf-trainer`` item sized in days (1-4, the
+    effort table's row): a validation item on a stack the requirements leave current (transformers >= 5.4 places on
+    the neuron device), blocking with its reason on one pinned below it; ``TrainingArguments(fp16=True)`` is CUDA
+    AMP, blocking there. Stays a warning: ``torch.cuda.amp.GradScaler`` (disabled off CUDA). No item: a
+    repository's own ``Trainer``."""
     _write(tmp_path, {"train.py": TRAIN, "README.md": "Run `python train.py`.\n"})
-    log = scan_path(tmp_path, jobs=1)
-    items = {i.rule: i for i in log.items}
+    items = {i.rule: i for i in scan_path(tmp_path, jobs=1).items}
+    trainer = items["hf-trainer"]
+    assert [(ln.line, ln.severity) for ln in trainer.lines] == [(8, "warning")]
+    assert (trainer.days_low, trainer.days_high) == (1, 4)
+    _write(tmp_path, {"requirements.txt": "transformers==4.28.1\n"})
+    items = {i.rule: i for i in scan_path(tmp_path, jobs=1).items}
     trainer = items["hf-trainer"]
     assert [(ln.line, ln.severity) for ln in trainer.lines] == [(8, "blocking")]
-    assert (trainer.days_low, trainer.days_high) == (3, 5)
     assert trainer.reason is not None and "not the neuron device: Trainer(...) at train.py:8" in trainer.reason
+    assert "transformers==4.28.1 (requirements.txt:1)" in trainer.reason
     amp = {ln.line: ln.severity for ln in items["amp-cuda"].lines}
     assert amp == {6: "blocking", 9: "warning"}
 

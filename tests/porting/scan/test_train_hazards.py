@@ -99,3 +99,27 @@ def test_a_pretrained_encoder_inside_the_training_loop() -> None:
         "for x in loader:\n    z = vae.encode(x)\n"
     )
     assert _rules(src, "pretrained-encoder-in-loop") == [(4, None)]
+
+
+COLLATOR = """\
+import torch
+from torch.nn.utils.rnn import pad_sequence
+
+
+class DataCollatorForSupervisedDataset:
+    def __call__(self, instances):
+        ids = torch.nn.utils.rnn.pad_sequence([i["ids"] for i in instances], batch_first=True)
+        return ids
+
+
+def collate_fn(batch):
+    return pad_sequence(batch, batch_first=True)
+
+
+def encode_all(seqs):
+    return pad_sequence(seqs, batch_first=True)  # once over a whole data set: one shape, not per batch
+"""
+
+
+def test_pad_sequence_in_a_collator_pads_each_batch_to_its_longest() -> None:
+    assert _rules(COLLATOR, "dynamic-padding") == [(7, None), (12, None)]

@@ -19,10 +19,42 @@ STACK_RULES: tuple[Rule, ...] = (
         title="stack upgrade: APIs removed since the code was written",
         why="The code uses APIs a current stack no longer has: `torch._six` (removed in torch 2.0), numpy's aliases "
         "of builtins `np.float`, `np.int`, `np.object`, `np.str`, `np.complex`, `np.unicode` (removed in numpy 1.24; "
-        "`np.bool` came back in numpy 2.0), or a hard assert on a library's exact version. TorchNeuron native needs "
-        "a current torch 2.x, so each site fails there: at import when it runs at module level (the entry point "
-        "stops before it does anything), else when its function runs. Replace the removed APIs (`math.inf` for "
-        "`torch._six.inf`, the builtins or `np.float64` for the aliases), lift the version pin, and re-run on the "
-        "torch 2.x stack.",
+        "`np.bool` came back in numpy 2.0), a hard assert on a library's exact version, or Hugging Face/openai "
+        "arguments a current release removed (`from_pretrained(load_in_8bit=...)`/`use_auth_token=` and "
+        "`Trainer(tokenizer=...)` in transformers 5.0, the `--evaluation_strategy` field in 4.51, "
+        "`openai.openai_object` in openai 1.0); transformers places on the neuron device only from 5.4. "
+        "TorchNeuron native needs a current torch 2.x, so each site fails there: at import when it runs at module "
+        "level (the entry point stops before it does anything), else when its function runs. Replace the removed "
+        "APIs (`math.inf` for `torch._six.inf`, the builtins or `np.float64` for the aliases, "
+        "`processing_class=` for `tokenizer=`, `eval_strategy` for `evaluation_strategy`), lift the version pin, "
+        "and re-run on the torch 2.x stack.",
+    ),
+    Rule(
+        id="trainer-cuda-setting",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="Trainer setting that needs CUDA (`tf32=True`)",
+        why="`TrainingArguments(tf32=True)` (or `--tf32 True` on the command line) raises `ValueError('--tf32 "
+        "requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7')` on a host without CUDA (transformers "
+        "5.17.0, measured), so the run stops before training. TF32 is a CUDA matmul mode: drop the setting; bf16 "
+        "carries the precision on Neuron.",
+    ),
+    Rule(
+        id="trainer-fsdp",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="Trainer FSDP sharding (`--fsdp`)",
+        why="The command shards the model with the Trainer's FSDP (accelerate's plugin). From transformers 5.10 "
+        "`--fsdp` means FSDP2 (`fully_shard`), the sharding the Neuron torch.distributed guide lists beside DDP and "
+        "DTensor; FSDP1 (older transformers) is not. Validate the wrap policy, the memory per NeuronCore and the "
+        "full-state-dict save on the neuron device.",
     ),
 )

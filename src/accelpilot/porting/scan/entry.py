@@ -47,22 +47,24 @@ BLOCKS_IN_ENTRY = frozenset(
         "nccl-backend",
         "bitsandbytes",
         "hf-trainer",
+        "trainer-cuda-setting",
         "amp-cuda",
         "slurm-gpu-gres",
     }
 )
 # Why such a line stops the entry point where it is not CUDA placement itself.
 _STOPS = {
-    "hf-trainer": "its training loop runs in a Trainer that places on CUDA or the CPU, not the neuron device",
+    "hf-trainer": "its training loop runs in a Trainer that, before transformers 5.4, places on CUDA or the CPU, not "
+    "the neuron device",
+    "trainer-cuda-setting": "TrainingArguments(tf32=True) raises ValueError without CUDA (transformers 5.17.0)",
     "amp-cuda": "fp16=True asks for CUDA AMP, which the Trainer refuses on a device that is not a GPU",
     "slurm-gpu-gres": "its README command asks Slurm for NVIDIA GPUs through submitit, which a Trainium cluster "
     "(Neuron devices, not GPU gres) cannot grant",
 }
-# Assumed, not verified on hardware: stock accelerate has no TorchNeuron-native device branch.
+# accelerate places on the neuron device from 1.13.0 (hf_stack.py); a stack pinned below it picks CUDA or the CPU.
 _ACCELERATE_STOP = (
-    "its training loop runs in accelerate's Accelerator, which picks CUDA or the CPU (assumed: stock accelerate has "
-    "no TorchNeuron-native `neuron` device branch; unverified on hardware), so the loop runs on the host CPU, not "
-    "on Trainium"
+    "its training loop runs in accelerate's Accelerator, which before accelerate 1.13 picks CUDA or the CPU, so the "
+    "loop runs on the host CPU, not on Trainium"
 )
 _ACCELERATE_FP16_STOP = "fp16 mixed precision is CUDA AMP, which accelerate refuses on a device that is not a GPU"
 _FP16_ASKED = ("fp16=True", "mixed_precision=")
@@ -93,7 +95,8 @@ def readme_entry_points(text: str, present: set[str]) -> tuple[dict[str, str], s
         else:
             line_start = text.rfind("\n", 0, pos) + 1
             line_end = text.find("\n", pos)
-            entries.setdefault(value, text[line_start : line_end if line_end >= 0 else None].strip()[:120])
+            line = text[line_start : line_end if line_end >= 0 else None].strip()
+            entries.setdefault(value, line.removesuffix("\\").rstrip()[:120])  # a continued command: its first line
     return entries, evaluation - set(entries)
 
 

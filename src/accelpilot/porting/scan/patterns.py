@@ -142,7 +142,9 @@ CUDA_GRAPH_NAMES = (
 )
 
 
-IMPORT_ROOTS = frozenset({k.split(".")[0].encode() for k in LIBRARIES} | {b"torch", b"google", b"azure"})
+IMPORT_ROOTS = frozenset(
+    {k.split(".")[0].encode() for k in LIBRARIES} | {b"torch", b"google", b"azure", b"transformers", b"trl"}
+)
 
 
 def import_root(module: bytes) -> bool:

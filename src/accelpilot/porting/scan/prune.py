@@ -229,6 +229,8 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"DataCollator", None),
     (b"Trainer(", None),
     (b"fp16=True", None),
+    (b"tf32=True", None),
+    (b"fsdp=", None),
     (b"load_in_8bit", None),
     (b"load_in_4bit", None),
     (b"_for_int8_training", None),

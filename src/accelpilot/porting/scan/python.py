@@ -16,6 +16,7 @@ from accelpilot.porting.scan.setup_flow import host_setup_pass
 from accelpilot.porting.scan.stack_upgrade import stack_sites
 from accelpilot.porting.scan.step_syncs import host_syncs
 from accelpilot.porting.scan.train_hazards import train_hazards
+from accelpilot.porting.scan.unbound import unbound_off_cuda
 from accelpilot.porting.scan.visit_base import FUNCTION_RULES
 from accelpilot.porting.scan.visitor import PyVisitor
 
@@ -64,7 +65,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _whole_file(data: bytes) -> list[RawFinding]:
     """The passes that read a whole file behind their own byte gates: training-path hazards, runtime calls
     (accelerate, submitit), per-step host reads, APIs removed from the current stack."""
-    return train_hazards(data) + runtime_calls(data) + host_syncs(data) + stack_sites(data)
+    return train_hazards(data) + runtime_calls(data) + host_syncs(data) + stack_sites(data) + unbound_off_cuda(data)
 
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:

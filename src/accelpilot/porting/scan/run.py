@@ -31,6 +31,7 @@ from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subj
 from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
+from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
@@ -213,6 +214,19 @@ def _reader(files: list[tuple[str, str, str]], unread: set[str]) -> Callable[[st
     def read(rel: str) -> bytes | None:
         try:
             return Path(paths[rel]).read_bytes() if rel in paths else None
+        except OSError:
+            return None
+
+    return read
+
+
+def _text_reader(files: list[tuple[str, str, str]], unread: set[str]) -> Callable[[str], str | None]:
+    """Any scanned text file by its path in the scan, read when asked (None: not readable)."""
+    paths = {rel: path for path, rel, _ in files if rel not in unread}
+
+    def read(rel: str) -> str | None:
+        try:
+            return Path(paths[rel]).read_text(encoding="utf-8", errors="replace") if rel in paths else None
         except OSError:
             return None
 
@@ -457,6 +471,9 @@ def scan_path(
             assign_families(findings, _python_sources(files, unread), rels, roots)
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found)
+            pins = stack_pins(_text_reader(files, unread), rels)
+            mark_trainer_stack(findings, pins)
+            findings += launch_settings(root, entries, _reader(files, unread), pins)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             called = wanted_files(findings, entries)
             if called:

@@ -9,7 +9,10 @@ removed since, each checked against the installed stack (torch 2.13.0 CPU, numpy
   ``np.str``, ``np.complex``, ``np.unicode`` raise ``AttributeError`` on numpy 2.4.6; ``np.bool`` (and ``np.long``)
   came back in numpy 2.0 as the numpy scalar types, so they fail only on numpy 1.24-1.26: listed, never blocking;
 - a hard version assert on a library (``assert timm.__version__ == "0.3.2"``): the run stops unless exactly that
-  version is installed, and a version pinned for an old stack has to be checked against torch 2.x.
+  version is installed, and a version pinned for an old stack has to be checked against torch 2.x;
+- the Hugging Face and openai APIs a current stack removed (``hf_stack.REMOVED_KWARGS``/``REMOVED_NAMES``:
+  ``from_pretrained(load_in_8bit=...)``, ``Trainer(tokenizer=...)``, ``from openai import openai_object``); a call
+  site is marked ``call-time`` and blocks in an entry point's own file (it runs when the entry point does).
 
 Every site is a line of one repository item. A site that runs when its module is imported (module level or a class
 body, not in a def or behind a ``try`` with a handler) is marked ``import-time``; the item blocks when such a site is
@@ -26,11 +29,13 @@ from collections.abc import Callable, Iterable
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.families import _module_names, imports_of
+from accelpilot.porting.scan.hf_stack import REMOVED_KWARGS, REMOVED_NAMES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
 RULE = "stack-upgrade"
 IMPORT_TIME = "import-time"
+CALL_TIME = "call-time"
 # numpy aliases removed in 1.24 -> what they were (AttributeError on numpy 2.4.6).
 REMOVED_NUMPY = {
     "float": "float",
@@ -45,6 +50,14 @@ BACK_IN_NUMPY2 = frozenset({"bool", "long"})
 _ALIASES = rb"(?:float|int|object|str|complex|unicode|bool|long)\b(?!\w)"
 _SIX = re.compile(rb"torch\._six|from[ \t]+torch[ \t]+import[^\n]*\b_six\b")
 _PIN = re.compile(rb"assert[^\n]*__version__")
+# Bytes any removed Hugging Face/openai API needs (``load_in_8bit=``, ``tokenizer=``, ``openai_object``).
+_HF = re.compile(
+    rb"\b(?:%s)\s*=|\b(?:%s)\b"
+    % (
+        b"|".join(sorted({k.encode() for kws in REMOVED_KWARGS.values() for k in kws})),
+        b"|".join(sorted({n.encode() for names in REMOVED_NAMES.values() for n in names})),
+    )
+)
 _NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -55,6 +68,8 @@ def worth_parsing(data: bytes) -> bool:
     if b"_six" in data and _SIX.search(data) is not None:
         return True
     if b"__version__" in data and _PIN.search(data) is not None:
+        return True
+    if _HF.search(data) is not None:
         return True
     if b"numpy" not in data:
         return False
@@ -92,10 +107,11 @@ def _version_pin(node: ast.Assert) -> str | None:
     return None
 
 
-def _sites(tree: ast.Module, numpy_names: set[str]) -> Iterable[tuple[ast.AST, str, bool]]:
-    """(node, message, blocks at import) of each use, walking with what runs at import and what is guarded."""
+def _sites(tree: ast.Module, numpy_names: set[str]) -> Iterable[tuple[ast.AST, str, bool | None]]:
+    """(node, message, blocks at import) of each use, walking with what runs at import and what is guarded; None
+    for a call of a removed Hugging Face keyword (it fails when the call runs)."""
 
-    def walk(node: ast.AST, at_import: bool, guarded: bool) -> Iterable[tuple[ast.AST, str, bool]]:
+    def walk(node: ast.AST, at_import: bool, guarded: bool) -> Iterable[tuple[ast.AST, str, bool | None]]:
         if isinstance(node, ast.Try) and node.handlers:
             for st in node.body:
                 yield from walk(st, at_import, True)  # a fallback in the handler: the import works either way
@@ -107,15 +123,38 @@ def _sites(tree: ast.Module, numpy_names: set[str]) -> Iterable[tuple[ast.AST, s
         site = None if guarded else _site(node, numpy_names)
         if site is not None:
             message, blocks = site
-            yield node, message, blocks and at_import
+            yield node, message, None if blocks is None else blocks and at_import
         for child in ast.iter_child_nodes(node):
             yield from walk(child, at_import, guarded)
 
     yield from walk(tree, True, False)
 
 
-def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool] | None:
-    """(message, whether it fails on the current stack) of one node that uses a removed API, else None."""
+def _hf_site(node: ast.AST) -> tuple[str, bool | None] | None:
+    """A removed Hugging Face keyword in a call (None: fails when called), or a removed openai name imported."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        removed = REMOVED_KWARGS.get(name, {})
+        args = [kw.arg for kw in node.keywords if kw.arg in removed]
+        if args and args[0] is not None:
+            lib, ver = removed[args[0]]
+            return f"{name}({args[0]}=...) ({lib} {ver} removed the argument: TypeError)", None
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in REMOVED_NAMES:
+        names = REMOVED_NAMES[node.module]
+        imported = [a.name for a in node.names if a.name in names]
+        if imported:
+            lib, ver = names[imported[0]]
+            return f"from {node.module} import {imported[0]} (removed in {lib} {ver}: ImportError)", True
+    return None
+
+
+def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | None:
+    """(message, whether it fails on the current stack; None: when the call runs) of one node that uses a removed
+    API, else None."""
+    hf = _hf_site(node)
+    if hf is not None:
+        return hf
     if isinstance(node, ast.Import) and any(
         a.name == "torch._six" or a.name.startswith("torch._six.") for a in node.names
     ):
@@ -167,7 +206,8 @@ def stack_sites(data: bytes) -> list[RawFinding]:
             continue  # one finding per line (an import statement and its attribute)
         seen.add(ln)
         snippet = lines[ln - 1] if 0 < ln <= len(lines) else ""
-        out.append((RULE, ln, message, snippet, IMPORT_TIME if at_import else None, None))
+        subject = CALL_TIME if at_import is None else IMPORT_TIME if at_import else None
+        out.append((RULE, ln, message, snippet, subject, None))
     return out
 
 
@@ -193,7 +233,15 @@ def mark_stack_blocking(
     rels: list[str],
 ) -> None:
     """An import-time site in a module the default path imports at module level blocks: the import fails (or, for
-    a version assert, stops unless exactly the pinned version is installed)."""
+    a version assert, stops unless exactly the pinned version is installed). A call of a removed Hugging Face
+    argument blocks in an entry point's own file: it runs when the entry point does."""
+    for f in findings:
+        if f.rule == RULE and f.subject == CALL_TIME and f.context is None and f.porting and f.file in entries:
+            f.severity = "blocking"
+            f.reason = (
+                f"entry point {f.file} ({entries[f.file]}) calls it, and it fails on the current Hugging Face stack "
+                f"(transformers >= 5.4 is the first to place on the neuron device): {f.message} at {f.file}:{f.line}"
+            )
     sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
     if not sites or not roots:
         return

@@ -56,6 +56,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         or ((b"pad(" in data or b"narrow(" in data) and _on_a_line(data, _INT_READ, _UNPACK)),  # a tuple of ints
         "host-array-to-device": b"from_numpy(" in data and _on_a_line(data, (b".float()", b".double()"), _MOVED),
         "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
+        "dynamic-padding": b"pad_sequence(" in data and b"ollat" in data,  # a collator/collate_fn padding a batch
     }
     return {r for r, hit in gates.items() if hit}
 
@@ -97,8 +98,11 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
             for node, msg in _size_readbacks(fn, torch_names):
                 add("size-readback", node, msg, subject=f"{fn.name}:{fn.lineno}")
+    if "dynamic-padding" in rules:
+        for node, where in _collator_pads(tree):
+            add("dynamic-padding", node, f"pad_sequence in {where}: each batch padded to its longest sample")
     pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
-    if not rules - {"private-torch-op", "size-readback"}:
+    if not rules - {"private-torch-op", "size-readback", "dynamic-padding"}:
         return out
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -128,6 +132,23 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         ):
             add("float16-manual", node, "float16 chosen per layer")
     return out
+
+
+def _collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:
+    """``pad_sequence`` calls in a collator (a class or def named ``*collat*``): torch pads to the longest sequence
+    of the list, so every batch has its own length (a new shape, a recompile, under torch.compile)."""
+    out: list[tuple[ast.Call, str]] = []
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.ClassDef, *_FUNC)) or "collat" not in scope.name.lower():
+            continue
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                if name == "pad_sequence":
+                    out.append((node, scope.name))
+    unique = {id(n): (n, w) for n, w in out}  # a def inside a collator class is walked twice
+    return list(unique.values())
 
 
 def _dotted(node: ast.AST) -> str | None:

@@ -136,6 +136,10 @@ class CallRules(VisitorBase):
             for kw in node.keywords if hf and name in _HF_TRAINING_ARGS else ():
                 if kw.arg == "fp16" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                     self.add("amp-cuda", kw.value.lineno, "fp16=True (CUDA AMP with a GradScaler)")
+                if kw.arg == "tf32" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    self.add("trainer-cuda-setting", kw.value.lineno, "tf32=True (raises without CUDA)")
+                if kw.arg == "fsdp" and isinstance(kw.value, ast.Constant) and kw.value.value:
+                    self.add("trainer-fsdp", kw.value.lineno, f"fsdp={kw.value.value!r} (the Trainer's FSDP)")
             if name in ("prepare_model_for_int8_training", "prepare_model_for_kbit_training"):
                 self.add("bitsandbytes", node.lineno, f"{name}(...)", subject="bitsandbytes")
             for kw in node.keywords:

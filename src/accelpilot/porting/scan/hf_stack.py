@@ -1,0 +1,241 @@
+"""The Hugging Face stack a repository was written for, read against the one TorchNeuron native needs (issue 27).
+
+Facts, each checked in the wheels on PyPI (2026-12-06), kept here as data:
+
+- transformers' ``TrainingArguments`` selects ``torch.device("neuron:0")`` from 5.4.0 (absent in 5.3.0), and
+  accelerate's ``is_neuron_available``/``MULTI_NEURON`` from 1.13.0 (absent in 1.12.0); both test for the
+  ``torch_neuronx`` module and ``torch.neuron``, assumed to be what TorchNeuron native installs (unverified on
+  hardware). So a Trainer or ``Accelerator`` on a current stack places on the neuron device; on a stack pinned below
+  those versions it places on CUDA or the CPU, and the work is the upgrade.
+- transformers 5.0 removed ``from_pretrained``'s ``load_in_8bit``/``load_in_4bit``/``use_auth_token`` (``TypeError``
+  on 5.17.0, measured) and ``Trainer(tokenizer=...)`` (now ``processing_class``); ``TrainingArguments`` lost
+  ``evaluation_strategy`` in 4.51 (in 4.50.0, not in 4.51.3) and ``fsdp_transformer_layer_cls_to_wrap`` in 5.0;
+  openai 1.0 removed ``openai.openai_object``.
+- ``TrainingArguments(tf32=True)`` raises ``ValueError("--tf32 requires Ampere or a newer GPU arch, cuda>=11 and
+  torch>=1.7")`` without CUDA (5.17.0, CPU torch 2.13, measured).
+- ``--fsdp`` maps to FSDP2 (``fsdp_config`` version 2 by default) from transformers 5.10 (5.9.0: FSDP1); the Neuron
+  torch.distributed guide lists DDP, FSDP2 and DTensor.
+
+``stack_upgrade.py`` reads the removed APIs in code; this module reads the version pins and the README command's
+``TrainingArguments`` flags of an entry script that parses them with ``HfArgumentParser``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
+
+from accelpilot.porting.findings import Finding
+from accelpilot.porting.rules import RULES
+
+# The first release that places on TorchNeuron's `neuron` device.
+NEURON_DEVICE_FROM = {"transformers": Version("5.4.0"), "accelerate": Version("1.13.0")}
+_LATER = ("5.25.0", "1.16.0", "99")  # newest releases checked, and any later one
+FSDP2_DEFAULT_FROM = Version("5.10.0")
+# Keyword arguments removed from calls: call name -> keyword -> (library, version that removed it).
+REMOVED_KWARGS: dict[str, dict[str, tuple[str, str]]] = {
+    "from_pretrained": {
+        "load_in_8bit": ("transformers", "5.0"),
+        "load_in_4bit": ("transformers", "5.0"),
+        "use_auth_token": ("transformers", "5.0"),
+    },
+    "Trainer": {"tokenizer": ("transformers", "5.0")},
+    "Seq2SeqTrainer": {"tokenizer": ("transformers", "5.0")},
+    "TrainingArguments": {
+        "evaluation_strategy": ("transformers", "4.51"),
+        "fsdp_transformer_layer_cls_to_wrap": ("transformers", "5.0"),
+    },
+    "Seq2SeqTrainingArguments": {
+        "evaluation_strategy": ("transformers", "4.51"),
+        "fsdp_transformer_layer_cls_to_wrap": ("transformers", "5.0"),
+    },
+}
+# Names removed from a module: module -> name -> (library, version).
+REMOVED_NAMES = {"openai": {"openai_object": ("openai", "1.0")}}
+# TrainingArguments fields a command line may still pass: flag -> (library, version that removed it).
+REMOVED_FLAGS = {k: v for k, v in REMOVED_KWARGS["TrainingArguments"].items()}
+TF32_STOP = (
+    "TrainingArguments raises ValueError('--tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7') "
+    "without CUDA (transformers 5.17.0 on a CPU torch, measured), so the command stops before training; drop the "
+    "flag (TF32 is a CUDA matmul mode; bf16 carries the precision on Neuron)"
+)
+_REQ_FILE = re.compile(r"(^|/)(requirements[\w.-]*\.txt|setup\.py|pyproject\.toml|environment\.ya?ml)$")
+_QUOTED_REQ = re.compile(r"""["']\s*((?:transformers|accelerate)\b[^"']*)["']""")
+_TRUE = frozenset({"true", "1", "yes"})
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A requirement on one library as written: its file and line."""
+
+    library: str
+    spec: str
+    file: str
+    line: int
+
+
+def stack_pins(read: Callable[[str], str | None], rels: list[str]) -> list[Pin]:
+    """The transformers/accelerate requirements of the repository's root requirement files."""
+    out: list[Pin] = []
+    for rel in sorted(r for r in rels if "/" not in r and _REQ_FILE.search(r)):
+        text = read(rel) or ""
+        for ln, line in enumerate(text.splitlines(), start=1):
+            if "transformers" not in line and "accelerate" not in line:
+                continue
+            quoted = rel.endswith((".py", ".toml"))
+            cands = _QUOTED_REQ.findall(line) if quoted else [line.split("#", 1)[0].strip().lstrip("- ")]
+            for cand in cands:
+                try:
+                    req = Requirement(cand)
+                except InvalidRequirement:
+                    continue
+                if req.name.lower() in NEURON_DEVICE_FROM:
+                    out.append(Pin(req.name.lower(), str(req.specifier) or (req.url or ""), rel, ln))
+    return out
+
+
+def below_neuron(pins: list[Pin]) -> Pin | None:
+    """The first pin that allows no release placing on the neuron device (``transformers==4.31.0``); a range
+    that allows one (``>=4.28``), no pin, or a git URL (version unknown) is not."""
+    for p in pins:
+        if not p.spec or p.spec.startswith(("git+", "http", "file:")):
+            continue
+        try:
+            spec = Requirement(f"{p.library}{p.spec}").specifier
+        except InvalidRequirement:
+            continue
+        floor = NEURON_DEVICE_FROM[p.library]
+        # the versions the spec names (``==5.17.0``) and the floor and later releases: one allowed at or above the
+        # floor means an install can place on neuron
+        named = [s.version.rstrip(".*") for s in spec if s.operator not in ("!=",)]
+        candidates = {str(floor), *_LATER, *named}
+        if not any(_at_least(v, floor) and spec.contains(v, prereleases=True) for v in candidates):
+            return p
+    return None
+
+
+def _at_least(version: str, floor: Version) -> bool:
+    try:
+        return Version(version) >= floor
+    except ValueError:
+        return False
+
+
+def _doc_command(root: Path, how: str) -> list[tuple[int, str, str]]:
+    """The README command ``how`` names (``README: `cmd```), with its continuation lines: (line, document, text)."""
+    m = re.match(r"([\w.-]+): `(.*)`$", how, re.S)
+    if m is None:
+        return []
+    doc = root / ("README.md" if m.group(1) == "README" else m.group(1))
+    try:
+        lines = doc.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    head = m.group(2).strip()
+    for i, line in enumerate(lines):
+        if line.strip()[:120] == head or (head and line.strip().startswith(head)):
+            out = [(i + 1, doc.name, line)]
+            while out[-1][2].rstrip().endswith("\\") and i + 1 < len(lines):
+                i += 1
+                out.append((i + 1, doc.name, lines[i]))
+            return out
+    return []
+
+
+def _flags(command: list[tuple[int, str, str]]) -> list[tuple[str, str | None, int, str]]:
+    """(flag, value, line, line text) of each ``--flag [value]`` of a command."""
+    out: list[tuple[str, str | None, int, str]] = []
+    for ln, _, text in command:
+        try:
+            toks = shlex.split(text.rstrip().rstrip("\\"), comments=True)
+        except ValueError:
+            toks = text.split()
+        for i, t in enumerate(toks):
+            if not t.startswith("--") or len(t) < 3:
+                continue
+            name, eq, val = t[2:].partition("=")
+            if not eq:
+                nxt = toks[i + 1] if i + 1 < len(toks) else None
+                val = nxt if nxt is not None and not nxt.startswith("-") else ""
+            out.append((name.replace("-", "_"), val, ln, text))
+    return out
+
+
+def launch_settings(
+    root: Path, how: dict[str, str], read: Callable[[str], bytes | None], pins: list[Pin]
+) -> list[Finding]:
+    """Findings for the ``TrainingArguments`` flags of each entry script's README command (its default command):
+    ``--tf32 True`` (blocking), removed fields (``stack-upgrade``; blocking unless the parser keeps unknown
+    strings), ``--fsdp`` (the Trainer's FSDP; FSDP2 on a current transformers)."""
+    out: list[Finding] = []
+    for script, cmd in how.items():
+        src = read(script) if script.endswith(".py") else None
+        if src is None or b"HfArgumentParser" not in src or b"TrainingArguments" not in src:
+            continue
+        command = _doc_command(root, cmd)
+        lenient = b"return_remaining_strings=True" in src
+        where = f"entry point {script} ({cmd[:160]})"
+        for name, val, ln, text in _flags(command):
+            doc = command[0][1]
+            f = None
+            if name == "tf32" and (val or "true").lower() in _TRUE:
+                f = _finding("trainer-cuda-setting", doc, ln, f"--tf32 {val}".strip(), text)
+                f.severity, f.reason = "blocking", f"{where} passes --tf32: {TF32_STOP}: {doc}:{ln}"
+            elif name in REMOVED_FLAGS:
+                lib, ver = REMOVED_FLAGS[name]
+                msg = f"--{name} (TrainingArguments field removed in {lib} {ver})"
+                f = _finding("stack-upgrade", doc, ln, msg, text)
+                if lenient:
+                    f.reason = (
+                        f"{script} parses with return_remaining_strings=True, so on {lib} >= {ver} the flag is "
+                        f"dropped silently (the setting is lost, the run goes on): {doc}:{ln}"
+                    )
+                else:
+                    f.severity = "blocking"
+                    f.reason = (
+                        f"{where}: HfArgumentParser raises on --{name}, a field {lib} {ver} removed, so the command "
+                        f"stops at argument parsing on the current stack TorchNeuron needs: {doc}:{ln}"
+                    )
+            elif name == "fsdp" and val and val.lower() not in ("false", "no", "none", '""'):
+                f = _finding("trainer-fsdp", doc, ln, f"--fsdp {val!r}", text)
+                tf = next((p for p in pins if p.library == "transformers"), None)
+                f.reason = (
+                    f"the Trainer's FSDP (--fsdp {val!r}): FSDP2 by default from transformers 5.10, the sharding the "
+                    f"Neuron torch.distributed guide lists; the work is validating it on the neuron device"
+                    + (f" (requirement {tf.library}{tf.spec} at {tf.file}:{tf.line})" if tf else "")
+                )
+            if f is not None:
+                out.append(f)
+    return out
+
+
+def _finding(rule: str, file: str, line: int, message: str, snippet: str) -> Finding:
+    return Finding.from_rule(RULES[rule], file=file, line=line, message=message, snippet=snippet.strip()[:200])
+
+
+def mark_trainer_stack(findings: list[Finding], pins: list[Pin]) -> None:
+    """An ``hf-trainer`` line that blocks an entry point blocks only on a stack pinned below the releases that
+    place on the neuron device; on a current one it is a validation item."""
+    old = below_neuron(pins)
+    for f in findings:
+        if f.rule != "hf-trainer" or f.severity != "blocking":
+            continue
+        if old is not None:
+            f.reason = (
+                f"{f.reason}; the requirement {old.library}{old.spec} ({old.file}:{old.line}) is below "
+                f"{old.library} {NEURON_DEVICE_FROM[old.library]}, the first release that places on the neuron "
+                f"device: the work is upgrading the pinned stack"
+            )
+            continue
+        f.severity = "warning"
+        f.reason = (
+            "validation item: transformers >= 5.4 and accelerate >= 1.13 place on the neuron device (checked in "
+            "their wheels; assumed to detect TorchNeuron native, unverified on hardware), and the requirements allow "
+            f"them: check the loop, precision and eval/save cadence on neuron ({f.file}:{f.line})"
+        )

@@ -1,0 +1,152 @@
+"""The Hugging Face stack read against the releases TorchNeuron needs (``scan/hf_stack.py``), the removed HF/openai
+APIs as ``stack-upgrade`` sites, and a Trainer script's README flags, end to end through ``scan_path``: the
+stanford_alpaca shape (a ``torchrun`` command continued over lines that passes ``--tf32 True``, a removed field and
+``--fsdp``) and the qlora shape (a pinned ``transformers==4.31.0``, removed keywords in the entry point)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelpilot.porting.items import build_items
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.hf_stack import Pin, below_neuron, stack_pins
+from accelpilot.porting.scan.stack_upgrade import CALL_TIME, IMPORT_TIME, stack_sites
+
+TRAIN = """\
+import transformers
+from transformers import Trainer
+import utils
+
+def train():
+    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))
+    (training_args,) = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained("m")
+    trainer = Trainer(model=model, tokenizer=None, args=training_args)
+    trainer.train()
+
+if __name__ == "__main__":
+    train()
+"""
+UTILS = "from openai import openai_object\n"
+README = """\
+# Fine-tuning
+
+```bash
+torchrun --nproc_per_node=4 --master_port=<your_random_port> train.py \\
+    --bf16 True \\
+    --evaluation_strategy "no" \\
+    --fsdp "full_shard auto_wrap" \\
+    --tf32 True
+```
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("spec", "blocks"),
+    [
+        ("==4.31.0", True),
+        ("<5", True),
+        ("~=4.40", True),
+        (">=4.28.1", False),  # a fresh install gets a release that places on neuron
+        ("", False),
+        ("==5.4.0", False),
+        ("==5.17.0", False),
+        ("==4.57.*", True),
+        (">=5.0,!=5.4.0", False),
+        ("git+https://github.com/huggingface/transformers@abc123", False),  # version unknown: not claimed
+    ],
+)
+def test_a_pin_below_the_first_neuron_release_is_found(spec: str, blocks: bool) -> None:
+    pin = Pin("transformers", spec, "requirements.txt", 1)
+    assert (below_neuron([pin]) is not None) is blocks
+
+
+def test_pins_are_read_from_requirements_setup_and_pyproject(tmp_path: Path) -> None:
+    files = {
+        "requirements.txt": "torch\ntransformers==4.31.0  # pinned\n",
+        "setup.py": "setup(install_requires=['accelerate>=0.20', 'numpy'])\n",
+        "pyproject.toml": '[project]\ndependencies = ["transformers[torch]>=4.40"]\n',
+        "sub/requirements.txt": "accelerate==0.1\n",  # not a root requirement file
+    }
+    text = {rel: body for rel, body in files.items()}
+    pins = stack_pins(text.get, list(files))
+    assert [(p.library, p.spec, p.file, p.line) for p in pins] == [
+        ("transformers", ">=4.40", "pyproject.toml", 2),
+        ("transformers", "==4.31.0", "requirements.txt", 2),
+        ("accelerate", ">=0.20", "setup.py", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "sites"),
+    [
+        ("from openai import openai_object\n", [(1, IMPORT_TIME)]),
+        ("import transformers\nm = transformers.AutoModel.from_pretrained('x', load_in_8bit=True)\n", [(2, CALL_TIME)]),
+        ("def f(t):\n    return Trainer(model=None, tokenizer=t)\n", [(2, CALL_TIME)]),
+        ("args = TrainingArguments(evaluation_strategy='no')\n", [(1, CALL_TIME)]),
+        # near misses: the current names
+        ("from openai import OpenAI\n", []),
+        ("def f(t):\n    return Trainer(model=None, processing_class=t)\n", []),
+        ("m = AutoModel.from_pretrained('x', quantization_config=q, token=None)\n", []),
+        ("enc = tokenizer(text, padding=True)\n", []),
+    ],
+)
+def test_each_removed_hf_api_is_a_site(source: str, sites: list[tuple[int, str | None]]) -> None:
+    assert [(ln, sub) for _, ln, _, _, sub, _ in stack_sites(source.encode())] == sites
+
+
+def test_a_trainer_scripts_readme_flags_and_removed_apis_block_its_default_command(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {"README.md": README, "train.py": TRAIN, "utils.py": UTILS, "requirements.txt": "transformers>=4.28.1\n"},
+    )
+    log = scan_path(root, jobs=1)
+    by = {(f.rule, f.file, f.line): f for f in log.findings}
+    tf32 = by[("trainer-cuda-setting", "README.md", 8)]
+    assert tf32.severity == "blocking" and "--tf32" in (tf32.reason or "") and "README.md:8" in (tf32.reason or "")
+    field = by[("stack-upgrade", "README.md", 6)]
+    assert field.severity == "blocking" and "HfArgumentParser raises on --evaluation_strategy" in (field.reason or "")
+    assert by[("stack-upgrade", "train.py", 9)].severity == "blocking"  # Trainer(tokenizer=) in the entry point
+    assert by[("stack-upgrade", "utils.py", 1)].severity == "blocking"  # imported by train.py at module level
+    fsdp = by[("trainer-fsdp", "README.md", 7)]
+    assert fsdp.severity == "warning" and "FSDP2" in (fsdp.reason or "")
+    trainer = by[("hf-trainer", "train.py", 9)]
+    assert trainer.severity == "warning" and (trainer.reason or "").startswith("validation item")
+    items = {it.rule: it for it in build_items(log.findings)}
+    assert items["stack-upgrade"].severity == "blocking" and len(items["stack-upgrade"].lines) == 3
+    assert items["trainer-cuda-setting"].severity == "blocking"
+
+
+def test_a_lenient_parser_drops_a_removed_flag_and_a_pinned_stack_blocks_the_trainer(tmp_path: Path) -> None:
+    lenient = TRAIN.replace(
+        "parse_args_into_dataclasses()", "parse_args_into_dataclasses(return_remaining_strings=True)"
+    )
+    lenient = lenient.replace("(training_args,) =", "(training_args, _rest) =")
+    root = _write(
+        tmp_path,
+        {"README.md": README, "train.py": lenient, "utils.py": "", "requirements.txt": "transformers==4.31.0\n"},
+    )
+    by = {(f.rule, f.file, f.line): f for f in scan_path(root, jobs=1).findings}
+    field = by[("stack-upgrade", "README.md", 6)]
+    assert field.severity == "warning" and "dropped silently" in (field.reason or "")
+    trainer = by[("hf-trainer", "train.py", 9)]
+    assert trainer.severity == "blocking"
+    assert "transformers==4.31.0 (requirements.txt:1) is below transformers 5.4.0" in (trainer.reason or "")
+
+
+def test_flags_of_another_command_for_the_script_are_not_its_default(tmp_path: Path) -> None:
+    """Only the first command that runs a script is its default; a later one (an out-of-memory alternative) is
+    not read."""
+    readme = "# Run\n\n```\npython train.py --bf16 True\n```\n\n# Other\n\n```\npython train.py --tf32 True\n```\n"
+    root = _write(tmp_path, {"README.md": readme, "train.py": TRAIN, "utils.py": ""})
+    rules = {f.rule for f in scan_path(root, jobs=1).findings if f.file == "README.md"}
+    assert "trainer-cuda-setting" not in rules
