@@ -176,6 +176,10 @@ ROWS.update(
             "and re-run the training path on the torch 2.x stack",
             _REASONED + ": each site is a one-line change; the days are the pinned library's upgrade and the re-run",
         ),
+        "vocab-resize": EffortRow(0.1, 0.25, "pad the resized vocabulary to a multiple of 128", _REASONED),
+        "sparse-tensor": EffortRow(
+            0.25, 0.5, "keep the tensor dense or on the host and re-check its readers", _REASONED
+        ),
         "trainer-cuda-setting": EffortRow(0.1, 0.25, "drop the CUDA-only setting from the command", _REASONED),
         "trainer-fsdp": EffortRow(
             1,
@@ -201,6 +205,14 @@ FALLBACK_CHECK = EffortRow(
     _REASONED + ": replacing it is the row of its rule, counted only if the measurement asks for it",
 )
 # A package only declared (no code path imports it unguarded): an edit of the dependency list.
+# A runtime named only by another README command (an out-of-memory option): the work is its target equivalent.
+ALTERNATIVE_COMMAND = EffortRow(
+    0.25,
+    1,
+    "an alternative command the README offers: give it the target's equivalent (FSDP2 CPU offload for DeepSpeed "
+    "offload) or drop it from the instructions",
+    _REASONED + ": no code of the repository uses the runtime; one command and its note change",
+)
 DECLARED_ONLY = EffortRow(
     0.25, 1, "make the declared dependency an optional extra (or drop it) for the target", _REASONED
 )

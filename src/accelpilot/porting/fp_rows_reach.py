@@ -90,4 +90,13 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "there stays blocking.",
         (_HF + "test_a_gpu_count_branch_is_skipped_without_cuda_not_a_stop",),
     ),
+    FalsePositiveClass(
+        "host-data-dependent-op",
+        "no finding",
+        "`nonzero()` on a name last bound to a numpy call (`d = np.array(...)`), and `nonzero()`/`torch.where(c)` on "
+        "a tensor built on the CPU (`torch.tensor(list)` with no `device=`, through comparisons, indexing and "
+        "`&`) run on host data: not device hazards; the same ops on a tensor given a device, or moved with "
+        "`.to(device)`, stay.",
+        ("tests/porting/scan/test_fp_classes_host_data.py::test_data_dependent_ops_on_host_data_are_not_findings",),
+    ),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from accelpilot.porting.effort import (
+    ALTERNATIVE_COMMAND,
     BY_CLASS,
     DECLARED_ONLY,
     FALLBACK_CHECK,
@@ -310,6 +311,8 @@ def _days(
     if key.startswith(("kernel|", "package|")) and severity != "blocking" and reason is not None:
         if reason == DECLARED_REASON:
             r = DECLARED_ONLY
+        elif reason.startswith(ALTERNATIVE_REASON):
+            r = ALTERNATIVE_COMMAND
         elif reason.startswith(FALLBACK_REASONS):
             return FALLBACK_CHECK.low, FALLBACK_CHECK.high, FALLBACK_CHECK.assumption
     if key.endswith(f"|{FAMILY}"):
@@ -323,6 +326,8 @@ def _days(
     return r.low, r.high, r.assumption
 
 
+# ``scan/hf_stack.py``'s reason for a runtime only another README command uses.
+ALTERNATIVE_REASON = "blocks when used: another command"
 # Reasons that say the code runs off CUDA by another path (``findings.REACH_WARNING['optional']``, the launch guards).
 FALLBACK_REASONS = ("optional path behind an availability check", "performance item: off CUDA")
 

@@ -36,6 +36,8 @@ EXPECTED = [
         "dynamic-padding",
         None,
     ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
+    ("vocab.py", 4, "sparse-tensor", None),  # .to_sparse()
+    ("vocab.py", 5, "vocab-resize", None),  # resize_token_embeddings without pad_to_multiple_of
     ("hf_trainer.py", 10, "trainer-cuda-setting", None),  # TrainingArguments(tf32=True)
     ("hf_trainer.py", 10, "trainer-fsdp", None),  # TrainingArguments(fsdp="full_shard auto_wrap")
     ("speed_notes.py", 4, "sdpa-attention", None),  # SDPA relied on for flash speed

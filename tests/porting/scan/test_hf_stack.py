@@ -150,3 +150,33 @@ def test_flags_of_another_command_for_the_script_are_not_its_default(tmp_path: P
     root = _write(tmp_path, {"README.md": readme, "train.py": TRAIN, "utils.py": ""})
     rules = {f.rule for f in scan_path(root, jobs=1).findings if f.file == "README.md"}
     assert "trainer-cuda-setting" not in rules
+
+
+def test_per_step_logging_and_a_deepspeed_alternative_are_read_from_the_readme(tmp_path: Path) -> None:
+    """``--logging_steps 1`` in the default command is a per-step host read; ``--deepspeed`` in another command
+    for the same script (the README's out-of-memory option) blocks only when that command is used."""
+    readme = (
+        "# Train\n\n```\npython train.py --logging_steps 1\n```\n\n## OOM\n\n```\ntorchrun --nproc_per_node=4 "
+        "train.py \\\n    --deepspeed configs/offload.json\n```\n"
+    )
+    root = _write(tmp_path, {"README.md": readme, "train.py": TRAIN, "utils.py": ""})
+    by = {(f.rule, f.line): f for f in scan_path(root, jobs=1).findings if f.file == "README.md"}
+    assert by[("host-sync-in-loop", 4)].severity == "warning"
+    ds = by[("deepspeed", 11)]
+    assert ds.severity == "warning" and (ds.reason or "").startswith("blocks when used: another command")
+    (item,) = [i for i in build_items(scan_path(root, jobs=1).findings) if i.rule == "deepspeed"]
+    assert (item.days_low, item.days_high) == (0.25, 1)  # an alternative command, not a runtime the code stands on
+    (root / "README.md").write_text("# Train\n\n```\npython train.py --deepspeed ds.json\n```\n")
+    ds = next(f for f in scan_path(root, jobs=1).findings if f.rule == "deepspeed" and f.file == "README.md")
+    assert ds.severity == "blocking" and "DeepSpeed has no Neuron accelerator" in (ds.reason or "")
+
+
+def test_a_resized_vocabulary_without_padding_is_noted() -> None:
+    from accelpilot.porting.scan import scan_python
+
+    src = (
+        "import transformers\n"
+        "model.resize_token_embeddings(len(tokenizer))\n"
+        "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=128)\n"
+    )
+    assert [ln for r, ln, *_ in scan_python(src) if r == "vocab-resize"] == [2]

@@ -108,3 +108,35 @@ def test_the_scan_reports_it_once_and_one_repository_item_holds_every_line(tmp_p
     assert [(ln.file, ln.line) for ln in item.lines] == [("engine.py", 8), ("trainer.py", 7)]
     assert item.severity == "warning" and item.effort == "hours"
     assert "graph" in item.why and "every N steps" in item.why
+
+
+HELPER = """\
+def log_loss_dict(losses):
+    for key, values in losses.items():
+        log(key, values.mean().item())
+
+
+def summarize(x):
+    return x.item()
+
+
+class TrainLoop:
+    def forward_backward(self, batch):
+        for i in range(0, len(batch), 4):
+            losses = self.compute(batch[i : i + 4])
+            log_loss_dict(losses)
+            self._note(losses)
+            losses["loss"].backward()
+        summarize(losses["loss"])  # once, after the loop
+
+    def _note(self, losses):
+        self.last = losses["loss"].cpu()
+"""
+
+
+def test_a_read_in_a_helper_the_training_loop_calls_every_step() -> None:
+    found = [(r[1], r[2]) for r in host_syncs(HELPER.encode())]
+    assert found == [
+        (3, "values.mean().item() in log_loss_dict(), which forward_backward() calls every training step"),
+        (20, "losses['loss'].cpu() in _note(), which forward_backward() calls every training step"),
+    ]

@@ -49,6 +49,33 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "unverified. Verify it on the target or drop the call (a DataLoader's `pin_memory=True` only warns).",
     ),
     Rule(
+        id="vocab-resize",
+        category="compile_hazard",
+        dimension="model",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="vocabulary resized to an odd size",
+        why="`resize_token_embeddings(len(tokenizer))` after adding tokens gives the embedding and LM head an odd "
+        "row count (32001 for LLaMA plus a pad token), which tiles poorly on Trainium's 128-wide matmul engine and "
+        "in FSDP shards of the largest matrices: pass `pad_to_multiple_of=128`.",
+    ),
+    Rule(
+        id="sparse-tensor",
+        category="device_code",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="sparse tensor on the device",
+        why="A sparse COO/CSR tensor (`.to_sparse()`, `torch.sparse_coo_tensor`) that moves with the model: a "
+        "PrivateUse1 backend such as TorchNeuron is assumed to register no sparse kernels (unverified on hardware; "
+        "MPS had none, and Whisper on 'mps' failed with \"Could not run aten::_sparse_coo_tensor_with_dims_and_tensors "
+        '... Sparse backend"). Keep it dense (a bool mask) or on the host.',
+    ),
+    Rule(
         id="torchscript-on-device",
         category="compile_hazard",
         dimension="model",

@@ -434,9 +434,18 @@ def host_setup_float64(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
 
 def grown_cache(node: ast.Assign, fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
     """``self.k_cache = torch.cat([self.k_cache, k], dim=2)`` on one line, its target naming a cache or past states
-    and living beyond the call (an attribute, or a parameter of ``fn`` handed in and grown): a KV cache grown each
-    call, a new shape every decode step. A local built in the def (a padded copy of a fixed buffer) grows nothing."""
+    and living beyond the call (an attribute, an entry of a container such as ``cache[module]`` in a forward hook,
+    or a parameter of ``fn`` handed in and grown): a KV cache grown each call, a new shape every decode step; a
+    trailing ``.detach()``/``.contiguous()`` changes nothing. A local built in the def (a padded copy of a fixed
+    buffer) grows nothing."""
     v = node.value
+    while (
+        isinstance(v, ast.Call)
+        and isinstance(v.func, ast.Attribute)
+        and v.func.attr in ("detach", "contiguous")
+        and not v.args
+    ):
+        v = v.func.value
     if (
         len(node.targets) != 1
         or not isinstance(v, ast.Call)
@@ -448,8 +457,9 @@ def grown_cache(node: ast.Assign, fn: ast.FunctionDef | ast.AsyncFunctionDef | N
     ):
         return False
     target = node.targets[0]
-    last = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    base = target.value if isinstance(target, ast.Subscript) else target
+    last = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
     named = "cache" in last.lower() or "past" in last.lower()
     params = {x.arg for x in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} if fn is not None else set()
-    kept = isinstance(target, ast.Attribute) or (isinstance(target, ast.Name) and target.id in params)
+    kept = isinstance(target, (ast.Attribute, ast.Subscript)) or (isinstance(target, ast.Name) and target.id in params)
     return named and kept and any(ast.unparse(e) == ast.unparse(target) for e in v.args[0].elts)

@@ -135,6 +135,21 @@ def reached(roots: set[str], imports: dict[str, set[str]], cut: set[str]) -> set
 # torch 2.13 CPU: ``torch.cuda.Event()`` "Tried to instantiate dummy base class Event", ``torch.cuda.Stream()``
 # "requires CUDA support"). Calls such as ``synchronize`` raise too, but sit mostly in timing helpers off the path.
 RAISES_WITHOUT_CUDA = re.compile(r"^torch\.cuda\.(?:Event|Stream)\b")
+# The subject ``train_hazards.py`` gives a sparse tensor registered as a module buffer (it moves with the model).
+SPARSE_BUFFER = "sparse-buffer"
+
+
+def mark_sparse_buffers(findings: list[Finding], default: set[str]) -> None:
+    """A sparse tensor registered as a buffer in a module the default path imports moves with ``model.to(device)``:
+    blocking, on the stated assumption that TorchNeuron registers no sparse kernels (``rules/train_rules.py``)."""
+    for f in findings:
+        if f.file in default and f.subject == SPARSE_BUFFER and f.rule == "sparse-tensor" and f.porting:
+            f.severity = "blocking"
+            f.reason = (
+                f"{f.file}, which the default path imports, registers a sparse tensor as a module buffer, so it moves "
+                f"to the device with the model; assumed (unverified on hardware) that TorchNeuron, a PrivateUse1 "
+                f"backend, has no sparse kernels, as MPS had none: {f.file}:{f.line}"
+            )
 
 
 def mark_raising_constructors(findings: list[Finding], default: set[str], entries: Iterable[str]) -> None:
@@ -172,6 +187,7 @@ def judge_families(
         return
     default = reached(roots, top, set(optional))
     mark_raising_constructors(findings, default, roots)
+    mark_sparse_buffers(findings, default)
     members: dict[str, set[str]] = {}
     for k, fam in family_of.items():
         members.setdefault(fam, set()).add(k)

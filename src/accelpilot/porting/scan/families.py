@@ -23,6 +23,7 @@ from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.default_path import (
     RAISES_WITHOUT_CUDA,
+    SPARSE_BUFFER,
     judge_families,
     may_choose_class,
     optional_modules,
@@ -200,7 +201,9 @@ def assign_families(
     """Set ``family`` on every finding in (or a use of something defined in) a kernel file, reading each Python
     source's imports once; then judge each family from the default path (``default_path.py``) from ``roots``."""
     kernels = kernel_files(findings)
-    if not kernels and not any(RAISES_WITHOUT_CUDA.match(f.message) for f in findings if f.context is None):
+    if not kernels and not any(
+        RAISES_WITHOUT_CUDA.match(f.message) or f.subject == SPARSE_BUFFER for f in findings if f.context is None
+    ):
         return  # nothing to judge from imports: the tree's sources are not read again
     mods = _module_names(rels)
     imports: dict[str, set[str]] = {rel: set() for rel in rels if rel.endswith(".py")}

@@ -65,6 +65,11 @@ TF32_STOP = (
     "without CUDA (transformers 5.17.0 on a CPU torch, measured), so the command stops before training; drop the "
     "flag (TF32 is a CUDA matmul mode; bf16 carries the precision on Neuron)"
 )
+DEEPSPEED_STOP = (
+    "DeepSpeed has no Neuron accelerator, and accelerate refuses it on Neuron devices ('DeepSpeed is not supported "
+    "on Neuron devices', accelerate 1.16's config): shard with FSDP2 on the neuron device instead"
+)
+_LAUNCH = re.compile(r"\b(?:python3?|torchrun|accelerate\s+launch|deepspeed)\b")
 _REQ_FILE = re.compile(r"(^|/)(requirements[\w.-]*\.txt|setup\.py|pyproject\.toml|environment\.ya?ml)$")
 _QUOTED_REQ = re.compile(r"""["']\s*((?:transformers|accelerate)\b[^"']*)["']""")
 _TRUE = frozenset({"true", "1", "yes"})
@@ -202,6 +207,15 @@ def launch_settings(
                         f"{where}: HfArgumentParser raises on --{name}, a field {lib} {ver} removed, so the command "
                         f"stops at argument parsing on the current stack TorchNeuron needs: {doc}:{ln}"
                     )
+            elif name == "logging_steps" and val == "1":
+                f = _finding("host-sync-in-loop", doc, ln, "--logging_steps 1 (the loss read back every step)", text)
+                f.reason = f"performance item: the Trainer reads the loss back to the host every step ({doc}:{ln})"
+            elif name == "deepspeed" and val:
+                f = _finding("deepspeed", doc, ln, f"--deepspeed {val}", text, subject="deepspeed")
+                f.severity, f.reason = (
+                    "blocking",
+                    f"{where} runs the Trainer on DeepSpeed: {DEEPSPEED_STOP}: {doc}:{ln}",
+                )
             elif name == "fsdp" and val and val.lower() not in ("false", "no", "none", '""'):
                 f = _finding("trainer-fsdp", doc, ln, f"--fsdp {val!r}", text)
                 tf = next((p for p in pins if p.library == "transformers"), None)
@@ -212,11 +226,41 @@ def launch_settings(
                 )
             if f is not None:
                 out.append(f)
+        out += _alternatives(root, script, command)
     return out
 
 
-def _finding(rule: str, file: str, line: int, message: str, snippet: str) -> Finding:
-    return Finding.from_rule(RULES[rule], file=file, line=line, message=message, snippet=snippet.strip()[:200])
+def _alternatives(root: Path, script: str, default: list[tuple[int, str, str]]) -> list[Finding]:
+    """``--deepspeed`` in another command of the README (or a document it links) that runs ``script``: it blocks
+    when that command is used."""
+    out: list[Finding] = []
+    first = (default[0][1], default[0][0]) if default else None
+    for doc in sorted(root.glob("*.md")):
+        try:
+            lines = doc.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for i, line in enumerate(lines):
+            if script not in line or not _LAUNCH.search(line) or (doc.name, i + 1) == first:
+                continue
+            cmd = [(i + 1, doc.name, line)]
+            while cmd[-1][2].rstrip().endswith("\\") and cmd[-1][0] < len(lines):
+                cmd.append((cmd[-1][0] + 1, doc.name, lines[cmd[-1][0]]))
+            for name, val, ln, text in _flags(cmd):
+                if name == "deepspeed" and val:
+                    f = _finding("deepspeed", doc.name, ln, f"--deepspeed {val}", text, subject="deepspeed")
+                    f.reason = (
+                        f"blocks when used: another command for {script} ({doc.name}:{i + 1}) runs the Trainer on "
+                        f"DeepSpeed: {DEEPSPEED_STOP}"
+                    )
+                    out.append(f)
+    return list({(f.file, f.line): f for f in out}.values())
+
+
+def _finding(rule: str, file: str, line: int, message: str, snippet: str, subject: str | None = None) -> Finding:
+    return Finding.from_rule(
+        RULES[rule], file=file, line=line, message=message, snippet=snippet.strip()[:200], subject=subject
+    )
 
 
 def mark_trainer_stack(findings: list[Finding], pins: list[Pin]) -> None:

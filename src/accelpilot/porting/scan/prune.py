@@ -115,7 +115,7 @@ _SCHEMES = (b"s3", b"gs", b"az", b"abfss", b"wasbs")
 
 
 # ``name = `` or ``obj.attr = `` and nothing else before the token: the only torch.cat the visitor reports.
-_ASSIGNED = re.compile(rb"[ \t]*[\w.]+[ \t]*=[ \t]*")
+_ASSIGNED = re.compile(rb"[ \t]*[\w.]+(?:\[[^\]\n=]*\])?[ \t]*=[ \t]*")  # ``seq =``, ``cache[module] =``
 
 
 def _called(data: bytes, i: int, n: int) -> bool:
@@ -132,7 +132,7 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
     ls = data.rfind(b"\n", 0, i) + 1
     if _ASSIGNED.fullmatch(data, ls, i) is None or not _names_target(data, ls, i + n):
         return False  # the cheap tests first: most concats join other names, and need no walk back
-    target = data[ls:i].split(b"=", 1)[0].strip().rpartition(b".")[2].lower()
+    target = data[ls:i].split(b"=", 1)[0].strip().split(b"[", 1)[0].rpartition(b".")[2].lower()
     if b"cache" in target or b"past" in target:
         return True  # a KV cache grown by concatenation, in a loop or not (``PyVisitor._grown_cache``)
     line = data[ls:i]
@@ -160,7 +160,7 @@ def _names_target(data: bytes, ls: int, j: int) -> bool:
     """The call opening at ``j`` (just past ``torch.cat``) names, as a word in its arguments, the last part of the
     name assigned on the line at ``ls``: ``seq = torch.cat([seq, tok])`` grows ``seq``; ``out = torch.cat([a, b])``
     is a one-off join the visitor never reports (``v_assign`` wants the target among the list's elements)."""
-    target = data[ls:j].split(b"=", 1)[0].strip().rpartition(b".")[2]
+    target = data[ls:j].split(b"=", 1)[0].strip().split(b"[", 1)[0].rpartition(b".")[2]
     opening = j
     while opening < len(data) and data[opening] in b" \t":
         opening += 1
@@ -231,6 +231,7 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"fp16=True", None),
     (b"tf32=True", None),
     (b"fsdp=", None),
+    (b"resize_token_embeddings", None),
     (b"load_in_8bit", None),
     (b"load_in_4bit", None),
     (b"_for_int8_training", None),

@@ -9,7 +9,10 @@ training loop is elsewhere (``engine.train_one_epoch``, ``Trainer.train``). Read
 - a read in a loop of it: ``.item()``, ``.cpu()`` or ``.tolist()`` with no argument, whose innermost loop itself
   holds a training call (an evaluation loop nested in the epoch loop reads no training step);
 - not under an ``if`` that reads every N steps (a test with ``%`` or a ``divisible`` call: nanoGPT's
-  ``if iter_num % log_interval == 0``), which is the fix already, and not in a nested def or lambda.
+  ``if iter_num % log_interval == 0``), which is the fix already, and not in a nested def or lambda;
+- one call deep: a read anywhere in a function of the same file (``log_loss_dict(...)``, ``self._log(...)``) that
+  such a loop calls by name every step, and that trains nothing itself (guided-diffusion's per-microbatch
+  ``values.mean().item()`` logging).
 
 A cheap byte check decides whether the file is parsed at all."""
 
@@ -70,9 +73,14 @@ def _read(node: ast.AST) -> str | None:
     return None
 
 
-def _reads_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, str]]:
-    """The per-step reads of one function: (call, what is read)."""
+def _reads_in(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, every: bool = False
+) -> tuple[list[tuple[ast.Call, str]], set[str]]:
+    """The per-step reads of one function: (call, what is read), and the names of the same-file functions its
+    training loops call every step. ``every``: the whole function runs every step (a helper a step calls), so a
+    read needs no loop of its own."""
     out: list[tuple[ast.Call, str]] = []
+    called: set[str] = set()
     trains: dict[int, bool] = {}
 
     def loop_trains(loop: ast.AST) -> bool:
@@ -84,9 +92,12 @@ def _reads_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call
         if isinstance(node, (*_FUNC, ast.ClassDef, ast.Lambda)):
             return
         what = _read(node)
-        if what is not None and loop is not None and not periodic and loop_trains(loop):
+        stepping = not periodic and (every or (loop is not None and loop_trains(loop)))
+        if what is not None and stepping:
             assert isinstance(node, ast.Call)
             out.append((node, what))
+        if stepping and not every and isinstance(node, ast.Call) and (name := _callee(node)) is not None:
+            called.add(name)
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(node, ast.While):
                 walk(node.test, node, periodic)  # evaluated every iteration
@@ -121,7 +132,17 @@ def _reads_in(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call
 
     for st in fn.body:
         walk(st, None, False)
-    return out
+    return out, called
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The name a call reaches a same-file function by: ``f(...)`` or ``self.f(...)``."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        return f.attr
+    return None
 
 
 def host_syncs(data: bytes) -> list[RawFinding]:
@@ -134,12 +155,34 @@ def host_syncs(data: bytes) -> list[RawFinding]:
         return []
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
-    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
-        if not any(_trains(n) for n in ast.walk(fn)):
-            continue
-        for call, what in _reads_in(fn):
-            ln = call.lineno
-            subject = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else ""
-            msg = f"{subject[:40]}.{what}() every training step in {fn.name}()"
-            out.append((RULE, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None))
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, _FUNC):
+            defs.setdefault(n.name, []).append(n)
+    seen: set[int] = set()
+
+    def report(call: ast.Call, what: str, where: str) -> None:
+        if call.lineno in seen:
+            return
+        seen.add(call.lineno)
+        ln = call.lineno
+        subject = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else ""
+        out.append(
+            (RULE, ln, f"{subject[:40]}.{what}() {where}", lines[ln - 1] if 0 < ln <= len(lines) else "", None, None)
+        )
+
+    for fns in defs.values():
+        for fn in fns:
+            if not any(_trains(n) for n in ast.walk(fn)):
+                continue
+            reads, called = _reads_in(fn)
+            for call, what in reads:
+                report(call, what, f"every training step in {fn.name}()")
+            for name in sorted(called):
+                for helper in defs.get(name, ()):
+                    if helper is fn or any(_trains(n) for n in ast.walk(helper)):
+                        continue  # a training function has its own reads
+                    for call, what in _reads_in(helper, every=True)[0]:
+                        report(call, what, f"in {helper.name}(), which {fn.name}() calls every training step")
+    out.sort(key=lambda r: r[1] or 0)
     return out

@@ -13,6 +13,7 @@ import ast
 import re
 
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
+from accelpilot.porting.scan.default_path import SPARSE_BUFFER
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
@@ -57,6 +58,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         "host-array-to-device": b"from_numpy(" in data and _on_a_line(data, (b".float()", b".double()"), _MOVED),
         "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
         "dynamic-padding": b"pad_sequence(" in data and b"ollat" in data,  # a collator/collate_fn padding a batch
+        "sparse-tensor": b"to_sparse" in data or b"sparse_coo_tensor(" in data or b"sparse_csr_tensor(" in data,
     }
     return {r for r, hit in gates.items() if hit}
 
@@ -101,8 +103,11 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     if "dynamic-padding" in rules:
         for node, where in _collator_pads(tree):
             add("dynamic-padding", node, f"pad_sequence in {where}: each batch padded to its longest sample")
+    if "sparse-tensor" in rules:
+        for node, msg, subject in _sparse(tree):
+            add("sparse-tensor", node, msg, subject=subject)
     pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
-    if not rules - {"private-torch-op", "size-readback", "dynamic-padding"}:
+    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor"}:
         return out
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -131,6 +136,26 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             _is_dtype(node.body, torch_names, "float16") or _is_dtype(node.orelse, torch_names, "float16")
         ):
             add("float16-manual", node, "float16 chosen per layer")
+    return out
+
+
+_TO_SPARSE = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"})
+
+
+def _sparse(tree: ast.Module) -> list[tuple[ast.Call, str, str | None]]:
+    """Calls that make a sparse tensor; subject ``sparse-buffer`` when it is an argument of ``register_buffer``."""
+    buffers: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer":
+            buffers |= {id(n) for a in node.args[1:2] for n in ast.walk(a)}
+    out: list[tuple[ast.Call, str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in _TO_SPARSE:
+                where = " registered as a buffer" if id(node) in buffers else ""
+                out.append((node, f"{name}(){where}: a sparse tensor", SPARSE_BUFFER if where else None))
     return out
 
 

@@ -54,6 +54,12 @@ _HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SFTTrainer"})
 _HF_TRAINING_ARGS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"})
 
 
+# Tensor methods whose result stays where the tensor is (a comparison, a view, an elementwise op).
+_CPU_KEPT = frozenset(
+    {"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or", "flatten", "view", "long", "int"}
+)
+
+
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
 
@@ -90,9 +96,10 @@ class CallRules(VisitorBase):
                     if not self._fits_int32(node, f.value):
                         self.add("int64-index", line, ".long() inside forward")
                 elif name in DATA_DEPENDENT_METHODS and self.torch_file and root not in NON_TORCH_MODULES:
-                    self.add("data-dependent-op", line, f"{name}()")
+                    if not self._numpy_bound(f.value, node.lineno) and not self._cpu_tensor(f.value, line, 6):
+                        self.add("data-dependent-op", line, f"{name}()")
                 elif name == "where" and root == "torch" and len(node.args) == 1 and not node.keywords:
-                    self.add("data-dependent-op", line, "torch.where(condition) with one argument")
+                    self._where(node, line)
             if name in ("startswith", "endswith") and isinstance(f, ast.Attribute):
                 # ``device.startswith("mps")`` compares a device string, like ``== "mps"`` (``v_compare``)
                 for a in node.args[:1]:
@@ -140,6 +147,8 @@ class CallRules(VisitorBase):
                     self.add("trainer-cuda-setting", kw.value.lineno, "tf32=True (raises without CUDA)")
                 if kw.arg == "fsdp" and isinstance(kw.value, ast.Constant) and kw.value.value:
                     self.add("trainer-fsdp", kw.value.lineno, f"fsdp={kw.value.value!r} (the Trainer's FSDP)")
+            if name == "resize_token_embeddings" and not any(k.arg == "pad_to_multiple_of" for k in node.keywords):
+                self.add("vocab-resize", node.lineno, "resize_token_embeddings(...) without pad_to_multiple_of")
             if name in ("prepare_model_for_int8_training", "prepare_model_for_kbit_training"):
                 self.add("bitsandbytes", node.lineno, f"{name}(...)", subject="bitsandbytes")
             for kw in node.keywords:
@@ -195,6 +204,64 @@ class CallRules(VisitorBase):
             if isinstance(a, ast.Name):
                 self.dispatched.add(a.id)
                 self.add("moe-experts-dispatch", node.lineno, f"{name}({a.id})")
+
+    def _where(self, node: ast.Call, line: int) -> None:
+        """``torch.where(condition)`` returns the indices where it holds: data-dependent, unless on a CPU tensor."""
+        if not self._cpu_tensor(node.args[0], line, 6):
+            self.add("data-dependent-op", line, "torch.where(condition) with one argument")
+
+    def _last_binding(self, name: str, line: int) -> ast.expr | None:
+        """The value of the last ``name = ...`` (or ``name: T = ...``) before ``line`` in the same def."""
+        if self.def_node is None:
+            return None
+        last = max(
+            (
+                a
+                for a in walk(self.def_node)
+                if isinstance(a, (ast.Assign, ast.AnnAssign))
+                and a.lineno < line
+                and a.value is not None
+                and any(
+                    isinstance(t, ast.Name) and t.id == name
+                    for t in (a.targets if isinstance(a, ast.Assign) else [a.target])
+                )
+            ),
+            key=lambda a: a.lineno,
+            default=None,
+        )
+        return None if last is None else last.value
+
+    def _cpu_tensor(self, value: ast.expr, line: int, depth: int) -> bool:
+        """``value`` is a tensor on the host CPU: ``torch.tensor(x)``/``torch.as_tensor(x)`` with no ``device=``
+        (torch builds it on the CPU), through names bound earlier in the def, indexing, comparisons and elementwise
+        methods of such tensors (``tokens.ge(k)``, ``a[:-1] & a[1:]``). A ``.to(...)`` leaves the chain."""
+        if depth == 0:
+            return False
+        if isinstance(value, ast.Name):
+            bound = self._last_binding(value.id, line)
+            return bound is not None and self._cpu_tensor(bound, line, depth - 1)
+        if isinstance(value, ast.Subscript):
+            return self._cpu_tensor(value.value, line, depth - 1)
+        if isinstance(value, ast.BinOp):
+            sides = (value.left, value.right)
+            return all(self._cpu_tensor(x, line, depth - 1) or isinstance(x, ast.Constant) for x in sides)
+        if isinstance(value, ast.Compare) and len(value.comparators) == 1:
+            return self._cpu_tensor(value.left, line, depth - 1)
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+            return False
+        name, recv = value.func.attr, value.func.value
+        if isinstance(recv, ast.Name) and self.aliases.get(recv.id, recv.id) == "torch":
+            return name in ("tensor", "as_tensor") and not any(k.arg == "device" for k in value.keywords)
+        return name in _CPU_KEPT and self._cpu_tensor(recv, line, depth - 1)
+
+    def _numpy_bound(self, value: ast.expr, line: int) -> bool:
+        """``value`` is a name whose last binding before ``line`` in the same def is a numpy call
+        (``durations = np.array([...])``): ``durations.nonzero()`` is numpy's on host data, not a device op."""
+        bound = self._last_binding(value.id, line) if isinstance(value, ast.Name) else None
+        if not isinstance(bound, ast.Call):
+            return False
+        root = (self.dotted(bound.func) or "").split(".", 1)[0]
+        return root in NON_TORCH_MODULES or root in ("np", "onp")
 
     def _host_built(self, value: ast.expr, line: int, depth: int) -> bool:
         """``value`` is a tensor built from Python values: ``torch.as_tensor([n])``/``torch.tensor([n, m])`` of a
