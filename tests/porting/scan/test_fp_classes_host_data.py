@@ -36,3 +36,12 @@ def on_device(result, begin, device):
 def test_data_dependent_ops_on_host_data_are_not_findings() -> None:
     lines = sorted(ln or 0 for r, ln, *_ in scan_python(HOST) if r == "data-dependent-op")
     assert lines == [21, 22, 23]  # on_device: torch.where, stamps.nonzero(), moved.nonzero()
+
+
+def test_an_import_under_a_broad_handler_is_optional() -> None:
+    """``try: import apex`` / ``except: print(...)`` (ConvNeXt's mmcv_custom, round 3) is an optional import like
+    one under ``except ImportError``; a body that also uses the package, or an unguarded import, stays."""
+    guarded = "try:\n    import apex\n    has_apex = True\nexcept:\n    print('apex is not installed')\n"
+    uses = "try:\n    import apex\n    apex.setup()\nexcept Exception:\n    print(1)\n"
+    ctx = {name: [c for r, *_, c in scan_python(src) if r == "apex"] for name, src in (("g", guarded), ("u", uses))}
+    assert ctx == {"g": ["optional"], "u": [None]}

@@ -244,6 +244,18 @@ def _only_logs(stmt: ast.stmt) -> bool:
     return name in _LOG_CALLS
 
 
+def _import_under_broad_except(node: ast.Try) -> bool:
+    """``try: import apex`` / ``except:`` (or ``except Exception:``): a body of imports (and constant flags such as
+    ``has_apex = True``) under a handler that catches everything is an optional import, as under ``ImportError``."""
+    broad = any(h.type is None or _name_of(h.type) in ("Exception", "BaseException") for h in node.handlers)
+    imports = any(isinstance(x, (ast.Import, ast.ImportFrom)) for x in node.body)
+    only = all(
+        isinstance(x, (ast.Import, ast.ImportFrom)) or (isinstance(x, ast.Assign) and isinstance(x.value, ast.Constant))
+        for x in node.body
+    )
+    return broad and imports and only
+
+
 def _catches_import_error(t: ast.expr | None) -> bool:
     if t is None:
         return False

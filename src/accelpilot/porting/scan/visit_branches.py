@@ -17,6 +17,7 @@ from accelpilot.porting.scan.branch_tests import (
     _chain,
     _compared_backend,
     _early_exit_dispatch,
+    _import_under_broad_except,
     _leaving_branch,
     _only_logs,
     _refuses_a_package,
@@ -486,7 +487,7 @@ class BranchRules(CallRules):
 
     def v_try(self, node: ast.Try) -> None:
         """``try: import x`` / ``except ImportError``: what the try body needs is an optional dependency."""
-        optional = any(_catches_import_error(h.type) for h in node.handlers)
+        optional = any(_catches_import_error(h.type) for h in node.handlers) or _import_under_broad_except(node)
         if self.context is None and self._asks_cuda_or_no(node):
             self._within("probe", node)
             return
