@@ -22,7 +22,13 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 1: whisper (openai/whisper), detr (facebookresearch/detr): first scored with the scanner at fc61554;
   their false classes were seen then, so later generic fixes were made knowing them;
 - held out, round 2: mae (facebookresearch/mae, labels c699955) and ddpm (lucidrains/denoising-diffusion-pytorch, an
-  accelerate Trainer, labels 3fa40ab): first scored with the scanner at 6c0fe6f (2026-12-05 17:12 UTC).
+  accelerate Trainer, labels 3fa40ab): first scored with the scanner at 6c0fe6f (2026-12-05 17:12 UTC);
+- held out, round 3: convnext (facebookresearch/ConvNeXt), stanfordalpaca (tatsu-lab/stanford_alpaca), cleanrl
+  (vwxyzjn/cleanrl): first scored with the scanner at 09dcc96;
+- held out, round 4: clip (openai/CLIP), guideddiffusion (openai/guided-diffusion), qlora (artidoro/qlora), labelled
+  by helper engineers who did not read the scanner's source or output (labels 57231c9, 7ce3ee0, 48d56b5): first
+  scored with the scanner at afb4291 (2026-12-06 01:22 UTC, match files f0159b5). The helpers' summaries (which named
+  their blocking labels) were read before that score but after the scanner was frozen at afb4291.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
 
     git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
