@@ -176,6 +176,11 @@ ROWS.update(
             "and re-run the training path on the torch 2.x stack",
             _REASONED + ": each site is a one-line change; the days are the pinned library's upgrade and the re-run",
         ),
+        "device-augmentation": EffortRow(
+            0.25, 1, "keep the augmentation outside the compiled region or move it to the loader", _REASONED
+        ),
+        "model-ema-per-step": EffortRow(0.1, 0.5, "switch to a foreach EMA update (timm ModelEmaV3)", _REASONED),
+        "host-solver-in-step": EffortRow(0.25, 1, "measure the host solve per step and overlap it", _REASONED),
         "vocab-resize": EffortRow(0.1, 0.25, "pad the resized vocabulary to a multiple of 128", _REASONED),
         "sparse-tensor": EffortRow(
             0.25, 0.5, "keep the tensor dense or on the host and re-check its readers", _REASONED

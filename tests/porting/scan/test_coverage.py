@@ -36,6 +36,9 @@ EXPECTED = [
         "dynamic-padding",
         None,
     ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
+    ("timm_step.py", 7, "device-augmentation", None),  # timm Mixup
+    ("timm_step.py", 8, "model-ema-per-step", None),  # timm ModelEma
+    ("timm_step.py", 9, "host-solver-in-step", None),  # scipy linear_sum_assignment
     ("vocab.py", 4, "sparse-tensor", None),  # .to_sparse()
     ("vocab.py", 5, "vocab-resize", None),  # resize_token_embeddings without pad_to_multiple_of
     ("hf_trainer.py", 10, "trainer-cuda-setting", None),  # TrainingArguments(tf32=True)

@@ -123,3 +123,23 @@ def encode_all(seqs):
 
 def test_pad_sequence_in_a_collator_pads_each_batch_to_its_longest() -> None:
     assert _rules(COLLATOR, "dynamic-padding") == [(7, None), (12, None)]
+
+
+TIMM_STEP = """\
+import torch
+from timm.data.mixup import Mixup
+from timm.utils import ModelEma
+from scipy.optimize import linear_sum_assignment
+from mylib import Mixup as OwnMixup
+
+mixup_fn = Mixup(mixup_alpha=0.8, cutmix_alpha=1.0)
+model_ema = ModelEma(model, decay=0.9999)
+indices = linear_sum_assignment(cost.cpu())
+other = OwnMixup()
+"""
+
+
+def test_per_step_library_work_timm_mixup_ema_and_a_host_solver() -> None:
+    assert _rules(TIMM_STEP, "device-augmentation") == [(7, None)]  # not the repository's own Mixup (line 10)
+    assert _rules(TIMM_STEP, "model-ema-per-step") == [(8, None)]
+    assert _rules(TIMM_STEP, "host-solver-in-step") == [(9, None)]

@@ -49,6 +49,45 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "unverified. Verify it on the target or drop the call (a DataLoader's `pin_memory=True` only warns).",
     ),
     Rule(
+        id="device-augmentation",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="batch augmentation on the device every step (timm Mixup/CutMix)",
+        why="timm's Mixup/CutMix runs on the device batch every step: CutMix pastes a random box whose size changes "
+        "each step (a new slice shape) and builds soft targets with one_hot/scatter. It runs in eager; keep it "
+        "outside the compiled region, or move it to the host loader.",
+    ),
+    Rule(
+        id="model-ema-per-step",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="model EMA as a Python loop every step (timm ModelEma)",
+        why="timm's `ModelEma`/`ModelEmaV2` update the average with a Python loop over the whole state dict after "
+        "every optimizer step: hundreds of small eager ops, dispatch-bound on an accelerator like Trainium. Use "
+        "`ModelEmaV3` (`torch._foreach_lerp_`) or fold the update into the compiled step.",
+    ),
+    Rule(
+        id="host-solver-in-step",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="host solver in the step (scipy linear_sum_assignment)",
+        why="scipy's Hungarian solver runs on the host: the cost matrix is copied from the device and solved on "
+        "the CPU every call (a matcher in the loss runs it every training step), stalling the device. It works on "
+        "any device; overlap it with the next step or batch it, a performance item.",
+    ),
+    Rule(
         id="vocab-resize",
         category="compile_hazard",
         dimension="model",

@@ -58,6 +58,9 @@ def _worth_parsing(data: bytes) -> set[str]:
         "host-array-to-device": b"from_numpy(" in data and _on_a_line(data, (b".float()", b".double()"), _MOVED),
         "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
         "dynamic-padding": b"pad_sequence(" in data and b"ollat" in data,  # a collator/collate_fn padding a batch
+        "device-augmentation": b"Mixup(" in data and b"timm" in data,
+        "model-ema-per-step": b"ModelEma" in data and b"timm" in data,
+        "host-solver-in-step": b"linear_sum_assignment(" in data and b"torch" in data,
         "sparse-tensor": b"to_sparse" in data or b"sparse_coo_tensor(" in data or b"sparse_csr_tensor(" in data,
     }
     return {r for r, hit in gates.items() if hit}
@@ -106,8 +109,10 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     if "sparse-tensor" in rules:
         for node, msg, subject in _sparse(tree):
             add("sparse-tensor", node, msg, subject=subject)
+    for rule, node, msg in _library_steps(tree, rules):
+        add(rule, node, msg)
     pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
-    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor"}:
+    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor", *_LIBRARY_STEPS}:
         return out
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -156,6 +161,42 @@ def _sparse(tree: ast.Module) -> list[tuple[ast.Call, str, str | None]]:
             if name in _TO_SPARSE:
                 where = " registered as a buffer" if id(node) in buffers else ""
                 out.append((node, f"{name}(){where}: a sparse tensor", SPARSE_BUFFER if where else None))
+    return out
+
+
+# Library calls that put per-step work on the training path: (module prefix the name is imported from, message).
+_LIBRARY_STEPS = {
+    "device-augmentation": ({"Mixup": "timm."}, "timm Mixup/CutMix on the device batch every step"),
+    "model-ema-per-step": (
+        {"ModelEma": "timm.", "ModelEmaV2": "timm."},
+        "timm model EMA: a Python loop over the state dict after every optimizer step",
+    ),
+    "host-solver-in-step": (
+        {"linear_sum_assignment": "scipy."},
+        "scipy's Hungarian solver on the host: the cost matrix is copied from the device every call",
+    ),
+}
+
+
+def _library_steps(tree: ast.Module, rules: set[str]) -> list[tuple[str, ast.Call, str]]:
+    """Calls of the names ``_LIBRARY_STEPS`` lists, imported from their library (``from timm.data import Mixup``)."""
+    wanted = {r: v for r, v in _LIBRARY_STEPS.items() if r in rules}
+    if not wanted:
+        return []
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                imported[a.asname or a.name] = f"{node.module}.{a.name}"
+    out: list[tuple[str, ast.Call, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        origin = imported.get(node.func.id, "")
+        for rule, (names, msg) in wanted.items():
+            name = origin.rpartition(".")[2]
+            if name in names and origin.startswith(names[name]):
+                out.append((rule, node, msg))
     return out
 
 
