@@ -60,6 +60,7 @@ EXPECTED = [
     ("model.py", 31, "growing-sequence", None),  # a KV cache grown with torch.cat outside a loop; line 32 grows nothing
     ("pyproject.toml", 3, "cuda-kernel-library", None),  # flashinfer-python dependency
     ("pyproject.toml", 3, "training-runtime", None),  # megatron-core dependency (issue 27)
+    ("pyproject.toml", 4, "torch-companion", None),  # torchvision beside the target's torch
     ("scripts/launch.sh", 2, "gpu-launcher-setting", None),  # GPUS_PER_NODE
     ("scripts/launch.sh", 3, "gpu-launcher-setting", None),  # PYTORCH_CUDA_ALLOC_CONF
     ("scripts/launch.sh", 4, "gpu-launcher-setting", None),  # TORCH_NCCL_*

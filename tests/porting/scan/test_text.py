@@ -18,3 +18,15 @@ def test_text_comment_lines_are_skipped_but_sbatch_directives_are_read(tmp_path:
 def test_rocm_base_image(tmp_path: Path) -> None:
     (tmp_path / "Dockerfile").write_text("FROM rocm/pytorch:latest\n")
     assert [(f.line, f.rule) for f in scan_path(tmp_path).findings] == [(1, "rocm-base-image")]
+
+
+def test_torchvision_beside_the_target_torch_is_a_companion_pin() -> None:
+    """``torchvision`` in a requirements file (any pin) is a ``torch-companion`` line: each release requires one
+    torch release; a path is no such package."""
+    from accelpilot.porting.scan.text import scan_text
+
+    found = scan_text("torch\ntorchvision\ntorchaudio==2.4.1\n./torchvision/x\n", "requirements")
+    assert [(r, ln) for r, ln, *_ in found if r == "torch-companion"] == [
+        ("torch-companion", 2),
+        ("torch-companion", 3),
+    ]

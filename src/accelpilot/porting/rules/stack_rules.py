@@ -57,4 +57,18 @@ STACK_RULES: tuple[Rule, ...] = (
         "DTensor; FSDP1 (older transformers) is not. Validate the wrap policy, the memory per NeuronCore and the "
         "full-state-dict save on the neuron device.",
     ),
+    Rule(
+        id="torch-companion",
+        category="container",
+        dimension="operational",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="torchvision/torchaudio installed beside the target's torch",
+        why="Each torchvision/torchaudio release requires one torch release. Installed from the repository's "
+        "requirements into the Neuron environment, an unpinned (or differently pinned) torchvision resolves to the "
+        "newest release and can replace the torch build TorchNeuron ships with a stock one: pin it to the release "
+        "paired with the Neuron SDK's torch, or install it with `--no-deps` and check.",
+    ),
 )

@@ -22,6 +22,7 @@ _PACKAGES: tuple[tuple[str, str], ...] = (
     (r"triton", "triton-kernel"),
     (r"tensorrt|torch[-_]tensorrt|transformer[-_]engine|pycuda|nvidia-dali\S*|cuda-python", "cuda-only-library"),
     (r"numba-cuda", "numba-cuda"),
+    (r"torchvision|torchaudio", "torch-companion"),
     (r"sagemaker", "sagemaker"),
     (
         r"causal[-_]conv1d|mamba[-_]ssm|tilelang|nvidia-cutlass(?:-dsl)?|quack-kernels|flashinfer(?:-python)?"
