@@ -181,6 +181,7 @@ ROWS.update(
         ),
         "model-ema-per-step": EffortRow(0.1, 0.5, "switch to a foreach EMA update (timm ModelEmaV3)", _REASONED),
         "host-solver-in-step": EffortRow(0.25, 1, "measure the host solve per step and overlap it", _REASONED),
+        "bnb-optimizer": EffortRow(0.25, 0.5, "switch to a torch optimizer and re-check memory", _REASONED),
         "torch-companion": EffortRow(0.1, 0.25, "pin torchvision/torchaudio to the Neuron torch's pair", _REASONED),
         "vocab-resize": EffortRow(0.1, 0.25, "pad the resized vocabulary to a multiple of 128", _REASONED),
         "sparse-tensor": EffortRow(

@@ -42,7 +42,13 @@ EXPECTED = [
     ("vocab.py", 4, "sparse-tensor", None),  # .to_sparse()
     ("vocab.py", 5, "vocab-resize", None),  # resize_token_embeddings without pad_to_multiple_of
     ("hf_trainer.py", 10, "trainer-cuda-setting", None),  # TrainingArguments(tf32=True)
-    ("hf_trainer.py", 10, "trainer-fsdp", None),  # TrainingArguments(fsdp="full_shard auto_wrap")
+    ("hf_trainer.py", 10, "trainer-fsdp", None),
+    (
+        "hf_trainer.py",
+        13,
+        "bnb-optimizer",
+        None,
+    ),  # optim="paged_adamw_32bit"  # TrainingArguments(fsdp="full_shard auto_wrap")
     ("speed_notes.py", 4, "sdpa-attention", None),  # SDPA relied on for flash speed
     ("speed_notes.py", 5, "fused-optimizer", None),  # fused AdamW
     ("speed_notes.py", 6, "hardcoded-peak-flops", None),  # A100 peak in an MFU

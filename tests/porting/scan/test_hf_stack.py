@@ -180,3 +180,20 @@ def test_a_resized_vocabulary_without_padding_is_noted() -> None:
         "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=128)\n"
     )
     assert [ln for r, ln, *_ in scan_python(src) if r == "vocab-resize"] == [2]
+
+
+def test_a_bitsandbytes_optimizer_for_the_trainer_blocks_its_entry_point(tmp_path: Path) -> None:
+    """``optim='paged_adamw_32bit'`` as a dataclass default of the entry script (qlora's shape) blocks it; the same
+    name passed in the README command blocks too; ``adamw_torch`` is no finding."""
+    script = TRAIN.replace(
+        "import utils\n",
+        "import utils\nfrom dataclasses import dataclass, field\n\n@dataclass\nclass Args:\n"
+        "    optim: str = field(default='paged_adamw_32bit')\n    other: str = 'adamw_torch'\n",
+    )
+    root = _write(tmp_path, {"README.md": "Run `python train.py`.\n", "train.py": script, "utils.py": ""})
+    (f,) = [f for f in scan_path(root, jobs=1).findings if f.rule == "bnb-optimizer"]
+    assert (f.file, f.line, f.severity) == ("train.py", 8, "blocking")
+    (root / "README.md").write_text("```\npython train.py --optim paged_lion_8bit\n```\n")
+    (root / "train.py").write_text(TRAIN)
+    (f,) = [f for f in scan_path(root, jobs=1).findings if f.rule == "bnb-optimizer"]
+    assert (f.file, f.severity) == ("README.md", "blocking")

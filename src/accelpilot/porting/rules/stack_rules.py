@@ -71,4 +71,17 @@ STACK_RULES: tuple[Rule, ...] = (
         "newest release and can replace the torch build TorchNeuron ships with a stock one: pin it to the release "
         "paired with the Neuron SDK's torch, or install it with `--no-deps` and check.",
     ),
+    Rule(
+        id="bnb-optimizer",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="bitsandbytes optimizer named for the Trainer (`optim=`)",
+        why="`optim='paged_adamw_32bit'` (or another 8-bit/paged name) makes the Trainer build bitsandbytes' "
+        "optimizer: its kernels are CUDA, and paging keeps optimizer states in CUDA managed memory; bitsandbytes has "
+        "no Neuron backend. Use `adamw_torch` (and shard the states if memory was the reason).",
+    ),
 )

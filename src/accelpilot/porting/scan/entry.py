@@ -48,6 +48,7 @@ BLOCKS_IN_ENTRY = frozenset(
         "bitsandbytes",
         "hf-trainer",
         "trainer-cuda-setting",
+        "bnb-optimizer",
         "amp-cuda",
         "slurm-gpu-gres",
     }
@@ -57,6 +58,7 @@ _STOPS = {
     "hf-trainer": "its training loop runs in a Trainer that, before transformers 5.4, places on CUDA or the CPU, not "
     "the neuron device",
     "trainer-cuda-setting": "TrainingArguments(tf32=True) raises ValueError without CUDA (transformers 5.17.0)",
+    "bnb-optimizer": "the Trainer builds a bitsandbytes optimizer, which has no Neuron backend",
     "amp-cuda": "fp16=True asks for CUDA AMP, which the Trainer refuses on a device that is not a GPU",
     "slurm-gpu-gres": "its README command asks Slurm for NVIDIA GPUs through submitit, which a Trainium cluster "
     "(Neuron devices, not GPU gres) cannot grant",

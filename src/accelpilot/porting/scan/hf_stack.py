@@ -33,6 +33,7 @@ from packaging.version import Version
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.patterns import BNB_OPTIMIZERS
 
 # The first release that places on TorchNeuron's `neuron` device.
 NEURON_DEVICE_FROM = {"transformers": Version("5.4.0"), "accelerate": Version("1.13.0")}
@@ -210,6 +211,10 @@ def launch_settings(
             elif name == "logging_steps" and val == "1":
                 f = _finding("host-sync-in-loop", doc, ln, "--logging_steps 1 (the loss read back every step)", text)
                 f.reason = f"performance item: the Trainer reads the loss back to the host every step ({doc}:{ln})"
+            elif name == "optim" and val in BNB_OPTIMIZERS:
+                f = _finding("bnb-optimizer", doc, ln, f"--optim {val}", text, subject=val)
+                f.severity = "blocking"
+                f.reason = f"{where} asks the Trainer for bitsandbytes' {val}, which has no Neuron backend: {doc}:{ln}"
             elif name == "deepspeed" and val:
                 f = _finding("deepspeed", doc, ln, f"--deepspeed {val}", text, subject="deepspeed")
                 f.severity, f.reason = (

@@ -110,6 +110,25 @@ LIBRARIES: dict[str, str] = {
     "dcgm_fields": "dcgm",
 }
 # Exact string constants (dynamic imports, device names, attention backends).
+# transformers' ``optim=`` names whose optimizer the Trainer builds from bitsandbytes (``OptimizerNames``, 5.17.0).
+BNB_OPTIMIZERS = frozenset(
+    {
+        "adamw_bnb_8bit",
+        "adamw_8bit",
+        "ademamix_8bit",
+        "lion_8bit",
+        "lion_32bit",
+        "paged_adamw_32bit",
+        "paged_adamw_8bit",
+        "paged_ademamix_32bit",
+        "paged_ademamix_8bit",
+        "paged_lion_32bit",
+        "paged_lion_8bit",
+        "rmsprop_bnb",
+        "rmsprop_bnb_8bit",
+        "rmsprop_bnb_32bit",
+    }
+)
 EXACT_STRINGS: dict[str, str] = {
     **{
         name: rule
@@ -122,6 +141,7 @@ EXACT_STRINGS: dict[str, str] = {
     "flash_attention_3": "flash-attn",
     "reduce-overhead": "cuda-graphs",
     "max-autotune": "cuda-graphs",
+    **{name: "bnb-optimizer" for name in sorted(BNB_OPTIMIZERS)},
 }
 QUOTED_WORDS = frozenset(k.encode() for k in EXACT_STRINGS)
 DEVICE = re.compile(r"^(cuda|neuron|xla|mps)(?::\d+)?$")
