@@ -51,6 +51,8 @@ NOT_PORTING: dict[str, str] = {
     "declines host code there; not a hazard of the model's graph on the target",
     "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`, or a helper only they "
     "call) and converted before it is kept: it runs once on the host and the compiled forward never sees it",
+    "unreached-module": "a module of a scripts repository that no file imports, no command runs and that has no "
+    "`__main__` block: it runs on no path (listed apart)",
     "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
     "path the model is trained or served on (listed apart; in an entry script such as train.py it stays porting work)",
 }

@@ -106,4 +106,12 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "an optional import, as under `except ImportError`; a body that also calls the package stays.",
         ("tests/porting/scan/test_fp_classes_host_data.py::test_an_import_under_a_broad_handler_is_optional",),
     ),
+    FalsePositiveClass(
+        "unreached-module",
+        "unreached-module",
+        "In a repository that is not an installable package, a module inside a folder that no file imports, that no "
+        "source names by its dotted name or path (a class loaded by name), that no command runs and that has no "
+        "`__main__` block runs on no path: listed apart; a module of a package stays (its users import it).",
+        ("tests/porting/scan/test_dead_code.py::test_a_module_nothing_runs_is_listed_apart",),
+    ),
 )

@@ -26,6 +26,7 @@ from accelpilot.porting.log import (
 )
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
+from accelpilot.porting.scan.dead_code import mark_unreached_modules
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
@@ -468,6 +469,7 @@ def scan_path(
             findings = drop_own_package(findings, own)
             entries = found.how
             roots = default_roots(rels, own, entries)
+            mark_unreached_modules(findings, _python_sources(files, unread), rels, entries)
             assign_families(findings, _python_sources(files, unread), rels, roots)
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found)
