@@ -25,7 +25,9 @@ def _subject_key(text: str) -> str:
 
 
 # Rules that stand for several packages (the subject tells which); the others are one package each.
-_NAMED_PACKAGES = frozenset({"cuda-only-library", "cloud-storage-sdk", "cuda-kernel-library", "training-runtime"})
+_NAMED_PACKAGES = frozenset(
+    {"cuda-only-library", "cloud-storage-sdk", "aws-storage-sdk", "cuda-kernel-library", "training-runtime"}
+)
 
 
 # Rules that are one piece of work within a file: hard-coded CUDA placement is fixed once per file (one device

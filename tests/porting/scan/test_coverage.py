@@ -36,6 +36,7 @@ EXPECTED = [
         "dynamic-padding",
         None,
     ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
+    ("cloud.py", 2, "cloud-storage-sdk", None),  # a GCS client
     ("timm_step.py", 7, "device-augmentation", None),  # timm Mixup
     ("timm_step.py", 8, "model-ema-per-step", None),  # timm ModelEma
     ("timm_step.py", 9, "host-solver-in-step", None),  # scipy linear_sum_assignment

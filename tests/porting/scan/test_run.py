@@ -27,7 +27,7 @@ EXPECTED: dict[str, list[tuple[int, str]]] = {
         (0, "cuda-source-file"),
     ],
     "data.py": [
-        (2, "cloud-storage-sdk"),
+        (2, "aws-storage-sdk"),
         (5, "object-store-uri"),
         (6, "object-store-uri"),
         (7, "hub-download"),

@@ -30,3 +30,12 @@ def test_torchvision_beside_the_target_torch_is_a_companion_pin() -> None:
         ("torch-companion", 2),
         ("torch-companion", 3),
     ]
+
+
+def test_cuda_visible_devices_minus_one_hides_gpus_and_selects_none() -> None:
+    """``CUDA_VISIBLE_DEVICES=-1`` (or ``""``) runs on the CPU (cleanrl's JAX benchmarks): no device selection;
+    ``CUDA_VISIBLE_DEVICES="1"`` picks a GPU and stays."""
+    from accelpilot.porting.scan.text import scan_text
+
+    text = 'CUDA_VISIBLE_DEVICES=-1 python a.py\nCUDA_VISIBLE_DEVICES="-1" b\nCUDA_VISIBLE_DEVICES="" c\nCUDA_VISIBLE_DEVICES="1" d\n'
+    assert [ln for r, ln, *_ in scan_text(text, "shell") if r == "cuda-visible-devices"] == [4]

@@ -27,7 +27,19 @@ OPS_RULES: tuple[Rule, ...] = (
         targets=ALL,
         effort="hours",
         title="cloud storage SDK",
-        why="boto3 / GCS / Azure storage clients bind the data path to one provider's API, credentials and region.",
+        why="GCS / Azure storage clients bind the data path to one provider's API, credentials and region.",
+    ),
+    Rule(
+        id="aws-storage-sdk",
+        item="package",
+        category="data_movement",
+        dimension="commercial",
+        severity="info",
+        targets=GPU,
+        effort="hours",
+        title="AWS SDK (boto3, s3fs)",
+        why="boto3 / botocore / s3fs bind the data path to AWS's API and credentials: native where Trainium and "
+        "Inferentia run (AWS), so no work there; a GPU on another provider needs that provider's store.",
     ),
     Rule(
         id="hub-download",

@@ -28,7 +28,12 @@ STRING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("nvidia-smi", re.compile(r"\bnvidia-smi\b"), "calls {m}"),
     ("dcgm", re.compile(r"\bdcgm\w*|\bDCGM\w*", re.I), "NVIDIA DCGM ({m})"),
     ("neuron-tools", re.compile(r"\bneuron-(?:ls|top|monitor)\b"), "calls {m}"),
-    ("cuda-visible-devices", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "device selection via {m}"),
+    # ``CUDA_VISIBLE_DEVICES=-1`` (or ``""``) hides every GPU (a CPU run of JAX or torch): no selection of one
+    (
+        "cuda-visible-devices",
+        re.compile(r"""\bCUDA_VISIBLE_DEVICES\b(?!["']?\]?[ \t]*=[ \t]*(?:["']-1["']|-1\b|""|''))"""),
+        "device selection via {m}",
+    ),
     ("nccl-backend", re.compile(r"\bNCCL_[A-Z_]+\b"), "NCCL setting {m}"),
     ("cloudwatch", re.compile(r"\bcloudwatch\b", re.I), "CloudWatch integration ({m})"),
     (
@@ -85,11 +90,11 @@ LIBRARIES: dict[str, str] = {
     "neuronxcc.nki": "nki-kernel",
     "nki": "nki-kernel",
     "torch_xla": "xla-api",
-    "boto3": "cloud-storage-sdk",
-    "botocore": "cloud-storage-sdk",
+    "boto3": "aws-storage-sdk",
+    "botocore": "aws-storage-sdk",
     "google.cloud.storage": "cloud-storage-sdk",
     "gcsfs": "cloud-storage-sdk",
-    "s3fs": "cloud-storage-sdk",
+    "s3fs": "aws-storage-sdk",
     "azure.storage": "cloud-storage-sdk",
     "sagemaker": "sagemaker",
     "pynvml": "nvidia-smi",
