@@ -181,6 +181,13 @@ ROWS.update(
         ),
         "model-ema-per-step": EffortRow(0.1, 0.5, "switch to a foreach EMA update (timm ModelEmaV3)", _REASONED),
         "host-solver-in-step": EffortRow(0.25, 1, "measure the host solve per step and overlap it", _REASONED),
+        "lightning-cuda": EffortRow(
+            3,
+            8,
+            "replace Lightning's launcher and Fabric strategy with torchrun, torch.distributed and FSDP2 on the "
+            "neuron device, and re-check the loss curve and checkpoints",
+            _REASONED + ": the runtime a trainer stands on, but a thin one (Fabric wraps stock torch.distributed)",
+        ),
         "bnb-optimizer": EffortRow(0.25, 0.5, "switch to a torch optimizer and re-check memory", _REASONED),
         "torch-companion": EffortRow(0.1, 0.25, "pin torchvision/torchaudio to the Neuron torch's pair", _REASONED),
         "vocab-resize": EffortRow(0.1, 0.25, "pad the resized vocabulary to a multiple of 128", _REASONED),
@@ -212,6 +219,20 @@ FALLBACK_CHECK = EffortRow(
     _REASONED + ": replacing it is the row of its rule, counted only if the measurement asks for it",
 )
 # A package only declared (no code path imports it unguarded): an edit of the dependency list.
+# Fused kernels of a CUDA library that stand for one stock PyTorch op (flash-attention's csrc extensions): the port is
+# swapping the op back in, not writing a kernel.
+EAGER_EQUIVALENT = {
+    "dropout_layer_norm": "torch's LayerNorm/RMSNorm (and dropout, residual add)",
+    "rotary_emb": "rotary embedding in torch ops",
+    "xentropy_cuda_lib": "F.cross_entropy",
+    "fused_dense_lib": "nn.Linear and its activation",
+}
+EAGER_SWAP = EffortRow(
+    0.5,
+    2,
+    "swap in the stock PyTorch op the fused kernel stands for and re-check numerics and speed",
+    _REASONED + ": one op with a reference in torch, its calls and a numerics check",
+)
 # A runtime named only by another README command (an out-of-memory option): the work is its target equivalent.
 ALTERNATIVE_COMMAND = EffortRow(
     0.25,

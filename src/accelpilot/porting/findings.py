@@ -108,7 +108,7 @@ _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?)/|(^|/)(demo_[^/]*|[^/]*_dem
 _HOST_PATH = re.compile(
     r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*video_processing\w*|\w*feature_extraction\w*|processing_\w+"
     r"|\w*_processor\w*|audio_utils|image_utils|video_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*"
-    r"|pipelines?)(\.py$|/)"
+    r"|pipelines?|plots?|plotting|loggers?)(\.py$|/)"
 )
 
 

@@ -114,4 +114,24 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "`__main__` block runs on no path: listed apart; a module of a package stays (its users import it).",
         ("tests/porting/scan/test_dead_code.py::test_a_module_nothing_runs_is_listed_apart",),
     ),
+    FalsePositiveClass(
+        "linter-section-names",
+        "no finding",
+        "Package names in a linter's section of setup.cfg/pyproject.toml (`[isort] known_third_party=torchvision`, "
+        "`[tool.ruff]`, `[mypy-*]`) install nothing; the same name under `install_requires` stays.",
+        ("tests/porting/scan/test_fp_classes_round5.py::test_package_names_in_a_linters_section_are_no_dependency",),
+    ),
+    FalsePositiveClass(
+        "plots-and-loggers",
+        "host-side",
+        "Compile hazards in plotting and logger code (`plots.py`, `plotting.py`, `loggers/`) run on the host around "
+        "the model, not in its graph; the same line in `metrics.py` stays.",
+        ("tests/porting/scan/test_fp_classes_round5.py::test_plotting_and_logger_code_is_host_side",),
+    ),
+    FalsePositiveClass(
+        "mps-branch",
+        "no finding",
+        "An Apple MPS branch is a GPU-target item only: a Neuron port adds its own branch beside it.",
+        ("tests/porting/scan/test_fp_classes_round5.py::test_an_mps_branch_is_no_trainium_work",),
+    ),
 )

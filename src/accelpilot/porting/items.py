@@ -8,6 +8,8 @@ from accelpilot.porting.effort import (
     ALTERNATIVE_COMMAND,
     BY_CLASS,
     DECLARED_ONLY,
+    EAGER_EQUIVALENT,
+    EAGER_SWAP,
     FALLBACK_CHECK,
     FAMILY_NOTE,
     FAMILY_STEP,
@@ -310,6 +312,9 @@ def _days(
     r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
+    if key.startswith("package|cuda-kernel-library|") and key.rpartition("|")[2] in EAGER_EQUIVALENT:
+        eq = EAGER_EQUIVALENT[key.rpartition("|")[2]]
+        return EAGER_SWAP.low, EAGER_SWAP.high, f"{EAGER_SWAP.assumption} ({eq})"
     if key.startswith(("kernel|", "package|")) and severity != "blocking" and reason is not None:
         if reason == DECLARED_REASON:
             r = DECLARED_ONLY

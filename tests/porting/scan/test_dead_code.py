@@ -32,6 +32,7 @@ def test_a_module_nothing_runs_is_listed_apart(tmp_path: Path) -> None:
         "training/loss.py": SAMPLER,
         "training/run.py": SAMPLER + "if __name__ == '__main__':\n    weights(3)\n",
         "cfg.py": "spec = dict(class_name='training.loss.Loss')\n",
+        "README.md": "Train with `python train.py`.\n",
     }
     root = _write(tmp_path, files)
     assert _contexts(root) == {
@@ -44,3 +45,6 @@ def test_a_module_nothing_runs_is_listed_apart(tmp_path: Path) -> None:
     (root / "train.py").write_text("from diffusion import gaussian\n")
     (root / "pyproject.toml").write_text("[project]\nname = 'diffusion'\n")
     assert _contexts(root)["diffusion/sampler.py"] is None  # a package: its users import it
+    (root / "pyproject.toml").unlink()
+    (root / "README.md").write_text("A library.\n")
+    assert _contexts(root)["diffusion/sampler.py"] is None  # no command says how the code runs

@@ -130,10 +130,11 @@ SOURCE_RULES: tuple[Rule, ...] = (
         category="device_code",
         dimension="source",
         severity="warning",
-        targets=ALL,
+        targets=GPU,
         effort="hours",
         title="Apple MPS device",
-        why="MPS is Apple-silicon only; code selecting it needs a device-neutral path on any server accelerator.",
+        why="MPS is Apple-silicon only; code selecting it needs a device-neutral path on a GPU server. A Neuron port "
+        "adds its own `neuron` branch beside it (the CUDA item's work) and leaves the MPS branch as it is.",
     ),
     # --- custom kernels and CUDA-only libraries (source) -----------------------------------------------------
     Rule(

@@ -84,4 +84,18 @@ STACK_RULES: tuple[Rule, ...] = (
         "optimizer: its kernels are CUDA, and paging keeps optimizer states in CUDA managed memory; bitsandbytes has "
         "no Neuron backend. Use `adamw_torch` (and shard the states if memory was the reason).",
     ),
+    Rule(
+        id="lightning-cuda",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="Lightning launched on CUDA (`--accelerator=cuda`)",
+        why="`lightning run model --accelerator=cuda` (or `gpu`) asks Lightning for CUDA devices: Lightning raises "
+        "RuntimeError ('`CUDAAccelerator` can not run on your system') where there are none (lightning 2.6.6), and "
+        "its CLI and Fabric offer no Neuron accelerator. The launch and the Fabric runtime (strategy, precision "
+        "plugin, FSDP wrapping) move to torchrun and torch.distributed/FSDP2 on the neuron device.",
+    ),
 )

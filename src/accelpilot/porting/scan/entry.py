@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from accelpilot.porting.findings import Finding, context_of_path, entry_script
+from accelpilot.porting.scan.launch_flags import join_continued
 from accelpilot.porting.scan.readme_example import Scope, example_entries
 
 _README = ("README.md", "README.rst", "README.txt", "README")
 _HEADING = re.compile(r"^(?:#{1,6}\s+(.*)|(.+)\n[=~-]{3,}$)", re.M)
 _COMMAND = re.compile(
-    r"(?:^|[\s`$;&(])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?)\s[^\n`]*?"
+    r"(?:^|[\s`$;&(])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?"
+    r"|lightning\s+run\s+model|fabric\s+run(?:\s+model)?)\s[^\n`]*?"
     r"([\w./-]+\.py)\b"
 )
 # A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``).
@@ -75,12 +77,18 @@ _RUN_BY = "run by"  # how a script a README command runs only through a launcher
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
 # args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
+# torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``): no stop.
+_RETURNS_WITHOUT_CUDA = re.compile(
+    r"^torch\.cuda\.(?:max_memory_allocated|memory_allocated|memory_reserved|max_memory_reserved|empty_cache"
+    r"|manual_seed(?:_all)?)$"
+)
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
 
 def readme_entry_points(text: str, present: set[str]) -> tuple[dict[str, str], set[str]]:
     """(script -> the command that runs it, evaluation scripts) from a README's commands; scripts not in the tree
     are left out."""
+    text = join_continued(text)  # a command continued over lines (``\\``) is one line: its script may come late
     entries: dict[str, str] = {}
     evaluation: set[str] = set()
     heading = ""
@@ -240,6 +248,8 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
             continue  # ``torch.cuda.amp.GradScaler``: disabled off CUDA, a precision hazard, not a stop
         if f.rule == "slurm-gpu-gres" and not f.message.startswith("submitit"):
             continue  # a ``--gres=gpu`` string of the script: the job-spec rules judge it
+        if f.rule == "torch-cuda-api" and _RETURNS_WITHOUT_CUDA.match(f.message):
+            continue  # ``torch.cuda.max_memory_allocated()``: returns 0 on a build without CUDA (call_reach.py)
         scope = _scope_of(entries, f)
         if f.file in entries.scopes and scope is None:
             continue  # another class or function of the example's module: not what the example runs

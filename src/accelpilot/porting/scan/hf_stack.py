@@ -23,7 +23,6 @@ Facts, each checked in the wheels on PyPI (2026-12-06), kept here as data:
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from packaging.version import Version
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.launch_flags import command_flags, doc_command
 from accelpilot.porting.scan.patterns import BNB_OPTIMIZERS
 
 # The first release that places on TorchNeuron's `neuron` device.
@@ -133,46 +133,6 @@ def _at_least(version: str, floor: Version) -> bool:
         return False
 
 
-def _doc_command(root: Path, how: str) -> list[tuple[int, str, str]]:
-    """The README command ``how`` names (``README: `cmd```), with its continuation lines: (line, document, text)."""
-    m = re.match(r"([\w.-]+): `(.*)`$", how, re.S)
-    if m is None:
-        return []
-    doc = root / ("README.md" if m.group(1) == "README" else m.group(1))
-    try:
-        lines = doc.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    head = m.group(2).strip()
-    for i, line in enumerate(lines):
-        if line.strip()[:120] == head or (head and line.strip().startswith(head)):
-            out = [(i + 1, doc.name, line)]
-            while out[-1][2].rstrip().endswith("\\") and i + 1 < len(lines):
-                i += 1
-                out.append((i + 1, doc.name, lines[i]))
-            return out
-    return []
-
-
-def _flags(command: list[tuple[int, str, str]]) -> list[tuple[str, str | None, int, str]]:
-    """(flag, value, line, line text) of each ``--flag [value]`` of a command."""
-    out: list[tuple[str, str | None, int, str]] = []
-    for ln, _, text in command:
-        try:
-            toks = shlex.split(text.rstrip().rstrip("\\"), comments=True)
-        except ValueError:
-            toks = text.split()
-        for i, t in enumerate(toks):
-            if not t.startswith("--") or len(t) < 3:
-                continue
-            name, eq, val = t[2:].partition("=")
-            if not eq:
-                nxt = toks[i + 1] if i + 1 < len(toks) else None
-                val = nxt if nxt is not None and not nxt.startswith("-") else ""
-            out.append((name.replace("-", "_"), val, ln, text))
-    return out
-
-
 def launch_settings(
     root: Path, how: dict[str, str], read: Callable[[str], bytes | None], pins: list[Pin]
 ) -> list[Finding]:
@@ -184,10 +144,10 @@ def launch_settings(
         src = read(script) if script.endswith(".py") else None
         if src is None or b"HfArgumentParser" not in src or b"TrainingArguments" not in src:
             continue
-        command = _doc_command(root, cmd)
+        command = doc_command(root, cmd)
         lenient = b"return_remaining_strings=True" in src
         where = f"entry point {script} ({cmd[:160]})"
-        for name, val, ln, text in _flags(command):
+        for name, val, ln, text in command_flags(command):
             doc = command[0][1]
             f = None
             if name == "tf32" and (val or "true").lower() in _TRUE:
@@ -251,7 +211,7 @@ def _alternatives(root: Path, script: str, default: list[tuple[int, str, str]]) 
             cmd = [(i + 1, doc.name, line)]
             while cmd[-1][2].rstrip().endswith("\\") and cmd[-1][0] < len(lines):
                 cmd.append((cmd[-1][0] + 1, doc.name, lines[cmd[-1][0]]))
-            for name, val, ln, text in _flags(cmd):
+            for name, val, ln, text in command_flags(cmd):
                 if name == "deepspeed" and val:
                     f = _finding("deepspeed", doc.name, ln, f"--deepspeed {val}", text, subject="deepspeed")
                     f.reason = (

@@ -100,6 +100,12 @@ LIBRARIES: dict[str, str] = {
     "pynvml": "nvidia-smi",
     # CUDA-only kernel libraries seen in public training code (issue 12)
     "causal_conv1d": "cuda-kernel-library",
+    # flash-attention's csrc extensions, built from its source tree and imported by name (lit-gpt derivatives)
+    "rotary_emb": "cuda-kernel-library",
+    "dropout_layer_norm": "cuda-kernel-library",
+    "xentropy_cuda_lib": "cuda-kernel-library",
+    "fused_dense_lib": "cuda-kernel-library",
+    "ft_attention": "cuda-kernel-library",
     "selective_scan_cuda": "cuda-kernel-library",
     "mamba_ssm": "cuda-kernel-library",
     "tilelang": "cuda-kernel-library",

@@ -94,15 +94,26 @@ _OPTIONAL_SECTION = re.compile(
 )
 
 
+# Linter and formatter sections of setup.cfg/pyproject.toml/tox.ini: they list package names for import sorting or
+# type checking, and install nothing.
+_TOOL_SECTION = re.compile(
+    r"^(?:tool\.)?(isort|flake8|pylint[\w.:-]*|mypy[\w.:-]*|ruff[\w.-]*|black|pycodestyle|yapf)$"
+)
+
+
 def scan_text(text: str, kind: str) -> list[RawFinding]:
     """Line rules over a non-Python file; ``#`` comment lines are skipped except Slurm/PBS directives."""
     found: list[RawFinding] = []
     seen: set[tuple[str, int]] = set()
     hash_comments = kind in ("dockerfile", "shell", "yaml", "requirements", "packaging")
     optional = False  # inside a packaging file's section of optional extras
+    tooling = False  # inside a linter's section (``[isort] known_third_party=torchvision``): names, no dependencies
     for lineno, line in enumerate(text.splitlines(), start=1):
         if kind == "packaging" and (head := _SECTION.match(line)):
             optional = _OPTIONAL_SECTION.match(head.group(1).strip()) is not None
+            tooling = _TOOL_SECTION.match(head.group(1).strip()) is not None
+        if tooling:
+            continue
         if "accelpilot:" in line:
             line = SUPPRESS.sub("", line)  # a suppression comment's own rule ids are not findings
         stripped = line.lstrip()

@@ -1,0 +1,96 @@
+"""The README command that runs an entry point, read as a command line (issue 27: settings a command passes).
+
+``entry.py`` keeps, for each entry point, the first line of the command that runs it (``README: `torchrun ...
+train.py```); here that command is found again in its document with its continuation lines (a trailing ``\\``) and
+split into ``--flag value`` pairs with ``shlex``, so that a pass can judge what the command asks for: a Trainer's
+``TrainingArguments`` flags (``hf_stack.py``), or Lightning's ``--accelerator=cuda`` (below).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from accelpilot.porting.findings import Finding
+from accelpilot.porting.rules import RULES
+
+# Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
+# ``RuntimeError("`CUDAAccelerator` can not run on your system since the accelerator is not available ...")``.
+LIGHTNING_STOP = (
+    "Lightning raises RuntimeError('`CUDAAccelerator` can not run on your system since the accelerator is not "
+    "available') on a host without CUDA (lightning 2.6.6, fabric/connector.py), and its CLI offers no Neuron "
+    "accelerator: the launch and the Fabric runtime (strategy, precision plugin) move to torchrun and "
+    "torch.distributed on the neuron device"
+)
+_CONTINUED = re.compile(r"\\[ \t]*\r?\n[ \t]*")
+_LIGHTNING = re.compile(r"\b(?:lightning|fabric)\s+run\b")
+
+
+def doc_command(root: Path, how: str) -> list[tuple[int, str, str]]:
+    """The README command ``how`` names (``README: `cmd```), with its continuation lines: (line, document, text)."""
+    m = re.match(r"([\w.-]+): `(.*)`$", how, re.S)
+    if m is None:
+        return []
+    doc = root / ("README.md" if m.group(1) == "README" else m.group(1))
+    try:
+        lines = doc.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    head = m.group(2).strip()
+    i = 0
+    while i < len(lines):
+        group = [(i + 1, doc.name, lines[i])]
+        while group[-1][2].rstrip().endswith("\\") and group[-1][0] < len(lines):
+            group.append((group[-1][0] + 1, doc.name, lines[group[-1][0]]))
+        logical = join_continued("\n".join(text for _, _, text in group)).strip()
+        if head and (logical[:120] == head or logical.startswith(head) or group[0][2].strip().startswith(head)):
+            return group
+        i = group[-1][0]
+    return []
+
+
+def join_continued(text: str) -> str:
+    """``cmd \\`` + newline + ``    --flag`` as one line (how ``entry.py`` reads a command over several lines)."""
+    return _CONTINUED.sub(" ", text)
+
+
+def command_flags(command: list[tuple[int, str, str]]) -> list[tuple[str, str | None, int, str]]:
+    """(flag, value, line, line text) of each ``--flag [value]`` of a command."""
+    out: list[tuple[str, str | None, int, str]] = []
+    for ln, _, text in command:
+        try:
+            toks = shlex.split(text.rstrip().rstrip("\\"), comments=True)
+        except ValueError:
+            toks = text.split()
+        for i, t in enumerate(toks):
+            if not t.startswith("--") or len(t) < 3:
+                continue
+            name, eq, val = t[2:].partition("=")
+            if not eq:
+                nxt = toks[i + 1] if i + 1 < len(toks) else None
+                val = nxt if nxt is not None and not nxt.startswith("-") else ""
+            out.append((name.replace("-", "_"), val, ln, text))
+    return out
+
+
+def lightning_settings(root: Path, how: dict[str, str]) -> list[Finding]:
+    """``lightning run model --accelerator=cuda ... script.py`` as an entry point's command: blocking."""
+    out: list[Finding] = []
+    for script, cmd in how.items():
+        if not _LIGHTNING.search(cmd):
+            continue
+        command = doc_command(root, cmd)
+        for name, val, ln, text in command_flags(command):
+            if name == "accelerator" and (val or "").lower() in ("cuda", "gpu"):
+                f = Finding.from_rule(
+                    RULES["lightning-cuda"],
+                    file=command[0][1],
+                    line=ln,
+                    message=f"--accelerator={val} (Lightning on CUDA)",
+                    snippet=text.strip()[:200],
+                )
+                f.severity = "blocking"
+                f.reason = f"entry point {script} ({cmd[:160]}): {LIGHTNING_STOP}: {command[0][1]}:{ln}"
+                out.append(f)
+    return out

@@ -1,0 +1,50 @@
+"""A README command continued over lines (TinyLlama's PRETRAIN.md shape): its script is an entry point though named on
+a later line, Lightning's launcher is a command, and ``--accelerator=cuda`` blocks (``scan/launch_flags.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.entry import readme_entry_points
+
+PRETRAIN = """\
+# Pretrain
+
+```bash
+lightning run model \\
+    --node-rank=0  \\
+    --accelerator=cuda \\
+    --devices=8 \\
+    pretrain/tinyllama.py --devices 8 --train_data_dir data/slim
+```
+"""
+SCRIPT = """\
+import torch
+
+def main():
+    if torch.cuda.is_available():
+        print(torch.cuda.max_memory_allocated())
+    print(torch.cuda.max_memory_allocated())
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_continued_lightning_command_names_its_script() -> None:
+    entries, _ = readme_entry_points(PRETRAIN, {"pretrain/tinyllama.py"})
+    assert list(entries) == ["pretrain/tinyllama.py"]
+    assert entries["pretrain/tinyllama.py"].startswith("lightning run model")
+
+
+def test_lightning_on_cuda_blocks_and_a_memory_read_does_not(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("See [PRETRAIN.md](PRETRAIN.md).\n")
+    (tmp_path / "PRETRAIN.md").write_text(PRETRAIN)
+    (tmp_path / "pretrain").mkdir()
+    (tmp_path / "pretrain" / "tinyllama.py").write_text(SCRIPT)
+    by = {(f.rule, f.file, f.line): f for f in scan_path(tmp_path, jobs=1).findings}
+    acc = by[("lightning-cuda", "PRETRAIN.md", 6)]
+    assert acc.severity == "blocking" and "can not run on your system" in (acc.reason or "")
+    # torch.cuda.max_memory_allocated returns 0 without CUDA: no stop, even unguarded on the entry point
+    assert by[("torch-cuda-api", "pretrain/tinyllama.py", 6)].severity != "blocking"
