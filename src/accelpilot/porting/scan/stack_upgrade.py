@@ -50,14 +50,19 @@ BACK_IN_NUMPY2 = frozenset({"bool", "long"})
 _ALIASES = rb"(?:float|int|object|str|complex|unicode|bool|long)\b(?!\w)"
 _SIX = re.compile(rb"torch\._six|from[ \t]+torch[ \t]+import[^\n]*\b_six\b")
 _PIN = re.compile(rb"assert[^\n]*__version__")
-# Bytes any removed Hugging Face/openai API needs (``load_in_8bit=``, ``tokenizer=``, ``openai_object``).
-_HF = re.compile(
-    rb"\b(?:%s)\s*=|\b(?:%s)\b"
-    % (
-        b"|".join(sorted({k.encode() for kws in REMOVED_KWARGS.values() for k in kws})),
-        b"|".join(sorted({n.encode() for names in REMOVED_NAMES.values() for n in names})),
+# Bytes a removed Hugging Face/openai API needs: the call's name and one of its removed keywords
+# (``from_pretrained(`` and ``load_in_8bit=``), or a removed name (``openai_object``). ``tokenizer=`` alone is in a
+# sixth of transformers' files; with ``Trainer(`` in a handful.
+_HF_CALLS = tuple(
+    (
+        name.encode() + b"(",
+        tuple(sorted(k.encode() for k in kws)),
+        re.compile(rb"\b(?:%s)\s*=" % b"|".join(sorted(k.encode() for k in kws))),
     )
+    for name, kws in REMOVED_KWARGS.items()
 )
+_HF_WORDS = tuple(sorted({w for _, words, _ in _HF_CALLS for w in words}))
+_HF_NAMES = tuple(sorted({n.encode() for names in REMOVED_NAMES.values() for n in names}))
 _NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -69,7 +74,11 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if b"__version__" in data and _PIN.search(data) is not None:
         return True
-    if _HF.search(data) is not None:
+    if any(w in data for w in _HF_WORDS):  # substring tests first (a regex with ``\b`` scans slowly)
+        for call, words, kw in _HF_CALLS:
+            if call in data and any(w in data for w in words) and kw.search(data) is not None:
+                return True
+    if any(n in data for n in _HF_NAMES):
         return True
     if b"numpy" not in data:
         return False

@@ -83,13 +83,20 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     rules = _worth_parsing(data)
     if not rules:
         return []
+    lines = data.decode("utf-8", "replace").splitlines()
+    steps: list[RawFinding] = [
+        (rule, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None)
+        for rule, ln, msg in _library_steps(data, rules)
+    ]
+    rules -= set(_LIBRARY_STEPS)
+    if not rules:
+        return steps  # read from the bytes: no parse
     try:
         tree = _tree(data)
     except SyntaxError:
-        return []
+        return steps
     torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
-    lines = data.decode("utf-8", "replace").splitlines()
-    out: list[RawFinding] = []
+    out: list[RawFinding] = list(steps)
 
     def add(rule: str, node: ast.AST, msg: str, subject: str | None = None, ctx: str | None = None) -> None:
         ln = getattr(node, "lineno", 0)
@@ -109,10 +116,8 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     if "sparse-tensor" in rules:
         for node, msg, subject in _sparse(tree):
             add("sparse-tensor", node, msg, subject=subject)
-    for rule, node, msg in _library_steps(tree, rules):
-        add(rule, node, msg)
     pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
-    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor", *_LIBRARY_STEPS}:
+    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor"}:
         return out
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -178,26 +183,30 @@ _LIBRARY_STEPS = {
 }
 
 
-def _library_steps(tree: ast.Module, rules: set[str]) -> list[tuple[str, ast.Call, str]]:
-    """Calls of the names ``_LIBRARY_STEPS`` lists, imported from their library (``from timm.data import Mixup``)."""
-    wanted = {r: v for r, v in _LIBRARY_STEPS.items() if r in rules}
-    if not wanted:
-        return []
-    imported: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for a in node.names:
-                imported[a.asname or a.name] = f"{node.module}.{a.name}"
-    out: list[tuple[str, ast.Call, str]] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+def _library_steps(data: bytes, rules: set[str]) -> list[tuple[str, int, str]]:
+    """(rule, line, message) of each call of a name ``_LIBRARY_STEPS`` lists, imported from its library (``from
+    timm.data import Mixup``), read from the bytes: an import line naming it, then each line that calls it (not its
+    ``def``, not a method of the same name)."""
+    out: list[tuple[str, int, str]] = []
+    for rule, (names, msg) in _LIBRARY_STEPS.items():
+        if rule not in rules:
             continue
-        origin = imported.get(node.func.id, "")
-        for rule, (names, msg) in wanted.items():
-            name = origin.rpartition(".")[2]
-            if name in names and origin.startswith(names[name]):
-                out.append((rule, node, msg))
-    return out
+        for name, prefix in names.items():
+            imported = re.compile(
+                rb"^[ \t]*from[ \t]+%s[\w.]*[ \t]+import[^\n]*\b%s\b"
+                % (re.escape(prefix.rstrip(".").encode()), name.encode()),
+                re.M,
+            )
+            if imported.search(data) is None:
+                continue
+            call = re.compile(rb"(?<![\w.])%s[ \t]*\(" % name.encode())
+            for m in call.finditer(data):
+                start = data.rfind(b"\n", 0, m.start()) + 1
+                head = data[start : m.start()].lstrip()
+                if head.startswith((b"def ", b"class ", b"#")):
+                    continue
+                out.append((rule, data.count(b"\n", 0, m.start()) + 1, msg))
+    return sorted(out, key=lambda r: r[1])
 
 
 def _collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:

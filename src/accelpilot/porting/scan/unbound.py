@@ -21,8 +21,8 @@ from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 
 RULE = "torch-cuda-api"
-# ``if ...cuda...:`` then a binding on the next line: the files worth parsing.
-_GATE = re.compile(rb"\bif[^\n]*cuda[^\n]*:[ \t]*\r?\n[ \t]+\w+[ \t]*=[^=]")
+# ``if ...cuda.is_available():`` then a binding on the next line: the files worth parsing.
+_GATE = re.compile(rb"cuda\.is_available\(\)[ \t]*:[ \t]*\r?\n[ \t]+\w+[ \t]*=[^=]")
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -91,17 +91,19 @@ def _block(stmts: list[ast.stmt], safe: set[str]) -> Iterable[tuple[ast.If, str,
 
 def unbound_off_cuda(data: bytes) -> list[RawFinding]:
     """A ``torch-cuda-api`` line at each CUDA test whose binding a later statement reads unconditionally."""
-    if _GATE.search(data) is None:
+    if b"cuda.is_available()" not in data or _GATE.search(data) is None:
         return []
     try:
         tree = _tree(data)
     except SyntaxError:
         return []
     lines = data.decode("utf-8", "replace").splitlines()
+    tests = {data.count(b"\n", 0, m.start()) + 1 for m in _GATE.finditer(data)}  # lines of the CUDA tests
     out: list[RawFinding] = []
     scopes: list[tuple[list[ast.stmt], set[str]]] = [(tree.body, set())]
     for fn in ast.walk(tree):
-        if isinstance(fn, _FUNC):
+        # only the defs that hold such a test (a model file's hundreds of others hold none)
+        if isinstance(fn, _FUNC) and any(fn.lineno <= t <= (fn.end_lineno or fn.lineno) for t in tests):
             params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
             params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
             scopes.append((fn.body, params))

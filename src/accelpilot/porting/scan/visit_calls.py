@@ -63,6 +63,9 @@ _CPU_KEPT = frozenset(
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
 
+    # (id of the def, name -> [(line, value)]) of the def last asked about (``_last_binding``)
+    _def_lines_cache: tuple[int, dict[str, list[tuple[int, ast.expr]]]] = (0, {})
+
     def v_call(self, node: ast.Call) -> None:
         f = node.func
         line = node.lineno
@@ -211,25 +214,21 @@ class CallRules(VisitorBase):
             self.add("data-dependent-op", line, "torch.where(condition) with one argument")
 
     def _last_binding(self, name: str, line: int) -> ast.expr | None:
-        """The value of the last ``name = ...`` (or ``name: T = ...``) before ``line`` in the same def."""
+        """The value of the last ``name = ...`` (or ``name: T = ...``) before ``line`` in the same def (the def's
+        bindings gathered once, on its first question)."""
         if self.def_node is None:
             return None
-        last = max(
-            (
-                a
-                for a in walk(self.def_node)
-                if isinstance(a, (ast.Assign, ast.AnnAssign))
-                and a.lineno < line
-                and a.value is not None
-                and any(
-                    isinstance(t, ast.Name) and t.id == name
-                    for t in (a.targets if isinstance(a, ast.Assign) else [a.target])
-                )
-            ),
-            key=lambda a: a.lineno,
-            default=None,
-        )
-        return None if last is None else last.value
+        key = id(self.def_node)
+        if self._def_lines_cache[0] != key:
+            found: dict[str, list[tuple[int, ast.expr]]] = {}
+            for a in walk(self.def_node):
+                if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value is not None:
+                    for t in a.targets if isinstance(a, ast.Assign) else [a.target]:
+                        if isinstance(t, ast.Name):
+                            found.setdefault(t.id, []).append((a.lineno, a.value))
+            self._def_lines_cache = (key, found)
+        earlier = [(ln, v) for ln, v in self._def_lines_cache[1].get(name, ()) if ln < line]
+        return max(earlier, key=lambda lv: lv[0])[1] if earlier else None
 
     def _cpu_tensor(self, value: ast.expr, line: int, depth: int) -> bool:
         """``value`` is a tensor on the host CPU: ``torch.tensor(x)``/``torch.as_tensor(x)`` with no ``device=``
