@@ -48,3 +48,25 @@ def test_lightning_on_cuda_blocks_and_a_memory_read_does_not(tmp_path: Path) -> 
     assert acc.severity == "blocking" and "can not run on your system" in (acc.reason or "")
     # torch.cuda.max_memory_allocated returns 0 without CUDA: no stop, even unguarded on the entry point
     assert by[("torch-cuda-api", "pretrain/tinyllama.py", 6)].severity != "blocking"
+
+
+def test_shell_scripts_in_a_folder_the_readme_links_are_commands(tmp_path: Path) -> None:
+    """``[finetuning](sft)`` in the README: ``sft/script.sh``'s ``accelerate launch ... finetune.py`` runs
+    ``sft/finetune.py`` (TinyLlama's shape); its flags are read there, and findings name ``sft/script.sh``."""
+    from accelpilot.porting.scan.entry import default_entries
+
+    (tmp_path / "README.md").write_text("A simple [finetuning](sft) script.\n")
+    (tmp_path / "sft").mkdir()
+    (tmp_path / "sft" / "script.sh").write_text(
+        "accelerate launch --num_processes 4 finetune.py \\\n    --evaluation_strategy epoch\n"
+    )
+    (tmp_path / "sft" / "finetune.py").write_text(
+        "import transformers\nparser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+        "args = parser.parse_args_into_dataclasses()\n"
+    )
+    how = default_entries(tmp_path, {"sft/finetune.py", "README.md"}).how
+    assert how == {
+        "sft/finetune.py": "sft/script.sh: `accelerate launch --num_processes 4 finetune.py --evaluation_strategy epoch`"
+    }
+    (f,) = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "stack-upgrade"]
+    assert (f.file, f.line, f.severity) == ("sft/script.sh", 2, "blocking")

@@ -37,6 +37,8 @@ _COMMAND = re.compile(
     r"([\w./-]+\.py)\b"
 )
 # A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``).
+# A relative link to a folder (``[sft](sft)``, ``(scripts/)``): no dot-extension in its last part.
+_DIR_LINK = re.compile(r"\]\(\s*(\.?/?[\w-]+(?:/[\w-]+)*/?)\s*\)")
 _LINK = re.compile(r"\]\(\s*([\w./-]+\.md(?:#[^)\s]*)?)\s*\)")
 _EVAL_NAME = re.compile(r"(eval|evaluate|bench|test|profil)", re.I)  # evaluation scripts by name
 _EVAL_HEADING = re.compile(r"evaluat|benchmark|profil|\btest|\bfid\b|metric", re.I)
@@ -85,9 +87,9 @@ _RETURNS_WITHOUT_CUDA = re.compile(
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
 
-def readme_entry_points(text: str, present: set[str]) -> tuple[dict[str, str], set[str]]:
+def readme_entry_points(text: str, present: set[str], base: str = "") -> tuple[dict[str, str], set[str]]:
     """(script -> the command that runs it, evaluation scripts) from a README's commands; scripts not in the tree
-    are left out."""
+    are left out. ``base``: the folder a shell script's commands run in (``sft/script.sh`` runs ``finetune.py``)."""
     text = join_continued(text)  # a command continued over lines (``\\``) is one line: its script may come late
     entries: dict[str, str] = {}
     evaluation: set[str] = set()
@@ -98,6 +100,8 @@ def readme_entry_points(text: str, present: set[str]) -> tuple[dict[str, str], s
         if kind == "h":
             heading = value
             continue
+        if value not in present and base and f"{base}/{value}" in present:
+            value = f"{base}/{value}"
         if value not in present:
             continue
         if _EVAL_HEADING.search(heading):
@@ -138,6 +142,17 @@ def linked_documents(text: str, root: Path) -> list[Path]:
     return out
 
 
+def linked_scripts(text: str, root: Path) -> list[Path]:
+    """Shell scripts in a folder the README links (``[finetuning](sft)`` and ``sft/script.sh``): a README that
+    points at a folder of scripts runs its code the way those scripts do; read after the README's own commands."""
+    out: list[Path] = []
+    for m in _DIR_LINK.finditer(text):
+        folder = root / m.group(1).strip("./")
+        if m.group(1).strip("./") and folder.is_dir() and folder.resolve().is_relative_to(root.resolve()):
+            out += [p for p in sorted(folder.glob("*.sh")) if p not in out]
+    return out
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -153,10 +168,11 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
     if readme is None or text is None:
         return {}, None
     entries: dict[str, str] = {}
-    for path in [readme, *linked_documents(text, root)]:
+    for path in [readme, *linked_documents(text, root), *linked_scripts(text, root)]:
         doc = text if path == readme else _read(path)
-        found, _ = readme_entry_points(doc or "", present)
-        label = "README" if path == readme else path.name
+        base = path.parent.relative_to(root).as_posix() if path.suffix == ".sh" else ""
+        found, _ = readme_entry_points(doc or "", present, base)
+        label = "README" if path == readme else path.relative_to(root).as_posix()
         for s, cmd in found.items():
             entries.setdefault(s, f"{label}: `{cmd}`")
     return {s: how for s, how in entries.items() if context_of_path(s) is None}, text

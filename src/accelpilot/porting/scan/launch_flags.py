@@ -23,16 +23,17 @@ LIGHTNING_STOP = (
     "accelerator: the launch and the Fabric runtime (strategy, precision plugin) move to torchrun and "
     "torch.distributed on the neuron device"
 )
-_CONTINUED = re.compile(r"\\[ \t]*\r?\n[ \t]*")
+_CONTINUED = re.compile(r"[ \t]*\\[ \t]*\r?\n[ \t]*")
 _LIGHTNING = re.compile(r"\b(?:lightning|fabric)\s+run\b")
 
 
 def doc_command(root: Path, how: str) -> list[tuple[int, str, str]]:
     """The README command ``how`` names (``README: `cmd```), with its continuation lines: (line, document, text)."""
-    m = re.match(r"([\w.-]+): `(.*)`$", how, re.S)
+    m = re.match(r"([\w./-]+): `(.*)`$", how, re.S)
     if m is None:
         return []
-    doc = root / ("README.md" if m.group(1) == "README" else m.group(1))
+    label = "README.md" if m.group(1) == "README" else m.group(1)  # the document's path in the scan
+    doc = root / label
     try:
         lines = doc.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -40,9 +41,9 @@ def doc_command(root: Path, how: str) -> list[tuple[int, str, str]]:
     head = m.group(2).strip()
     i = 0
     while i < len(lines):
-        group = [(i + 1, doc.name, lines[i])]
+        group = [(i + 1, label, lines[i])]
         while group[-1][2].rstrip().endswith("\\") and group[-1][0] < len(lines):
-            group.append((group[-1][0] + 1, doc.name, lines[group[-1][0]]))
+            group.append((group[-1][0] + 1, label, lines[group[-1][0]]))
         logical = join_continued("\n".join(text for _, _, text in group)).strip()
         if head and (logical[:120] == head or logical.startswith(head) or group[0][2].strip().startswith(head)):
             return group
