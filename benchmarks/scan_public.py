@@ -28,7 +28,11 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 4: clip (openai/CLIP), guideddiffusion (openai/guided-diffusion), qlora (artidoro/qlora), labelled
   by helper engineers who did not read the scanner's source or output (labels 57231c9, 7ce3ee0, 48d56b5): first
   scored with the scanner at afb4291 (2026-12-06 01:22 UTC, match files f0159b5). The helpers' summaries (which named
-  their blocking labels) were read before that score but after the scanner was frozen at afb4291.
+  their blocking labels) were read before that score but after the scanner was frozen at afb4291;
+- held out, round 5: sam (facebookresearch/segment-anything), yolov5 (ultralytics/yolov5), tinyllama
+  (jzhang38/TinyLlama), labelled by helpers who reported only a file and an item count (labels 9b394a0, 99656b1,
+  e622a50), with the definition "blocking: the default command raises, stops or hangs because of it": first scored
+  with the scanner at e825954 (match files 9e3bd07), the labels read only after the scan.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
 
     git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
