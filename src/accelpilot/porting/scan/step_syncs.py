@@ -22,6 +22,7 @@ import ast
 import re
 
 from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_host import _callee
 from accelpilot.porting.scan.post_kit import _tree
 
 RULE = "host-sync-in-loop"
@@ -133,16 +134,6 @@ def _reads_in(
     for st in fn.body:
         walk(st, None, False)
     return out, called
-
-
-def _callee(call: ast.Call) -> str | None:
-    """The name a call reaches a same-file function by: ``f(...)`` or ``self.f(...)``."""
-    f = call.func
-    if isinstance(f, ast.Name):
-        return f.id
-    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-        return f.attr
-    return None
 
 
 def host_syncs(data: bytes) -> list[RawFinding]:
