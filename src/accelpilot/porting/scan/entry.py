@@ -110,7 +110,7 @@ def readme_entry_points(text: str, present: set[str], base: str = "") -> tuple[d
             line_start = text.rfind("\n", 0, pos) + 1
             line_end = text.find("\n", pos)
             line = text[line_start : line_end if line_end >= 0 else None].strip()
-            entries.setdefault(value, line.removesuffix("\\").rstrip()[:120])  # a continued command: its first line
+            entries.setdefault(value, line[:120])  # a continued command is one line here (``join_continued``)
     return entries, evaluation - set(entries)
 
 

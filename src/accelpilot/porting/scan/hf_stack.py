@@ -32,7 +32,7 @@ from packaging.version import Version
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.launch_flags import command_flags, doc_command
+from accelpilot.porting.scan.launch_flags import command_flags, doc_command, join_continued, logical_lines
 from accelpilot.porting.scan.patterns import BNB_OPTIMIZERS
 
 # The first release that places on TorchNeuron's `neuron` device.
@@ -60,7 +60,7 @@ REMOVED_KWARGS: dict[str, dict[str, tuple[str, str]]] = {
 # Names removed from a module: module -> name -> (library, version).
 REMOVED_NAMES = {"openai": {"openai_object": ("openai", "1.0")}}
 # TrainingArguments fields a command line may still pass: flag -> (library, version that removed it).
-REMOVED_FLAGS = {k: v for k, v in REMOVED_KWARGS["TrainingArguments"].items()}
+REMOVED_FLAGS = dict(REMOVED_KWARGS["TrainingArguments"])
 TF32_STOP = (
     "TrainingArguments raises ValueError('--tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7') "
     "without CUDA (transformers 5.17.0 on a CPU torch, measured), so the command stops before training; drop the "
@@ -205,18 +205,16 @@ def _alternatives(root: Path, script: str, default: list[tuple[int, str, str]]) 
             lines = doc.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        for i, line in enumerate(lines):
-            if script not in line or not _LAUNCH.search(line) or (doc.name, i + 1) == first:
+        for cmd in logical_lines(doc.name, lines):
+            joined = join_continued("\n".join(text for _, _, text in cmd))
+            if script not in joined or not _LAUNCH.search(joined) or (doc.name, cmd[0][0]) == first:
                 continue
-            cmd = [(i + 1, doc.name, line)]
-            while cmd[-1][2].rstrip().endswith("\\") and cmd[-1][0] < len(lines):
-                cmd.append((cmd[-1][0] + 1, doc.name, lines[cmd[-1][0]]))
             for name, val, ln, text in command_flags(cmd):
                 if name == "deepspeed" and val:
                     f = _finding("deepspeed", doc.name, ln, f"--deepspeed {val}", text, subject="deepspeed")
                     f.reason = (
-                        f"blocks when used: another command for {script} ({doc.name}:{i + 1}) runs the Trainer on "
-                        f"DeepSpeed: {DEEPSPEED_STOP}"
+                        f"blocks when used: another command for {script} ({doc.name}:{cmd[0][0]}) runs the Trainer "
+                        f"on DeepSpeed: {DEEPSPEED_STOP}"
                     )
                     out.append(f)
     return list({(f.file, f.line): f for f in out}.values())

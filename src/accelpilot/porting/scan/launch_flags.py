@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 from accelpilot.porting.findings import Finding
@@ -39,16 +40,22 @@ def doc_command(root: Path, how: str) -> list[tuple[int, str, str]]:
     except OSError:
         return []
     head = m.group(2).strip()
+    for group in logical_lines(label, lines):
+        logical = join_continued("\n".join(text for _, _, text in group)).strip()
+        if head and (logical[:120] == head or logical.startswith(head) or group[0][2].strip().startswith(head)):
+            return group
+    return []
+
+
+def logical_lines(label: str, lines: list[str]) -> Iterator[list[tuple[int, str, str]]]:
+    """Each line of a document with its continuation lines (a trailing ``\\``): [(line, document, text)]."""
     i = 0
     while i < len(lines):
         group = [(i + 1, label, lines[i])]
         while group[-1][2].rstrip().endswith("\\") and group[-1][0] < len(lines):
             group.append((group[-1][0] + 1, label, lines[group[-1][0]]))
-        logical = join_continued("\n".join(text for _, _, text in group)).strip()
-        if head and (logical[:120] == head or logical.startswith(head) or group[0][2].strip().startswith(head)):
-            return group
+        yield group
         i = group[-1][0]
-    return []
 
 
 def join_continued(text: str) -> str:
