@@ -93,6 +93,21 @@ ROWS: dict[str, EffortRow] = {
         "NeuronX Distributed or torch FSDP on Neuron and re-validate convergence",
         _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
     ),
+    "model-bringup": EffortRow(
+        0.5,
+        2,
+        "run the default path's models on the neuron device in eager and under torch.compile(backend='neuron'), "
+        "read the compile log for unsupported operators and CPU fallbacks, compare outputs with the CPU and time the "
+        "first compile",
+        _REASONED + ": standard layers are assumed lowered (seed 004: Neuron supports the common building blocks "
+        "well); an unsupported operator found this way is its own item",
+    ),
+    "checkpoint-map-location": EffortRow(
+        0.1,
+        0.25,
+        "add map_location='cpu' (and weights_only) to each load and load one CUDA-saved checkpoint",
+        _REASONED,
+    ),
     "hf-trainer": EffortRow(
         1,
         4,

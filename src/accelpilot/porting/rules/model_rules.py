@@ -221,4 +221,32 @@ MODEL_RULES: tuple[Rule, ...] = (
         why="`torch.nested` tensors carry a different length per row, a layout the Neuron compiler does not lower; "
         "pad to a fixed (bucketed) size with a mask instead.",
     ),
+    Rule(
+        id="model-bringup",
+        item="repo",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="model bring-up on the neuron device (operator coverage, torch.compile)",
+        why="Only compiling a model says which of its operators TorchNeuron lowers. Run the models the default path "
+        'builds on the `neuron` device in eager, then under `torch.compile(backend="neuron")`; read the compile '
+        "log for unsupported operators (NCC_EUOC002) and CPU fallbacks, compare outputs with the CPU and time the "
+        "first compile. `accelpilot scan --model module:factory` lists a model's operators against a supported list. "
+        "An unsupported operator found this way becomes its own item.",
+    ),
+    Rule(
+        id="checkpoint-map-location",
+        item="repo",
+        category="data_movement",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        title="checkpoint loaded without `map_location`",
+        why="`torch.load(f)` restores each tensor on the device it was saved from: a checkpoint saved from CUDA "
+        'tensors raises "Attempting to deserialize object on a CUDA device" on a host without CUDA, as a '
+        'Trainium host is. Pass `map_location="cpu"` (then move the model) and `weights_only=` explicitly.',
+    ),
 )

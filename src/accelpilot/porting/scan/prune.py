@@ -218,6 +218,7 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"LD_PRELOAD", None),
     (b"get_kernel", _called),
     (b"torch.compile", _called),
+    (b"torch.load", _called),
     (b"load_dataset", _called),
     (b"cached_file", _called),
     (b"torch.cat", _grows_in_loop),

@@ -18,7 +18,7 @@ narrowly:
   other blocks of that section: a later section (another model family, an optional wrapper) is optional use;
 - only names imported from the repository's own modules and called directly (``from pkg import C`` then
   ``C(...)``; ``import pkg`` then ``pkg.f(...)``), each resolved to the file that defines it, through a package
-  ``__init__``'s re-exports (``from pkg.mod import C``) a few levels deep;
+  ``__init__``'s re-exports (``from pkg.mod import C``, or ``from .mod import *``) a few levels deep;
 - the entry point is that file, scoped to the lines of the called classes and functions (another class of the same
   module is not the example's), with the keywords the example passes as ``True`` (``amp = True``), so that a line
   that runs only under such a keyword can be judged (``entry.py``).
@@ -99,6 +99,11 @@ class _Resolver:
                 for a in node.names:
                     if (a.asname or a.name) == name:
                         return self.define(_absolute(rel, node.module, node.level), a.name, depth + 1)
+        for node in tree.body:  # ``from .clip import *`` (CLIP's ``clip/__init__.py``): any name may come from there
+            if isinstance(node, ast.ImportFrom) and [a.name for a in node.names] == ["*"]:
+                found = self.define(_absolute(rel, node.module, node.level), name, depth + 1)
+                if found is not None:
+                    return found
         return None
 
 

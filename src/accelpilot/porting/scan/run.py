@@ -25,6 +25,7 @@ from accelpilot.porting.log import (
     host_side,
 )
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.dead_code import mark_unreached_modules
 from accelpilot.porting.scan.default_path import default_roots
@@ -484,6 +485,7 @@ def scan_path(
                 mark_called_cuda(findings, entries, _python_sources([x for x in files if x[1] in called], unread), rels)
             option_guards(findings, root, entries)
             findings = fallback_reach(findings, _python_sources(files, unread))
+            findings += model_bringup(entries, _reader(files, unread), rels)
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -39,6 +39,11 @@ _REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "argmax", "argmin"
 
 
 # transformers/trl trainers and their argument classes (the training loop accelerate runs).
+def _maps_location(node: ast.Call) -> bool:
+    """``torch.load(f, map_location=...)``, its second positional argument, or ``**kwargs`` that may hold it."""
+    return len(node.args) > 1 or any(k.arg in ("map_location", None) for k in node.keywords)
+
+
 def _pads_to_longest(node: ast.Call, name: str) -> bool:
     """``DataCollatorWithPadding``/``ForSeq2Seq``/``ForTokenClassification`` pad to the batch's longest sample by
     default (``padding=True``); ``padding="max_length"`` or ``False`` fixes the length (or leaves it to the data)."""
@@ -372,6 +377,8 @@ class CallRules(VisitorBase):
         elif name in ("urlopen", "urlretrieve") and _root_name(f) == "urllib":
             if name == "urlretrieve" or not self._urlopen_sends(node):
                 self.add("http-download", node.lineno, f"urllib {name}(...)")
+        elif name == "load" and base == "torch" and not _maps_location(node):
+            self.add("checkpoint-map-location", node.lineno, "torch.load(...) without map_location")
         elif name == "compile" and base == "torch":
             backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
             if isinstance(backend, ast.Constant):
