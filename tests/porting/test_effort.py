@@ -106,3 +106,18 @@ def test_the_markdown_log_shows_the_exit_test_built_from_its_ranges(tmp_path: Pa
     # 2 d re-validation + (3.6 + 14.5) / 2 = 2 + 9.05 = 11.05 (11.1 to one decimal: the float is 11.0500...07)
     assert "2 d re-validation + the midpoint of 3.6-14.5 = 11.1 engineer-days." in md
     assert "kernel families: the row of their first kernel, then each further kernel of the family 0.25-1 d" in md
+
+
+def test_a_cuda_only_library_imported_only_where_it_is_used_is_an_optional_integration(tmp_path: Path) -> None:
+    """yolov5's TensorRT: imported only inside the export function and the ``.engine`` branch of a backend, and no
+    requirement installs it: an optional integration (0.25-1 d, with the reason), not the 3-10 d of replacing an
+    engine the workload runs on. Stays: the same library imported at module level takes its rule's row."""
+    (tmp_path / "export.py").write_text("def export_engine(model):\n    import tensorrt as trt\n    return trt\n")
+    log = scan_path(tmp_path, jobs=1)
+    [item] = [i for i in log.items if i.rule == "cuda-only-library"]
+    assert (item.severity, item.days_low, item.days_high) == ("warning", 0.25, 1)
+    assert item.reason is not None and item.reason.startswith("optional integration")
+    assert {r.rule: (r.days_low, r.days_high) for r in log.effort_model.rows}["(optional integration)"] == (0.25, 1)
+    (tmp_path / "serve.py").write_text("import tensorrt\n")
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "cuda-only-library"]
+    assert (item.days_low, item.days_high) == (3, 10) and item.severity == "blocking"

@@ -256,6 +256,13 @@ ALTERNATIVE_COMMAND = EffortRow(
     "offload) or drop it from the instructions",
     _REASONED + ": no code of the repository uses the runtime; one command and its note change",
 )
+OPTIONAL_LIBRARY = EffortRow(
+    0.25,
+    1,
+    "an optional integration imported only where it is used: keep it off the target's path, or give the path that "
+    "selects it the target's equivalent when that path is needed",
+    _REASONED + ": the workload's default path does not run it",
+)
 DECLARED_ONLY = EffortRow(
     0.25, 1, "make the declared dependency an optional extra (or drop it) for the target", _REASONED
 )
@@ -271,6 +278,7 @@ SPECIAL_ROWS: dict[str, EffortRow] = {
     "(kernel language)": KERNEL_LANGUAGE,
     "(fallback off CUDA)": FALLBACK_CHECK,
     "(declared only)": DECLARED_ONLY,
+    "(optional integration)": OPTIONAL_LIBRARY,
 }
 
 

@@ -14,6 +14,7 @@ from accelpilot.porting.effort import (
     FAMILY_NOTE,
     FAMILY_STEP,
     KERNEL_LANGUAGE,
+    OPTIONAL_LIBRARY,
     ROWS,
     XLA_ERA_RULES,
 )
@@ -239,6 +240,21 @@ DECLARED_REASON = (
 )
 
 
+# A CUDA-only library (TensorRT, DALI, ...) that nothing installs and that only a function imports where it is used
+# (yolov5's TensorRT export and ``.engine`` backend): an optional integration, not the workload's engine.
+OPTIONAL_LIBRARY_REASON = (
+    "optional integration: imported only inside the functions that use it (or behind an ImportError fallback) and "
+    "installed by no requirement; it blocks only the path that selects it"
+)
+_WHERE_USED = ("lazy-import", "optional")
+
+
+def _optional_library(key: str, fs: list[Finding]) -> bool:
+    return key.startswith("package|cuda-only-library|") and all(
+        f.context in _WHERE_USED or f.message.startswith("string ") for f in fs
+    )
+
+
 def _declared(f: Finding) -> bool:
     return f.message.startswith("package ") and _DECLARATIONS.search(f.file or "") is not None
 
@@ -318,6 +334,8 @@ def _days(
     if key.startswith(("kernel|", "package|")) and severity != "blocking" and reason is not None:
         if reason == DECLARED_REASON:
             r = DECLARED_ONLY
+        elif reason.startswith(OPTIONAL_LIBRARY_REASON):
+            r = OPTIONAL_LIBRARY
         elif reason.startswith(ALTERNATIVE_REASON):
             r = ALTERNATIVE_COMMAND
         elif reason.startswith(FALLBACK_REASONS):
@@ -409,6 +427,8 @@ def build_items(findings: list[Finding]) -> list[Item]:
             and all(_declared(f) for f in fs if f.severity == "blocking")
         ):
             severity, reason = "warning", DECLARED_REASON
+        if severity != "blocking" and reason is None and _optional_library(key, fs):
+            reason = OPTIONAL_LIBRARY_REASON
         if key.startswith("package|") and rule is not None and rule.item == "kernel":
             # Depending on a kernel language is not writing a kernel: each kernel is its own item.
             effort = "days"
