@@ -32,7 +32,10 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 5: sam (facebookresearch/segment-anything), yolov5 (ultralytics/yolov5), tinyllama
   (jzhang38/TinyLlama), labelled by helpers who reported only a file and an item count (labels 9b394a0, 99656b1,
   e622a50), with the definition "blocking: the default command raises, stops or hangs because of it": first scored
-  with the scanner at e825954 (match files 9e3bd07), the labels read only after the scan.
+  with the scanner at e825954 (match files 9e3bd07), the labels read only after the scan;
+- held out, round 6: llama (meta-llama/llama), swin (microsoft/Swin-Transformer), llava (haotian-liu/LLaVA), labelled
+  the same way (labels 8660513, f9b5cfa, 68e4290): first scored with the scanner at 67f6f1e, the labels read only
+  after the scan.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
 
     git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
