@@ -140,3 +140,39 @@ def test_a_launch_whose_caller_has_no_fallback_stays_blocking(tmp_path: Path) ->
 def test_a_launch_nobody_calls_stays_blocking(tmp_path: Path) -> None:
     [(_, severity, _)] = _triton_tree(tmp_path, TIMING.replace("return dtw_cuda(x)", "return None"))
     assert severity == "blocking"
+
+
+SWIN = {
+    "kernels/window_process/setup.py": "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+    "setup(name='swin_window_process', ext_modules=[CUDAExtension('swin_window_process', "
+    "['swin_window_process.cpp', 'swin_window_process_kernel.cu'])], cmdclass={'build_ext': BuildExtension})\n",
+    "kernels/window_process/swin_window_process_kernel.cu": "__global__ void roll_and_window_partition() {}\n",
+    "kernels/window_process/window_process.py": "import torch\nimport swin_window_process\n\n"
+    "class WindowProcess(torch.autograd.Function):\n    pass\n",
+    "models/swin.py": "try:\n    from kernels.window_process.window_process import WindowProcess\n"
+    "except:\n    WindowProcess = None\n",
+}
+
+
+def _extension_items(root: Path) -> list[tuple[str, str | None]]:
+    log = scan_path(root, jobs=1)
+    return [(i.severity, i.reason) for i in log.items if i.rule in ("cuda-source-file", "cpp-extension-cuda")]
+
+
+def test_an_extension_whose_wrapper_is_imported_only_under_a_fallback_is_optional(tmp_path: Path) -> None:
+    """Swin's window_process: the wrapper imports the built extension at module level, but the model imports the
+    wrapper only in ``try:``/``except:`` (``WindowProcess = None``): an optional path (0.5-2 d), with the import that
+    guards it. Near miss: one unguarded import of the wrapper keeps the extension blocking."""
+    for rel, text in SWIN.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    [(severity, reason)] = _extension_items(tmp_path)
+    assert severity == "warning"
+    assert reason == (
+        "optional path behind an availability check or an ImportError fallback: every import of "
+        "kernels/window_process/window_process.py is guarded (models/swin.py:2)"
+    )
+    (tmp_path / "main.py").write_text("from kernels.window_process.window_process import WindowProcess\n")
+    [(severity, _)] = _extension_items(tmp_path)
+    assert severity == "blocking"

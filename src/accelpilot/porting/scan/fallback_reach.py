@@ -17,6 +17,9 @@ import its module) until a call sits under a CUDA test with another path (an ``e
 does not raise), in its body or in a later ``and`` of the test; a chain that reaches module level, or a function
 nobody in the tree calls, stays blocking. A plugin loader's callers that name the plugin and its CUDA sources
 (``get_plugin('bias_act_plugin', sources=...)``) make one item per plugin: the call, its sources and the loader.
+A module that imports a built extension at its top, and that every file of the tree imports only under an
+``ImportError`` fallback (Swin's ``try: from kernels.window_process.window_process import WindowProcess`` /
+``except: WindowProcess = None``), puts the extension (its import, sources and build) on an optional path too.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ import ast
 import posixpath
 from collections.abc import Iterable
 
-from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.findings import REACH_WARNING, Finding, context_of_path
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.branch_tests import _asks_cuda_device
+from accelpilot.porting.scan.branch_tests import _asks_cuda_device, _catches_import_error
+from accelpilot.porting.scan.families import _module_names, _resolve
 
 _DEPTH = 5  # callers followed up from a launch: deeper chains stay blocking
 _SOURCE_EXT = (".cu", ".cuh", ".cpp", ".cc", ".h")
@@ -215,11 +219,58 @@ def _reason(found: set[str]) -> str:
     return "performance item: off CUDA the fallback runs (" + "; ".join(f"`{t}`" for t in sorted(found)) + ")"
 
 
+def _guarded(node: ast.AST, p: _Parsed) -> bool:
+    """``node`` sits in the body of a ``try`` whose handler catches ``ImportError`` (or everything), in the same
+    function or at module level."""
+    child, up = node, p.parent.get(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if (
+            isinstance(up, ast.Try)
+            and child in up.body
+            and any(h.type is None or _catches_import_error(h.type) or _is_broad(h.type) for h in up.handlers)
+        ):
+            return True
+        child, up = up, p.parent.get(up)
+    return False
+
+
+def _is_broad(t: ast.expr) -> bool:
+    return isinstance(t, ast.Name) and t.id in ("Exception", "BaseException")
+
+
+def _only_guarded_imports(tree: _Tree, rel: str) -> str | None:
+    """The first import site (``file:line``) of module ``rel`` when every import of it in the tree (tests aside)
+    sits under an ``ImportError`` fallback (Swin's ``try: from kernels.window_process.window_process import
+    WindowProcess`` / ``except: WindowProcess = None``); None when one is unguarded or nothing imports it."""
+    mods = _module_names(tree.data)
+    stem = _stem(rel).encode()
+    sites: list[tuple[str, int]] = []
+    for other, data in tree.data.items():
+        if other == rel or stem not in data or context_of_path(other) is not None:
+            continue
+        p = tree.parsed(other)
+        for node in p.parent if p is not None else ():
+            if isinstance(node, ast.ImportFrom):
+                module, names = "." * node.level + (node.module or ""), [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                module, names = "", []
+                if not any(rel in _resolve(other, a.name, [], mods) for a in node.names):
+                    continue
+            else:
+                continue
+            if module and rel not in _resolve(other, module, names, mods):
+                continue
+            if p is not None and not _guarded(node, p):
+                return None
+            sites.append((other, node.lineno))
+    return "{}:{}".format(*min(sites)) if sites else None
+
+
 def _is_target(f: Finding) -> bool:
     """A blocking launch of a kernel, or a blocking extension build (``load(...)``, a builder)."""
     if f.severity != "blocking" or not f.porting or f.file is None or f.line is None or not f.file.endswith(".py"):
         return False
-    return f.message.startswith("launches kernel") or (
+    return f.message.startswith(("launches kernel", "imports the built extension")) or (
         f.rule == "cpp-extension-cuda" and f.message.startswith(("load(", "load_inline("))
     )
 
@@ -250,6 +301,26 @@ def _plugin_calls(tree: _Tree, loader: Finding) -> list[tuple[str, ast.Call, str
     return out
 
 
+def _judge_guarded_import(tree: _Tree, f: Finding, findings: list[Finding]) -> None:
+    """A module that imports a built extension, itself imported only under ``ImportError`` fallbacks: the extension
+    is an optional path, and so are its CUDA sources (they block only through that import)."""
+    site = _only_guarded_imports(tree, f.file or "")
+    if site is None:
+        return
+    reason = f"{REACH_WARNING['optional']}: every import of {f.file} is guarded ({site})"
+    built = [g for g in findings if g.file == f.defined_in and g.rule == "cpp-extension-cuda"]
+    ids = {id(g) for g in built}
+    for g in findings:
+        source = g.defined_in == f.defined_in and g.subject == f.subject and g.rule == "cuda-source-file"
+        build = id(g) in ids and g.subject == f.subject
+        if g.severity == "blocking" and (g is f or source or build):
+            g.severity, g.reason = "warning", reason
+    if not any(g.severity == "blocking" and g.subject for g in built):  # the build file's shared imports follow
+        for g in built:
+            if g.severity == "blocking":
+                g.severity, g.reason = "warning", reason
+
+
 def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]) -> list[Finding]:
     """The findings with each blocking kernel launch or extension build that every caller reaches only under a
     CUDA test with a fallback made a performance item naming the fallback, and a plugin loader's plugins split into
@@ -263,6 +334,9 @@ def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]
     added: list[Finding] = []
     by_file = {f.file: f for f in findings if f.rule == "cuda-source-file" and f.defined_in is None}
     for f in targets:
+        if f.message.startswith("imports the built extension"):
+            _judge_guarded_import(tree, f, findings)
+            continue
         found = _fallbacks(tree, f.file or "", f.line or 0)
         if found:
             f.severity, f.reason = "warning", _reason(found)
