@@ -197,3 +197,41 @@ def test_a_bitsandbytes_optimizer_for_the_trainer_blocks_its_entry_point(tmp_pat
     (root / "train.py").write_text(TRAIN)
     (f,) = [f for f in scan_path(root, jobs=1).findings if f.rule == "bnb-optimizer"]
     assert (f.file, f.severity) == ("README.md", "blocking")
+
+
+def test_llavas_shape_a_wrapper_script_a_pinned_stack_and_a_trainer_subclass(tmp_path: Path) -> None:
+    """LLaVA's shape: the README links its training script by GitHub address (``scripts/pretrain.sh``, read as a
+    command document), which runs ``train_mem.py``, a wrapper that calls ``train()`` of the module parsing the
+    ``TrainingArguments``; the loop is a ``Trainer`` subclass. The flags are read through the wrapper: ``--tf32 True``
+    blocks; ``--evaluation_strategy`` under ``transformers==4.37.2`` is the upgrade's work, not a stop of the stack
+    as installed. Near misses: without the pin it blocks; a link inside ``<details>`` is no command document."""
+    train = TRAIN.replace(
+        "from transformers import Trainer",
+        "from transformers import Trainer\n\nclass LLaVATrainer(Trainer):\n    pass\n",
+    )
+    files = {
+        "README.md": "```bash\ngit clone https://github.com/haotian-liu/LLaVA.git\n```\n"
+        "Training script: [`pretrain.sh`](https://github.com/haotian-liu/LLaVA/blob/main/scripts/pretrain.sh).\n"
+        "<details>\nV100: [here](https://github.com/haotian-liu/LLaVA/blob/main/scripts/xformers.sh)\n</details>\n",
+        "scripts/pretrain.sh": 'deepspeed llava/train/train_mem.py \\\n    --evaluation_strategy "no" \\\n'
+        "    --tf32 True\n",
+        "scripts/xformers.sh": "deepspeed llava/train/train_xformers.py --tf32 True\n",
+        "llava/__init__.py": "",
+        "llava/train/__init__.py": "",
+        "llava/train/train.py": train,
+        "llava/train/train_mem.py": "from llava.train.train import train\n\nif __name__ == '__main__':\n    train()\n",
+        "llava/train/train_xformers.py": "from llava.train.train import train\n\ntrain()\n",
+        "pyproject.toml": '[project]\nname = "llava"\ndependencies = ["transformers==4.37.2"]\n',
+    }
+    root = _write(tmp_path, files)
+    log = scan_path(root, jobs=1)
+    by = {(f.rule, f.file, f.line): f for f in log.findings}
+    assert by[("trainer-cuda-setting", "scripts/pretrain.sh", 3)].severity == "blocking"
+    assert ("trainer-cuda-setting", "scripts/xformers.sh", 1) not in by  # folded away in <details>
+    field = by[("stack-upgrade", "scripts/pretrain.sh", 2)]
+    assert field.severity == "warning"
+    assert "transformers==4.37.2 (pyproject.toml:3) installs a release that still has" in (field.reason or "")
+    assert by[("hf-trainer", "llava/train/train.py", 4)].message == "class LLaVATrainer(Trainer)"
+    (root / "pyproject.toml").write_text('[project]\nname = "llava"\ndependencies = ["transformers>=4.37"]\n')
+    by = {(f.rule, f.file, f.line): f for f in scan_path(root, jobs=1).findings}
+    assert by[("stack-upgrade", "scripts/pretrain.sh", 2)].severity == "blocking"

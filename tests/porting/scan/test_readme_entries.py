@@ -204,3 +204,35 @@ def test_a_readme_with_a_command_or_an_example_of_no_own_code_adds_no_example_en
     (root / "train.py").write_text("print(1)\n")
     entries = default_entries(root, _present(root))
     assert (entries.how, entries.scopes) == ({"train.py": "README: `python train.py`"}, {})
+
+
+def test_a_module_run_with_python_m_is_an_entry_and_an_except_clause_of_a_cuda_error_stops_nothing(
+    tmp_path: Path,
+) -> None:
+    """``python -m llava.serve.model_worker`` runs ``llava/serve/model_worker.py``: an entry point, whose default
+    ``--device cuda`` blocks with that line as the reason, while ``except torch.cuda.CudaError:`` (a class a CPU build
+    defines) is no stop. Near miss: ``python -m torch.distributed.run`` names no file of the tree."""
+    worker = (
+        "import argparse\nimport torch\n\n"
+        "def run():\n    try:\n        pass\n    except torch.cuda.CudaError:\n        pass\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--device', default='cuda')\n"
+    )
+    root = _write(
+        tmp_path,
+        {
+            "README.md": "```\npython -m llava.serve.model_worker --port 40000\n"
+            "python -m torch.distributed.run --nproc_per_node 2 other.py\n```\n",
+            "llava/__init__.py": "",
+            "llava/serve/__init__.py": "",
+            "llava/serve/model_worker.py": worker,
+            "other.py": "",
+        },
+    )
+    how = default_entries(root, _present(root)).how
+    assert how == {
+        "llava/serve/model_worker.py": "README: `python -m llava.serve.model_worker --port 40000`",
+        "other.py": "README: `python -m torch.distributed.run --nproc_per_node 2 other.py`",
+    }
+    by = {(f.rule, f.line): f for f in scan_path(root, jobs=1).findings if f.file == "llava/serve/model_worker.py"}
+    assert by[("torch-cuda-api", 7)].severity == "warning"
+    assert by[("cuda-device-literal", 11)].severity == "blocking"

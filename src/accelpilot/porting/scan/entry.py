@@ -30,15 +30,25 @@ from accelpilot.porting.scan.launch_flags import join_continued
 from accelpilot.porting.scan.readme_example import Scope, example_entries
 
 _README = ("README.md", "README.rst", "README.txt", "README")
+# ``python -m llava.serve.cli ...``: a module of the tree run as a script (``-m torch.distributed.run`` names no file of
+# the tree, and its script is read by ``_COMMAND``).
+_MODULE_COMMAND = re.compile(r"(?:^|[\s`$;&(])python3?(?:\s+-u)?\s+-m\s+([A-Za-z_][\w.]*)")
 _HEADING = re.compile(r"^(?:#{1,6}\s+(.*)|(.+)\n[=~-]{3,}$)", re.M)
 _COMMAND = re.compile(
     r"(?:^|[\s`$;&(])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?"
     r"|lightning\s+run\s+model|fabric\s+run(?:\s+model)?)\s[^\n`]*?"
     r"([\w./-]+\.py)\b"
 )
-# A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``).
 # A relative link to a folder (``[sft](sft)``, ``(scripts/)``): no dot-extension in its last part.
 _DIR_LINK = re.compile(r"\]\(\s*(\.?/?[\w-]+(?:/[\w-]+)*/?)\s*\)")
+# ``git clone https://github.com/OWNER/REPO.git`` in a README: the repository it documents.
+_CLONE = re.compile(
+    r"git\s+clone\s+(?:--?[\w-]+(?:=\S+)?\s+)*https?://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?:[\s/]|$)"
+)
+# ``https://github.com/OWNER/REPO/blob/BRANCH/PATH``: a file of a repository at some branch.
+_BLOB = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/blob/[\w.-]+/([\w./#-]+)")
+_DETAILS = re.compile(r"<details>.*?</details>", re.S | re.I)
+# A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``).
 _LINK = re.compile(r"\]\(\s*([\w./-]+\.md(?:#[^)\s]*)?)\s*\)")
 _EVAL_NAME = re.compile(r"(eval|evaluate|bench|test|profil)", re.I)  # evaluation scripts by name
 _EVAL_HEADING = re.compile(r"evaluat|benchmark|profil|\btest|\bfid\b|metric", re.I)
@@ -79,12 +89,23 @@ _RUN_BY = "run by"  # how a script a README command runs only through a launcher
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
 # args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
-# torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``): no stop.
+# torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``), and its exception
+# classes (``except torch.cuda.CudaError:`` names a class that a CPU build defines): no stop.
 _RETURNS_WITHOUT_CUDA = re.compile(
     r"^torch\.cuda\.(?:max_memory_allocated|memory_allocated|memory_reserved|max_memory_reserved|empty_cache"
-    r"|manual_seed(?:_all)?)$"
+    r"|manual_seed(?:_all)?|CudaError|OutOfMemoryError)$"
 )
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
+
+
+def _module_file(module: str, present: set[str]) -> str:
+    """The file ``python -m module`` runs (``llava.serve.cli`` -> ``llava/serve/cli.py``, a package's
+    ``__main__.py``, also under ``src/``); the dotted name itself when the tree has none (a third-party module)."""
+    path = module.replace(".", "/")
+    for cand in (f"{path}.py", f"{path}/__main__.py", f"src/{path}.py", f"src/{path}/__main__.py"):
+        if cand in present:
+            return cand
+    return module
 
 
 def readme_entry_points(text: str, present: set[str], base: str = "") -> tuple[dict[str, str], set[str]]:
@@ -96,6 +117,7 @@ def readme_entry_points(text: str, present: set[str], base: str = "") -> tuple[d
     heading = ""
     marks = sorted([(m.start(), "h", (m.group(1) or m.group(2) or "").strip()) for m in _HEADING.finditer(text)])
     marks += [(m.start(1), "c", m.group(1).removeprefix("./")) for m in _COMMAND.finditer(text)]
+    marks += [(m.start(1), "c", _module_file(m.group(1), present)) for m in _MODULE_COMMAND.finditer(text)]
     for pos, kind, value in sorted(marks):
         if kind == "h":
             heading = value
@@ -142,10 +164,27 @@ def linked_documents(text: str, root: Path) -> list[Path]:
     return out
 
 
-def linked_scripts(text: str, root: Path) -> list[Path]:
-    """Shell scripts in a folder the README links (``[finetuning](sft)`` and ``sft/script.sh``): a README that
-    points at a folder of scripts runs its code the way those scripts do; read after the README's own commands."""
-    out: list[Path] = []
+def own_blob_links(text: str, present: set[str], suffix: str) -> list[str]:
+    """Files of the tree a README links by their GitHub address (``[`pretrain.sh`](https://github.com/haotian-liu/
+    LLaVA/blob/main/scripts/v1_5/pretrain.sh)``), when its ``git clone`` command names that repository: the README
+    points at its own file. Links inside a ``<details>`` block (folded away: an alternative setup) are left out."""
+    clone = _CLONE.search(text)
+    if clone is None:
+        return []
+    own = clone.group(1).lower()
+    out: list[str] = []
+    for m in _BLOB.finditer(_DETAILS.sub("", text)):
+        rel = m.group(2).split("#", 1)[0]
+        if m.group(1).lower() == own and rel.endswith(suffix) and rel in present and rel not in out:
+            out.append(rel)
+    return out
+
+
+def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> list[Path]:
+    """Shell scripts in a folder the README links (``[finetuning](sft)`` and ``sft/script.sh``), or that it links by
+    their GitHub address (``own_blob_links``): a README that points at scripts runs its code the way those scripts
+    do; read after the README's own commands."""
+    out: list[Path] = [root / rel for rel in own_blob_links(text, present or set(), ".sh")]
     for m in _DIR_LINK.finditer(text):
         folder = root / m.group(1).strip("./")
         if m.group(1).strip("./") and folder.is_dir() and folder.resolve().is_relative_to(root.resolve()):
@@ -168,7 +207,7 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
     if readme is None or text is None:
         return {}, None
     entries: dict[str, str] = {}
-    for path in [readme, *linked_documents(text, root), *linked_scripts(text, root)]:
+    for path in [readme, *linked_documents(text, root), *linked_scripts(text, root, present)]:
         doc = text if path == readme else _read(path)
         base = path.parent.relative_to(root).as_posix() if path.suffix == ".sh" else ""
         found, _ = readme_entry_points(doc or "", present, base)

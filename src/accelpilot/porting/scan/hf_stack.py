@@ -32,6 +32,7 @@ from packaging.version import Version
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.families import _module_names, imports_of
 from accelpilot.porting.scan.launch_flags import command_flags, doc_command, join_continued, logical_lines
 from accelpilot.porting.scan.patterns import BNB_OPTIMIZERS
 
@@ -109,21 +110,22 @@ def stack_pins(read: Callable[[str], str | None], rels: list[str]) -> list[Pin]:
 def below_neuron(pins: list[Pin]) -> Pin | None:
     """The first pin that allows no release placing on the neuron device (``transformers==4.31.0``); a range
     that allows one (``>=4.28``), no pin, or a git URL (version unknown) is not."""
-    for p in pins:
-        if not p.spec or p.spec.startswith(("git+", "http", "file:")):
-            continue
-        try:
-            spec = Requirement(f"{p.library}{p.spec}").specifier
-        except InvalidRequirement:
-            continue
-        floor = NEURON_DEVICE_FROM[p.library]
-        # the versions the spec names (``==5.17.0``) and the floor and later releases: one allowed at or above the
-        # floor means an install can place on neuron
-        named = [s.version.rstrip(".*") for s in spec if s.operator not in ("!=",)]
-        candidates = {str(floor), *_LATER, *named}
-        if not any(_at_least(v, floor) and spec.contains(v, prereleases=True) for v in candidates):
-            return p
-    return None
+    return next((p for p in pins if not _allows_from(p, NEURON_DEVICE_FROM[p.library])), None)
+
+
+def _allows_from(p: Pin, floor: Version) -> bool:
+    """Whether the pin allows a release at or above ``floor`` (an unreadable pin or a git URL may)."""
+    if not p.spec or p.spec.startswith(("git+", "http", "file:")):
+        return True
+    try:
+        spec = Requirement(f"{p.library}{p.spec}").specifier
+    except InvalidRequirement:
+        return True
+    # the versions the spec names (``==5.17.0``) and the floor and later releases: one allowed at or above the
+    # floor means an install can reach it
+    named = [s.version.rstrip(".*") for s in spec if s.operator not in ("!=",)]
+    candidates = {str(floor), *_LATER, *named}
+    return any(_at_least(v, floor) and spec.contains(v, prereleases=True) for v in candidates)
 
 
 def _at_least(version: str, floor: Version) -> bool:
@@ -133,16 +135,34 @@ def _at_least(version: str, floor: Version) -> bool:
         return False
 
 
+def _parses_training_arguments(src: bytes | None) -> bool:
+    return src is not None and b"HfArgumentParser" in src and b"TrainingArguments" in src
+
+
+def _parser_source(script: str, read: Callable[[str], bytes | None], mods: dict[str, str]) -> bytes | None:
+    """The source that parses the script's ``TrainingArguments``: the script's own, or that of a module of the tree
+    it imports (LLaVA's ``train_mem.py`` calls ``train()`` of ``llava/train/train.py``, which parses them)."""
+    src = read(script) if script.endswith(".py") else None
+    if src is None or _parses_training_arguments(src):
+        return src
+    for rel in sorted(imports_of(script, src, mods)):
+        other = read(rel)
+        if _parses_training_arguments(other):
+            return other
+    return None
+
+
 def launch_settings(
-    root: Path, how: dict[str, str], read: Callable[[str], bytes | None], pins: list[Pin]
+    root: Path, how: dict[str, str], read: Callable[[str], bytes | None], pins: list[Pin], rels: list[str]
 ) -> list[Finding]:
     """Findings for the ``TrainingArguments`` flags of each entry script's README command (its default command):
     ``--tf32 True`` (blocking), removed fields (``stack-upgrade``; blocking unless the parser keeps unknown
     strings), ``--fsdp`` (the Trainer's FSDP; FSDP2 on a current transformers)."""
     out: list[Finding] = []
+    mods = _module_names(rels)
     for script, cmd in how.items():
-        src = read(script) if script.endswith(".py") else None
-        if src is None or b"HfArgumentParser" not in src or b"TrainingArguments" not in src:
+        src = _parser_source(script, read, mods)
+        if src is None:
             continue
         command = doc_command(root, cmd)
         lenient = b"return_remaining_strings=True" in src
@@ -157,10 +177,17 @@ def launch_settings(
                 lib, ver = REMOVED_FLAGS[name]
                 msg = f"--{name} (TrainingArguments field removed in {lib} {ver})"
                 f = _finding("stack-upgrade", doc, ln, msg, text)
+                kept = next((p for p in pins if p.library == lib and not _allows_from(p, Version(ver))), None)
                 if lenient:
                     f.reason = (
                         f"{script} parses with return_remaining_strings=True, so on {lib} >= {ver} the flag is "
                         f"dropped silently (the setting is lost, the run goes on): {doc}:{ln}"
+                    )
+                elif kept is not None:
+                    f.reason = (
+                        f"the requirement {lib}{kept.spec} ({kept.file}:{kept.line}) installs a release that still "
+                        f"has --{name}; the upgrade to {lib} >= {ver} the neuron device needs makes HfArgumentParser "
+                        f"raise on it, so the flag goes with that upgrade: {doc}:{ln}"
                     )
                 else:
                     f.severity = "blocking"

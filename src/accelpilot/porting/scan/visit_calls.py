@@ -183,6 +183,14 @@ class CallRules(VisitorBase):
                 return
         self.generic(node)
 
+    def trainer_subclass(self, node: ast.ClassDef) -> None:
+        """``class LLaVATrainer(transformers.Trainer)``: the training loop is the Trainer's, whatever the subclass
+        overrides (its calls, ``LLaVATrainer(...)``, name no Trainer)."""
+        for b in node.bases:
+            name = b.attr if isinstance(b, ast.Attribute) else b.id if isinstance(b, ast.Name) else None
+            if name in _HF_TRAINERS and (self.dotted(b) or "").startswith(("transformers.", "trl.")):
+                self.add("hf-trainer", node.lineno, f"class {node.name}({name})")
+
     def _inventory(self, node: ast.Call, f: ast.Attribute) -> bool:
         """``devices.add("cuda")`` where the same def also adds another device type to ``devices``: a vocabulary of
         backends built one call at a time (``get_available_devices``), like a literal naming two device types

@@ -122,6 +122,7 @@ class PyVisitor(BranchRules):
         self.forward_depth = 0
         try:
             self._init_owner.update(init_owners(node))  # ``Cls(device=d)`` passes ``__init__``'s ``device``
+            self.trainer_subclass(node)
             dispatcher = next((d for d in node.decorator_list if _decorator_name(d) in DISPATCHED_BY_DEFAULT), None)
             if dispatcher is None:
                 self.generic(node)
