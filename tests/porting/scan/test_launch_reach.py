@@ -1,5 +1,5 @@
-"""A README's multi-process launch makes the distributed setup and collectives it reaches blocking
-(``scan/launch_reach.py``). Small synthetic trees; each beside the near miss that must stay a warning."""
+"""A README's launch (torchrun, torch.distributed.launch/run, one process or more) makes the distributed setup and
+collectives it reaches blocking (``scan/launch_reach.py``). Small synthetic trees; each beside the near miss that must stay a warning."""
 
 from __future__ import annotations
 
@@ -68,12 +68,19 @@ def test_an_eight_process_launch_makes_the_setup_and_a_called_collective_blockin
     assert by_line[23][1] == "warning"  # placement outside any process-group function
 
 
-@pytest.mark.parametrize(
-    "command", ["python main.py --coco x", "torchrun --nproc_per_node=1 main.py", "torchrun main.py --coco x"]
-)
-def test_a_one_process_command_leaves_the_setup_a_warning(tmp_path: Path, command: str) -> None:
-    by_line = _tree(tmp_path, command)
+def test_a_command_without_a_launcher_leaves_the_setup_a_warning(tmp_path: Path) -> None:
+    by_line = _tree(tmp_path, "python main.py --coco x")
     assert {by_line[line][1] for line in (8, 9, 14)} == {"warning"}
+
+
+@pytest.mark.parametrize("command", ["torchrun --nproc_per_node=1 main.py", "torchrun main.py --coco x"])
+def test_one_process_under_a_launcher_still_sets_up_the_group(tmp_path: Path, command: str) -> None:
+    """torchrun sets ``RANK``/``WORLD_SIZE`` for one process too (its default), so ``if "RANK" not in os.environ:
+    return`` does not return and the NCCL group is set up: Llama's README launches ``torchrun --nproc_per_node 1``
+    and ``Llama.build`` stops at ``init_process_group("nccl")``."""
+    by_line = _tree(tmp_path, command)
+    assert {by_line[line][1] for line in (8, 9, 14)} == {"blocking"}
+    assert "as 1 process (" in (by_line[9][2] or "")
 
 
 @pytest.mark.parametrize(
@@ -82,8 +89,8 @@ def test_a_one_process_command_leaves_the_setup_a_warning(tmp_path: Path, comman
         ("python -m torch.distributed.launch --nproc_per_node=8 --use_env main.py", "8"),
         ("torchrun --nnodes=1 --nproc_per_node=N train.py --model DiT-XL/2", "N"),
         ("torchrun --nproc-per-node 4 train.py", "4"),
-        ("python -m torch.distributed.run --nproc_per_node=1 train.py", None),
-        ("torchrun --standalone train.py", None),
+        ("python -m torch.distributed.run --nproc_per_node=1 train.py", "1"),
+        ("torchrun --standalone train.py", "1"),
         ("python train.py --nproc_per_node=8", None),
     ],
 )

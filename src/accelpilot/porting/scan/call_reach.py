@@ -18,7 +18,7 @@ after ``from m import f``, ``m.f(...)`` after ``import m``) becomes blocking whe
 with no guard on the way: not under a CUDA test (``torch.cuda.is_available()``, ``x.is_cuda``, ``device.type ==
 "cuda"``, any test naming cuda or a GPU), not in a ``try`` with a handler (a fallback), not after an early return on
 such a test, not in a nested def. Only one call deep: what that function calls in turn is not followed. A function
-that sets up the process group runs CUDA only under a multi-process launch, which ``launch_reach.py`` judges.
+that sets up the process group runs CUDA only under a launcher (torchrun), which ``launch_reach.py`` judges.
 
 What raises, measured on torch 2.13 CPU (``torch.cuda.synchronize()``: "Torch not compiled with CUDA enabled";
 ``set_device``: "module 'torch._C' has no attribute '_cuda_setDevice'"; ``torch.tensor(..., device="cuda")``,

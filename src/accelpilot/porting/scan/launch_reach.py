@@ -1,4 +1,4 @@
-"""Distributed setup that a README's multi-process launch reaches (issue 27: "blocking means it stops the default
+"""Distributed setup that a README's launch reaches (issue 27: "blocking means it stops the default
 path").
 
 ``entry.py`` makes CUDA placement on an entry point's own lines blocking. When the README's command for that entry
@@ -14,7 +14,9 @@ set it up:
 and a collective run on a tensor placed on ``"cuda"`` (a metric synchronised across ranks every epoch) stops the
 same way. Such lines, in a function of a module the entry point imports (module level, transitively) that sets up
 the process group or runs a collective and that some reached file calls, become blocking with the command as their
-reason. A launch of one process (torchrun's default) or a helper no reached file calls changes nothing.
+reason. One process under a launcher counts (torchrun still sets ``RANK``/``WORLD_SIZE``, so a setup gated on them
+runs, and Llama's ``Llama.build`` sets up NCCL whatever the count); a plain ``python`` command, or a helper no
+reached file calls, changes nothing.
 """
 
 from __future__ import annotations
@@ -39,14 +41,14 @@ _SET_DEVICE = "torch.cuda.set_device"
 
 
 def processes(command: str) -> str | None:
-    """How many processes a README command launches, when more than one (``8``, ``N``, ``$GPUS``); else None."""
+    """How many processes a README command's launcher starts (``8``, ``N``, ``$GPUS``, ``1``: torchrun's default);
+    None without a launcher. One process under torchrun still gets ``RANK``/``WORLD_SIZE``, so code that sets up the
+    process group when they are set (or always: Llama's ``Llama.build``) does so."""
     if not _LAUNCHER.search(command):
         return None
     m = _NPROC.search(command)
-    if m is None:
-        return None  # torchrun's default: one process per node
-    n = m.group(1).strip("`'\"\\")
-    return None if n in ("1", "") else n
+    n = m.group(1).strip("`'\"\\") if m is not None else ""
+    return n or "1"
 
 
 def _group_functions(tree: ast.Module) -> list[tuple[str, int, int]]:
@@ -73,7 +75,8 @@ def _innermost(defs: list[tuple[str, int, int]], line: int) -> str | None:
 def mark_launched_setup(
     findings: list[Finding], entries: dict[str, str], sources: Iterable[tuple[str, bytes]], rels: list[str]
 ) -> None:
-    """Lines of the distributed setup and collectives a multi-process README launch reaches become blocking."""
+    """Lines of the distributed setup and collectives a README launch (torchrun, one process or more) reaches become
+    blocking."""
     launched = {rel: n for rel, how in entries.items() if (n := processes(how)) is not None}
     if not launched or not any(f.rule in _PLACEMENT or f.message == _SET_DEVICE for f in findings):
         return
@@ -100,6 +103,7 @@ def mark_launched_setup(
                     continue
                 f.severity = "blocking"
                 f.reason = (
-                    f"the README launches entry point {entry} as {n} processes ({entries[entry]}), so {fn}() in "
+                    f"the README launches entry point {entry} as {n} process{'' if n == '1' else 'es'} "
+                    f"({entries[entry]}), so {fn}() in "
                     f"{rel}, which it imports, runs the process group on CUDA: {f.message} at {rel}:{f.line}"
                 )
