@@ -93,6 +93,13 @@ ROWS: dict[str, EffortRow] = {
         "NeuronX Distributed or torch FSDP on Neuron and re-validate convergence",
         _REASONED + ": a whole trainer stands on it (issue 27: weeks, not a warning)",
     ),
+    "model-parallel-library": EffortRow(
+        1,
+        3,
+        "run the tensor-parallel layers' collectives on the neuron backend and reshard checkpoints to the "
+        "NeuronCore count where one shard does not fit a core",
+        _REASONED + ": the layers are Python over torch.distributed; a rewrite on neuronx-distributed is weeks",
+    ),
     "model-bringup": EffortRow(
         0.5,
         2,

@@ -29,7 +29,14 @@ def _subject_key(text: str) -> str:
 
 # Rules that stand for several packages (the subject tells which); the others are one package each.
 _NAMED_PACKAGES = frozenset(
-    {"cuda-only-library", "cloud-storage-sdk", "aws-storage-sdk", "cuda-kernel-library", "training-runtime"}
+    {
+        "cuda-only-library",
+        "cloud-storage-sdk",
+        "aws-storage-sdk",
+        "cuda-kernel-library",
+        "training-runtime",
+        "model-parallel-library",
+    }
 )
 
 

@@ -38,6 +38,7 @@ EXPECTED = [
     ),  # each batch padded to its longest sample  # transformers.Trainer: the training loop accelerate runs
     ("cloud.py", 2, "cloud-storage-sdk", None),  # a GCS client
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
+    ("parallel.py", 2, "model-parallel-library", None),  # fairscale's tensor-parallel layers
     ("README.md", 4, "lightning-cuda", None),  # lightning run model --accelerator=cuda
     ("timm_step.py", 7, "device-augmentation", None),  # timm Mixup
     ("timm_step.py", 8, "model-ema-per-step", None),  # timm ModelEma

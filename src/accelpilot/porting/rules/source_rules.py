@@ -259,6 +259,20 @@ SOURCE_RULES: tuple[Rule, ...] = (
         "neuronx-distributed, which changes the training loop, the parallel layout and the checkpoints.",
     ),
     Rule(
+        id="model-parallel-library",
+        item="package",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="model-parallel layers from a third-party library",
+        why="fairscale's tensor-parallel layers (`ColumnParallelLinear`, `RowParallelLinear`, `ParallelEmbedding`) "
+        "are Python over torch.distributed collectives, so they run wherever the process group does; the work is "
+        "validating them on the `neuron` backend and matching the parallel degree (and the checkpoint shards) to the "
+        "NeuronCore count and memory. fairscale is no longer maintained: neuronx-distributed has the same layers.",
+    ),
+    Rule(
         id="hf-trainer",
         item="repo",
         category="device_code",

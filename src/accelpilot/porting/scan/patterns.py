@@ -70,6 +70,7 @@ LIBRARIES: dict[str, str] = {
     "megatron": "training-runtime",
     "megablocks": "training-runtime",
     "grouped_gemm": "training-runtime",
+    "fairscale": "model-parallel-library",
     "cupy": "cupy",
     "cupyx": "cupy",
     "numba.cuda": "numba-cuda",
