@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from accelpilot.porting.scan import scan_path
-from accelpilot.porting.scan.entry import readme_entry_points
+from accelpilot.porting.scan.entry import readme_entry_points, variant_of
 
 README = """\
 # Thing
@@ -110,3 +112,45 @@ def test_without_a_readme_command_root_scripts_named_as_entry_points_are_entries
     log = scan_path(_tree(tmp_path, readme="# Thing\n\nNo commands here.\n"), jobs=1)
     blocking = sorted({f.file or "" for f in log.findings if f.severity == "blocking"})
     assert blocking == ["sample_ddp.py", "train.py"]  # both named as entry points (sample*.py, train*.py)
+
+
+@pytest.mark.parametrize(
+    ("entry", "base"),
+    [
+        ("main_moe.py", "main.py"),  # Swin-MoE beside Swin's main.py
+        ("main_simmim_pt.py", "main.py"),
+        ("segment/train.py", "train.py"),  # yolov5's segmentation task beside its detection train.py
+        ("main.py", None),
+        ("train.py", None),
+        ("mainline.py", None),  # a longer stem without the separator is another script
+        ("tools/run.py", None),  # another script in another folder
+    ],
+)
+def test_a_variant_of_an_entry_point_is_found_by_its_name(entry: str, base: str | None) -> None:
+    how = {
+        e: "README: `python x`"
+        for e in (
+            "main.py",
+            "main_moe.py",
+            "main_simmim_pt.py",
+            "mainline.py",
+            "tools/run.py",
+            "train.py",
+            "segment/train.py",
+        )
+    }
+    assert variant_of(entry, how) == base
+
+
+def test_a_variants_cuda_lines_block_only_when_it_is_run(tmp_path: Path) -> None:
+    """Swin's README runs ``main.py`` and ``main_moe.py``: ``main.py``'s ``.cuda()`` blocks the default path, the MoE
+    variant's says when it blocks."""
+    (tmp_path / "README.md").write_text("```\npython main.py --cfg a\npython main_moe.py --cfg b\n```\n")
+    (tmp_path / "main.py").write_text("import torch\nmodel = torch.nn.Linear(1, 1).cuda()\n")
+    (tmp_path / "main_moe.py").write_text("import torch\nmodel = torch.nn.Linear(1, 1).cuda()\n")
+    by = {f.file: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-call"}
+    assert by["main.py"].severity == "blocking"
+    assert by["main_moe.py"].severity == "warning"
+    assert (by["main_moe.py"].reason or "").startswith(
+        "blocks when main_moe.py is run, a variant of the entry point main.py"
+    )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,6 +297,8 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
     that flag as ``True``. A submitit GPU request blocks when its script is the README's way to run what it
     launches; a launcher of a script the README also runs directly is an alternative: "blocks when" it is used."""
     how = entries.how
+    commands = {e: h for e, h in how.items() if ": `" in h}  # scripts a command runs (not guessed by name)
+    variants = {e: b for e in commands if (b := variant_of(e, commands)) is not None}
     for f in findings:
         if f.file not in how or f.rule not in BLOCKS_IN_ENTRY:
             continue
@@ -329,6 +332,10 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
                 f"directly ({how[wrapped]}): {where}"
             )
             continue
+        base = variants.get(f.file or "")
+        if base is not None:
+            f.reason = f"blocks when {f.file} is run, a variant of the entry point {base} ({how[f.file]}): {where}"
+            continue
         f.severity = "blocking"
         passed = f" (the example passes {flag.group(1)}=True)" if flag is not None else ""
         f.reason = (
@@ -337,6 +344,25 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
             else f"entry point {f.file} ({how[f.file]}) cannot run on the target as written: "
             f"{_stop(f.rule, f.message)}{passed}: {where}"
         )
+
+
+def variant_of(entry: str, how: Mapping[str, str]) -> str | None:
+    """The entry point ``entry`` varies, when the commands run both: ``main_moe.py`` of ``main.py`` (its stem
+    extended, same folder; Swin's MoE and SimMIM scripts), ``segment/train.py`` of ``train.py`` (the same name in a
+    task's folder below it; yolov5's segmentation and classification tasks). The base is the default path; a variant
+    is another task or model family run by its own command."""
+    folder, _, name = entry.rpartition("/")
+    stem = name.removesuffix(".py")
+    for other in sorted(how):
+        if other == entry or not other.endswith(".py"):
+            continue
+        o_folder, _, o_name = other.rpartition("/")
+        o_stem = o_name.removesuffix(".py")
+        if o_folder == folder and stem.startswith(o_stem + "_"):
+            return other
+        if o_name == name and o_folder != folder and (o_folder == "" or folder.startswith(o_folder + "/")):
+            return other
+    return None
 
 
 def _scope_of(entries: EntryPoints, f: Finding) -> Scope | None:
