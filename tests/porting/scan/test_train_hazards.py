@@ -143,3 +143,20 @@ def test_per_step_library_work_timm_mixup_ema_and_a_host_solver() -> None:
     assert _rules(TIMM_STEP, "device-augmentation") == [(7, None)]  # not the repository's own Mixup (line 10)
     assert _rules(TIMM_STEP, "model-ema-per-step") == [(8, None)]
     assert _rules(TIMM_STEP, "host-solver-in-step") == [(9, None)]
+
+
+LLAMA_ATTENTION = """\
+class Attention(nn.Module):
+    def forward(self, x, start_pos: int):
+        bsz, seqlen, _ = x.shape
+        self.cache_k[:bsz, start_pos : start_pos + seqlen] = xk
+        keys = self.cache_k[:bsz, : start_pos + seqlen]
+        values = self.cache_v[:bsz, :start_pos]
+        return keys, values
+"""
+
+
+def test_a_kv_cache_read_up_to_a_growing_position_is_a_growing_sequence() -> None:
+    """Llama's decode: the keys attended to are the cache sliced up to ``start_pos + seqlen``, a longer shape every
+    step. Near misses: the write of the step's slice keeps the cache's shape; a slice up to a bare name is no sum."""
+    assert _rules(LLAMA_ATTENTION, "growing-sequence") == [(5, None)]

@@ -297,7 +297,8 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
     that flag as ``True``. A submitit GPU request blocks when its script is the README's way to run what it
     launches; a launcher of a script the README also runs directly is an alternative: "blocks when" it is used."""
     how = entries.how
-    commands = {e: h for e, h in how.items() if ": `" in h}  # scripts a command runs (not guessed by name)
+    # scripts a command runs directly (not guessed by name; one a launcher runs is the path its document gives)
+    commands = {e: h for e, h in how.items() if ": `" in h and not h.startswith(_RUN_BY)}
     variants = {e: b for e in commands if (b := variant_of(e, commands)) is not None}
     for f in findings:
         if f.file not in how or f.rule not in BLOCKS_IN_ENTRY:

@@ -62,6 +62,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         "model-ema-per-step": b"ModelEma" in data and b"timm" in data,
         "host-solver-in-step": b"linear_sum_assignment(" in data and b"torch" in data,
         "sparse-tensor": b"to_sparse" in data or b"sparse_coo_tensor(" in data or b"sparse_csr_tensor(" in data,
+        "growing-sequence": _CACHE_SLICE.search(data) is not None,
     }
     return {r for r, hit in gates.items() if hit}
 
@@ -116,8 +117,17 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     if "sparse-tensor" in rules:
         for node, msg, subject in _sparse(tree):
             add("sparse-tensor", node, msg, subject=subject)
+    if "growing-sequence" in rules:
+        for node, fn in _cache_reads(tree):
+            text = ast.unparse(node)[:80]
+            add(
+                "growing-sequence",
+                node,
+                f"KV cache read up to a position that grows each decode step ({text})",
+                subject=f"{fn.name}:{fn.lineno}",
+            )
     pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
-    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor"}:
+    if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor", "growing-sequence"}:
         return out
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -146,6 +156,31 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             _is_dtype(node.body, torch_names, "float16") or _is_dtype(node.orelse, torch_names, "float16")
         ):
             add("float16-manual", node, "float16 chosen per layer")
+    return out
+
+
+# ``self.cache_k[:bsz, : start_pos + seqlen]``: a cache attribute sliced up to a sum (Llama's decode).
+_CACHE_SLICE = re.compile(rb"self\.\w*cache\w*\[[^\]\n]*:\s*\w+\s*\+")
+
+
+def _cache_reads(tree: ast.Module) -> list[tuple[ast.Subscript, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Reads of a ``self.*cache*`` attribute sliced up to ``a + b`` (a position plus the new tokens' count) in a
+    method: the keys/values attended to grow by the step's tokens every decode step, a new shape each step (a
+    write of the step's slice, ``cache[:, p : p + n] = x``, keeps the cache's shape and is not one)."""
+    out: list[tuple[ast.Subscript, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)):
+                continue
+            v = node.value
+            if not (isinstance(v, ast.Attribute) and "cache" in v.attr and isinstance(v.value, ast.Name)):
+                continue
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(
+                isinstance(p, ast.Slice) and isinstance(p.upper, ast.BinOp) and isinstance(p.upper.op, ast.Add)
+                for p in parts
+            ):
+                out.append((node, fn))
     return out
 
 
