@@ -100,6 +100,13 @@ ROWS: dict[str, EffortRow] = {
         "NeuronCore count where one shard does not fit a core",
         _REASONED + ": the layers are Python over torch.distributed; a rewrite on neuronx-distributed is weeks",
     ),
+    "memory-fit": EffortRow(
+        0.5,
+        2,
+        "re-fit the per-device batch, accumulation, activation checkpointing or sharding to the NeuronCore's memory "
+        "and check the global batch and learning-rate recipe still hold",
+        _REASONED,
+    ),
     "model-bringup": EffortRow(
         0.5,
         2,

@@ -249,4 +249,18 @@ MODEL_RULES: tuple[Rule, ...] = (
         'tensors raises "Attempting to deserialize object on a CUDA device" on a host without CUDA, as a '
         'Trainium host is. Pass `map_location="cpu"` (then move the model) and `weights_only=` explicitly.',
     ),
+    Rule(
+        id="memory-fit",
+        item="repo",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="runs sized for more device memory than a NeuronCore has",
+        why="The README sizes its runs for a GPU with more memory than a NeuronCore addresses (16 GiB on trn1: 32 GiB "
+        "per chip over 2 cores; a Trainium2 chip has 96 GiB over 8). The per-device batch, gradient accumulation, "
+        "activation checkpointing or sharding must be re-fitted to the target; the compiler reports NCC_EOOM001/002 "
+        "when a graph does not fit.",
+    ),
 )

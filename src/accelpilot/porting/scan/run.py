@@ -36,6 +36,7 @@ from accelpilot.porting.scan.families import assign_families, drop_own_package, 
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
 from accelpilot.porting.scan.launch_flags import lightning_settings
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
+from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
@@ -486,6 +487,7 @@ def scan_path(
             option_guards(findings, root, entries)
             findings = fallback_reach(findings, _python_sources(files, unread))
             findings += model_bringup(entries, _reader(files, unread), rels)
+            findings += memory_fit(root, entries) if root.is_dir() else []
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
