@@ -35,6 +35,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   with the scanner at e825954 (match files 9e3bd07), the labels read only after the scan;
 - held out, round 6: llama (meta-llama/llama), swin (microsoft/Swin-Transformer), llava (haotian-liu/LLaVA), labelled
   the same way (labels 8660513, f9b5cfa, 68e4290): first scored with the scanner at 67f6f1e, the labels read only
+  after the scan;
+- held out, round 7: litllama (Lightning-AI/lit-llama), bark (suno-ai/bark), ldm (CompVis/latent-diffusion), labelled
+  the same way (labels 1cc8785, 3d0b70a, 789c7ba): first scored with the scanner at d293db0, the labels read only
   after the scan.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
 
