@@ -45,8 +45,8 @@ NOT_PORTING: dict[str, str] = {
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
-    "example": "example or demo code (`examples/`, `demo/`, `demo_*.py`): run by hand, not the path the model is "
-    "trained or served on (listed apart)",
+    "example": "example or demo code (`examples/`, `demo/`, `demo_*.py`, notebooks): run by hand, not the path the "
+    "model is trained or served on (listed apart)",
     "numpy-constant": "a graph break on a numpy value (a constant array, numpy arithmetic on host values): dynamo "
     "declines host code there; not a hazard of the model's graph on the target",
     "host-setup": "float64 used only while the module is built (`__init__`/`reset_parameters`, or a helper only they "
@@ -99,10 +99,17 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|c
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 
 
-_CI_PATH = re.compile(r"(^|/)\.github/workflows/|(^|/)\.gitlab-ci\.ya?ml$|(^|/)\.circleci/|(^|/)\.buildkite/")
+_CI_PATH = re.compile(
+    r"(^|/)\.github/workflows/|(^|/)\.github/[^/]+\.ya?ml$|(^|/)azure-pipelines\.ya?ml$|(^|/)\.gitlab-ci\.ya?ml$"
+    r"|(^|/)\.circleci/|(^|/)\.buildkite/"
+)
 
 
-_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|demos?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$")
+# Notebooks are demos run by hand too (issue 27: "demo/example code listed apart"), and so is a module written for them
+# (latent-diffusion's ``notebook_helpers.py``).
+_EXAMPLE_PATH = re.compile(
+    r"(^|/)(examples?|demos?|notebooks?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$|\.ipynb$|(^|/)[^/]*notebook[^/]*\.py$"
+)
 
 
 _HOST_PATH = re.compile(
