@@ -70,3 +70,22 @@ def test_shell_scripts_in_a_folder_the_readme_links_are_commands(tmp_path: Path)
     }
     (f,) = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "stack-upgrade"]
     assert (f.file, f.line, f.severity) == ("sft/script.sh", 2, "blocking")
+
+
+def test_gpus_passed_to_a_lightning_trainer_script_blocks(tmp_path: Path) -> None:
+    """latent-diffusion's ``python main.py --base cfg.yaml -t --gpus 0,`` with ``main.py`` building a PyTorch
+    Lightning Trainer: Lightning's device parser raises without CUDA (1.4.2's wheel). Near misses: ``--gpus 0`` asks
+    for none; a script with no Lightning Trainer reads ``--gpus`` itself."""
+    (tmp_path / "main.py").write_text("from pytorch_lightning.trainer import Trainer\nTrainer.from_argparse_args(a)\n")
+    (tmp_path / "other.py").write_text("import argparse\n")
+    (tmp_path / "README.md").write_text(
+        "```\npython main.py --base cfg.yaml -t --gpus 0,\npython other.py --gpus 2\n```\n"
+    )
+    found = [
+        (f.file, f.line, f.severity, f.message)
+        for f in scan_path(tmp_path, jobs=1).findings
+        if f.rule == "lightning-cuda"
+    ]
+    assert found == [("README.md", 2, "blocking", "--gpus 0, (Lightning's Trainer asks for CUDA GPUs)")]
+    (tmp_path / "README.md").write_text("```\npython main.py --base cfg.yaml -t --gpus 0\n```\n")
+    assert [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"] == []

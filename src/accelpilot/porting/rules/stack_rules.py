@@ -92,10 +92,12 @@ STACK_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="days",
         item="repo",
-        title="Lightning launched on CUDA (`--accelerator=cuda`)",
+        title="Lightning launched on CUDA (`--accelerator=cuda`, `--gpus`)",
         why="`lightning run model --accelerator=cuda` (or `gpu`) asks Lightning for CUDA devices: Lightning raises "
         "RuntimeError ('`CUDAAccelerator` can not run on your system') where there are none (lightning 2.6.6), and "
         "its CLI and Fabric offer no Neuron accelerator. The launch and the Fabric runtime (strategy, precision "
-        "plugin, FSDP wrapping) move to torchrun and torch.distributed/FSDP2 on the neuron device.",
+        "plugin, FSDP wrapping) move to torchrun and torch.distributed/FSDP2 on the neuron device. `--gpus 0,` to a "
+        "PyTorch Lightning `Trainer` script stops the same way (1.x's device parser raises "
+        "MisconfigurationException; 2.x removed `gpus`): the Trainer moves to a Neuron-aware loop.",
     ),
 )

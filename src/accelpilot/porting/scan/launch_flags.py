@@ -18,6 +18,13 @@ from accelpilot.porting.rules import RULES
 
 # Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
 # ``RuntimeError("`CUDAAccelerator` can not run on your system since the accelerator is not available ...")``.
+# PyTorch Lightning 1.4.2's ``utilities/device_parser.py`` (read in its wheel): requested GPU ids that CUDA does not
+# list raise; Lightning 2.x removed the ``gpus`` argument itself.
+TRAINER_GPUS_STOP = (
+    "PyTorch Lightning's device parser raises MisconfigurationException('You requested GPUs: [0] But your machine "
+    "only has: []') when CUDA lists no GPU (pytorch-lightning 1.4.2, utilities/device_parser.py; 2.x removed `gpus`)"
+)
+_GPUS = re.compile(r"--gpus[=\s]")
 LIGHTNING_STOP = (
     "Lightning raises RuntimeError('`CUDAAccelerator` can not run on your system since the accelerator is not "
     "available') on a host without CUDA (lightning 2.6.6, fabric/connector.py), and its CLI offers no Neuron "
@@ -82,11 +89,23 @@ def command_flags(command: list[tuple[int, str, str]]) -> list[tuple[str, str | 
     return out
 
 
+def _lightning_trainer(path: Path) -> bool:
+    """The script builds a PyTorch Lightning ``Trainer`` (read from its bytes)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return (b"pytorch_lightning" in data or b"lightning.pytorch" in data) and b"Trainer" in data
+
+
 def lightning_settings(root: Path, how: dict[str, str]) -> list[Finding]:
-    """``lightning run model --accelerator=cuda ... script.py`` as an entry point's command: blocking."""
+    """``lightning run model --accelerator=cuda ... script.py`` as an entry point's command, or ``--gpus 0,`` passed
+    to a script that builds a PyTorch Lightning ``Trainer``: blocking."""
     out: list[Finding] = []
     for script, cmd in how.items():
         if not _LIGHTNING.search(cmd):
+            if _GPUS.search(cmd) and script.endswith(".py") and _lightning_trainer(root / script):
+                out += _trainer_gpus(root, script, cmd)
             continue
         command = doc_command(root, cmd)
         for name, val, ln, text in command_flags(command):
@@ -101,4 +120,23 @@ def lightning_settings(root: Path, how: dict[str, str]) -> list[Finding]:
                 f.severity = "blocking"
                 f.reason = f"entry point {script} ({cmd[:160]}): {LIGHTNING_STOP}: {command[0][1]}:{ln}"
                 out.append(f)
+    return out
+
+
+def _trainer_gpus(root: Path, script: str, cmd: str) -> list[Finding]:
+    """``--gpus N`` (not 0) in the command of a Lightning Trainer script: Lightning's device parser raises."""
+    command = doc_command(root, cmd)
+    out: list[Finding] = []
+    for name, val, ln, text in command_flags(command):
+        if name == "gpus" and (val or "").strip() not in ("", "0", "None", "none", "null"):
+            f = Finding.from_rule(
+                RULES["lightning-cuda"],
+                file=command[0][1],
+                line=ln,
+                message=f"--gpus {val} (Lightning's Trainer asks for CUDA GPUs)",
+                snippet=text.strip()[:200],
+            )
+            f.severity = "blocking"
+            f.reason = f"entry point {script} ({cmd[:160]}): {TRAINER_GPUS_STOP}: {command[0][1]}:{ln}"
+            out.append(f)
     return out
