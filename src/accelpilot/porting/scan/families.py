@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
@@ -101,6 +101,49 @@ def imports_of(rel: str, data: bytes, mods: dict[str, str], top_level: bool = Fa
                 if name:
                     out |= _resolve(rel, name, [], mods)
     return out
+
+
+# One import statement as ``_IMPORT`` reads it: (the ``from`` module, or None for ``import a, b``; the names or
+# modules text; whether it is at module level, column 0).
+RawImport = tuple[str | None, str, bool]
+
+
+def raw_imports(data: bytes) -> list[RawImport]:
+    """A source's import statements, unresolved (cheap to send from a worker process: the first pass reads them)."""
+    out: list[RawImport] = []
+    for m in _IMPORT.finditer(data):
+        top = data[m.start() : m.start() + 1] not in (b" ", b"\t")
+        if m.group(1) is not None:
+            out.append((m.group(1).decode(), m.group(2).decode(errors="replace"), top))
+        else:
+            out.append((None, m.group(3).decode(errors="replace"), top))
+    return out
+
+
+def resolve_imports(rel: str, raw: list[RawImport], mods: dict[str, str]) -> tuple[set[str], set[str]]:
+    """``imports_of`` at any level and at module level (an import at column 0), from ``raw_imports``: the default
+    path's reach reads both for every file of the tree."""
+    every: set[str] = set()
+    top: set[str] = set()
+    for module, text, at_top in raw:
+        found: set[str] = set()
+        if module is not None:
+            names = [n.strip().split(" ")[0] for n in text.split(",")]
+            found = _resolve(rel, module, [n for n in names if n.isidentifier()], mods)
+        else:
+            for part in text.split(","):
+                name = part.strip().split(" ")[0]
+                if name:
+                    found |= _resolve(rel, name, [], mods)
+        every |= found
+        if at_top:
+            top |= found
+    return every, top
+
+
+def imports_both(rel: str, data: bytes, mods: dict[str, str]) -> tuple[set[str], set[str]]:
+    """``resolve_imports`` of a source read here."""
+    return resolve_imports(rel, raw_imports(data), mods)
 
 
 def kernel_files(findings: list[Finding]) -> set[str]:
@@ -195,11 +238,22 @@ def _named(family: dict[str, str]) -> dict[str, str]:
     return {k: names[fam] for k, fam in family.items()}
 
 
+# What the first pass read from a Python source for this pass: its raw imports, and whether it may choose a model
+# class by a config value (``may_choose_class``).
+Prepared = tuple[list[RawImport], bool]
+
+
 def assign_families(
-    findings: list[Finding], sources: Iterable[tuple[str, bytes]], rels: list[str], roots: set[str]
+    findings: list[Finding],
+    sources: Iterable[tuple[str, bytes]],
+    rels: list[str],
+    roots: set[str],
+    prepared: Mapping[str, Prepared] | None = None,
+    read: Callable[[str], bytes | None] | None = None,
 ) -> None:
     """Set ``family`` on every finding in (or a use of something defined in) a kernel file, reading each Python
-    source's imports once; then judge each family from the default path (``default_path.py``) from ``roots``."""
+    source's imports once (from ``prepared``, what the worker processes read, when given with ``read``; else from
+    ``sources``); then judge each family from the default path (``default_path.py``) from ``roots``."""
     kernels = kernel_files(findings)
     if not kernels and not any(
         RAISES_WITHOUT_CUDA.match(f.message) or f.subject == SPARSE_BUFFER for f in findings if f.context is None
@@ -209,11 +263,16 @@ def assign_families(
     imports: dict[str, set[str]] = {rel: set() for rel in rels if rel.endswith(".py")}
     top: dict[str, set[str]] = {}  # module-level imports only: the default path's reach
     choosers: list[tuple[str, bytes]] = []  # files that may choose a model class by a config value
-    for rel, data in sources:
-        imports[rel] = imports_of(rel, data, mods)
-        top[rel] = imports_of(rel, data, mods, top_level=True)
-        if may_choose_class(data):
-            choosers.append((rel, data))
+    if prepared is not None and read is not None:
+        for rel, (raw, chooses) in prepared.items():
+            imports[rel], top[rel] = resolve_imports(rel, raw, mods)
+            if chooses and (data := read(rel)) is not None:
+                choosers.append((rel, data))
+    else:
+        for rel, data in sources:
+            imports[rel], top[rel] = imports_both(rel, data, mods)
+            if may_choose_class(data):
+                choosers.append((rel, data))
     fam = _named(families(kernels, imports))
     for f in findings:
         home = f.file if f.file in fam else f.defined_in  # a kernel file's own lines stay with its family

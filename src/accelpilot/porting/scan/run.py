@@ -28,11 +28,11 @@ from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.dead_code import mark_unreached_modules
-from accelpilot.porting.scan.default_path import default_roots
+from accelpilot.porting.scan.default_path import default_roots, may_choose_class
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
 from accelpilot.porting.scan.fallback_reach import fallback_reach
-from accelpilot.porting.scan.families import assign_families, drop_own_package, own_packages
+from accelpilot.porting.scan.families import Prepared, assign_families, drop_own_package, own_packages, raw_imports
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
 from accelpilot.porting.scan.launch_flags import lightning_settings
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
@@ -193,8 +193,22 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
     return rel, found, None, suppressed
 
 
-def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[FileOutcome]:
-    return [scan_file(p, rel, kind, max_bytes) for p, rel, kind in items]
+def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[tuple[FileOutcome, Prepared | None]]:
+    """Each file scanned, and for a Python source what the cross-file passes read from it (its imports), read here
+    in the worker so that the parent does not read every source again for them."""
+    out: list[tuple[FileOutcome, Prepared | None]] = []
+    for p, rel, kind in items:
+        outcome = scan_file(p, rel, kind, max_bytes)
+        prepared: Prepared | None = None
+        if kind == "python" and outcome[2] is None:
+            try:
+                data = Path(p).read_bytes()
+            except OSError:
+                data = None
+            if data is not None:
+                prepared = (raw_imports(data), may_choose_class(data))
+        out.append((outcome, prepared))
+    return out
 
 
 def _chunks(items: list[tuple[str, str, str]], n: int) -> Iterable[list[tuple[str, str, str]]]:
@@ -457,9 +471,11 @@ def scan_path(
         try:
             if pool is not None:
                 chunks = pool.map(_scan_chunk, _chunks(files, CHUNK), [max_bytes] * len(files))
-                outcomes = [outcome for chunk_out in chunks for outcome in chunk_out]
+                pairs = [pair for chunk_out in chunks for pair in chunk_out]
             else:
-                outcomes = _scan_chunk(files, max_bytes)
+                pairs = _scan_chunk(files, max_bytes)
+            outcomes = [outcome for outcome, _ in pairs]
+            prepared = {outcome[0]: prep for outcome, prep in pairs if prep is not None}
             rels = [rel for _, rel, _ in files]
             found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
             findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts())
@@ -473,7 +489,7 @@ def scan_path(
             entries = found.how
             roots = default_roots(rels, own, entries)
             mark_unreached_modules(findings, _python_sources(files, unread), rels, entries)
-            assign_families(findings, _python_sources(files, unread), rels, roots)
+            assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found)
             pins = stack_pins(_text_reader(files, unread), rels)
