@@ -140,3 +140,21 @@ def test_a_read_in_a_helper_the_training_loop_calls_every_step() -> None:
         (3, "values.mean().item() in log_loss_dict(), which forward_backward() calls every training step"),
         (20, "losses['loss'].cpu() in _note(), which forward_backward() calls every training step"),
     ]
+
+
+def test_a_read_every_n_steps_with_n_a_module_constant_one_is_every_step() -> None:
+    """lit-llama's ``log_interval = 1`` at module level: ``if iter_num % log_interval == 0`` holds every step, so the
+    loss read under it is per step. Near miss: ``log_interval = 10`` (or a name bound twice) reads every N steps."""
+    src = (
+        "log_interval = {n}\n\n"
+        "def train(model, optimizer, data):\n"
+        "    for iter_num, batch in enumerate(data):\n"
+        "        loss = model(batch)\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "        if iter_num % log_interval == 0:\n"
+        "            print(loss.item())\n"
+    )
+    assert [r[1] for r in host_syncs(src.format(n=1).encode())] == [9]
+    assert host_syncs(src.format(n=10).encode()) == []
+    assert host_syncs((src.format(n=1) + "log_interval = 5\n").encode()) == []

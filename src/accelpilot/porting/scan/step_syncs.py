@@ -9,7 +9,8 @@ training loop is elsewhere (``engine.train_one_epoch``, ``Trainer.train``). Read
 - a read in a loop of it: ``.item()``, ``.cpu()`` or ``.tolist()`` with no argument, whose innermost loop itself
   holds a training call (an evaluation loop nested in the epoch loop reads no training step);
 - not under an ``if`` that reads every N steps (a test with ``%`` or a ``divisible`` call: nanoGPT's
-  ``if iter_num % log_interval == 0``), which is the fix already, and not in a nested def or lambda;
+  ``if iter_num % log_interval == 0``), which is the fix already, unless N is a module constant 1 (lit-llama's
+  ``log_interval = 1``: every step), and not in a nested def or lambda;
 - one call deep: a read anywhere in a function of the same file (``log_loss_dict(...)``, ``self._log(...)``) that
   such a loop calls by name every step, and that trains nothing itself (guided-diffusion's per-microbatch
   ``values.mean().item()`` logging).
@@ -52,11 +53,25 @@ def _trains(node: ast.AST) -> bool:
     return attr == "step" and _OPTIMIZER.search(_receiver(node.func.value)) is not None
 
 
-def _periodic(test: ast.expr) -> bool:
-    """A test that holds every N steps: a ``%`` in it, or a ``divisible``-named call."""
+def _ones(tree: ast.Module) -> frozenset[str]:
+    """Module-level names bound once, to the constant 1 (lit-llama's ``log_interval = 1``)."""
+    bound: dict[str, list[ast.expr]] = {}
+    for st in tree.body:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    bound.setdefault(t.id, []).append(st.value)
+    return frozenset(
+        k for k, vs in bound.items() if len(vs) == 1 and isinstance(vs[0], ast.Constant) and vs[0].value == 1
+    )
+
+
+def _periodic(test: ast.expr, ones: frozenset[str] = frozenset()) -> bool:
+    """A test that holds every N steps: a ``%`` in it (not ``% N`` with a module constant ``N = 1``: every step), or
+    a ``divisible``-named call."""
     for n in ast.walk(test):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
-            return True
+            return not (isinstance(n.right, ast.Name) and n.right.id in ones)
         if isinstance(n, ast.Call) and "divisible" in _receiver(n.func).lower():
             return True
     return False
@@ -75,7 +90,7 @@ def _read(node: ast.AST) -> str | None:
 
 
 def _reads_in(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, every: bool = False
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, every: bool = False, ones: frozenset[str] = frozenset()
 ) -> tuple[list[tuple[ast.Call, str]], set[str]]:
     """The per-step reads of one function: (call, what is read), and the names of the same-file functions its
     training loops call every step. ``every``: the whole function runs every step (a helper a step calls), so a
@@ -108,7 +123,7 @@ def _reads_in(
             for st in node.orelse:
                 walk(st, loop, periodic)
             return
-        if isinstance(node, ast.If) and _periodic(node.test):
+        if isinstance(node, ast.If) and _periodic(node.test, ones):
             walk(node.test, loop, periodic)
             for st in node.body:
                 walk(st, loop, True)
@@ -151,6 +166,7 @@ def host_syncs(data: bytes) -> list[RawFinding]:
         if isinstance(n, _FUNC):
             defs.setdefault(n.name, []).append(n)
     seen: set[int] = set()
+    ones = _ones(tree)
 
     def report(call: ast.Call, what: str, where: str) -> None:
         if call.lineno in seen:
@@ -166,14 +182,14 @@ def host_syncs(data: bytes) -> list[RawFinding]:
         for fn in fns:
             if not any(_trains(n) for n in ast.walk(fn)):
                 continue
-            reads, called = _reads_in(fn)
+            reads, called = _reads_in(fn, ones=ones)
             for call, what in reads:
                 report(call, what, f"every training step in {fn.name}()")
             for name in sorted(called):
                 for helper in defs.get(name, ()):
                     if helper is fn or any(_trains(n) for n in ast.walk(helper)):
                         continue  # a training function has its own reads
-                    for call, what in _reads_in(helper, every=True)[0]:
+                    for call, what in _reads_in(helper, every=True, ones=ones)[0]:
                         report(call, what, f"in {helper.name}(), which {fn.name}() calls every training step")
     out.sort(key=lambda r: r[1] or 0)
     return out
