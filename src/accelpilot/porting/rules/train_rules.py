@@ -194,4 +194,18 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "step. It runs, slower. Accumulate on the device (`total += loss.detach()`) and read every N steps "
         "(the logging interval).",
     ),
+    Rule(
+        id="decode-host-sync",
+        category="data_movement",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="device-to-host read every decode step",
+        why="An autoregressive loop samples a token on the device and tests it in Python to stop (`if idx_next == "
+        "eos_id: break`, `if all(eos_reached)`): the test makes the host wait for the device every token, so the "
+        "next step cannot be queued behind it, and under torch.compile it cuts the graph. It runs, slower. Keep the "
+        "stop test on the device (a mask of finished rows) and read it every N tokens.",
+    ),
 )

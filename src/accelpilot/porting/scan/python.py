@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from accelpilot.porting.scan.decode_syncs import decode_syncs
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_backend import _foreign_classes, _foreign_kernels, _helper_name, _no_fallback
 from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkeeping, _post_generate
@@ -65,7 +66,14 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
 def _whole_file(data: bytes) -> list[RawFinding]:
     """The passes that read a whole file behind their own byte gates: training-path hazards, runtime calls
     (accelerate, submitit), per-step host reads, APIs removed from the current stack."""
-    return train_hazards(data) + runtime_calls(data) + host_syncs(data) + stack_sites(data) + unbound_off_cuda(data)
+    return (
+        train_hazards(data)
+        + runtime_calls(data)
+        + host_syncs(data)
+        + decode_syncs(data)
+        + stack_sites(data)
+        + unbound_off_cuda(data)
+    )
 
 
 def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:

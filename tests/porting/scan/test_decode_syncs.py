@@ -1,0 +1,68 @@
+"""Device-to-host reads every decode step (``scan/decode_syncs.py``): the stop tests of Llama's, bark's and
+lit-llama's generation loops, each beside its near miss."""
+
+from __future__ import annotations
+
+from accelpilot.porting.scan.decode_syncs import decode_syncs
+
+LLAMA = """\
+import torch
+
+def generate(model, tokens, eos_id, start, total):
+    eos_reached = torch.tensor([False] * tokens.shape[0])
+    for cur_pos in range(start, total):
+        logits = model.forward(tokens[:, :cur_pos])
+        next_token = torch.argmax(logits[:, -1], dim=-1)
+        next_token = next_token.reshape(-1)
+        eos_reached |= next_token == eos_id
+        if all(eos_reached):
+            break
+    return tokens
+"""
+
+LIT = """\
+import torch
+
+def generate(model, idx, eos_id, n):
+    for _ in range(n):
+        probs = model(idx)
+        idx_next = torch.multinomial(probs, num_samples=1).to(dtype=idx.dtype)
+        if idx_next == eos_id:
+            return idx
+    return idx
+"""
+
+RL = """\
+import torch
+
+def rollout(envs, q_network, obs, steps):
+    for step in range(steps):
+        actions = torch.argmax(q_network(obs), dim=1).cpu().numpy()
+        obs, rewards, done, infos = envs.step(actions)
+        if done:
+            break
+"""
+
+TRAIN = """\
+import torch
+
+def train(model, opt, data):
+    for x in data:
+        pred = torch.argmax(model(x), dim=-1)
+        loss = model.loss(x)
+        loss.backward()
+        opt.step()
+        if pred.sum() == 0:
+            break
+"""
+
+
+def test_a_sampled_token_tested_in_python_every_step_is_found() -> None:
+    assert [(r[0], r[1]) for r in decode_syncs(LLAMA.encode())] == [("decode-host-sync", 10)]
+    assert [r[1] for r in decode_syncs(LIT.encode())] == [7]
+
+
+def test_near_misses_are_not_found() -> None:
+    assert decode_syncs(RL.encode()) == []  # the action goes to the environment: not followed
+    assert decode_syncs(TRAIN.encode()) == []  # a training loop: step_syncs.py reads it
+    assert decode_syncs(LIT.replace("import torch\n", "import jax\n").replace("torch.", "jax.").encode()) == []
