@@ -236,3 +236,27 @@ def test_a_module_run_with_python_m_is_an_entry_and_an_except_clause_of_a_cuda_e
     by = {(f.rule, f.line): f for f in scan_path(root, jobs=1).findings if f.file == "llava/serve/model_worker.py"}
     assert by[("torch-cuda-api", 7)].severity == "warning"
     assert by[("cuda-device-literal", 11)].severity == "blocking"
+
+
+def test_a_launcher_of_a_packages_main_makes_its_defining_module_an_entry(tmp_path: Path) -> None:
+    """dinov2's README runs ``dinov2/run/train/train.py``, a submitit launcher whose job calls ``main`` imported from
+    the ``dinov2.train`` package, which re-exports it from ``dinov2/train/train.py``: that module is the entry point
+    ("run by"), and its CUDA line blocks. Near miss: a package that re-exports nothing named ``main``."""
+    files = {
+        "README.md": "```\npython dinov2/run/train/train.py --nodes 4\n```\n",
+        "dinov2/__init__.py": "",
+        "dinov2/run/__init__.py": "",
+        "dinov2/run/train/__init__.py": "",
+        "dinov2/run/train/train.py": "class Trainer:\n    def __call__(self):\n"
+        "        from dinov2.train import main as train_main\n        train_main(self.args)\n",
+        "dinov2/train/__init__.py": "from .train import get_args_parser, main\n",
+        "dinov2/train/train.py": "import torch\n\ndef main(args):\n    model = torch.nn.Linear(1, 1).cuda()\n\n"
+        "if __name__ == '__main__':\n    main(None)\n",
+    }
+    root = _write(tmp_path, files)
+    entries = default_entries(root, _present(root))
+    assert entries.wraps == {"dinov2/run/train/train.py": "dinov2/train/train.py"}
+    by = {(f.file, f.rule): f for f in scan_path(root, jobs=1).findings}
+    assert by[("dinov2/train/train.py", "cuda-call")].severity == "blocking"
+    (root / "dinov2/train/__init__.py").write_text("from .train import get_args_parser\n")
+    assert default_entries(root, _present(root)).wraps == {}

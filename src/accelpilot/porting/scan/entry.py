@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from accelpilot.porting.findings import Finding, context_of_path, entry_script
+from accelpilot.porting.scan.families import _module_names
 from accelpilot.porting.scan.launch_flags import join_continued
 from accelpilot.porting.scan.readme_example import Scope, example_entries
 
@@ -246,8 +247,9 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
 
 
 def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
-    """The root script whose ``main()`` ``script`` calls through an import of it (``import main_pretrain as
-    trainer`` ... ``trainer.main(args)``; ``from main import main`` ... ``main(args)``), else None."""
+    """The script whose ``main()`` ``script`` calls through an import of it (``import main_pretrain as trainer`` ...
+    ``trainer.main(args)``; ``from main import main`` ... ``main(args)``; dinov2's launcher ``from dinov2.train import
+    main as train_main``, a package that re-exports ``main`` from ``dinov2/train/train.py``), else None."""
     text = _read(root / script)
     if text is None or "main(" not in text:
         return None
@@ -255,17 +257,19 @@ def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    modules: dict[str, str] = {}  # local name of an imported root script -> its file
-    mains: dict[str, str] = {}  # local name of an imported ``main`` -> its file
+    mods = _module_names(present)
+    modules: dict[str, str] = {}  # local name of an imported module of the tree -> its file
+    mains: dict[str, str] = {}  # local name of an imported ``main`` -> the file defining it
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                if f"{a.name}.py" in present and f"{a.name}.py" != script:
-                    modules[a.asname or a.name] = f"{a.name}.py"
-        elif isinstance(node, ast.ImportFrom) and not node.level and f"{node.module}.py" in present:
+                if mods.get(a.name, script) != script:
+                    modules[a.asname or a.name] = mods[a.name]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in mods:
             for a in node.names:
-                if a.name == "main" and f"{node.module}.py" != script:
-                    mains[a.asname or a.name] = f"{node.module}.py"
+                target = _defining_main(root, mods[node.module], mods) if a.name == "main" else None
+                if target is not None and target != script:
+                    mains[a.asname or a.name] = target
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -278,6 +282,24 @@ def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
             target = None
         if target is not None and _runs_as_script(root / target):
             return target
+    return None
+
+
+def _defining_main(root: Path, rel: str, mods: dict[str, str]) -> str | None:
+    """The file that defines the ``main`` that module ``rel`` offers: ``rel`` itself, or for a package
+    ``__init__.py`` the module it re-exports ``main`` from (``from .train import main``)."""
+    if not rel.endswith("__init__.py"):
+        return rel
+    text = _read(root / rel)
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return None
+    package = rel.rpartition("/")[0].replace("/", ".").removeprefix("src.")
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "main" and a.asname is None for a in node.names):
+            dotted = f"{package}.{node.module}" if node.level == 1 and node.module else node.module or ""
+            return mods.get(dotted)
     return None
 
 
