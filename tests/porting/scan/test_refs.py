@@ -155,3 +155,19 @@ def test_an_import_of_a_module_this_tree_builds_is_not_a_library_dependency(tmp_
         ("package|cuda-kernel-library|causal_conv1d", "blocking", [("other/use.py", 1)]),
     ]
     assert [f.rule for f in scan_path(tmp_path, jobs=1).findings if f.file == "ops.py"] == ["cpp-extension-cuda"]
+
+
+def test_two_jit_extensions_in_one_folder_each_keep_their_sources(tmp_path: Path) -> None:
+    """rosinality's ``op/``: ``fused_act.py`` and ``upfirdn2d.py`` each ``load()`` an extension from sources named in
+    the call; each ``.cu`` joins the item of the extension that builds it (not a third item for the folder)."""
+    op = tmp_path / "op"
+    op.mkdir()
+    for name, src in (("fused_act", "fused_bias_act_kernel.cu"), ("upfirdn2d", "upfirdn2d_kernel.cu")):
+        (op / f"{name}.py").write_text(
+            "import os\nfrom torch.utils.cpp_extension import load\n\nmodule_path = os.path.dirname(__file__)\n"
+            f"ext = load(\n    '{name}',\n    sources=[os.path.join(module_path, '{src}')],\n)\n"
+        )
+        (op / src).write_text("__global__ void k() {}\n")
+    items = [i for i in scan_path(tmp_path, jobs=1).items if i.rule in ("cpp-extension-cuda", "cuda-source-file")]
+    files = sorted(tuple(sorted({ln.file or "" for ln in i.lines})) for i in items)
+    assert files == [("op/fused_act.py", "op/fused_bias_act_kernel.cu"), ("op/upfirdn2d.py", "op/upfirdn2d_kernel.cu")]

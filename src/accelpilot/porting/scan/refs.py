@@ -302,3 +302,32 @@ def find_refs(sources: Iterable[tuple[str, bytes]], index: Index) -> tuple[list[
             lines = data.decode("utf-8", errors="replace").splitlines()
             refs.extend((*r[:7], lines[r[2] - 1] if 0 < r[2] <= len(lines) else "") for r in v.refs)
     return refs, built
+
+
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc")
+
+
+def jit_sources(
+    loads: list[tuple[str, int, str]], read: Callable[[str], bytes | None], present: set[str]
+) -> dict[str, tuple[str, str]]:
+    """Source file -> (the file that builds it, the extension's name) for ``torch.utils.cpp_extension.load(name,
+    sources=[os.path.join(module_path, "fused_bias_act_kernel.cu"), ...])`` calls (``loads``: file, line, name): the
+    sources a JIT build names, by file name in the builder's folder, so that each joins its extension's item (two
+    extensions in one folder, rosinality's ``op/``, are two items, not a third for the folder's ``.cu`` files)."""
+    out: dict[str, tuple[str, str]] = {}
+    for rel, line, name in loads:
+        data = read(rel)
+        try:
+            tree = ast.parse(data or b"")
+        except (SyntaxError, ValueError):
+            continue
+        folder = rel.rpartition("/")[0]
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and call.lineno <= line <= (call.end_lineno or call.lineno)):
+                continue
+            for c in ast.walk(call):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith(_SOURCE_SUFFIXES):
+                    src = f"{folder}/{c.value.rpartition('/')[2]}" if folder else c.value.rpartition("/")[2]
+                    if src in present:
+                        out.setdefault(src, (rel, name))
+    return out

@@ -40,7 +40,7 @@ from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.python import scan_python
-from accelpilot.porting.scan.refs import Index, find_refs
+from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
@@ -277,6 +277,12 @@ def _cross_file(
     for rel, built_ext in built.items():
         exts.setdefault(rel.rpartition("/")[0], set()).add(built_ext)
     folders = {folder: next(iter(e)) for folder, e in exts.items() if len(e) == 1}  # one extension's folder
+    loads = [
+        (f.file, f.line, f.subject)
+        for f in findings
+        if f.message.startswith("load(") and f.file and f.line and f.subject
+    ]
+    built |= jit_sources(loads, _reader(files, unread), present) if loads else {}
     for f in findings:
         if f.rule == "cuda-source-file" and f.file is not None:
             ext = built.get(f.file) or folders.get(f.file.rpartition("/")[0])
