@@ -89,3 +89,28 @@ def test_gpus_passed_to_a_lightning_trainer_script_blocks(tmp_path: Path) -> Non
     assert found == [("README.md", 2, "blocking", "--gpus 0, (Lightning's Trainer asks for CUDA GPUs)")]
     (tmp_path / "README.md").write_text("```\npython main.py --base cfg.yaml -t --gpus 0\n```\n")
     assert [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"] == []
+
+
+def test_local_rank_parsed_for_torch_distributed_launch_blocks(tmp_path: Path) -> None:
+    """rosinality's ``python -m torch.distributed.launch ... train.py`` with ``parser.add_argument("--local_rank",
+    ...)``: torch 2.x's launcher passes ``--local-rank=<rank>`` and argparse exits. Near misses: the dashed spelling
+    declared too; ``--use_env``; torchrun (it sets LOCAL_RANK and passes nothing)."""
+    parser = (
+        'import argparse\np = argparse.ArgumentParser()\np.add_argument(\n    "--local_rank", type=int, default=0\n)\n'
+    )
+    (tmp_path / "train.py").write_text(parser)
+    readme = tmp_path / "README.md"
+
+    def found() -> list[tuple[str, int, str]]:
+        log = scan_path(tmp_path, jobs=1)
+        return [(f.file or "", f.line or 0, f.severity) for f in log.findings if f.rule == "launcher-local-rank"]
+
+    readme.write_text("```\npython -m torch.distributed.launch --nproc_per_node=8 train.py --batch 16\n```\n")
+    assert found() == [("train.py", 4, "blocking")]
+    readme.write_text("```\npython -m torch.distributed.launch --use_env --nproc_per_node=8 train.py\n```\n")
+    assert found() == []
+    readme.write_text("```\ntorchrun --nproc_per_node=8 train.py\n```\n")
+    assert found() == []
+    readme.write_text("```\npython -m torch.distributed.launch --nproc_per_node=8 train.py\n```\n")
+    (tmp_path / "train.py").write_text(parser.replace('"--local_rank"', '"--local-rank", "--local_rank"'))
+    assert found() == []

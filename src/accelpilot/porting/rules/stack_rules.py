@@ -85,6 +85,20 @@ STACK_RULES: tuple[Rule, ...] = (
         "no Neuron backend. Use `adamw_torch` (and shard the states if memory was the reason).",
     ),
     Rule(
+        id="launcher-local-rank",
+        category="operational",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="`--local_rank` parsed for `torch.distributed.launch`",
+        why="From torch 2.0, `python -m torch.distributed.launch` passes `--local-rank=<rank>` (dashed) unless "
+        "`--use-env` is given; a script whose parser declares only `--local_rank` exits with 'unrecognized "
+        "arguments'. The torch TorchNeuron needs is 2.x: declare both spellings, or launch with torchrun and read "
+        "LOCAL_RANK.",
+    ),
+    Rule(
         id="lightning-cuda",
         category="device_code",
         dimension="source",

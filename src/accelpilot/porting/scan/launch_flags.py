@@ -140,3 +140,40 @@ def _trainer_gpus(root: Path, script: str, cmd: str) -> list[Finding]:
             f.reason = f"entry point {script} ({cmd[:160]}): {TRAINER_GPUS_STOP}: {command[0][1]}:{ln}"
             out.append(f)
     return out
+
+
+# torch 2.x's ``torch.distributed.launch`` (without ``--use-env``) passes ``--local-rank=<rank>`` (dashed) to the
+# script; a parser that declares only ``--local_rank`` exits with "unrecognized arguments" (torch 2.13's
+# torch/distributed/run.py documents it). torchrun sets LOCAL_RANK instead and passes nothing.
+_LAUNCH = re.compile(r"torch\.distributed\.launch\b")
+_USE_ENV = re.compile(r"--use[-_]env\b")
+LOCAL_RANK_STOP = (
+    "torch.distributed.launch on torch >= 2.0 (the torch TorchNeuron needs) passes --local-rank=<rank>, and a parser "
+    "that declares only --local_rank exits with 'unrecognized arguments: --local-rank=0' (documented in torch 2.13's "
+    "torch/distributed/run.py): declare both spellings, or read LOCAL_RANK under torchrun"
+)
+
+
+def local_rank_flag(root: Path, how: dict[str, str]) -> list[Finding]:
+    """An entry point launched by ``python -m torch.distributed.launch`` (without ``--use_env``) that parses only
+    ``--local_rank``: blocking, at the parser's line."""
+    out: list[Finding] = []
+    for script, cmd in how.items():
+        if not (_LAUNCH.search(cmd) and not _USE_ENV.search(cmd) and script.endswith(".py")):
+            continue
+        try:
+            text = (root / script).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "--local_rank" not in text or "--local-rank" in text:
+            continue
+        for n, line in enumerate(text.splitlines(), start=1):
+            if '"--local_rank"' in line or "'--local_rank'" in line:  # the parser's argument (one line or many)
+                f = Finding.from_rule(
+                    RULES["launcher-local-rank"], file=script, line=n, message="--local_rank only", snippet=line
+                )
+                f.severity = "blocking"
+                f.reason = f"entry point {script} ({cmd[:160]}): {LOCAL_RANK_STOP}: {script}:{n}"
+                out.append(f)
+                break
+    return out

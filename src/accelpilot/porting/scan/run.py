@@ -34,7 +34,7 @@ from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_ent
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import Prepared, assign_families, drop_own_package, own_packages, raw_imports
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
-from accelpilot.porting.scan.launch_flags import lightning_settings
+from accelpilot.porting.scan.launch_flags import lightning_settings, local_rank_flag
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.option_guards import option_guards
@@ -501,7 +501,7 @@ def scan_path(
             pins = stack_pins(_text_reader(files, unread), rels)
             mark_trainer_stack(findings, pins)
             findings += launch_settings(root, entries, _reader(files, unread), pins, rels)
-            findings += lightning_settings(root, entries)
+            findings += lightning_settings(root, entries) + local_rank_flag(root, entries)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             called = wanted_files(findings, entries)
             if called:
