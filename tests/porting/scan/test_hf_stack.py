@@ -93,6 +93,9 @@ def test_pins_are_read_from_requirements_setup_and_pyproject(tmp_path: Path) -> 
         ("import transformers\nm = transformers.AutoModel.from_pretrained('x', load_in_8bit=True)\n", [(2, CALL_TIME)]),
         ("def f(t):\n    return Trainer(model=None, tokenizer=t)\n", [(2, CALL_TIME)]),
         ("args = TrainingArguments(evaluation_strategy='no')\n", [(1, CALL_TIME)]),
+        # torchvision 0.17 dropped ``range`` (the 0.17.0 wheel's make_grid has no **kwargs); value_range stays
+        ("utils.save_image(x, 'a.png', normalize=True, range=(-1, 1))\n", [(1, CALL_TIME)]),
+        ("grid = make_grid(x, value_range=(-1, 1))\n", []),
         # near misses: the current names
         ("from openai import OpenAI\n", []),
         ("def f(t):\n    return Trainer(model=None, processing_class=t)\n", []),

@@ -57,6 +57,11 @@ REMOVED_KWARGS: dict[str, dict[str, tuple[str, str]]] = {
         "evaluation_strategy": ("transformers", "4.51"),
         "fsdp_transformer_layer_cls_to_wrap": ("transformers", "5.0"),
     },
+    # torchvision's grid helpers: ``range`` read from **kwargs in 0.13, silently ignored in 0.15, gone from the
+    # signature (no **kwargs) in 0.17 (read in the 0.13.0, 0.15.1 and 0.17.0 wheels); the torch TorchNeuron needs
+    # pairs with a later torchvision
+    "make_grid": {"range": ("torchvision", "0.17")},
+    "save_image": {"range": ("torchvision", "0.17")},
 }
 # Names removed from a module: module -> name -> (library, version).
 REMOVED_NAMES = {"openai": {"openai_object": ("openai", "1.0")}}

@@ -10,8 +10,9 @@ removed since, each checked against the installed stack (torch 2.13.0 CPU, numpy
   came back in numpy 2.0 as the numpy scalar types, so they fail only on numpy 1.24-1.26: listed, never blocking;
 - a hard version assert on a library (``assert timm.__version__ == "0.3.2"``): the run stops unless exactly that
   version is installed, and a version pinned for an old stack has to be checked against torch 2.x;
-- the Hugging Face and openai APIs a current stack removed (``hf_stack.REMOVED_KWARGS``/``REMOVED_NAMES``:
-  ``from_pretrained(load_in_8bit=...)``, ``Trainer(tokenizer=...)``, ``from openai import openai_object``); a call
+- the Hugging Face, openai and torchvision APIs a current stack removed (``hf_stack.REMOVED_KWARGS``/
+  ``REMOVED_NAMES``: ``from_pretrained(load_in_8bit=...)``, ``Trainer(tokenizer=...)``, ``from openai import
+  openai_object``, ``save_image(range=...)``); a call
   site is marked ``call-time`` and blocks in an entry point's own file (it runs when the entry point does).
 
 Every site is a line of one repository item. A site that runs when its module is imported (module level or a class
@@ -242,14 +243,19 @@ def mark_stack_blocking(
     rels: list[str],
 ) -> None:
     """An import-time site in a module the default path imports at module level blocks: the import fails (or, for
-    a version assert, stops unless exactly the pinned version is installed). A call of a removed Hugging Face
-    argument blocks in an entry point's own file: it runs when the entry point does."""
+    a version assert, stops unless exactly the pinned version is installed). A call of a removed Hugging Face (or
+    torchvision) argument blocks in an entry point's own file: it runs when the entry point does."""
     for f in findings:
         if f.rule == RULE and f.subject == CALL_TIME and f.context is None and f.porting and f.file in entries:
             f.severity = "blocking"
+            stack = (
+                "the torchvision paired with the torch TorchNeuron needs"
+                if "(torchvision " in f.message
+                else "the current Hugging Face stack (transformers >= 5.4 is the first to place on the neuron device)"
+            )
             f.reason = (
-                f"entry point {f.file} ({entries[f.file]}) calls it, and it fails on the current Hugging Face stack "
-                f"(transformers >= 5.4 is the first to place on the neuron device): {f.message} at {f.file}:{f.line}"
+                f"entry point {f.file} ({entries[f.file]}) calls it, and it fails on {stack}: {f.message} at "
+                f"{f.file}:{f.line}"
             )
     sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
     if not sites or not roots:
