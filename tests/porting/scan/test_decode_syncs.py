@@ -66,3 +66,5 @@ def test_near_misses_are_not_found() -> None:
     assert decode_syncs(RL.encode()) == []  # the action goes to the environment: not followed
     assert decode_syncs(TRAIN.encode()) == []  # a training loop: step_syncs.py reads it
     assert decode_syncs(LIT.replace("import torch\n", "import jax\n").replace("torch.", "jax.").encode()) == []
+    head = "import torch\n\ndef classify(logits):\n    pred = logits.argmax(-1)\n    if pred == 0:\n        return 0\n"
+    assert decode_syncs(head.encode()) == []  # a model head's argmax in no loop

@@ -15,17 +15,81 @@ import ast
 
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.prune import parse_unit, units
 
 RULE = "decode-host-sync"
 _SAMPLERS = frozenset({"multinomial", "argmax", "sample", "sample_top_p", "sample_logits"})
-_GATE = (b"multinomial(", b"argmax(", b"sample")
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+# A sampling call as written on a binding line (``idx_next = torch.multinomial(...)``, ``next_token =
+# logits.argmax(-1)``); the bare words are everywhere in a model library ("downsample", "samples").
+_SAMPLE_CALLS = (b"multinomial(", b"argmax(", b"sample(", b"sample_top_p(", b"sample_logits(")
+
+
+def _sample_lines(data: bytes) -> list[int]:
+    """Lines that bind a name from a sampling call: the call's word after an ``=`` that is no comparison."""
+    out: list[int] = []
+    for word in _SAMPLE_CALLS:
+        i = data.find(word)
+        while i != -1:
+            start = data.rfind(b"\n", 0, i) + 1
+            head = data[start:i]
+            eq = head.find(b"=")
+            binds = eq > 0 and head[eq + 1 : eq + 2] != b"=" and head[eq - 1 : eq] not in (b"=", b"!", b"<", b">")
+            if binds and _in_loop(data, start, len(head) - len(head.lstrip(b" \t"))):
+                out.append(data.count(b"\n", 0, i) + 1)
+            i = data.find(word, i + len(word))
+    return sorted(set(out))
+
+
+def _in_loop(data: bytes, start: int, indent: int) -> bool:
+    """Lexically: going up from the line at ``start``, a ``for``/``while`` header indented less comes before a
+    ``def``/``class`` header indented less (a model head's ``logits.argmax(-1)`` is in no loop)."""
+    end = start
+    while end > 0:
+        ls = data.rfind(b"\n", 0, end - 1) + 1
+        line = data[ls : end - 1]
+        body = line.lstrip(b" \t")
+        if body and not body.startswith(b"#") and len(line) - len(body) < indent:
+            if body.startswith((b"for ", b"while ", b"async for ")):
+                return True
+            if body.startswith((b"def ", b"async def ", b"class ")):
+                return False
+            indent = len(line) - len(body)
+        end = ls
+    return False
+
+
 def worth_parsing(data: bytes) -> bool:
-    """torch, a sampling call and a Python stop test (``break``, ``return``) all in the file's bytes."""
-    return b"torch" in data and (b"break" in data or b"return" in data) and any(w in data for w in _GATE)
+    """torch, a loop, a Python stop test (``break``, ``return``) and a name bound from a sampling call, all in the
+    file's bytes."""
+    return (
+        b"torch" in data
+        and (b"break" in data or b"return" in data)
+        and (b"for " in data or b"while " in data)
+        and any(w in data for w in _SAMPLE_CALLS)
+        and bool(_sample_lines(data))
+    )
+
+
+def _loops_around(tree: ast.Module, lines: list[int]) -> list[ast.AST]:
+    """The loops whose span holds a sampling line, descending only into nodes that hold one (a model library's
+    files are large; the few sampling lines decide where to look)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            lo, hi = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if lo is None or hi is None:
+                continue
+            if any(lo <= ln <= hi for ln in lines):
+                if isinstance(child, _LOOPS):
+                    out.append(child)
+                todo.append(child)
+    return out
 
 
 def _callee(node: ast.AST) -> str | None:
@@ -99,14 +163,18 @@ def decode_syncs(data: bytes) -> list[RawFinding]:
     """The findings of ``decode-host-sync`` in one Python source."""
     if not worth_parsing(data):
         return []
-    try:
-        tree = _tree(data)
+    sampling = _sample_lines(data)
+    try:  # only the top-level blocks (or methods) holding a sampling line: a model file is large
+        trees = [parse_unit(data, u) for u in units(data, sampling)]
     except SyntaxError:
-        return []
+        try:
+            trees = [_tree(data)]
+        except SyntaxError:
+            return []
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     seen: set[int] = set()
-    for loop in (n for n in ast.walk(tree) if isinstance(n, _LOOPS)):
+    for loop in (loop for tree in trees for loop in _loops_around(tree, sampling)):
         nodes = _own(loop)
         if any(_callee(n) == "backward" for n in nodes) or not any(
             isinstance(n, (ast.Break, ast.Return)) for n in nodes
