@@ -107,6 +107,12 @@ ROWS: dict[str, EffortRow] = {
         "and check the global batch and learning-rate recipe still hold",
         _REASONED,
     ),
+    "remote-model-code": EffortRow(
+        0.5,
+        1,
+        "vendor the model's Hub code at a pinned revision so the port can edit and review it",
+        _REASONED,
+    ),
     "model-bringup": EffortRow(
         0.5,
         2,

@@ -40,6 +40,8 @@ EXPECTED = [
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
     ("parallel.py", 2, "model-parallel-library", None),  # fairscale's tensor-parallel layers
     ("decode.py", 8, "decode-host-sync", None),  # a sampled token tested in Python every decode step
+    ("remote.py", 4, "hub-download", "any-host-download"),  # the weights from the Hub
+    ("remote.py", 4, "remote-model-code", None),  # the model's code downloaded from the Hub
     ("README.md", 4, "lightning-cuda", None),  # lightning run model --accelerator=cuda
     ("timm_step.py", 7, "device-augmentation", None),  # timm Mixup
     ("timm_step.py", 8, "model-ema-per-step", None),  # timm ModelEma

@@ -263,4 +263,17 @@ MODEL_RULES: tuple[Rule, ...] = (
         "activation checkpointing or sharding must be re-fitted to the target; the compiler reports NCC_EOOM001/002 "
         "when a graph does not fit.",
     ),
+    Rule(
+        id="remote-model-code",
+        item="repo",
+        category="device_code",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="model code downloaded from the Hub (`trust_remote_code=True`)",
+        why="`from_pretrained(..., trust_remote_code=True)` runs the model's Python code (modeling_*.py) from the Hub "
+        "at load time: it is not in the repository, so the port's model-side edits (a static KV cache, the "
+        "attention, the sampling loop) need that code vendored at a pinned revision first.",
+    ),
 )

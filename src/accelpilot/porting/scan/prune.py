@@ -233,6 +233,7 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"tf32=True", None),
     (b"fsdp=", None),
     (b"resize_token_embeddings", None),
+    (b"trust_remote_code", None),
     (b"load_in_8bit", None),
     (b"load_in_4bit", None),
     (b"_for_int8_training", None),

@@ -148,6 +148,11 @@ class CallRules(VisitorBase):
             hf = (self.dotted(f) or "").startswith(("transformers.", "trl."))
             if hf and name in _HF_TRAINERS:
                 self.add("hf-trainer", node.lineno, f"{name}(...)")
+            if name == "from_pretrained" and any(
+                k.arg == "trust_remote_code" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            ):
+                self.add("remote-model-code", node.lineno, "from_pretrained(..., trust_remote_code=True)")
             for kw in node.keywords if hf and name in _HF_TRAINING_ARGS else ():
                 if kw.arg == "fp16" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                     self.add("amp-cuda", kw.value.lineno, "fp16=True (CUDA AMP with a GradScaler)")
