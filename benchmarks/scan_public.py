@@ -38,7 +38,13 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   after the scan;
 - held out, round 7: litllama (Lightning-AI/lit-llama), bark (suno-ai/bark), ldm (CompVis/latent-diffusion), labelled
   the same way (labels 1cc8785, 3d0b70a, 789c7ba): first scored with the scanner at d293db0, the labels read only
-  after the scan.
+  after the scan;
+- held out, round 8: dinov2 (facebookresearch/dinov2), chatglm (THUDM/ChatGLM-6B), sg2rosinality
+  (rosinality/stylegan2-pytorch), labels 0cd8477, f5eabdd, 8e99dbd: first scored with the scanner at 425e227;
+- held out, round 9: deit (facebookresearch/deit), edm (NVlabs/edm), mingpt (karpathy/minGPT), labels 01e1edd,
+  aaea223, e821477: first scored with the scanner at 2a3ba13.
+Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
+logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
 
     git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
