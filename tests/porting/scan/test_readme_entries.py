@@ -260,3 +260,11 @@ def test_a_launcher_of_a_packages_main_makes_its_defining_module_an_entry(tmp_pa
     assert by[("dinov2/train/train.py", "cuda-call")].severity == "blocking"
     (root / "dinov2/train/__init__.py").write_text("from .train import get_args_parser\n")
     assert default_entries(root, _present(root)).wraps == {}
+
+
+def test_a_command_document_linked_with_html_is_read(tmp_path: Path) -> None:
+    """deit's README links README_deit.md (its commands) with ``<a href="README_deit.md">``."""
+    (tmp_path / "README_deit.md").write_text("python main.py\n")
+    (tmp_path / "OTHER.md").write_text("x\n")
+    text = '<a href="README_deit.md">DeiT</a> and [other](OTHER.md) and <a href="https://x.org/a.md">ext</a>'
+    assert linked_documents(text, tmp_path) == [tmp_path / "README_deit.md", tmp_path / "OTHER.md"]

@@ -182,8 +182,17 @@ def _delegates(def_name: str | None, call: ast.Call) -> bool:
 
 def _module_trips(it: ast.expr, counted: bool = False) -> bool:
     """A ``for`` iterable whose length the module's structure fixes: its submodules (``self.layers``,
-    ``self.a.layers``), ``enumerate`` of them, ``range(len(...))`` of them. A number is not, even a config one:
-    ``range(self.config.prediction_length)`` is a generated length."""
+    ``self.a.layers``, a ModuleDict's ``self.dec.items()``: EDM's U-Net decoder), ``enumerate`` of them,
+    ``range(len(...))`` of them. A number is not, even a config one: ``range(self.config.prediction_length)`` is a
+    generated length."""
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Attribute)
+        and it.func.attr in ("items", "values", "keys")
+        and not it.args
+        and not counted
+    ):
+        return _module_trips(it.func.value)
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and len(it.args) == 1 and not it.keywords:
         arg = it.args[0]
         if it.func.id == "enumerate" and not counted:

@@ -50,8 +50,9 @@ _CLONE = re.compile(
 # ``https://github.com/OWNER/REPO/blob/BRANCH/PATH``: a file of a repository at some branch.
 _BLOB = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/blob/[\w.-]+/([\w./#-]+)")
 _DETAILS = re.compile(r"<details>.*?</details>", re.S | re.I)
-# A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``).
-_LINK = re.compile(r"\]\(\s*([\w./-]+\.md(?:#[^)\s]*)?)\s*\)")
+# A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``, or HTML's
+# ``<a href="README_deit.md">``).
+_LINK = re.compile(r"\]\(\s*([\w./-]+\.md(?:#[^)\s]*)?)\s*\)|href=[\"']([\w./-]+\.md(?:#[^\"'\s]*)?)[\"']")
 _EVAL_NAME = re.compile(r"(eval|evaluate|bench|test|profil)", re.I)  # evaluation scripts by name
 _EVAL_HEADING = re.compile(r"evaluat|benchmark|profil|\btest|\bfid\b|metric", re.I)
 # Rules of CUDA placement that stop a run without CUDA when the entry point runs them with no fallback.
@@ -156,10 +157,11 @@ class EntryPoints:
 
 
 def linked_documents(text: str, root: Path) -> list[Path]:
-    """Root-level markdown files a README links by a relative link (``[FINETUNE.md](FINETUNE.md)``), in link order."""
+    """Root-level markdown files a README links by a relative link (``[FINETUNE.md](FINETUNE.md)`` or ``<a
+    href="README_deit.md">``), in link order."""
     out: list[Path] = []
     for m in _LINK.finditer(text):
-        name = m.group(1).split("#", 1)[0].removeprefix("./")
+        name = (m.group(1) or m.group(2)).split("#", 1)[0].removeprefix("./")
         path = root / name
         if name and "/" not in name and path not in out and path.is_file():
             out.append(path)
