@@ -121,3 +121,18 @@ def test_a_cuda_only_library_imported_only_where_it_is_used_is_an_optional_integ
     (tmp_path / "serve.py").write_text("import tensorrt\n")
     [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "cuda-only-library"]
     assert (item.days_low, item.days_high) == (3, 10) and item.severity == "blocking"
+
+
+def test_a_training_runtime_only_an_alternative_path_uses_is_an_optional_integration(tmp_path: Path) -> None:
+    """lit-llama imports DeepSpeed's zero_to_fp32 only inside the function that converts a multi-device checkpoint:
+    an optional integration (0.25-1 d), not the 10-30 d of replacing the runtime a trainer stands on. Stays: the same
+    runtime in the requirements (installed with the workload)."""
+    (tmp_path / "convert.py").write_text(
+        "def convert(path):\n    from deepspeed.utils.zero_to_fp32 import convert_zero_checkpoint_to_fp32_state_dict\n"
+        "    return convert_zero_checkpoint_to_fp32_state_dict(path)\n"
+    )
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "deepspeed"]
+    assert (item.severity, item.days_low, item.days_high) == ("warning", 0.25, 1)
+    (tmp_path / "requirements.txt").write_text("deepspeed==0.12.6\n")
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "deepspeed"]
+    assert (item.days_low, item.days_high) != (0.25, 1)

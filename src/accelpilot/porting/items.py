@@ -250,15 +250,23 @@ DECLARED_REASON = (
 # A CUDA-only library (TensorRT, DALI, ...) that nothing installs and that only a function imports where it is used
 # (yolov5's TensorRT export and ``.engine`` backend): an optional integration, not the workload's engine.
 OPTIONAL_LIBRARY_REASON = (
-    "optional integration: imported only inside the functions that use it (or behind an ImportError fallback) and "
-    "installed by no requirement; it blocks only the path that selects it"
+    "optional integration: imported only inside the functions that use it (or behind an ImportError fallback), or "
+    "launched only by a script no default command runs, and installed by no requirement; it blocks only the path "
+    "that selects it"
 )
 _WHERE_USED = ("lazy-import", "optional")
 
 
+# Libraries a port replaces whose item is only an optional integration when nothing imports them unguarded and no
+# requirement installs them: a CUDA-only library, and a training runtime used by one alternative path (lit-llama's
+# DeepSpeed checkpoint conversion imported inside a function; ChatGLM's ``ds_train_finetune.sh``, a launcher script
+# that is no default command).
+_OPTIONAL_KEYS = ("package|cuda-only-library|", "package|deepspeed|", "package|training-runtime|")
+
+
 def _optional_library(key: str, fs: list[Finding]) -> bool:
-    return key.startswith("package|cuda-only-library|") and all(
-        f.context in _WHERE_USED or f.message.startswith("string ") for f in fs
+    return key.startswith(_OPTIONAL_KEYS) and all(
+        f.context in _WHERE_USED or f.message.startswith("string ") or (f.file or "").endswith(".sh") for f in fs
     )
 
 
