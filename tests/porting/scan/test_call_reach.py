@@ -126,3 +126,23 @@ def test_raising_lines_reads_one_function_and_its_guards() -> None:
         5: "th.cuda.Stream()",
     }
     assert raising_lines(b"def f(x):\n    x.to(device)\n    x.cuda\n", "f") == {}
+
+
+def test_a_submitit_request_in_a_function_the_entry_calls_blocks(tmp_path: Path) -> None:
+    """The README's launcher calls ``submit_jobs`` of another module, which asks Slurm for GPUs through submitit:
+    on the default path, as if the request were on the entry's own line. Near miss: a request in a function the
+    entry never calls."""
+    (tmp_path / "README.md").write_text("```\npython run.py --nodes 4\n```\n")
+    (tmp_path / "run.py").write_text("from launch import submit_jobs\n\nsubmit_jobs(None)\n")
+    (tmp_path / "launch.py").write_text(
+        "import submitit\n\n"
+        "def submit_jobs(task):\n"
+        "    executor = submitit.AutoExecutor(folder='x')\n"
+        "    executor.update_parameters(gpus_per_node=8, tasks_per_node=8)\n\n"
+        "def unused(task):\n"
+        "    executor = submitit.AutoExecutor(folder='x')\n"
+        "    executor.update_parameters(gpus_per_node=8)\n"
+    )
+    by = {f.line: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "slurm-gpu-gres"}
+    assert by[5].severity == "blocking" and "calls submit_jobs() of launch.py at run.py:3" in (by[5].reason or "")
+    assert by[9].severity == "warning"

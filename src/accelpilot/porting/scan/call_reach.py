@@ -71,9 +71,14 @@ def wanted_files(findings: list[Finding], entries: dict[str, str]) -> set[str]:
     return files | set(entries) if files and entries else set()
 
 
+def _submitit(f: Finding) -> bool:
+    """A submitit Slurm GPU request (``executor.update_parameters(gpus_per_node=...)``), read by ``runtime_calls``."""
+    return f.rule == "slurm-gpu-gres" and f.message.startswith("submitit")
+
+
 def _candidate(f: Finding, entries: dict[str, str]) -> bool:
     return (
-        f.rule in _RULES
+        (f.rule in _RULES or _submitit(f))
         and f.file not in entries
         and f.context is None
         and f.porting
@@ -261,7 +266,12 @@ def mark_called_cuda(
             if not todo or rel not in data:
                 continue
             lines = raising_lines(data[rel], function)
+            span = _span(data[rel], function)
             for f in todo:
+                if _submitit(f):
+                    if span[0] <= (f.line or 0) <= span[1]:
+                        _mark_launcher(f, entry, entries, function, rel, at)
+                    continue
                 what = lines.get(f.line or 0)
                 if what is None or f.severity == "blocking":
                     continue
@@ -271,3 +281,30 @@ def mark_called_cuda(
                     f"{what} with no guard: it raises on a torch build without CUDA (a Neuron host's; measured on "
                     f"torch 2.13 CPU): {f.message} at {rel}:{f.line}"
                 )
+
+
+def _span(data: bytes, function: str) -> tuple[int, int]:
+    """(first line, last line) of the module-level ``function`` of a source, or (0, -1)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return 0, -1
+    fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
+    return (fn.lineno, fn.end_lineno or fn.lineno) if fn is not None else (0, -1)
+
+
+def _mark_launcher(f: Finding, entry: str, entries: dict[str, str], function: str, rel: str, at: int) -> None:
+    """A submitit GPU request in a function the entry point calls (dinov2's ``submit_jobs`` in ``run/submit.py``):
+    blocking when the entry point is the README's way to run what it launches; "blocks when used" when the README
+    also runs that script directly."""
+    launched = [t for t, how in entries.items() if how.startswith(f"run by {entry},")]
+    direct = [t for t in entries if t != entry and t in launched and not entries[t].startswith("run by")]
+    where = f"entry point {entry} ({entries[entry]}) calls {function}() of {rel} at {entry}:{at}"
+    if direct:
+        f.reason = f"blocks when {entry} is used: an alternative launcher; {where}: {f.message} at {rel}:{f.line}"
+        return
+    f.severity = "blocking"
+    f.reason = (
+        f"{where}, which asks Slurm for NVIDIA GPUs through submitit, a request a Trainium cluster (Neuron devices, "
+        f"not GPU gres) cannot grant: {f.message} at {rel}:{f.line}"
+    )
