@@ -42,7 +42,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 8: dinov2 (facebookresearch/dinov2), chatglm (THUDM/ChatGLM-6B), sg2rosinality
   (rosinality/stylegan2-pytorch), labels 0cd8477, f5eabdd, 8e99dbd: first scored with the scanner at 425e227;
 - held out, round 9: deit (facebookresearch/deit), edm (NVlabs/edm), mingpt (karpathy/minGPT), labels 01e1edd,
-  aaea223, e821477: first scored with the scanner at 2a3ba13.
+  aaea223, e821477: first scored with the scanner at 2a3ba13;
+- held out, round 10: demucs (facebookresearch/demucs), lora (microsoft/LoRA), taming (CompVis/taming-transformers),
+  labels cae6f48, fa391f9, 88e1f2f: first scored with the scanner at 0b99226.
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
