@@ -110,36 +110,35 @@ def lightning_settings(root: Path, how: dict[str, str]) -> list[Finding]:
         command = doc_command(root, cmd)
         for name, val, ln, text in command_flags(command):
             if name == "accelerator" and (val or "").lower() in ("cuda", "gpu"):
-                f = Finding.from_rule(
-                    RULES["lightning-cuda"],
-                    file=command[0][1],
-                    line=ln,
-                    message=f"--accelerator={val} (Lightning on CUDA)",
-                    snippet=text.strip()[:200],
-                )
-                f.severity = "blocking"
-                f.reason = f"entry point {script} ({cmd[:160]}): {LIGHTNING_STOP}: {command[0][1]}:{ln}"
-                out.append(f)
+                message = f"--accelerator={val} (Lightning on CUDA)"
+                out.append(_lightning_stop(script, cmd, command[0][1], ln, text, message, LIGHTNING_STOP))
     return out
+
+
+def _lightning_stop(script: str, cmd: str, doc: str, ln: int, text: str, message: str, stop: str) -> Finding:
+    """A blocking ``lightning-cuda`` line of the document holding the entry point's command, with why it stops."""
+    f = Finding.from_rule(RULES["lightning-cuda"], file=doc, line=ln, message=message, snippet=text.strip()[:200])
+    f.severity = "blocking"
+    f.reason = f"entry point {script} ({cmd[:160]}): {stop}: {doc}:{ln}"
+    return f
 
 
 def _trainer_gpus(root: Path, script: str, cmd: str) -> list[Finding]:
     """``--gpus N`` (not 0) in the command of a Lightning Trainer script: Lightning's device parser raises."""
     command = doc_command(root, cmd)
-    out: list[Finding] = []
-    for name, val, ln, text in command_flags(command):
-        if name == "gpus" and (val or "").strip() not in ("", "0", "None", "none", "null"):
-            f = Finding.from_rule(
-                RULES["lightning-cuda"],
-                file=command[0][1],
-                line=ln,
-                message=f"--gpus {val} (Lightning's Trainer asks for CUDA GPUs)",
-                snippet=text.strip()[:200],
-            )
-            f.severity = "blocking"
-            f.reason = f"entry point {script} ({cmd[:160]}): {TRAINER_GPUS_STOP}: {command[0][1]}:{ln}"
-            out.append(f)
-    return out
+    return [
+        _lightning_stop(
+            script,
+            cmd,
+            command[0][1],
+            ln,
+            text,
+            f"--gpus {val} (Lightning's Trainer asks for CUDA GPUs)",
+            TRAINER_GPUS_STOP,
+        )
+        for name, val, ln, text in command_flags(command)
+        if name == "gpus" and (val or "").strip() not in ("", "0", "None", "none", "null")
+    ]
 
 
 # torch 2.x's ``torch.distributed.launch`` (without ``--use-env``) passes ``--local-rank=<rank>`` (dashed) to the
