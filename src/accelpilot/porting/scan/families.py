@@ -83,26 +83,6 @@ def _resolve(rel: str, module: str, names: list[str], mods: dict[str, str]) -> s
     return out
 
 
-# The same at module level only (no indentation): what importing the module runs, for the default path's reach.
-_TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w. \t,]+))", re.M)
-
-
-def imports_of(rel: str, data: bytes, mods: dict[str, str], top_level: bool = False) -> set[str]:
-    """In-tree files that ``rel`` imports (any level: lazy and guarded imports are imports too), or with
-    ``top_level`` only those its module level imports (not under ``if TYPE_CHECKING:``, ``try:`` or in a def)."""
-    out: set[str] = set()
-    for m in (_TOP_IMPORT if top_level else _IMPORT).finditer(data):
-        if m.group(1) is not None:
-            names = [n.strip().split(" ")[0] for n in m.group(2).decode(errors="replace").split(",")]
-            out |= _resolve(rel, m.group(1).decode(), [n for n in names if n.isidentifier()], mods)
-        else:
-            for part in m.group(3).decode(errors="replace").split(","):
-                name = part.strip().split(" ")[0]
-                if name:
-                    out |= _resolve(rel, name, [], mods)
-    return out
-
-
 # One import statement as ``_IMPORT`` reads it: (the ``from`` module, or None for ``import a, b``; the names or
 # modules text; whether it is at module level, column 0).
 RawImport = tuple[str | None, str, bool]
@@ -144,6 +124,14 @@ def resolve_imports(rel: str, raw: list[RawImport], mods: dict[str, str]) -> tup
 def imports_both(rel: str, data: bytes, mods: dict[str, str]) -> tuple[set[str], set[str]]:
     """``resolve_imports`` of a source read here."""
     return resolve_imports(rel, raw_imports(data), mods)
+
+
+def imports_of(rel: str, data: bytes, mods: dict[str, str], top_level: bool = False) -> set[str]:
+    """In-tree files that ``rel`` imports (any level: lazy and guarded imports are imports too), or with
+    ``top_level`` only those its module level imports (column 0: not under ``if TYPE_CHECKING:``, ``try:`` or in a
+    def)."""
+    every, top = imports_both(rel, data, mods)
+    return top if top_level else every
 
 
 def kernel_files(findings: list[Finding]) -> set[str]:
