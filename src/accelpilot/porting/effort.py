@@ -204,6 +204,13 @@ ROWS.update(
         "pretrained-encoder-in-loop": EffortRow(
             0.5, 1.5, "validate the encoder on the target, or precompute its outputs offline", _REASONED
         ),
+        "checkpoint-weights-only": EffortRow(
+            0.1,
+            0.5,
+            "pass weights_only=False to the loads of the repository's own checkpoints (or allow their classes), "
+            "and load one checkpoint of each kind on the current torch",
+            _REASONED + ": a keyword per load; the time is finding a checkpoint of each kind to load",
+        ),
         "stack-upgrade": EffortRow(
             1,
             3,

@@ -30,6 +30,23 @@ STACK_RULES: tuple[Rule, ...] = (
         "and re-run on the torch 2.x stack.",
     ),
     Rule(
+        id="checkpoint-weights-only",
+        category="container",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="checkpoint with pickled objects loaded under torch's `weights_only=True` default",
+        why="From torch 2.6 `torch.load` defaults to `weights_only=True`: tensors, numbers, strings and their "
+        'containers load, any other pickled object raises `UnpicklingError` ("Unsupported global"). The repository\'s '
+        "checkpoints hold such objects: an `argparse.Namespace` or config object saved beside the weights "
+        '(`"args": args`), or the callbacks and hyper-parameters a PyTorch Lightning checkpoint pickles. TorchNeuron '
+        "runs on a current torch, so each load of one stops there. Pass `weights_only=False` for the repository's "
+        "own trusted checkpoints (or allow their classes with `torch.serialization.add_safe_globals`), or re-save "
+        "them as plain state dicts, and load one checkpoint of each kind.",
+    ),
+    Rule(
         id="trainer-cuda-setting",
         category="device_code",
         dimension="source",

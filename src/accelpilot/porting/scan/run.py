@@ -27,6 +27,7 @@ from accelpilot.porting.log import (
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
+from accelpilot.porting.scan.checkpoints import checkpoint_loads
 from accelpilot.porting.scan.dead_code import mark_unreached_modules
 from accelpilot.porting.scan.default_path import default_roots, may_choose_class
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
@@ -510,6 +511,7 @@ def scan_path(
             findings = fallback_reach(findings, _python_sources(files, unread))
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
+            findings += checkpoint_loads(entries, _python_sources(files, unread))
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,233 @@
+"""Checkpoints the torch TorchNeuron runs on will not unpickle (issue 27: held-out public repositories).
+
+From torch 2.6 ``torch.load`` defaults to ``weights_only=True``: tensors, numbers, strings and the containers of them
+load; any other pickled object raises ``UnpicklingError`` ("Unsupported global"). Code written for torch 1.x saves
+objects into its checkpoints without a second thought: the run's ``argparse.Namespace`` (``"args": args``), a config
+object (a yacs ``CfgNode``), a model class, and a PyTorch Lightning checkpoint pickles its callbacks (keyed by their
+class before Lightning 1.5) and its hyper-parameters. A load of such a checkpoint with no ``weights_only=`` stops on
+the target's torch.
+
+The evidence is read, not guessed: a dict the repository saves (``torch.save``, ``save_on_master``) with an entry
+whose value is such an object, and a ``torch.load`` whose result is read by a key of that dict; or, in a repository
+that trains with Lightning, a load read as a Lightning checkpoint (``"state_dict"`` with no such dict of the
+repository's own, ``"global_step"``, ``"hyper_parameters"``). A plain state dict (a pretrained download, nanoGPT's
+checkpoint of tensors, numbers and a dict config) loads and is no item. The load blocks on an entry point's own lines
+outside a CLI option's branch; under ``if args.resume:`` it blocks when that option is given.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+
+from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.rules import RULES
+
+RULE = "checkpoint-weights-only"
+_LOAD = b"torch.load("
+_LIGHTNING = re.compile(rb"^\s*(?:import|from)\s+(?:pytorch_lightning|lightning)\b", re.M)
+# A saved dict's entry whose value is a name that usually holds an object (``"args": args``, ``'config': config``);
+# ``vars(args)``, ``args.__dict__`` and ``config.to_dict()`` are plain data and do not match.
+_OBJ_ENTRY = re.compile(
+    rb"""['"]\w+['"]\s*:\s*(?:self\.)?(?:args|opt|opts|cfg|config|hparams|hps|klass|model_class)\b(?!\s*[.\[(])"""
+)
+_OBJ_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "hparams", "hps", "klass", "model_class"})
+# Bindings that make a name plain data: a dict or list literal, ``vars(args)``, ``dict(...)``, ``asdict(...)``.
+_PLAIN_CALLS = frozenset({"dict", "vars", "asdict", "to_container", "to_dict", "deepcopy", "copy"})
+_LIGHTNING_ONLY = frozenset({"global_step", "hyper_parameters", "pytorch-lightning_version", "callbacks"})
+_OPTION_ROOTS = frozenset({"args", "opt", "opts", "cfg", "config", "flags", "FLAGS", "hparams"})
+
+
+def _plain_binding(tree: ast.AST, name: str) -> bool:
+    """Every assignment of ``name`` in the file binds plain data (nanoGPT's ``config = {k: globals()[k] ...}``)."""
+    values = [
+        a.value
+        for a in ast.walk(tree)
+        if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+    ]
+    if not values:
+        return False  # a parameter (``def main(args)``) or a global from elsewhere: the Namespace it usually is
+
+    def plain(v: ast.expr) -> bool:
+        if isinstance(v, (ast.Dict, ast.DictComp, ast.List, ast.Constant)):
+            return True
+        f = v.func if isinstance(v, ast.Call) else None
+        return (isinstance(f, ast.Name) and f.id in _PLAIN_CALLS) or (
+            isinstance(f, ast.Attribute) and f.attr in _PLAIN_CALLS
+        )
+
+    return all(plain(v) for v in values)
+
+
+def _object_entry(value: ast.expr, tree: ast.AST) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id in _OBJ_NAMES and not _plain_binding(tree, value.id)
+    return (
+        isinstance(value, ast.Attribute)
+        and value.attr in _OBJ_NAMES
+        and isinstance(value.value, ast.Name)
+        and value.value.id == "self"
+    )
+
+
+def _saved_objects(rel: str, tree: ast.AST) -> dict[str, str]:
+    """Keys of the dicts this file builds with an object entry, each with where (``train.py:318 "args"``)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        objs = [
+            k.value
+            for k, v in zip(node.keys, node.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str) and _object_entry(v, tree)
+        ]
+        if not objs:
+            continue
+        where = f"{rel}:{node.lineno} {objs[0]!r}"
+        for k in node.keys:
+            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                out.setdefault(k.value, where)
+    return out
+
+
+def _is_load(node: ast.AST) -> bool:
+    f = node.func if isinstance(node, ast.Call) else None
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(f, ast.Attribute)
+        and f.attr == "load"
+        and isinstance(f.value, ast.Name)
+        and f.value.id == "torch"
+        and not any(k.arg in ("weights_only", None) for k in node.keywords)
+    )
+
+
+def _key(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _keys_read(load: ast.Call, parents: Mapping[int, ast.AST], scope: ast.AST) -> set[str]:
+    """The string keys the loaded object is read by: ``torch.load(f)["state_dict"]``, or through the name it is
+    bound to in its scope (``ckpt["model"]``, ``"global_step" in ckpt``, ``ckpt.get("ema")``)."""
+    up = parents.get(id(load))
+    if isinstance(up, ast.Subscript) and up.value is load:
+        k = _key(up.slice)
+        return {k} if k else set()
+    if not (isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Name)):
+        return set()
+    name = up.targets[0].id
+    out: set[str] = set()
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name:
+            k = _key(n.slice)
+        elif isinstance(n, ast.Compare) and any(isinstance(c, ast.Name) and c.id == name for c in n.comparators):
+            k = _key(n.left)
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("get", "pop")
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name
+            and n.args
+        ):
+            k = _key(n.args[0])
+        else:
+            continue
+        if k:
+            out.add(k)
+    return out
+
+
+def _option(test: ast.expr) -> str | None:
+    """The CLI option a branch test reads (``args.resume`` -> ``--resume``), else None."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in _OPTION_ROOTS:
+            return "--" + n.attr
+    return None
+
+
+def _guard(load: ast.Call, parents: Mapping[int, ast.AST]) -> tuple[str | None, bool]:
+    """(the option whose branch holds the load, whether a ``try`` with a handler wraps it)."""
+    child: ast.AST = load
+    node = parents.get(id(load))
+    option = None
+    caught = False
+    while node is not None:
+        if isinstance(node, (ast.If, ast.IfExp)) and child is not node.test and option is None:
+            option = _option(node.test) or option
+        if isinstance(node, ast.Try) and node.handlers and child in node.body:
+            caught = True
+        child, node = node, parents.get(id(node))
+    return option, caught
+
+
+def _scope_of(load: ast.AST, parents: Mapping[int, ast.AST], tree: ast.Module) -> ast.AST:
+    node = parents.get(id(load))
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = parents.get(id(node))
+    return node if node is not None else tree
+
+
+def _parse(data: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def checkpoint_loads(entries: Mapping[str, str], sources: Iterable[tuple[str, bytes]]) -> list[Finding]:
+    """The ``checkpoint-weights-only`` findings of a tree: each ``torch.load`` (no ``weights_only=``) of a
+    checkpoint that holds pickled objects, blocking on an entry point's own unguarded lines."""
+    loads: list[tuple[str, ast.Module, list[str]]] = []
+    saved: dict[str, str] = {}
+    lightning = False
+    present: list[str] = []
+    for rel, data in sources:
+        present.append(rel)
+        lightning = lightning or _LIGHTNING.search(data) is not None
+        has_load, has_obj = _LOAD in data, _OBJ_ENTRY.search(data) is not None
+        if not (has_load or has_obj) or (tree := _parse(data)) is None:
+            continue
+        if has_obj:
+            for k, where in _saved_objects(rel, tree).items():
+                saved.setdefault(k, where)
+        if has_load:
+            loads.append((rel, tree, data.decode("utf-8", "replace").splitlines()))
+    rule = RULES[RULE]
+    out: list[Finding] = []
+    for rel, tree, lines in loads:
+        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not _is_load(node):
+                continue
+            keys = _keys_read(node, parents, _scope_of(node, parents, tree))
+            own = sorted(k for k in keys if k in saved)
+            if own:
+                holds = f"a checkpoint this repository saves with an object in it ({saved[own[0]]})"
+            elif lightning and (keys & _LIGHTNING_ONLY or ("state_dict" in keys and "state_dict" not in saved)):
+                holds = "a PyTorch Lightning checkpoint (it pickles its callbacks and hyper-parameters)"
+            else:
+                continue
+            f = Finding.from_rule(
+                rule,
+                file=rel,
+                line=node.lineno,
+                message=f"torch.load(...) of {holds}",
+                snippet=lines[node.lineno - 1] if node.lineno <= len(lines) else "",
+                context=context_of_path(rel, present),
+            )
+            option, caught = _guard(node, parents)
+            where = f"{rel}:{node.lineno}"
+            stops = "torch >= 2.6 (as TorchNeuron's) loads with weights_only=True and raises UnpicklingError"
+            if f.context is not None or not f.porting:
+                pass  # test, example or benchmark code: listed apart by its context
+            elif rel not in entries or caught:
+                f.reason = f"blocks when that checkpoint is loaded here ({where}): {stops}"
+            elif option is not None:
+                f.reason = f"blocks when `{option}` is given ({where}): {stops}"
+            else:
+                f.severity = "blocking"
+                f.reason = f"entry point {rel} ({entries[rel]}) loads it: {stops} at {where}"
+            out.append(f)
+    return out
