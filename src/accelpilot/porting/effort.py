@@ -195,6 +195,13 @@ ROWS.update(
         "private-torch-op": EffortRow(
             0.5, 2, "port the op to the public ATen API, or check the stock op's gradients on the target", _REASONED
         ),
+        "manual-attention": EffortRow(
+            0.5,
+            1.5,
+            "replace the hand-written attention with F.scaled_dot_product_attention (mask and scale kept), compare "
+            "outputs with the CPU and re-fit the batch at the default sequence length",
+            _REASONED + ": one attention module per model; more variants are more of the same change",
+        ),
         "double-backward": EffortRow(0.5, 1.5, "validate second-order op coverage of the regularizers", _REASONED),
         "torchscript-on-device": EffortRow(
             0.5, 1.5, "validate the scripted model on the target, or run it on the CPU", _REASONED

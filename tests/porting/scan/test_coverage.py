@@ -40,6 +40,7 @@ EXPECTED = [
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
     ("ckpt_args.py", 10, "checkpoint-weights-only", None),  # a Namespace in the checkpoint, weights_only default
     ("parallel.py", 2, "model-parallel-library", None),  # fairscale's tensor-parallel layers
+    ("attend.py", 6, "manual-attention", None),  # q @ k^T then softmax, no SDPA
     ("decode.py", 8, "decode-host-sync", None),  # a sampled token tested in Python every decode step
     ("remote.py", 4, "hub-download", "any-host-download"),  # the weights from the Hub
     ("remote.py", 4, "remote-model-code", None),  # the model's code downloaded from the Hub

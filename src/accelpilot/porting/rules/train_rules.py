@@ -195,6 +195,23 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "(the logging interval).",
     ),
     Rule(
+        id="manual-attention",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="attention written out by hand (scores materialised)",
+        why="The model multiplies queries by keys and takes a softmax itself (`q @ k.transpose(-2, -1)`, "
+        "`einsum(..., q, k)`, `bmm(q, k)`): the whole (heads, L, L) score matrix is materialised in device memory "
+        "and the compiler sees a chain of ops where `F.scaled_dot_product_attention` is one call. It runs; at the "
+        "default sequence length the scores count against a NeuronCore's 16 GiB (trn1), and whether the neuron "
+        "backend fuses the hand-written chain is to be read in the compile log (assumption: it lowers "
+        "`scaled_dot_product_attention` better than the chain). Replace it with `F.scaled_dot_product_attention` "
+        "(its mask and scale kept), compare outputs, and re-fit the batch.",
+    ),
+    Rule(
         id="decode-host-sync",
         category="data_movement",
         dimension="model",

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.prune import parse_unit, units
 
 RULE = "checkpoint-weights-only"
 _LOAD = b"torch.load("
@@ -32,6 +33,8 @@ _LIGHTNING = re.compile(rb"^\s*(?:import|from)\s+(?:pytorch_lightning|lightning)
 _OBJ_ENTRY = re.compile(
     rb"""['"]\w+['"]\s*:\s*(?:self\.)?(?:args|opt|opts|cfg|config|hparams|hps|klass|model_class)\b(?!\s*[.\[(])"""
 )
+_WHOLE_BYTES = 64 * 1024
+_SAVES = (b"save(", b"save_on_master(", b"save_checkpoint(", b"save_model(")
 _OBJ_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "hparams", "hps", "klass", "model_class"})
 # Bindings that make a name plain data: a dict or list literal, ``vars(args)``, ``dict(...)``, ``asdict(...)``.
 _PLAIN_CALLS = frozenset({"dict", "vars", "asdict", "to_container", "to_dict", "deepcopy", "copy"})
@@ -176,27 +179,54 @@ def _parse(data: bytes) -> ast.Module | None:
         return None
 
 
-def checkpoint_loads(entries: Mapping[str, str], sources: Iterable[tuple[str, bytes]]) -> list[Finding]:
+def _load_units(data: bytes) -> ast.Module | None:
+    """A small file whole; a large one (a trainer library's) only the blocks holding a ``torch.load`` line."""
+    if len(data) < _WHOLE_BYTES:
+        return _parse(data)
+    lines = [data.count(b"\n", 0, m.start()) + 1 for m in re.finditer(re.escape(_LOAD), data)]
+    try:
+        return ast.Module(body=[n for u in units(data, lines) for n in parse_unit(data, u).body], type_ignores=[])
+    except SyntaxError:
+        return _parse(data)
+
+
+Facts = tuple[bool, bool, dict[str, str]]  # (holds a torch.load, imports Lightning, saved keys -> where)
+
+
+def checkpoint_facts(rel: str, data: bytes) -> Facts | None:
+    """What the pass needs of one source, read in the scan's worker: whether it loads, whether it imports Lightning,
+    and the keys of the dicts it saves with an object in them (None: none of these)."""
+    load = _LOAD in data
+    lightning = b"lightning" in data and _LIGHTNING.search(data) is not None
+    saved: dict[str, str] = {}
+    # byte gates first: a model library's files pass ``{"config": config}`` as keyword dicts, never saved
+    if any(w in data for w in _SAVES) and _OBJ_ENTRY.search(data) is not None and (tree := _parse(data)) is not None:
+        saved = _saved_objects(rel, tree)
+    return (load, lightning, saved) if load or lightning or saved else None
+
+
+def checkpoint_loads(
+    entries: Mapping[str, str],
+    facts: Mapping[str, Facts],
+    present: Collection[str],
+    read: Callable[[str], bytes | None],
+) -> list[Finding]:
     """The ``checkpoint-weights-only`` findings of a tree: each ``torch.load`` (no ``weights_only=``) of a
     checkpoint that holds pickled objects, blocking on an entry point's own unguarded lines."""
-    loads: list[tuple[str, ast.Module, list[str]]] = []
     saved: dict[str, str] = {}
-    lightning = False
-    present: list[str] = []
-    for rel, data in sources:
-        present.append(rel)
-        lightning = lightning or _LIGHTNING.search(data) is not None
-        has_load, has_obj = _LOAD in data, _OBJ_ENTRY.search(data) is not None
-        if not (has_load or has_obj) or (tree := _parse(data)) is None:
-            continue
-        if has_obj:
-            for k, where in _saved_objects(rel, tree).items():
-                saved.setdefault(k, where)
-        if has_load:
-            loads.append((rel, tree, data.decode("utf-8", "replace").splitlines()))
+    for rel in sorted(facts):
+        for k, where in facts[rel][2].items():
+            saved.setdefault(k, where)
+    lightning = any(f[1] for f in facts.values())
+    if not saved and not lightning:
+        return []  # nothing the loads could read holds an object: no load is parsed
+    loads = [(rel, data) for rel in sorted(facts) if facts[rel][0] and (data := read(rel)) is not None]
     rule = RULES[RULE]
     out: list[Finding] = []
-    for rel, tree, lines in loads:
+    for rel, data in loads:
+        if (tree := _load_units(data)) is None:
+            continue
+        lines = data.decode("utf-8", "replace").splitlines()
         parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or not _is_load(node):

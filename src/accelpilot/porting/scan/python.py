@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from accelpilot.porting.scan.attention import manual_attention
 from accelpilot.porting.scan.decode_syncs import decode_syncs
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_backend import _foreign_classes, _foreign_kernels, _helper_name, _no_fallback
@@ -71,6 +72,7 @@ def _whole_file(data: bytes) -> list[RawFinding]:
         + runtime_calls(data)
         + host_syncs(data)
         + decode_syncs(data)
+        + manual_attention(data)
         + stack_sites(data)
         + unbound_off_cuda(data)
     )

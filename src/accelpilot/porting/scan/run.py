@@ -27,7 +27,7 @@ from accelpilot.porting.log import (
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
-from accelpilot.porting.scan.checkpoints import checkpoint_loads
+from accelpilot.porting.scan.checkpoints import Facts, checkpoint_facts, checkpoint_loads
 from accelpilot.porting.scan.dead_code import mark_unreached_modules
 from accelpilot.porting.scan.default_path import default_roots, may_choose_class
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
@@ -194,13 +194,17 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
     return rel, found, None, suppressed
 
 
-def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[tuple[FileOutcome, Prepared | None]]:
-    """Each file scanned, and for a Python source what the cross-file passes read from it (its imports), read here
-    in the worker so that the parent does not read every source again for them."""
-    out: list[tuple[FileOutcome, Prepared | None]] = []
+Worked = tuple[FileOutcome, Prepared | None, Facts | None]
+
+
+def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[Worked]:
+    """Each file scanned, and for a Python source what the cross-file passes read from it (its imports, its
+    checkpoint loads and saves), read here in the worker so that the parent does not read every source again."""
+    out: list[Worked] = []
     for p, rel, kind in items:
         outcome = scan_file(p, rel, kind, max_bytes)
         prepared: Prepared | None = None
+        facts: Facts | None = None
         if kind == "python" and outcome[2] is None:
             try:
                 data = Path(p).read_bytes()
@@ -208,7 +212,8 @@ def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[tuple
                 data = None
             if data is not None:
                 prepared = (raw_imports(data), may_choose_class(data))
-        out.append((outcome, prepared))
+                facts = checkpoint_facts(rel, data)
+        out.append((outcome, prepared, facts))
     return out
 
 
@@ -481,8 +486,9 @@ def scan_path(
                 pairs = [pair for chunk_out in chunks for pair in chunk_out]
             else:
                 pairs = _scan_chunk(files, max_bytes)
-            outcomes = [outcome for outcome, _ in pairs]
-            prepared = {outcome[0]: prep for outcome, prep in pairs if prep is not None}
+            outcomes = [outcome for outcome, _, _ in pairs]
+            prepared = {outcome[0]: prep for outcome, prep, _ in pairs if prep is not None}
+            ckpt_facts = {outcome[0]: f for outcome, _, f in pairs if f is not None}
             rels = [rel for _, rel, _ in files]
             found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
             findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts())
@@ -511,7 +517,7 @@ def scan_path(
             findings = fallback_reach(findings, _python_sources(files, unread))
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
-            findings += checkpoint_loads(entries, _python_sources(files, unread))
+            findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
