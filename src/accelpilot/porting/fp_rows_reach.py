@@ -10,6 +10,7 @@ _RE = "tests/porting/scan/test_fp_classes_reach.py::"
 _FA = "tests/porting/scan/test_families.py::"
 _IT = "tests/porting/test_items.py::"
 _HF = "tests/porting/scan/test_fp_classes_hub.py::"
+_R11 = "tests/porting/scan/test_fp_classes_round11.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -157,5 +158,13 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
             "tests/porting/scan/test_fp_classes_round9.py::"
             "test_a_skip_concatenation_over_a_module_dict_is_no_growing_sequence",
         ),
+    ),
+    FalsePositiveClass(
+        "is-cuda-guard",
+        "optional",
+        "A CUDA call under `if x.is_cuda:` (DLRM's `if Z_test.is_cuda: torch.cuda.synchronize()`) runs only when the "
+        "tensor is on a CUDA device: an optional path, as under `torch.cuda.is_available()`; under "
+        "`if not x.is_cuda:` it stays.",
+        (_R11 + "test_a_cuda_call_under_a_tensors_is_cuda_is_a_guarded_path",),
     ),
 )

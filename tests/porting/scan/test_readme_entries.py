@@ -268,3 +268,20 @@ def test_a_command_document_linked_with_html_is_read(tmp_path: Path) -> None:
     (tmp_path / "OTHER.md").write_text("x\n")
     text = '<a href="README_deit.md">DeiT</a> and [other](OTHER.md) and <a href="https://x.org/a.md">ext</a>'
     assert linked_documents(text, tmp_path) == [tmp_path / "README_deit.md", tmp_path / "OTHER.md"]
+
+
+def test_a_command_inside_html_pre_tags_is_read_without_its_tags(tmp_path: Path) -> None:
+    """BLIP's README writes ``<pre>python -m torch.distributed.run --nproc_per_node=8 train_retrieval.py</pre>``:
+    the command is the entry point's (its tags left out of the reason). Near miss: ``<pre>pip install ...</pre>``."""
+    _write(
+        tmp_path,
+        {
+            "README.md": "Install <pre>pip install -r requirements.txt</pre>\n"
+            "<pre>python -m torch.distributed.run --nproc_per_node=8 train_retrieval.py \\\n--evaluate</pre>\n",
+            "train_retrieval.py": MAIN,
+            "requirements.txt": "torch\n",
+        },
+    )
+    how = default_entries(tmp_path, _present(tmp_path)).how
+    cmd = "python -m torch.distributed.run --nproc_per_node=8 train_retrieval.py --evaluate"
+    assert how == {"train_retrieval.py": f"README: `{cmd}`"}

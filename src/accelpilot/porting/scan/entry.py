@@ -34,10 +34,10 @@ from accelpilot.porting.scan.readme_example import Scope, example_entries
 _README = ("README.md", "README.rst", "README.txt", "README")
 # ``python -m llava.serve.cli ...``: a module of the tree run as a script (``-m torch.distributed.run`` names no file of
 # the tree, and its script is read by ``_COMMAND``).
-_MODULE_COMMAND = re.compile(r"(?:^|[\s`$;&(])python3?(?:\s+-u)?\s+-m\s+([A-Za-z_][\w.]*)")
+_MODULE_COMMAND = re.compile(r"(?:^|[\s`$;&(>])python3?(?:\s+-u)?\s+-m\s+([A-Za-z_][\w.]*)")
 _HEADING = re.compile(r"^(?:#{1,6}\s+(.*)|(.+)\n[=~-]{3,}$)", re.M)
 _COMMAND = re.compile(
-    r"(?:^|[\s`$;&(])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?"
+    r"(?:^|[\s`$;&(>])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?"
     r"|lightning\s+run\s+model|fabric\s+run(?:\s+model)?)\s[^\n`]*?"
     r"([\w./-]+\.py)\b"
 )
@@ -49,6 +49,7 @@ _CLONE = re.compile(
 )
 # ``https://github.com/OWNER/REPO/blob/BRANCH/PATH``: a file of a repository at some branch.
 _BLOB = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/blob/[\w.-]+/([\w./#-]+)")
+_HTML_TAG = re.compile(r"</?[A-Za-z]+\s*/?>")  # ``<pre>python train.py</pre>`` (BLIP): the command without its tags
 _DETAILS = re.compile(r"<details>.*?</details>", re.S | re.I)
 # A relative link to a markdown file (``[FINETUNE.md](FINETUNE.md)``, ``(./PRETRAIN.md#pre-training)``, or HTML's
 # ``<a href="README_deit.md">``).
@@ -217,7 +218,7 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
         found, _ = readme_entry_points(doc or "", present, base)
         label = "README" if path == readme else path.relative_to(root).as_posix()
         for s, cmd in found.items():
-            entries.setdefault(s, f"{label}: `{cmd}`")
+            entries.setdefault(s, f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`")
     return {s: how for s, how in entries.items() if context_of_path(s) is None}, text
 
 

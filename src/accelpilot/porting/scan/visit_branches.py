@@ -481,6 +481,9 @@ class BranchRules(CallRules):
         return bool(probes) and all(isinstance(v, ast.Constant) or v in probes for v in bound)
 
     def _is_probe(self, test: ast.expr) -> bool:
+        values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        if any(isinstance(v, ast.Attribute) and v.attr == "is_cuda" for v in values):
+            return True  # ``if Z.is_cuda: torch.cuda.synchronize()``: only a tensor on a CUDA device opens the body
         if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
             return self._probe_backends(test) is not None
         return any(isinstance(sub, ast.Call) and self._probe_backends(sub.func) is not None for sub in walk(test))

@@ -1,0 +1,33 @@
+"""Classes read on round 11's repositories after their first score: a CUDA call under ``if x.is_cuda:`` (DLRM)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path, scan_python
+
+SYNC = """\
+import torch
+
+
+def evaluate(model, x):
+    z = model(x)
+    if z.is_cuda:
+        torch.cuda.synchronize()
+    if z.is_cuda and x.is_cuda:
+        torch.cuda.synchronize()
+    if not z.is_cuda:
+        torch.cuda.synchronize()
+    return z
+"""
+
+
+def test_a_cuda_call_under_a_tensors_is_cuda_is_a_guarded_path(tmp_path: Path) -> None:
+    """DLRM's ``if Z_test.is_cuda: torch.cuda.synchronize()``: only a tensor on a CUDA device opens the body, so the
+    call is an optional path, not a stop of the entry point. Near miss: ``if not z.is_cuda:`` opens it off CUDA."""
+    found = {ln: ctx for r, ln, _, _, _, ctx in scan_python(SYNC) if r == "torch-cuda-api"}
+    assert found == {7: "optional", 9: "optional", 11: None}
+    (tmp_path / "train.py").write_text(SYNC + "\nevaluate(torch.nn.Linear(2, 2), torch.ones(2))\n")
+    (tmp_path / "README.md").write_text("Run `python train.py`.\n")
+    blocking = [f.line for f in scan_path(tmp_path, jobs=1).findings if f.severity == "blocking"]
+    assert blocking == [11]
