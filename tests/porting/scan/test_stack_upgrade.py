@@ -12,7 +12,7 @@ import pytest
 
 from accelpilot.porting.items import build_items
 from accelpilot.porting.scan import scan_path
-from accelpilot.porting.scan.stack_upgrade import BACK_IN_NUMPY2, IMPORT_TIME, REMOVED_NUMPY, stack_sites
+from accelpilot.porting.scan.stack_upgrade import BACK_IN_NUMPY2, CALL_TIME, IMPORT_TIME, REMOVED_NUMPY, stack_sites
 
 
 def _sites(source: str) -> list[tuple[int | None, str | None]]:
@@ -33,6 +33,8 @@ def _sites(source: str) -> list[tuple[int | None, str | None]]:
         ("import timm\nassert timm.__version__ == '0.3.2'\n", [(2, IMPORT_TIME)]),
         ("import timm\nassert timm.__version__ in ('0.3.2', '0.4.5')\n", [(2, IMPORT_TIME)]),
         ("import timm\nassert timm.__version__.startswith('0.3')\n", [(2, IMPORT_TIME)]),
+        ("import torch\n\ndef spec(y):\n    return torch.stft(y, 1024, hop_length=256)\n", [(4, CALL_TIME)]),
+        ("import torch\n\ndef spec(y):\n    return y.stft(512, center=False)\n", [(4, CALL_TIME)]),
     ],
 )
 def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | None]]) -> None:
@@ -49,6 +51,9 @@ def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | No
         "import torch\nassert torch.__version__ >= '2.0'\n",  # a lower bound, not a pin
         "import timm\nif timm.__version__ == '0.3.2':\n    pass\n",  # a test, not an assert
         "import somelib as np\nx = np.float\n",  # no numpy import: not numpy's alias
+        "import torch\nS = torch.stft(y, 1024, return_complex=True)\n",  # the argument torch 2.0 asks for
+        "import librosa\nS = librosa.stft(y, n_fft=1024)\n",  # librosa's stft, not torch's
+        "from scipy import signal\nf, t, S = signal.stft(y)\n",
     ],
 )
 def test_near_misses_are_not_sites(source: str) -> None:

@@ -66,6 +66,7 @@ _HF_WORDS = tuple(sorted({w for _, words, _ in _HF_CALLS for w in words}))
 _HF_NAMES = tuple(sorted({n.encode() for names in REMOVED_NAMES.values() for n in names}))
 _NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_OTHER_STFT = frozenset({"librosa", "signal", "scipy", "np", "numpy", "tf", "jnp", "jax", "core", "spectrum"})
 
 
 def worth_parsing(data: bytes) -> bool:
@@ -80,6 +81,8 @@ def worth_parsing(data: bytes) -> bool:
             if call in data and any(w in data for w in words) and kw.search(data) is not None:
                 return True
     if any(n in data for n in _HF_NAMES):
+        return True
+    if b"stft(" in data:
         return True
     if b"numpy" not in data:
         return False
@@ -159,10 +162,25 @@ def _hf_site(node: ast.AST) -> tuple[str, bool | None] | None:
     return None
 
 
+def _stft_site(node: ast.AST) -> tuple[str, bool | None] | None:
+    """``torch.stft(x, n_fft, ...)`` (or ``x.stft(...)``) with no ``return_complex=``: torch 2.0 made it required for
+    a real input (torch 2.13: RuntimeError "stft requires the return_complex parameter be given for real inputs")."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "stft"):
+        return None
+    owner = node.func.value
+    if isinstance(owner, ast.Name) and owner.id in _OTHER_STFT:
+        return None  # librosa.stft, scipy.signal.stft: not torch's
+    if isinstance(owner, ast.Attribute) and owner.attr in _OTHER_STFT:
+        return None
+    if any(k.arg in ("return_complex", None) for k in node.keywords):
+        return None
+    return "stft(...) without return_complex (required for a real input since torch 2.0: RuntimeError)", None
+
+
 def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | None:
     """(message, whether it fails on the current stack; None: when the call runs) of one node that uses a removed
     API, else None."""
-    hf = _hf_site(node)
+    hf = _hf_site(node) or _stft_site(node)
     if hf is not None:
         return hf
     if isinstance(node, ast.Import) and any(
