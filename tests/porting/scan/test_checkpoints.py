@@ -63,6 +63,13 @@ def test_plain_data_beside_the_weights_and_explicit_weights_only_are_no_item(tmp
     # nanoGPT: ``config`` is a dict of the run's settings, bound in the file
     config = _TRAIN.replace('"args": args', '"config": config').replace("model =", "config = {'lr': 1}\nmodel =")
     assert _loads(_tree(tmp_path, train=config)) == []
+    # BLIP: the config read from YAML is dicts and lists
+    yaml_config = _TRAIN.replace('"args": args', '"config": config').replace(
+        "model =", "import yaml\nconfig = yaml.load(open('c.yaml'), Loader=yaml.Loader)\nmodel ="
+    )
+    assert _loads(_tree(tmp_path, train=yaml_config)) == []
+    omega = yaml_config.replace("yaml.load(open('c.yaml'), Loader=yaml.Loader)", "OmegaConf.load('c.yaml')")
+    assert [ln for _, ln, _, _ in _loads(_tree(tmp_path, train=omega))] == [9, 12]  # a DictConfig is an object
     explicit = _GENERATE.replace('map_location="cpu")', 'map_location="cpu", weights_only=False)')
     assert _loads(_tree(tmp_path, generate=explicit)) == []
     other_key = _GENERATE.replace('["g_ema"]', '["state"]')

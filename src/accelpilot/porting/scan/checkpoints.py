@@ -56,6 +56,8 @@ def _plain_binding(tree: ast.AST, name: str) -> bool:
         if isinstance(v, (ast.Dict, ast.DictComp, ast.List, ast.Constant)):
             return True
         f = v.func if isinstance(v, ast.Call) else None
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("yaml", "json"):
+            return True  # ``yaml.load(open(args.config))`` (BLIP): dicts and lists; OmegaConf.load is a DictConfig
         return (isinstance(f, ast.Name) and f.id in _PLAIN_CALLS) or (
             isinstance(f, ast.Attribute) and f.attr in _PLAIN_CALLS
         )
