@@ -48,3 +48,37 @@ def test_a_module_nothing_runs_is_listed_apart(tmp_path: Path) -> None:
     (root / "pyproject.toml").unlink()
     (root / "README.md").write_text("A library.\n")
     assert _contexts(root)["diffusion/sampler.py"] is None  # no command says how the code runs
+
+
+REGISTRY = """import importlib
+import os
+
+
+def build(name):
+    models_dir = 'models'
+    table = {f[:-3]: f"{models_dir}.{f[:-3]}" for f in os.listdir(models_dir)}
+    return importlib.import_module(table[name]).Model()
+"""
+
+
+def test_a_folder_loaded_by_name_is_reached_and_its_cuda_library_blocks_when_chosen(tmp_path: Path) -> None:
+    """Time-Series-Library loads ``models/<name>.py`` with ``importlib.import_module`` for ``--model TimesNet``: its
+    modules are reached (not ``unreached-module``), and a CUDA-only library imported at module level by one of them,
+    or by a module only they import, blocks when that model is chosen, not on every run. Near miss: the same
+    import in a module the entry point imports statically still blocks."""
+    files = {
+        "run.py": "from exp import build\n\nbuild('TimesNet')\n",
+        "exp.py": REGISTRY,
+        "models/TimesNet.py": "import numpy as np\n\nclass Model:\n    dtype = np.float\n",
+        "models/MambaSL.py": "from layers.block import Block\n\nclass Model(Block):\n    pass\n",
+        "layers/block.py": "from mamba_ssm import selective_scan_fn\n\nclass Block:\n    pass\n",
+        "README.md": "Run `python run.py --model TimesNet`.\n",
+    }
+    _write(tmp_path, files)
+    assert _contexts(tmp_path) == {"models/TimesNet.py": None}  # reached: porting work
+    found = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-kernel-library"]
+    assert [(f.file, f.severity) for f in found] == [("layers/block.py", "warning")]
+    assert (found[0].reason or "").startswith("blocks when models/MambaSL.py is chosen")
+    (tmp_path / "exp.py").write_text("from layers.block import Block\n" + REGISTRY)
+    found = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-kernel-library"]
+    assert [(f.file, f.severity) for f in found] == [("layers/block.py", "blocking")]

@@ -7,17 +7,24 @@ inside a folder that no file of the tree imports (at any level, lazily or not), 
 ``diffusion/timestep_sampler.py`` (its ``LossSecondMomentResampler`` with a removed numpy alias) is such a module.
 Its lines are listed apart (``unreached-module``), never porting work. A module named in any source by its dotted
 name or path (``class_name='training.loss.StyleGAN2Loss'``, loaded by name at run time) is reached. In a package, a
-module nothing in the tree imports is still public API its users import, so nothing is judged there.
+module nothing in the tree imports is still public API its users import, so nothing is judged there. A folder a
+dynamic import names (``importlib.import_module`` with a quoted folder name in the same file) is loaded by name: its
+modules run when chosen (``--model TimesNet``), so they are reached, and a blocking line there or in a module only
+they import blocks when that module is chosen.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from accelpilot.porting.findings import NOT_PORTING, Finding
 from accelpilot.porting.scan.families import _module_names, imports_of
 
 UNREACHED = "unreached-module"
+# A quoted name in a file that imports by name (``models_dir = 'models'``, ``f"models.{name}"`` has ``'models'`` only
+# when written apart): a folder of the tree it may load from.
+_QUOTED = re.compile(rb"""['"]([A-Za-z_][\w]*(?:[./][A-Za-z_]\w*)*[./]?)['"]""")
 _PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 
 
@@ -33,17 +40,60 @@ def mark_unreached_modules(
         return
     mods = _module_names(rels)
     names = {rel: (rel[:-3].replace("/", ".").encode(), rel.encode()) for rel in candidates}
-    imported: set[str] = set()
+    folders = {rel.rpartition("/")[0] for rel in rels if "/" in rel}
+    graph: dict[str, set[str]] = {}
     mains: set[str] = set()
     named: set[str] = set()
+    by_name: set[str] = set()  # folders whose modules a dynamic import loads by name
     for rel, data in sources:
-        imported |= imports_of(rel, data, mods) - {rel}
+        graph[rel] = imports_of(rel, data, mods) - {rel}
         if b"__main__" in data:
             mains.add(rel)
         named |= {c for c, (dotted, path) in names.items() if c != rel and (dotted in data or path in data)}
-    dead = {r for r in candidates if r not in imported | mains | named and r not in entries}
+        if b"import_module(" in data or b"__import__(" in data:
+            by_name |= {
+                d for m in _QUOTED.finditer(data) if (d := m.group(1).decode().replace(".", "/").strip("/")) in folders
+            }
+    imported = set().union(*graph.values()) if graph else set()
+    loaded = {r for r in rels if r.endswith(".py") and r.rpartition("/")[0] in by_name}
+    dead = {r for r in candidates if r not in imported | mains | named | loaded and r not in entries}
     for f in findings:
         if f.file in dead and f.porting:
             f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
             if f.severity == "blocking":
                 f.severity = "warning"
+    if loaded:
+        _mark_loaded_by_name(findings, graph, loaded, set(entries))
+
+
+def _reach(roots: set[str], graph: Mapping[str, set[str]], stop: set[str]) -> set[str]:
+    seen = set(roots)
+    todo = list(roots)
+    while todo:
+        for t in graph.get(todo.pop(), ()):
+            if t not in seen and t not in stop:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def _mark_loaded_by_name(
+    findings: list[Finding], graph: Mapping[str, set[str]], loaded: set[str], entries: set[str]
+) -> None:
+    """A blocking line in a module of a folder loaded by name (Time-Series-Library's ``models/``: ``importlib.
+    import_module(f"models.{name}")`` for ``--model TimesNet``), or in a module only such modules import, runs only
+    when that module is chosen: it blocks when it is (the entry points' static imports never reach it)."""
+    default = _reach(entries, graph, loaded)
+    only_chosen = _reach(loaded, graph, set()) - default
+    for f in findings:
+        if f.file in only_chosen and f.porting and f.severity == "blocking":
+            via = (
+                f.file
+                if f.file in loaded
+                else next((m for m in sorted(loaded) if f.file in _reach({m}, graph, set())), "a module loaded by name")
+            )
+            f.severity = "warning"
+            f.reason = (
+                f"blocks when {via} is chosen: its folder is loaded by name at run time (importlib), and no entry "
+                f"point imports it: {f.message} at {f.file}:{f.line}"
+            )
