@@ -114,7 +114,8 @@ _EXAMPLE_PATH = re.compile(
 
 _HOST_PATH = re.compile(
     r"(^|/)(\w*tokeniz\w*|\w*image_processing\w*|\w*video_processing\w*|\w*feature_extraction\w*|processing_\w+"
-    r"|\w*_processor\w*|audio_utils|image_utils|video_utils|data|datasets?|\w*dataloader\w*|\w*collat\w*|trainer\w*"
+    r"|\w*_processor\w*|audio_utils|image_utils|video_utils|data|datasets?|\w*data_?loaders?\w*|\w*data_?providers?"
+    r"|\w*collat\w*|trainer\w*"
     r"|pipelines?|plots?|plotting|loggers?)(\.py$|/)"
 )
 

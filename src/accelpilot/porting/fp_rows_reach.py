@@ -167,4 +167,12 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "`if not x.is_cuda:` it stays.",
         (_R11 + "test_a_cuda_call_under_a_tensors_is_cuda_is_a_guarded_path",),
     ),
+    FalsePositiveClass(
+        "data-provider-host-side",
+        "host-side",
+        "A data provider or data loader module (`data_provider/`, `data_loader.py`, `data_loaders.py`) builds the "
+        "datasets on the host (Time-Series-Library's pandas `all_df.index.unique()`): its compile hazards are not the "
+        "model graph's, as in `datasets/` or `dataloader.py`; the same line in the model's modules stays.",
+        (_R11 + "test_a_data_provider_and_a_data_loader_module_are_host_side",),
+    ),
 )

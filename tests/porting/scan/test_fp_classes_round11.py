@@ -31,3 +31,19 @@ def test_a_cuda_call_under_a_tensors_is_cuda_is_a_guarded_path(tmp_path: Path) -
     (tmp_path / "README.md").write_text("Run `python train.py`.\n")
     blocking = [f.line for f in scan_path(tmp_path, jobs=1).findings if f.severity == "blocking"]
     assert blocking == [11]
+
+
+def test_a_data_provider_and_a_data_loader_module_are_host_side(tmp_path: Path) -> None:
+    """Time-Series-Library's ``data_provider/data_loader.py`` builds its datasets on the host (pandas
+    ``all_df.index.unique()``): its compile hazards are not the model graph's, as in ``datasets/`` or
+    ``dataloader.py``. Near miss: the same line in ``models/`` stays a hazard."""
+    src = "import torch\n\n\ndef ids(x):\n    return x.index.unique()\n"
+    for rel in ("data_provider/data_loader.py", "utils/data_loaders.py", "models/ids.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(src)
+    found = {f.file: f.context for f in scan_path(tmp_path, jobs=1).findings if f.rule == "data-dependent-op"}
+    assert found == {
+        "data_provider/data_loader.py": "host-side",
+        "utils/data_loaders.py": "host-side",
+        "models/ids.py": None,
+    }
