@@ -160,3 +160,21 @@ def test_a_kv_cache_read_up_to_a_growing_position_is_a_growing_sequence() -> Non
     """Llama's decode: the keys attended to are the cache sliced up to ``start_pos + seqlen``, a longer shape every
     step. Near misses: the write of the step's slice keeps the cache's shape; a slice up to a bare name is no sum."""
     assert _rules(LLAMA_ATTENTION, "growing-sequence") == [(5, None)]
+
+
+def test_an_embedding_with_sparse_gradients_is_a_sparse_tensor_line() -> None:
+    """DLRM's ``nn.EmbeddingBag(n, m, mode="sum", sparse=True)`` makes sparse COO gradients in backward, which the
+    optimizer applies as a sparse update: the same sparse kernels a ``to_sparse()`` needs. Near misses: a dense
+    embedding (``sparse=False``, or no keyword) and ``sparse=True`` on a call that is no embedding."""
+    src = (
+        "import torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        self.bag = nn.EmbeddingBag(10, 4, mode='sum', sparse=True)\n"
+        "        self.emb = nn.Embedding(10, 4, sparse=False)\n        self.emb2 = nn.Embedding(10, 4)\n"
+        "        self.other = make(sparse=True)\n\n    def forward(self, x, w):\n"
+        "        return F.embedding_bag(x, w, sparse=True)\n"
+    )
+    found = [(ln, msg) for r, ln, msg, *_ in scan_python(src) if r == "sparse-tensor"]
+    assert found == [
+        (7, "EmbeddingBag(sparse=True): sparse COO gradients in backward"),
+        (13, "embedding_bag(sparse=True): sparse COO gradients in backward"),
+    ]

@@ -109,7 +109,9 @@ TRAIN_RULES: tuple[Rule, ...] = (
         effort="hours",
         item="repo",
         title="sparse tensor on the device",
-        why="A sparse COO/CSR tensor (`.to_sparse()`, `torch.sparse_coo_tensor`) that moves with the model: a "
+        why="A sparse COO/CSR tensor (`.to_sparse()`, `torch.sparse_coo_tensor`) that moves with the model, or an "
+        "embedding with sparse gradients (`nn.EmbeddingBag(..., sparse=True)`: backward makes sparse COO gradients "
+        "the optimizer applies as a sparse update): a "
         "PrivateUse1 backend such as TorchNeuron is assumed to register no sparse kernels (unverified on hardware; "
         "MPS had none, and Whisper on 'mps' failed with \"Could not run aten::_sparse_coo_tensor_with_dims_and_tensors "
         '... Sparse backend"). Keep it dense (a bool mask) or on the host.',

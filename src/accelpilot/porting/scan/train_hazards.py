@@ -61,7 +61,10 @@ def _worth_parsing(data: bytes) -> set[str]:
         "device-augmentation": b"Mixup(" in data and b"timm" in data,
         "model-ema-per-step": b"ModelEma" in data and b"timm" in data,
         "host-solver-in-step": b"linear_sum_assignment(" in data and b"torch" in data,
-        "sparse-tensor": b"to_sparse" in data or b"sparse_coo_tensor(" in data or b"sparse_csr_tensor(" in data,
+        "sparse-tensor": b"to_sparse" in data
+        or b"sparse_coo_tensor(" in data
+        or b"sparse_csr_tensor(" in data
+        or (b"sparse=True" in data and b"mbedding" in data),  # nn.EmbeddingBag(..., sparse=True)
         "growing-sequence": _CACHE_SLICE.search(data) is not None,
     }
     return {r for r, hit in gates.items() if hit}
@@ -187,6 +190,9 @@ def _cache_reads(tree: ast.Module) -> list[tuple[ast.Subscript, ast.FunctionDef 
 _TO_SPARSE = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"})
 
 
+_SPARSE_GRAD = frozenset({"Embedding", "EmbeddingBag", "embedding", "embedding_bag"})
+
+
 def _sparse(tree: ast.Module) -> list[tuple[ast.Call, str, str | None]]:
     """Calls that make a sparse tensor; subject ``sparse-buffer`` when it is an argument of ``register_buffer``."""
     buffers: set[int] = set()
@@ -201,6 +207,11 @@ def _sparse(tree: ast.Module) -> list[tuple[ast.Call, str, str | None]]:
             if name in _TO_SPARSE:
                 where = " registered as a buffer" if id(node) in buffers else ""
                 out.append((node, f"{name}(){where}: a sparse tensor", SPARSE_BUFFER if where else None))
+            elif name in _SPARSE_GRAD and any(
+                k.arg == "sparse" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords
+            ):
+                # DLRM's ``nn.EmbeddingBag(n, m, mode="sum", sparse=True)``: backward makes sparse COO gradients
+                out.append((node, f"{name}(sparse=True): sparse COO gradients in backward", None))
     return out
 
 
