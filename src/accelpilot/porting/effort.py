@@ -195,6 +195,13 @@ ROWS.update(
         "private-torch-op": EffortRow(
             0.5, 2, "port the op to the public ATen API, or check the stock op's gradients on the target", _REASONED
         ),
+        "fp32-training": EffortRow(
+            0.5,
+            1.5,
+            "run the training step under bf16 autocast on the neuron device and re-validate the reported metrics "
+            "against the fp32 run",
+            _REASONED + ": a context manager and a loss-scale check; the days are the metric re-validation",
+        ),
         "manual-attention": EffortRow(
             0.5,
             1.5,

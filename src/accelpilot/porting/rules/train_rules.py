@@ -197,6 +197,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "(the logging interval).",
     ),
     Rule(
+        id="fp32-training",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="default path trains in fp32 (no autocast, bf16 or fp16)",
+        why="The repository trains in fp32: no autocast, half or bf16 anywhere in its code. Trainium's matrix "
+        "engines run bf16 at several times their fp32 rate, so a port that keeps fp32 keeps a fraction of the chip. "
+        'Decide the precision (`torch.autocast(device_type="neuron", dtype=torch.bfloat16)` around the forward and '
+        "loss, or bf16 weights with fp32 optimizer state) and re-validate the metrics the repository reports.",
+    ),
+    Rule(
         id="manual-attention",
         category="compile_hazard",
         dimension="model",

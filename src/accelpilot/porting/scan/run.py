@@ -40,6 +40,7 @@ from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.precision import PrecisionFacts, fp32_training, precision_facts
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
@@ -194,7 +195,7 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
     return rel, found, None, suppressed
 
 
-Worked = tuple[FileOutcome, Prepared | None, Facts | None]
+Worked = tuple[FileOutcome, Prepared | None, Facts | None, PrecisionFacts | None]
 
 
 def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[Worked]:
@@ -205,6 +206,7 @@ def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[Worke
         outcome = scan_file(p, rel, kind, max_bytes)
         prepared: Prepared | None = None
         facts: Facts | None = None
+        precision: PrecisionFacts | None = None
         if kind == "python" and outcome[2] is None:
             try:
                 data = Path(p).read_bytes()
@@ -213,7 +215,8 @@ def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[Worke
             if data is not None:
                 prepared = (raw_imports(data), may_choose_class(data))
                 facts = checkpoint_facts(rel, data)
-        out.append((outcome, prepared, facts))
+                precision = precision_facts(data)
+        out.append((outcome, prepared, facts, precision))
     return out
 
 
@@ -486,9 +489,10 @@ def scan_path(
                 pairs = [pair for chunk_out in chunks for pair in chunk_out]
             else:
                 pairs = _scan_chunk(files, max_bytes)
-            outcomes = [outcome for outcome, _, _ in pairs]
-            prepared = {outcome[0]: prep for outcome, prep, _ in pairs if prep is not None}
-            ckpt_facts = {outcome[0]: f for outcome, _, f in pairs if f is not None}
+            outcomes = [outcome for outcome, *_ in pairs]
+            prepared = {outcome[0]: prep for outcome, prep, _, _ in pairs if prep is not None}
+            ckpt_facts = {outcome[0]: f for outcome, _, f, _ in pairs if f is not None}
+            precision = {outcome[0]: p for outcome, _, _, p in pairs if p is not None}
             rels = [rel for _, rel, _ in files]
             found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
             findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts())
@@ -518,6 +522,7 @@ def scan_path(
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
+            findings += fp32_training(entries, precision)
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
