@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from accelpilot.porting.scan import scan_python
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path, scan_python
 
 
 def _rules(src: str, rule: str) -> list[tuple[int, str | None]]:
@@ -178,3 +180,38 @@ def test_an_embedding_with_sparse_gradients_is_a_sparse_tensor_line() -> None:
         (7, "EmbeddingBag(sparse=True): sparse COO gradients in backward"),
         (13, "embedding_bag(sparse=True): sparse COO gradients in backward"),
     ]
+
+
+def test_a_batch_padded_to_its_longest_by_hand_or_by_the_tokenizer_is_dynamic_padding() -> None:
+    """VITS's collator allocates ``torch.LongTensor(len(batch), max_text_len)`` with ``max_text_len =
+    max([len(x[0]) for x in batch])``; lit-llama pads with a nested ``pad_right`` that reads ``max_len``; BLIP's
+    forward tokenises with ``padding='longest'``. Near misses: a fixed ``max_length`` pad, a max over no lengths,
+    a tokenizer with ``padding='max_length'``."""
+    src = (
+        "import torch\n\n\ndef collate(batch):\n    max_text_len = max([len(x[0]) for x in batch])\n"
+        "    text = torch.LongTensor(len(batch), max_text_len)\n    return text\n\n\n"
+        "def get_batch(ids):\n    max_len = max(len(s) for s in ids)\n\n    def pad_right(x, pad_id):\n"
+        "        n = max_len - len(x)\n        return torch.cat((x, torch.full((n,), pad_id)))\n\n"
+        "    return torch.stack([pad_right(x, pad_id=0) for x in ids])\n\n\n"
+        "def fixed(ids, max_length):\n    top = max(s.sum() for s in ids)\n"
+        "    return torch.zeros(len(ids), max_length), top\n\n\n"
+        "def forward(self, caption):\n    a = self.tokenizer(caption, padding='longest', return_tensors='pt')\n"
+        "    b = self.tokenizer(caption, padding='max_length', max_length=35, return_tensors='pt')\n    return a, b\n"
+    )
+    found = [(ln, msg.split(":")[0]) for r, ln, msg, *_ in scan_python(src) if r == "dynamic-padding"]
+    assert found == [
+        (6, "LongTensor(...) to max_text_len = max(len(...))"),
+        (17, "pad_right(...) to max_len = max(len(...))"),
+        (26, "tokenizer padding='longest'"),
+    ]
+
+
+def test_a_collator_in_a_data_module_still_pads_the_models_batches(tmp_path: Path) -> None:
+    """A collator in ``data/collate.py`` runs on the host, but the lengths it makes reach the device: its
+    ``dynamic-padding`` line stays porting work (other compile hazards there are host-side)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "collate.py").write_text(
+        "from torch.nn.utils.rnn import pad_sequence\n\n\ndef collate_fn(batch):\n    return pad_sequence(batch)\n"
+    )
+    found = [(f.file, f.context) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "dynamic-padding"]
+    assert found == [("data/collate.py", None)]

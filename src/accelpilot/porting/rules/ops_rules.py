@@ -218,7 +218,8 @@ OPS_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="days",
         title="batches padded to their own longest sample",
-        why="A data collator that pads each batch to its longest sample (`padding=True`/`'longest'`) gives the "
+        why="A data collator that pads each batch to its longest sample (`padding=True`/`'longest'`, "
+        "`pad_sequence`, or by hand to `max(len(s) for s in batch)`), or a tokenizer asked to, gives the "
         "model a new sequence length per batch; a fixed-shape compile recompiles for each. Pad to a fixed length "
         "or a few buckets.",
     ),

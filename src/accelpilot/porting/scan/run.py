@@ -68,6 +68,9 @@ def data_json(rel: str, size: int) -> str | None:
     return None
 
 
+# Compile hazards whose cause is host-side code by nature: a collator padding each batch to its longest sample runs
+# in the data loader, and the shapes it makes reach the device.
+_FROM_HOST = frozenset({"dynamic-padding"})
 PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
@@ -442,7 +445,7 @@ def _file_findings(
                 context = _when_it_runs(rel, rule_id)
             if path_context in FILE_WIDE or _outranks(path_context, context):
                 context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
-            elif host and context is None and RULES[rule_id].category == "compile_hazard":
+            elif host and context is None and RULES[rule_id].category == "compile_hazard" and rule_id not in _FROM_HOST:
                 context = "host-side"
             findings.append(
                 Finding.from_rule(
