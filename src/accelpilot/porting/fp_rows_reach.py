@@ -161,10 +161,11 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
     ),
     FalsePositiveClass(
         "is-cuda-guard",
-        "optional",
-        "A CUDA call under `if x.is_cuda:` (DLRM's `if Z_test.is_cuda: torch.cuda.synchronize()`) runs only when the "
-        "tensor is on a CUDA device: an optional path, as under `torch.cuda.is_available()`; under "
-        "`if not x.is_cuda:` it stays.",
+        "warning",
+        "A body of only `torch.cuda.*` calls under `if x.is_cuda:` (DLRM's `if Z_test.is_cuda: "
+        "torch.cuda.synchronize()`) runs only when the tensor is on a CUDA device and skips nothing the model "
+        "computes: an optional path; under `if not x.is_cuda:` it stays, and a kernel launched under `is_cuda` "
+        "stays blocking (skipping it loses work).",
         (_R11 + "test_a_cuda_call_under_a_tensors_is_cuda_is_a_guarded_path",),
     ),
     FalsePositiveClass(

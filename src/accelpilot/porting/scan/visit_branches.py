@@ -70,6 +70,11 @@ class BranchRules(CallRules):
             # after it (or the else) runs, so the body is part of the probe
             self._visit_if_under(node, "probe", test_too=True)
             return
+        if isinstance(node, ast.If) and self.context in (None, "optional") and self._cuda_tensor_sync(node):
+            # DLRM's ``if Z_test.is_cuda: torch.cuda.synchronize()``: only a tensor on a CUDA device opens the body,
+            # and the body only drives the CUDA runtime (a kernel launched there stays: skipping it loses work)
+            self._visit_if_under(node, "optional", test_too=False)
+            return
         if isinstance(node, ast.If) and self.context in (None, "optional") and _asks_gpu_only_runtime(node.test):
             # ``elif is_sagemaker_mp_enabled(): device = torch.device("cuda", smp.local_rank())``: only SageMaker's
             # model/data-parallel library runs this body, and it runs only on NVIDIA GPU instances
@@ -480,10 +485,21 @@ class BranchRules(CallRules):
         probes = [v for v in bound if isinstance(v, ast.Call) and self._probe_backends(v.func) == {"cuda"}]
         return bool(probes) and all(isinstance(v, ast.Constant) or v in probes for v in bound)
 
-    def _is_probe(self, test: ast.expr) -> bool:
+    def _cuda_tensor_sync(self, node: ast.If) -> bool:
+        """``if x.is_cuda: torch.cuda.synchronize()``: an ``is_cuda`` test (alone or in an ``and``) over a body of
+        only ``torch.cuda.*`` calls (synchronize, empty_cache): nothing the model computes is skipped off CUDA."""
+        test = node.test
         values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        if any(isinstance(v, ast.Attribute) and v.attr == "is_cuda" for v in values):
-            return True  # ``if Z.is_cuda: torch.cuda.synchronize()``: only a tensor on a CUDA device opens the body
+        if not any(isinstance(v, ast.Attribute) and v.attr == "is_cuda" for v in values):
+            return False
+        return all(
+            isinstance(st, ast.Expr)
+            and isinstance(st.value, ast.Call)
+            and (self.dotted(st.value.func) or "").startswith("torch.cuda.")
+            for st in node.body
+        )
+
+    def _is_probe(self, test: ast.expr) -> bool:
         if isinstance(test, (ast.Name, ast.Attribute)):  # ``if _is_torch_xpu_available:``, a cached probe result
             return self._probe_backends(test) is not None
         return any(isinstance(sub, ast.Call) and self._probe_backends(sub.func) is not None for sub in walk(test))
