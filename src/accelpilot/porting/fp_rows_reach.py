@@ -176,4 +176,13 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "model graph's, as in `datasets/` or `dataloader.py`; the same line in the model's modules stays.",
         (_R11 + "test_a_data_provider_and_a_data_loader_module_are_host_side",),
     ),
+    FalsePositiveClass(
+        "launcher-env-branch",
+        "warning",
+        "An entry point's NCCL setup under `if ddp:` with `ddp = int(os.environ.get('RANK', -1)) != -1` (llama2.c, "
+        "nanoGPT) runs only when torchrun (or another launcher) sets RANK: when the README starts the script as one "
+        "process, the lines block when it is launched so; a README that also runs it under torchrun keeps them "
+        "blocking. `device_type = 'cuda' if 'cuda' in device else 'cpu'` follows the device and places nothing.",
+        (_R11 + "test_a_ddp_branch_keyed_on_the_launchers_rank_blocks_only_under_a_launcher",),
+    ),
 )

@@ -47,3 +47,38 @@ def test_a_data_provider_and_a_data_loader_module_are_host_side(tmp_path: Path) 
         "utils/data_loaders.py": "host-side",
         "models/ids.py": None,
     }
+
+
+TRAIN_DDP = """\
+import os
+
+import torch
+
+device = "cuda"
+ddp = int(os.environ.get("RANK", -1)) != -1
+if ddp:
+    torch.distributed.init_process_group(backend="nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+model = torch.nn.Linear(2, 2).to(device)
+device_type = "cuda" if "cuda" in device else "cpu"
+"""
+
+
+def test_a_ddp_branch_keyed_on_the_launchers_rank_blocks_only_under_a_launcher(tmp_path: Path) -> None:
+    """llama2.c's (and nanoGPT's) ``if ddp:`` with ``ddp = int(os.environ.get('RANK', -1)) != -1``: the NCCL setup
+    runs only when torchrun sets RANK, and the README trains with ``python train.py``: it blocks when launched so.
+    ``device_type = 'cuda' if 'cuda' in device else 'cpu'`` follows the device and places nothing. Near misses: the
+    ``.to("cuda")`` placement stays blocking, and a README that also runs the script under torchrun keeps the DDP
+    lines blocking."""
+    (tmp_path / "train.py").write_text(TRAIN_DDP)
+    (tmp_path / "README.md").write_text("Train: `python train.py`.\n")
+    got = {(f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule in _PLACEMENT}
+    assert got == {(5, "blocking"), (8, "warning"), (9, "warning"), (11, "warning")}
+    (tmp_path / "README.md").write_text(
+        "Train: `python train.py`.\n\nOn 8 GPUs: `torchrun --nproc_per_node=8 train.py`\n"
+    )
+    got = {(f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule in _PLACEMENT}
+    assert (8, "blocking") in got and (9, "blocking") in got
+
+
+_PLACEMENT = {"cuda-device-literal", "torch-cuda-api", "nccl-backend", "cuda-call"}

@@ -99,6 +99,8 @@ _RETURNS_WITHOUT_CUDA = re.compile(
     r"^torch\.cuda\.(?:max_memory_allocated|memory_allocated|memory_reserved|max_memory_reserved|empty_cache"
     r"|manual_seed(?:_all)?|CudaError|OutOfMemoryError)$"
 )
+# ``device_type = 'cuda' if 'cuda' in device else 'cpu'`` (nanoGPT, llama2.c): a name that follows the device.
+_FOLLOWS = re.compile(r"""["']cuda["']\s+if\s+["']cuda["']\s+in\s+[\w.]+\s+else\s""")
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
 
@@ -344,6 +346,12 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
             continue
         if _FALLBACK.search(snippet):
             f.reason = "performance item: off CUDA it falls back to the CPU (the device should be a setting)"
+            continue
+        if _FOLLOWS.search(snippet):
+            f.reason = (
+                "a device type derived from the configured device (`'cuda' if 'cuda' in device else 'cpu'`): it "
+                "follows the device, placing nothing"
+            )
             continue
         where = f"{f.message} at {f.file}:{f.line}"
         flag = _FLAG.search(f.message)

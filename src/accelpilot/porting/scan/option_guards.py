@@ -151,6 +151,57 @@ def _off_path(tree: ast.AST, f: Finding, opts: dict[str, tuple[str, Any, bool]],
     return None
 
 
+# Environment variables a distributed launcher (torchrun, torch.distributed.launch, mpirun, srun) sets.
+_LAUNCH_ENV = frozenset({"RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"})
+_LAUNCHER = re.compile(
+    r"\b(?:torchrun|torch\.distributed\.(?:launch|run)|mpirun|mpiexec|srun|deepspeed|accelerate\s+launch)\b"
+)
+
+
+def _reads_launch_env(node: ast.AST) -> bool:
+    """``os.environ.get("RANK", -1)``, ``os.environ["WORLD_SIZE"]``, ``"RANK" in os.environ``."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in _LAUNCH_ENV:
+            return "environ" in ast.unparse(node)
+    return False
+
+
+def _launch_names(tree: ast.AST) -> set[str]:
+    """Names bound from a launcher's environment (nanoGPT's ``ddp = int(os.environ.get('RANK', -1)) != -1``)."""
+    return {
+        t.id
+        for a in ast.walk(tree)
+        if isinstance(a, ast.Assign) and _reads_launch_env(a.value)
+        for t in a.targets
+        if isinstance(t, ast.Name)
+    }
+
+
+def _launch_guard(tree: ast.AST, f: Finding, names: set[str]) -> str | None:
+    """The test (``if ddp:``) of a branch holding ``f``'s line that is true only under a distributed launcher."""
+    line = f.line or 0
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not node.body:
+            continue
+        if not (node.body[0].lineno <= line <= (node.body[-1].end_lineno or line)):
+            continue
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id in names) or _reads_launch_env(test):
+            return f"`{ast.unparse(test)}` at {f.file}:{test.lineno}"
+    return None
+
+
+def _launched_in_readme(root: Path, rel: str) -> bool:
+    """Some README line runs ``rel`` under a distributed launcher (nanoGPT's ``torchrun ... train.py``)."""
+    for name in ("README.md", "README.rst", "README.txt", "README"):
+        try:
+            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        return any(_LAUNCHER.search(ln) and rel in ln for ln in text.splitlines())
+    return False
+
+
 def readme_command(root: Path, first_line: str) -> str:
     """The README command whose first line ``entry.py`` quotes, with its continuation lines (``\\``) joined."""
     for name in ("README.md", "README.rst", "README.txt", "README"):
@@ -183,7 +234,8 @@ def option_guards(findings: list[Finding], root: Path, entries: dict[str, str]) 
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         opts = options(tree)
-        if not opts:
+        launch = _launch_names(tree)
+        if not opts and not launch:
             continue
         how = entries[rel]
         first = how.split("`", 2)[1] if how.startswith("README: `") else ""
@@ -191,7 +243,17 @@ def option_guards(findings: list[Finding], root: Path, entries: dict[str, str]) 
         for f in targets:
             if f.file != rel:
                 continue
-            cond = _off_path(tree, f, opts, command)
+            launched = _LAUNCHER.search(command or how) is not None or _launched_in_readme(root, rel)
+            guard = _launch_guard(tree, f, launch) if launch and not launched else None
+            if guard is not None:
+                f.severity = "warning"
+                f.reason = (
+                    f"blocks when launched with torchrun or another distributed launcher: the line runs under "
+                    f"{guard}, true only when the launcher sets RANK/WORLD_SIZE, and the default command ({how}) "
+                    "starts one process"
+                )
+                continue
+            cond = _off_path(tree, f, opts, command) if opts else None
             if cond is not None:
                 f.severity = "warning"
                 f.reason = (
