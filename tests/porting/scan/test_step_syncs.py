@@ -158,3 +158,19 @@ def test_a_read_every_n_steps_with_n_a_module_constant_one_is_every_step() -> No
     assert [r[1] for r in host_syncs(src.format(n=1).encode())] == [9]
     assert host_syncs(src.format(n=10).encode()) == []
     assert host_syncs((src.format(n=1) + "log_interval = 5\n").encode()) == []
+
+
+def test_a_scripts_module_level_training_loop_is_read_like_a_functions() -> None:
+    """A script that trains at module level (cleanrl's ``for iteration in ...:`` under ``if __name__ ==
+    "__main__":``, llama2.c's ``while True:``) reads ``loss.item()`` every step as a training function would.
+    Near miss: under ``exec(open('configurator.py').read())`` the script's ``log_interval = 1`` may be rebound from
+    the command line, so ``if iter_num % log_interval == 0`` is read as every N steps."""
+    src = (
+        "import torch\n\nlog_interval = 1\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters())\n"
+        "it = 0\nwhile True:\n    loss = model(torch.ones(2)).sum()\n    loss.backward()\n    opt.step()\n"
+        "    if it % log_interval == 0:\n        print(loss.item())\n    it += 1\n"
+    )
+    found = [(ln, msg) for r, ln, msg, *_ in scan_python(src) if r == "host-sync-in-loop"]
+    assert found == [(12, "loss.item() every training step in the script's loop")]
+    configured = src.replace("log_interval = 1\n", "log_interval = 1\nexec(open('configurator.py').read())\n")
+    assert [ln for r, ln, *_ in scan_python(configured) if r == "host-sync-in-loop"] == []

@@ -11,6 +11,9 @@ training loop is elsewhere (``engine.train_one_epoch``, ``Trainer.train``). Read
 - not under an ``if`` that reads every N steps (a test with ``%`` or a ``divisible`` call: nanoGPT's
   ``if iter_num % log_interval == 0``), which is the fix already, unless N is a module constant 1 (lit-llama's
   ``log_interval = 1``: every step), and not in a nested def or lambda;
+- a script's module-level loop trains like a function's (llama2.c's ``while True:``, cleanrl's loop under ``if
+  __name__ == "__main__":``); where the script ``exec``s a configurator (nanoGPT's), its ``N = 1`` may be rebound
+  from the command line and is not read as every step;
 - one call deep: a read anywhere in a function of the same file (``log_loss_dict(...)``, ``self._log(...)``) that
   such a loop calls by name every step, and that trains nothing itself (guided-diffusion's per-microbatch
   ``values.mean().item()`` logging).
@@ -27,6 +30,7 @@ from accelpilot.porting.scan.post_host import _callee
 from accelpilot.porting.scan.post_kit import _tree
 
 RULE = "host-sync-in-loop"
+_EXEC_CONFIG = re.compile(rb"^\s*exec\(", re.M)  # nanoGPT's ``exec(open('configurator.py').read())``
 _READS = frozenset({"item", "cpu", "tolist"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -90,7 +94,7 @@ def _read(node: ast.AST) -> str | None:
 
 
 def _reads_in(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, every: bool = False, ones: frozenset[str] = frozenset()
+    fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module, every: bool = False, ones: frozenset[str] = frozenset()
 ) -> tuple[list[tuple[ast.Call, str]], set[str]]:
     """The per-step reads of one function: (call, what is read), and the names of the same-file functions its
     training loops call every step. ``every``: the whole function runs every step (a helper a step calls), so a
@@ -178,18 +182,24 @@ def host_syncs(data: bytes) -> list[RawFinding]:
             (RULE, ln, f"{subject[:40]}.{what}() {where}", lines[ln - 1] if 0 < ln <= len(lines) else "", None, None)
         )
 
-    for fns in defs.values():
-        for fn in fns:
-            if not any(_trains(n) for n in ast.walk(fn)):
-                continue
-            reads, called = _reads_in(fn, ones=ones)
-            for call, what in reads:
-                report(call, what, f"every training step in {fn.name}()")
-            for name in sorted(called):
-                for helper in defs.get(name, ()):
-                    if helper is fn or any(_trains(n) for n in ast.walk(helper)):
-                        continue  # a training function has its own reads
-                    for call, what in _reads_in(helper, every=True, ones=ones)[0]:
-                        report(call, what, f"in {helper.name}(), which {fn.name}() calls every training step")
+    top = [st for st in tree.body if not isinstance(st, (*_FUNC, ast.ClassDef))]
+    # a script's module-level loop (llama2.c's ``while True:`` in train.py) trains like a function's; a script that
+    # ``exec``s a configurator may rebind its constants from the command line, so ``log_interval = 1`` is not read
+    # as every step there
+    script = [tree] if any(_trains(n) for st in top for n in ast.walk(st)) else []
+    script_ones = frozenset() if _EXEC_CONFIG.search(data) else ones
+    for fn in [*script, *(fn for fns in defs.values() for fn in fns)]:
+        if fn is not tree and not any(_trains(n) for n in ast.walk(fn)):
+            continue
+        reads, called = _reads_in(fn, ones=script_ones if fn is tree else ones)
+        name = "the script's loop" if isinstance(fn, ast.Module) else f"{fn.name}()"
+        for call, what in reads:
+            report(call, what, f"every training step in {name}")
+        for callee in sorted(called):
+            for helper in defs.get(callee, ()):
+                if helper is fn or any(_trains(n) for n in ast.walk(helper)):
+                    continue  # a training function has its own reads
+                for call, what in _reads_in(helper, every=True, ones=ones)[0]:
+                    report(call, what, f"in {helper.name}(), which {name} calls every training step")
     out.sort(key=lambda r: r[1] or 0)
     return out
