@@ -43,6 +43,8 @@ _COMMAND = re.compile(
 )
 # A relative link to a folder (``[sft](sft)``, ``(scripts/)``): no dot-extension in its last part.
 _DIR_LINK = re.compile(r"\]\(\s*(\.?/?[\w-]+(?:/[\w-]+)*/?)\s*\)")
+# A relative link to a shell script (``[scripts/launch.sh](scripts/launch.sh)``).
+_SH_LINK = re.compile(r"\]\(\s*(\.?/?[\w-]+(?:/[\w.-]+)*\.sh)\s*\)")
 # ``git clone https://github.com/OWNER/REPO.git`` in a README: the repository it documents.
 _CLONE = re.compile(
     r"git\s+clone\s+(?:--?[\w-]+(?:=\S+)?\s+)*https?://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?:[\s/]|$)"
@@ -188,10 +190,14 @@ def own_blob_links(text: str, present: set[str], suffix: str) -> list[str]:
 
 
 def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> list[Path]:
-    """Shell scripts in a folder the README links (``[finetuning](sft)`` and ``sft/script.sh``), or that it links by
-    their GitHub address (``own_blob_links``): a README that points at scripts runs its code the way those scripts
-    do; read after the README's own commands."""
+    """Shell scripts the README links directly, or in a folder it links (``[finetuning](sft)`` and
+    ``sft/script.sh``), or by their GitHub address (``own_blob_links``): a README that points at scripts runs its
+    code the way those scripts do; read after the README's own commands."""
     out: list[Path] = [root / rel for rel in own_blob_links(text, present or set(), ".sh")]
+    for m in _SH_LINK.finditer(text):  # ``[scripts/launch.sh](scripts/launch.sh)`` (consistency_models)
+        script = root / m.group(1).removeprefix("./").lstrip("/")
+        if script.is_file() and script.resolve().is_relative_to(root.resolve()) and script not in out:
+            out.append(script)
     for m in _DIR_LINK.finditer(text):
         folder = root / m.group(1).strip("./")
         if m.group(1).strip("./") and folder.is_dir() and folder.resolve().is_relative_to(root.resolve()):
