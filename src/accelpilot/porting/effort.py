@@ -225,6 +225,13 @@ ROWS.update(
             "and load one checkpoint of each kind on the current torch",
             _REASONED + ": a keyword per load; the time is finding a checkpoint of each kind to load",
         ),
+        "install-pin": EffortRow(
+            0.5,
+            2,
+            "lift the torch pin to the Neuron SDK's torch (or replace the TensorFlow 1.x dependency), re-resolve the "
+            "rest of the requirements against it and re-run the default command",
+            _REASONED + ": the pin is one line; the days are the libraries pinned with it",
+        ),
         "stack-upgrade": EffortRow(
             1,
             3,

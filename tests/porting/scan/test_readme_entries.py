@@ -285,3 +285,19 @@ def test_a_command_inside_html_pre_tags_is_read_without_its_tags(tmp_path: Path)
     how = default_entries(tmp_path, _present(tmp_path)).how
     cmd = "python -m torch.distributed.run --nproc_per_node=8 train_retrieval.py --evaluate"
     assert how == {"train_retrieval.py": f"README: `{cmd}`"}
+
+
+def test_a_shell_script_the_readme_links_directly_is_read_for_commands(tmp_path: Path) -> None:
+    """consistency_models: "examples ... in [scripts/launch.sh](scripts/launch.sh)", whose lines run
+    ``mpiexec -n 8 python edm_train.py`` from ``scripts/``. Near miss: a script the README does not link."""
+    _write(
+        tmp_path,
+        {
+            "README.md": "Examples are in [scripts/launch.sh](scripts/launch.sh).\n",
+            "scripts/launch.sh": "mpiexec -n 8 python edm_train.py --lr 1e-4\n",
+            "scripts/other.sh": "python sample.py\n",
+            "scripts/edm_train.py": MAIN,
+            "scripts/sample.py": MAIN,
+        },
+    )
+    assert set(default_entries(tmp_path, _present(tmp_path)).how) == {"scripts/edm_train.py"}

@@ -48,6 +48,22 @@ STACK_RULES: tuple[Rule, ...] = (
         "them as plain state dicts, and load one checkpoint of each kind.",
     ),
     Rule(
+        id="install-pin",
+        category="container",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="install pins a stack the Neuron environment cannot keep (a torch pin, TensorFlow 1.x)",
+        why="TorchNeuron ships as its own torch build, paired with one torch release: a requirement that pins another "
+        "torch (an exact or upper-bound pin, or a CUDA build) makes the install replace it, and the neuron device is "
+        "gone; TensorFlow 1.x has no wheel for a current Python. Where the README's install step installs the file "
+        "(or names the package on its pip line), the setup stops before any command runs. Lift the pin to the Neuron "
+        "SDK's torch (or drop it and install with the SDK's constraints), replace what the old pin held (TF1's "
+        "HParams), and re-resolve the rest of the stack.",
+    ),
+    Rule(
         id="trainer-cuda-setting",
         category="device_code",
         dimension="source",

@@ -35,6 +35,7 @@ from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_ent
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import Prepared, assign_families, drop_own_package, own_packages, raw_imports
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
+from accelpilot.porting.scan.install import install_pins
 from accelpilot.porting.scan.launch_flags import lightning_settings, local_rank_flag
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.memory_fit import memory_fit
@@ -524,6 +525,7 @@ def scan_path(
             findings = fallback_reach(findings, _python_sources(files, unread))
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
+            findings += install_pins(root, _text_reader(files, unread), rels, findings) if root.is_dir() else []
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:

@@ -1,0 +1,132 @@
+"""What the README's install step puts in the Neuron environment (rule ``install-pin``; issue 27's held-out labels:
+llama2.c's ``torch==2.0.1``, VITS's ``torch==1.6.0``, Time-Series-Library's ``pip install torch==2.5.1 --index-url
+.../cu121``, Tacotron 2's ``tensorflow==1.15.2``, consistency_models' flash-attn in ``setup.py``).
+
+TorchNeuron ships as its own torch build, paired with one torch release: a requirement that pins another torch (an
+exact or upper-bound pin, or a CUDA build) makes ``pip install -r requirements.txt`` replace it, and the neuron device
+is gone; TensorFlow 1.x has no wheel for a current Python; flash-attn, mamba-ssm and causal-conv1d compile CUDA
+kernels at install and need the CUDA toolkit (nvcc). Such a line blocks when the README's own install command installs
+its file (``pip install -r requirements.txt``, ``pip install -e .`` for ``setup.py``/``pyproject.toml``) or names
+the package itself; elsewhere it is the upgrade's work (a warning).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from accelpilot.porting.findings import Finding
+from accelpilot.porting.rules import RULES
+
+RULE = "install-pin"
+_README = ("README.md", "README.rst", "README.txt", "README")
+_PIP = re.compile(r"pip3?\s+install\s+([^\n`<|;&]*)")
+_REQ_FILE = re.compile(r"(?:^|\s)-r\s*([\w./-]+)")
+_EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
+# ``torch==2.0.1``, ``torch<2``, ``torch~=1.13``, a CUDA build (``torch==1.13.1+cu117``); ``torch>=2.0`` leaves the
+# Neuron build in place and is no pin here.
+_TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(==|~=|<=|<(?!=))\s*([\w.*+]+)")
+_TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w.*]+)")
+_NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
+_NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
+
+
+def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
+    """The files the README's ``pip install`` lines install (``requirements.txt``, ``setup.py`` for ``-e .``) and
+    the pip lines themselves (line number, text)."""
+    files: list[str] = []
+    lines: list[tuple[int, str]] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        for m in _PIP.finditer(line):
+            args = m.group(1)
+            lines.append((n, args))
+            files += [f.removeprefix("./") for f in _REQ_FILE.findall(args)]
+            if _EDITABLE.search(args):
+                files += ["setup.py", "pyproject.toml", "setup.cfg"]
+    return files, lines
+
+
+def _pins(text: str) -> list[tuple[int, str, str]]:
+    """(line, message, kind) of each torch pin, TensorFlow 1.x pin or nvcc-built package in a text."""
+    out: list[tuple[int, str, str]] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        if (m := _TORCH_PIN.search(line)) is not None:
+            out.append(
+                (n, f"torch{m.group(1)}{m.group(2)}: the install replaces the torch build TorchNeuron ships", "torch")
+            )
+        elif "+cu" in line and re.search(r"(?<![\w.-])torch\b", line):
+            out.append((n, "a CUDA build of torch: the install replaces the torch build TorchNeuron ships", "torch"))
+        if (m := _TF1.search(line)) is not None:
+            out.append(
+                (n, f"tensorflow{m.group(1)}{m.group(2)}: TensorFlow 1.x has no wheel for a current Python", "tf1")
+            )
+        if (m := _NVCC_BUILDS.search(line)) is not None:
+            out.append((n, f"{m.group(1)} builds CUDA kernels at install (needs the CUDA toolkit, nvcc)", "nvcc"))
+    return out
+
+
+def install_pins(
+    root: Path, read: Callable[[str], str | None], rels: list[str], findings: list[Finding]
+) -> list[Finding]:
+    """The ``install-pin`` findings of a tree (torch and TensorFlow 1.x pins in requirement files and the README's
+    pip lines), blocking where the README's install installs them; the package lines of nvcc-built libraries the
+    README's install installs become blocking too."""
+    readme = next((n for n in _README if (root / n).is_file()), None)
+    text = read(readme) if readme is not None and readme in rels else None
+    if text is None and readme is not None:
+        try:
+            text = (root / readme).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = None
+    installed, pip_lines = _installs(text or "")
+    rule = RULES[RULE]
+    out: list[Finding] = []
+    candidates = [r for r in rels if _requirement_file(r)]
+    # a CUDA build of torch (``torch==2.4.1+cu121``) is the cuda-version-pin item's line: it blocks as installed there
+    cuda_builds = {(f.file, f.line): f for f in findings if f.rule == "cuda-version-pin" and f.porting}
+    for rel in candidates:
+        body = read(rel)
+        for n, message, kind in _pins(body or ""):
+            if kind == "nvcc":
+                continue  # the package rules hold these lines
+            if (rel, n) in cuda_builds:
+                if rel in installed:
+                    held = cuda_builds[(rel, n)]
+                    held.severity = "blocking"
+                    held.reason = f"the README installs {rel} (`pip install`): {message} ({rel}:{n})"
+                continue
+            f = Finding.from_rule(rule, file=rel, line=n, message=message, snippet=(body or "").splitlines()[n - 1])
+            if rel in installed:
+                f.severity = "blocking"
+                f.reason = f"the README installs {rel} (`pip install`): {message} ({rel}:{n})"
+            out.append(f)
+    for n, args in pip_lines:
+        for _, message, kind in _pins(args):
+            if kind == "nvcc":
+                continue
+            f = Finding.from_rule(rule, file=readme, line=n, message=message, snippet=f"pip install {args}".strip())
+            f.severity = "blocking"
+            f.reason = f"the README's install command: {message} ({readme}:{n})"
+            out.append(f)
+    for f in findings:
+        if f.rule in _NVCC_RULES and f.file in installed and f.porting and _NVCC_BUILDS.search(f.snippet or f.message):
+            f.severity = "blocking"
+            f.reason = (
+                f"the README installs {f.file} (`pip install`), and {f.message.removeprefix('package ')} compiles CUDA "
+                f"kernels at install: without the CUDA toolkit (nvcc) on a Trainium host the install fails "
+                f"({f.file}:{f.line})"
+            )
+    return out
+
+
+def _requirement_file(rel: str) -> bool:
+    """``requirements*.txt`` (any folder), ``setup.py``/``setup.cfg``/``pyproject.toml`` at the root."""
+    name = rel.rpartition("/")[2]
+    return (name.startswith("requirements") and name.endswith(".txt")) or rel in (
+        "setup.py",
+        "setup.cfg",
+        "pyproject.toml",
+    )

@@ -1,0 +1,53 @@
+"""The ``install-pin`` item (``scan/install.py``): a torch pin (exact, upper-bound, a CUDA build) or a TensorFlow 1.x
+pin blocks where the README's install installs its file or names it on its pip line; an nvcc-built package (flash-attn)
+in an installed file blocks the install. Near misses: a lower bound (``torch>=2.0``), a pinned file the README does
+not install (a warning), a comment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+
+def _pins(root: Path) -> list[tuple[str, int, str]]:
+    return [
+        (f.file or "", f.line or 0, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "install-pin"
+    ]
+
+
+def test_a_torch_pin_the_readme_installs_blocks(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.0.1\n# torch==1.0 (old)\ntensorflow==1.15.2\n")
+    (tmp_path / "README.md").write_text("Install with `pip install -r requirements.txt`, then `python train.py`.\n")
+    (tmp_path / "train.py").write_text("import torch\n")
+    assert _pins(tmp_path) == [("requirements.txt", 2, "blocking"), ("requirements.txt", 4, "blocking")]
+    items = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "install-pin"]
+    assert [(i.severity, i.days_low, i.days_high) for i in items] == [("blocking", 0.5, 2)]
+    (tmp_path / "README.md").write_text("See requirements.txt, then `python train.py`.\n")
+    assert _pins(tmp_path) == [("requirements.txt", 2, "warning"), ("requirements.txt", 4, "warning")]
+    (tmp_path / "requirements.txt").write_text("torch>=2.0\n")
+    assert _pins(tmp_path) == []
+
+
+def test_a_pip_line_of_the_readme_and_an_nvcc_build_in_setup_py(tmp_path: Path) -> None:
+    """Time-Series-Library's README installs ``torch==2.5.1`` from the cu121 index on its own pip line;
+    consistency_models' ``pip install -e .`` builds flash-attn from ``setup.py``."""
+    (tmp_path / "README.md").write_text(
+        "```\npip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu121\npip install -e .\n```\n"
+    )
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(name='cm', install_requires=['numpy', 'flash-attn==0.2.8'])\n"
+    )
+    assert _pins(tmp_path) == [("README.md", 2, "blocking")]
+    flash = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "flash-attn"]
+    assert [(f.file, f.severity) for f in flash] == [("setup.py", "blocking")]
+    assert "compiles CUDA kernels at install" in (flash[0].reason or "")
+
+
+def test_a_cuda_build_of_torch_the_readme_installs_blocks_on_its_cuda_pin_line(tmp_path: Path) -> None:
+    """``torch==2.3.0+cu121`` is the ``cuda-version-pin`` item's line already: installed by the README it blocks
+    there, with no second item for the same line."""
+    (tmp_path / "requirements.txt").write_text("torch==2.3.0+cu121\n")
+    (tmp_path / "README.md").write_text("`pip install -r requirements.txt`\n")
+    found = [(f.rule, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.file == "requirements.txt"]
+    assert found == [("cuda-version-pin", "blocking")]
