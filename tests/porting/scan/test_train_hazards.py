@@ -215,3 +215,17 @@ def test_a_collator_in_a_data_module_still_pads_the_models_batches(tmp_path: Pat
     )
     found = [(f.file, f.context) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "dynamic-padding"]
     assert found == [("data/collate.py", None)]
+
+
+def test_the_legacy_sparse_constructor_and_a_sparse_dense_matmul_are_sparse_tensor_lines() -> None:
+    """pygcn builds its adjacency with ``torch.sparse.FloatTensor(indices, values, shape)`` and multiplies with
+    ``torch.spmm``: both need sparse kernels on the device. Near misses: a dense ``torch.FloatTensor`` and ``torch.mm``."""
+    src = (
+        "import torch\n\n\ndef adj(indices, values, shape):\n    return torch.sparse.FloatTensor(indices, values, shape)\n\n\n"
+        "def forward(adj, x, w):\n    return torch.spmm(adj, torch.mm(x, w)) + torch.FloatTensor(2)\n"
+    )
+    found = [(ln, msg) for r, ln, msg, *_ in scan_python(src) if r == "sparse-tensor"]
+    assert found == [
+        (5, "torch.sparse.FloatTensor(...): a sparse tensor"),
+        (9, "torch.spmm(...): a sparse-dense matmul"),
+    ]

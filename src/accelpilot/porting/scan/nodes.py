@@ -26,3 +26,15 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
             elif isinstance(v, _AST):
                 append(v)
         yield n
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``torch.sparse.mm`` for that attribute chain ending in a name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

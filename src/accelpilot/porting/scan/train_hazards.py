@@ -13,9 +13,11 @@ import ast
 import re
 
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
-from accelpilot.porting.scan.default_path import SPARSE_BUFFER
+from accelpilot.porting.scan.nodes import dotted as _dotted
+from accelpilot.porting.scan.padding import MAX_LEN, collator_pads, longest_pads
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.sparse import sparse_lines
 
 _FP16_WORDS: tuple[bytes, ...] = (
     b".half()",
@@ -59,14 +61,16 @@ def _worth_parsing(data: bytes) -> set[str]:
         "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
         "dynamic-padding": (b"pad_sequence(" in data and b"ollat" in data)  # a collator/collate_fn padding a batch
         or (b"padding=" in data and b"return_tensors" in data and (b"longest" in data or b"padding=True" in data))
-        or (b"max(" in data and b"len(" in data and _MAX_LEN.search(data) is not None),
+        or (b"max(" in data and b"len(" in data and MAX_LEN.search(data) is not None),
         "device-augmentation": b"Mixup(" in data and b"timm" in data,
         "model-ema-per-step": b"ModelEma" in data and b"timm" in data,
         "host-solver-in-step": b"linear_sum_assignment(" in data and b"torch" in data,
         "sparse-tensor": b"to_sparse" in data
         or b"sparse_coo_tensor(" in data
         or b"sparse_csr_tensor(" in data
-        or (b"sparse=True" in data and b"mbedding" in data),  # nn.EmbeddingBag(..., sparse=True)
+        or (b"sparse=True" in data and b"mbedding" in data)  # nn.EmbeddingBag(..., sparse=True)
+        or b"torch.sparse." in data  # the legacy ``torch.sparse.FloatTensor(...)``, ``torch.sparse.mm``
+        or b"spmm(" in data,
         "growing-sequence": _CACHE_SLICE.search(data) is not None,
     }
     return {r for r, hit in gates.items() if hit}
@@ -117,12 +121,12 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             for node, msg in _size_readbacks(fn, torch_names):
                 add("size-readback", node, msg, subject=f"{fn.name}:{fn.lineno}")
     if "dynamic-padding" in rules:
-        for node, where in _collator_pads(tree):
+        for node, where in collator_pads(tree):
             add("dynamic-padding", node, f"pad_sequence in {where}: each batch padded to its longest sample")
-        for node, msg in _longest_pads(tree):
+        for node, msg in longest_pads(tree):
             add("dynamic-padding", node, msg)
     if "sparse-tensor" in rules:
-        for node, msg, subject in _sparse(tree):
+        for node, msg, subject in sparse_lines(tree):
             add("sparse-tensor", node, msg, subject=subject)
     if "growing-sequence" in rules:
         for node, fn in _cache_reads(tree):
@@ -191,34 +195,6 @@ def _cache_reads(tree: ast.Module) -> list[tuple[ast.Subscript, ast.FunctionDef 
     return out
 
 
-_TO_SPARSE = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "sparse_coo_tensor", "sparse_csr_tensor"})
-
-
-_SPARSE_GRAD = frozenset({"Embedding", "EmbeddingBag", "embedding", "embedding_bag"})
-
-
-def _sparse(tree: ast.Module) -> list[tuple[ast.Call, str, str | None]]:
-    """Calls that make a sparse tensor; subject ``sparse-buffer`` when it is an argument of ``register_buffer``."""
-    buffers: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer":
-            buffers |= {id(n) for a in node.args[1:2] for n in ast.walk(a)}
-    out: list[tuple[ast.Call, str, str | None]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if name in _TO_SPARSE:
-                where = " registered as a buffer" if id(node) in buffers else ""
-                out.append((node, f"{name}(){where}: a sparse tensor", SPARSE_BUFFER if where else None))
-            elif name in _SPARSE_GRAD and any(
-                k.arg == "sparse" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords
-            ):
-                # DLRM's ``nn.EmbeddingBag(n, m, mode="sum", sparse=True)``: backward makes sparse COO gradients
-                out.append((node, f"{name}(sparse=True): sparse COO gradients in backward", None))
-    return out
-
-
 # Library calls that put per-step work on the training path: (module prefix the name is imported from, message).
 _LIBRARY_STEPS = {
     "device-augmentation": ({"Mixup": "timm."}, "timm Mixup/CutMix on the device batch every step"),
@@ -257,108 +233,6 @@ def _library_steps(data: bytes, rules: set[str]) -> list[tuple[str, int, str]]:
                     continue
                 out.append((rule, data.count(b"\n", 0, m.start()) + 1, msg))
     return sorted(out, key=lambda r: r[1])
-
-
-def _collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:
-    """``pad_sequence`` calls in a collator (a class or def named ``*collat*``): torch pads to the longest sequence
-    of the list, so every batch has its own length (a new shape, a recompile, under torch.compile)."""
-    out: list[tuple[ast.Call, str]] = []
-    for scope in ast.walk(tree):
-        if not isinstance(scope, (ast.ClassDef, *_FUNC)) or "collat" not in scope.name.lower():
-            continue
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Call):
-                f = node.func
-                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-                if name == "pad_sequence":
-                    out.append((node, scope.name))
-    unique = {id(n): (n, w) for n, w in out}  # a def inside a collator class is walked twice
-    return list(unique.values())
-
-
-# ``max(len(s) for s in batch)``, ``max([len(x[1]) for x in batch])``, ``max(map(len, ids))``
-_MAX_LEN = re.compile(rb"max\(\s*(?:\[\s*)?(?:len\(|map\(\s*len\b)")
-# Calls that allocate or pad a tensor to a length: the batch's shape follows their size arguments.
-_SIZED = frozenset(
-    {"zeros", "ones", "full", "empty", "new_zeros", "new_full", "new_ones", "LongTensor", "FloatTensor", "pad"}
-)
-
-
-def _is_max_len(v: ast.expr) -> bool:
-    """``max(len(s) for s in b)`` / ``max([len(s) ...])`` / ``max(map(len, b))``."""
-    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "max" and len(v.args) == 1):
-        return False
-    a = v.args[0]
-    if isinstance(a, (ast.GeneratorExp, ast.ListComp)):
-        e = a.elt
-        return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len"
-    return (
-        isinstance(a, ast.Call)
-        and isinstance(a.func, ast.Name)
-        and a.func.id == "map"
-        and bool(a.args)
-        and isinstance(a.args[0], ast.Name)
-        and a.args[0].id == "len"
-    )
-
-
-def _longest_pads(tree: ast.Module) -> list[tuple[ast.AST, str]]:
-    """A batch padded to its longest sample by hand (lit-llama's ``max_len = max(len(s) for s in input_ids)`` then
-    a pad to it; VITS's ``torch.LongTensor(len(batch), max_text_len)``), or by a tokenizer asked to
-    (``tokenizer(text, padding="longest", return_tensors="pt")``): a new length per batch."""
-    out: list[tuple[ast.AST, str]] = []
-    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
-        longest = {
-            t.id
-            for a in ast.walk(fn)
-            if isinstance(a, ast.Assign) and _is_max_len(a.value)
-            for t in a.targets
-            if isinstance(t, ast.Name)
-        }
-        # a def nested in it that reads the length (lit-llama's ``pad_right``) pads to it when called
-        readers = {
-            d.name
-            for d in ast.walk(fn)
-            if isinstance(d, _FUNC)
-            and d is not fn
-            and any(isinstance(n, ast.Name) and n.id in longest for n in ast.walk(d))
-        }
-        for node in ast.walk(fn) if longest else ():
-            if not isinstance(node, ast.Call):
-                continue
-            f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            used = {
-                n.id
-                for a in (*node.args, *(k.value for k in node.keywords))
-                for n in ast.walk(a)
-                if isinstance(n, ast.Name)
-            }
-            if name in readers:
-                used |= longest
-            if (name in _SIZED or "pad" in name.lower()) and (hit := used & longest):
-                out.append((node, f"{name}(...) to {sorted(hit)[0]} = max(len(...)): each batch padded to its longest"))
-                break  # one line per function
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and any(k.arg == "return_tensors" for k in node.keywords):
-            pad = next((k.value for k in node.keywords if k.arg == "padding"), None)
-            f = node.func
-            if "Collator" in (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""):
-                continue  # a Hugging Face collator: its own line (``DataCollatorForSeq2Seq``)
-            if isinstance(pad, ast.Constant) and pad.value in ("longest", True):
-                out.append((node, f"tokenizer padding={pad.value!r}: each batch padded to its longest text"))
-    return out
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _kw_true(call: ast.Call, name: str) -> bool:

@@ -1,0 +1,101 @@
+"""Batches padded to their own longest sample (rule ``dynamic-padding``): ``pad_sequence`` in a collator, a pad or
+allocation to ``max(len(s) for s in batch)`` (VITS, lit-llama), a tokenizer asked for ``padding="longest"`` (BLIP).
+Each batch gets a new length: a new shape, a recompile, under torch.compile."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:
+    """``pad_sequence`` calls in a collator (a class or def named ``*collat*``): torch pads to the longest sequence
+    of the list, so every batch has its own length (a new shape, a recompile, under torch.compile)."""
+    out: list[tuple[ast.Call, str]] = []
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.ClassDef, *_FUNC)) or "collat" not in scope.name.lower():
+            continue
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                if name == "pad_sequence":
+                    out.append((node, scope.name))
+    unique = {id(n): (n, w) for n, w in out}  # a def inside a collator class is walked twice
+    return list(unique.values())
+
+
+# ``max(len(s) for s in batch)``, ``max([len(x[1]) for x in batch])``, ``max(map(len, ids))``
+MAX_LEN = re.compile(rb"max\(\s*(?:\[\s*)?(?:len\(|map\(\s*len\b)")
+# Calls that allocate or pad a tensor to a length: the batch's shape follows their size arguments.
+_SIZED = frozenset(
+    {"zeros", "ones", "full", "empty", "new_zeros", "new_full", "new_ones", "LongTensor", "FloatTensor", "pad"}
+)
+
+
+def _is_max_len(v: ast.expr) -> bool:
+    """``max(len(s) for s in b)`` / ``max([len(s) ...])`` / ``max(map(len, b))``."""
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "max" and len(v.args) == 1):
+        return False
+    a = v.args[0]
+    if isinstance(a, (ast.GeneratorExp, ast.ListComp)):
+        e = a.elt
+        return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len"
+    return (
+        isinstance(a, ast.Call)
+        and isinstance(a.func, ast.Name)
+        and a.func.id == "map"
+        and bool(a.args)
+        and isinstance(a.args[0], ast.Name)
+        and a.args[0].id == "len"
+    )
+
+
+def longest_pads(tree: ast.Module) -> list[tuple[ast.AST, str]]:
+    """A batch padded to its longest sample by hand (lit-llama's ``max_len = max(len(s) for s in input_ids)`` then
+    a pad to it; VITS's ``torch.LongTensor(len(batch), max_text_len)``), or by a tokenizer asked to
+    (``tokenizer(text, padding="longest", return_tensors="pt")``): a new length per batch."""
+    out: list[tuple[ast.AST, str]] = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+        longest = {
+            t.id
+            for a in ast.walk(fn)
+            if isinstance(a, ast.Assign) and _is_max_len(a.value)
+            for t in a.targets
+            if isinstance(t, ast.Name)
+        }
+        # a def nested in it that reads the length (lit-llama's ``pad_right``) pads to it when called
+        readers = {
+            d.name
+            for d in ast.walk(fn)
+            if isinstance(d, _FUNC)
+            and d is not fn
+            and any(isinstance(n, ast.Name) and n.id in longest for n in ast.walk(d))
+        }
+        for node in ast.walk(fn) if longest else ():
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            used = {
+                n.id
+                for a in (*node.args, *(k.value for k in node.keywords))
+                for n in ast.walk(a)
+                if isinstance(n, ast.Name)
+            }
+            if name in readers:
+                used |= longest
+            if (name in _SIZED or "pad" in name.lower()) and (hit := used & longest):
+                out.append((node, f"{name}(...) to {sorted(hit)[0]} = max(len(...)): each batch padded to its longest"))
+                break  # one line per function
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(k.arg == "return_tensors" for k in node.keywords):
+            pad = next((k.value for k in node.keywords if k.arg == "padding"), None)
+            f = node.func
+            if "Collator" in (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""):
+                continue  # a Hugging Face collator: its own line (``DataCollatorForSeq2Seq``)
+            if isinstance(pad, ast.Constant) and pad.value in ("longest", True):
+                out.append((node, f"tokenizer padding={pad.value!r}: each batch padded to its longest text"))
+    return out
