@@ -301,3 +301,21 @@ def test_a_shell_script_the_readme_links_directly_is_read_for_commands(tmp_path:
         },
     )
     assert set(default_entries(tmp_path, _present(tmp_path)).how) == {"scripts/edm_train.py"}
+
+
+def test_a_module_that_launches_an_entry_point_the_readme_also_runs_is_an_alternative(tmp_path: Path) -> None:
+    """Tacotron 2's README trains with ``python train.py`` and, for several GPUs, ``python -m multiproc train.py``:
+    multiproc.py's ``torch.cuda.device_count()`` blocks only when that launcher is used. Near miss: the script's own
+    CUDA line still blocks."""
+    _write(
+        tmp_path,
+        {
+            "README.md": "1. `python train.py --out o`\n2. `python -m multiproc train.py --out o`\n",
+            "train.py": "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+            "multiproc.py": "import torch\n\nn = torch.cuda.device_count()\ntorch.cuda.set_device(0)\n",
+        },
+    )
+    found = {
+        (f.file, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule in ("torch-cuda-api", "cuda-call")
+    }
+    assert found == {("train.py", "blocking"), ("multiproc.py", "warning")}

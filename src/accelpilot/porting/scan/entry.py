@@ -238,6 +238,7 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         wraps = {e: m for e in entries if (m := _wrapped_main(root, e, present)) is not None}
         for e, m in wraps.items():
             entries.setdefault(m, f"{_RUN_BY} {e}, {entries[e]}")
+        wraps |= {e: m for e, m in _script_launchers(entries).items() if e not in wraps}
         return EntryPoints(how=entries, wraps=wraps)
     if text is not None:
         scopes, how = example_entries(text, root, present)
@@ -255,6 +256,27 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
             and _runs_as_script(root / rel)
         }
     )
+
+
+# ``python -m multiproc train.py ...`` / ``python launch.py train.py``: a runner given another script of the tree.
+_RUNS_SCRIPT = re.compile(r"python3?(?:\s+-u)?\s+(?:-m\s+([\w.]+)|([\w./-]+\.py))\s+([\w./-]+\.py)\b")
+
+
+def _script_launchers(entries: Mapping[str, str]) -> dict[str, str]:
+    """Entry -> the script it launches, for a README command that runs a tree module with another entry point as
+    its argument (Tacotron 2's ``python -m multiproc train.py``) when the README also runs that script directly:
+    the runner is an alternative launcher."""
+    out: dict[str, str] = {}
+    for e, how in entries.items():
+        m = _RUNS_SCRIPT.search(how)
+        if m is None:
+            continue
+        runner = f"{m.group(1).replace('.', '/')}.py" if m.group(1) else m.group(2).removeprefix("./")
+        script = m.group(3).removeprefix("./")
+        direct = entries.get(script, _RUN_BY)
+        if runner == e and script != e and not direct.startswith(_RUN_BY) and _RUNS_SCRIPT.search(direct) is None:
+            out[e] = script
+    return out
 
 
 def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
@@ -366,7 +388,7 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
             f.reason = f"blocks when `{flag.group(1)}` is true ({unset}): {where}"
             continue
         wrapped = entries.wraps.get(f.file or "")
-        if f.rule == "slurm-gpu-gres" and wrapped is not None and not how.get(wrapped, _RUN_BY).startswith(_RUN_BY):
+        if wrapped is not None and not how.get(wrapped, _RUN_BY).startswith(_RUN_BY):
             f.reason = (
                 f"blocks when {f.file} is used: an alternative launcher of {wrapped}, which the README also runs "
                 f"directly ({how[wrapped]}): {where}"
