@@ -202,6 +202,13 @@ ROWS.update(
             "against the fp32 run",
             _REASONED + ": a context manager and a loss-scale check; the days are the metric re-validation",
         ),
+        "sampling-ops": EffortRow(
+            0.25,
+            0.5,
+            "run the sampling operators on the neuron device (or move sampling to the host) and compare the token "
+            "distribution with the CPU",
+            _REASONED,
+        ),
         "manual-attention": EffortRow(
             0.5,
             1.5,

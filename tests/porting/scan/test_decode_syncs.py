@@ -59,7 +59,7 @@ def train(model, opt, data):
 
 def test_a_sampled_token_tested_in_python_every_step_is_found() -> None:
     assert [(r[0], r[1]) for r in decode_syncs(LLAMA.encode())] == [("decode-host-sync", 10)]
-    assert [r[1] for r in decode_syncs(LIT.encode())] == [7]
+    assert [(r[0], r[1]) for r in decode_syncs(LIT.encode())] == [("sampling-ops", 6), ("decode-host-sync", 7)]
 
 
 def test_near_misses_are_not_found() -> None:
@@ -68,3 +68,20 @@ def test_near_misses_are_not_found() -> None:
     assert decode_syncs(LIT.replace("import torch\n", "import jax\n").replace("torch.", "jax.").encode()) == []
     head = "import torch\n\ndef classify(logits):\n    pred = logits.argmax(-1)\n    if pred == 0:\n        return 0\n"
     assert decode_syncs(head.encode()) == []  # a model head's argmax in no loop
+
+
+def test_a_token_drawn_with_multinomial_in_a_decode_loop_is_a_sampling_ops_line() -> None:
+    """minGPT's and llama2.c's ``generate`` draw each token with ``torch.multinomial`` after a top-k filter: one
+    ``sampling-ops`` line, whether or not the loop tests the token. Near misses: greedy ``argmax`` decoding and a
+    multinomial in a training loop (``.backward()``)."""
+    src = (
+        "import torch\n\n\ndef generate(model, idx, n):\n    for _ in range(n):\n        logits = model(idx)\n"
+        "        v, _ = torch.topk(logits, 5)\n        nxt = torch.multinomial(torch.softmax(logits, -1), 1)\n"
+        "        idx = torch.cat((idx, nxt), 1)\n    return idx\n\n\n"
+        "def greedy(model, idx, n):\n    for _ in range(n):\n        nxt = model(idx).argmax(-1)\n"
+        "        idx = torch.cat((idx, nxt), 1)\n    return idx\n\n\n"
+        "def train(model, opt, x, n):\n    for _ in range(n):\n        s = torch.multinomial(x, 1)\n"
+        "        model(s).sum().backward()\n        opt.step()\n    return s\n"
+    )
+    found = [(ln, msg) for r, ln, msg, *_ in decode_syncs(src.encode()) if r == "sampling-ops"]
+    assert found == [(8, "torch.multinomial sampled on the device every decode step after a top-k/top-p filter")]

@@ -228,6 +228,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "(its mask and scale kept), compare outputs, and re-fit the batch.",
     ),
     Rule(
+        id="sampling-ops",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="token sampling on the device (multinomial, top-k/top-p filters)",
+        why="A decode loop samples each token on the device with `torch.multinomial`, often after a top-k/top-p "
+        "filter (`topk`, `sort`, `cumsum`, a boolean mask): random sampling and sorts are where an accelerator "
+        "backend is least likely to have kernels, and a CPU fallback costs a transfer every token. Check the "
+        "operators on the `neuron` device (eager and compiled), or sample on the host from the last logits.",
+    ),
+    Rule(
         id="decode-host-sync",
         category="data_movement",
         dimension="model",

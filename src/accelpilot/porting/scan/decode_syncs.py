@@ -18,6 +18,8 @@ from accelpilot.porting.scan.post_kit import _tree
 from accelpilot.porting.scan.prune import parse_unit, units
 
 RULE = "decode-host-sync"
+SAMPLING = "sampling-ops"
+_FILTERS = frozenset({"topk", "sort", "cumsum", "top_k_logits", "top_p", "sample_top_p"})
 _SAMPLERS = frozenset({"multinomial", "argmax", "sample", "sample_top_p", "sample_logits"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -174,12 +176,21 @@ def decode_syncs(data: bytes) -> list[RawFinding]:
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     seen: set[int] = set()
+    drawn: set[int] = set()
     for loop in (loop for tree in trees for loop in _loops_around(tree, sampling)):
         nodes = _own(loop)
-        if any(_callee(n) == "backward" for n in nodes) or not any(
-            isinstance(n, (ast.Break, ast.Return)) for n in nodes
-        ):
-            continue  # a training loop (step_syncs.py reads it), or no stop test
+        if any(_callee(n) == "backward" for n in nodes):
+            continue  # a training loop (step_syncs.py reads it)
+        draw = next((n for n in nodes if isinstance(n, ast.Call) and _callee(n) == "multinomial"), None)
+        if isinstance(draw, ast.Call) and draw.lineno not in drawn:
+            ln = draw.lineno
+            drawn.add(ln)
+            msg = "torch.multinomial sampled on the device every decode step" + (
+                " after a top-k/top-p filter" if any(_callee(n) in _FILTERS for n in nodes) else ""
+            )
+            out.append((SAMPLING, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None))
+        if not any(isinstance(n, (ast.Break, ast.Return)) for n in nodes):
+            continue  # no stop test
         names = _sampled(nodes)
         if not names:
             continue
