@@ -229,3 +229,15 @@ def test_the_legacy_sparse_constructor_and_a_sparse_dense_matmul_are_sparse_tens
         (5, "torch.sparse.FloatTensor(...): a sparse tensor"),
         (9, "torch.spmm(...): a sparse-dense matmul"),
     ]
+
+
+def test_a_function_scripted_with_torch_jit_script_is_a_torchscript_line() -> None:
+    """VITS's ``@torch.jit.script def fused_add_tanh_sigmoid_multiply`` runs in every WaveNet layer through the
+    TorchScript interpreter, outside torch.compile's graph. Near miss: another decorator (``@torch.no_grad()``)."""
+    src = (
+        "import torch\n\n\n@torch.jit.script\ndef gate(a, b):\n    return torch.tanh(a) * torch.sigmoid(b)\n\n\n"
+        "@torch.no_grad()\ndef other(x):\n    return x\n"
+    )
+    assert [(ln, msg) for r, ln, msg, *_ in scan_python(src) if r == "torchscript-on-device"] == [
+        (4, "@torch.jit.script def gate")
+    ]

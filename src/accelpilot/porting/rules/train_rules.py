@@ -126,8 +126,9 @@ TRAIN_RULES: tuple[Rule, ...] = (
         item="repo",
         title="TorchScript model run on the device",
         why="`torch.jit.load` of a scripted model that then runs on the training device (a metric network, a "
-        "perceptual loss): TorchScript runs through the dispatcher eagerly, so its op coverage and speed on "
-        "`neuron` need validation; or run it on the CPU.",
+        "perceptual loss), or a function scripted with `@torch.jit.script` in the model (a fused gate): TorchScript "
+        "runs through its own interpreter, outside `torch.compile`'s graph, so its op coverage and speed on "
+        "`neuron` need validation; make it a plain function, or run it on the CPU.",
     ),
     Rule(
         id="float16-manual",

@@ -53,7 +53,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         "private-torch-op": (b"_C." in data or b"ops.aten" in data) and b"Function" in data,
         "double-backward": b"create_graph" in data,
         "pin-memory-call": b".pin_memory()" in data,
-        "torchscript-on-device": b"jit.load" in data,
+        "torchscript-on-device": b"jit.load" in data or b"jit.script" in data,
         "float16-manual": any(w in data for w in _FP16_WORDS),
         "size-readback": _on_a_line(data, (b"random_(", b"randint("), _ASSIGN)  # a slice bound drawn at random
         or ((b"pad(" in data or b"narrow(" in data) and _on_a_line(data, _INT_READ, _UNPACK)),  # a tuple of ints
@@ -141,6 +141,11 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor", "growing-sequence"}:
         return out
     for node in ast.walk(tree):
+        if isinstance(node, _FUNC) and "torchscript-on-device" in rules:
+            # VITS's ``@torch.jit.script def fused_add_tanh_sigmoid_multiply``: the TorchScript interpreter runs it
+            scripted = [x for x in node.decorator_list if (_dotted(x) or "").endswith("jit.script")]
+            if scripted:
+                add("torchscript-on-device", scripted[0], f"@{_dotted(scripted[0])} def {node.name}")
         if not isinstance(node, ast.Call):
             continue
         f = node.func
