@@ -45,7 +45,12 @@ EXPECTED = [
     ("decode.py", 7, "sampling-ops", None),  # the multinomial draw of that loop
     ("decode.py", 8, "decode-host-sync", None),
     ("sample_loop.py", 10, "sampling-ops", None),  # multinomial after a top-k filter, every token
-    ("sample_loop.py", 11, "growing-sequence", None),  # torch.cat onto idx in the decode loop  # a sampled token tested in Python every decode step
+    (
+        "sample_loop.py",
+        11,
+        "growing-sequence",
+        None,
+    ),  # torch.cat onto idx in the decode loop  # a sampled token tested in Python every decode step
     ("remote.py", 4, "hub-download", "any-host-download"),  # the weights from the Hub
     ("remote.py", 4, "remote-model-code", None),  # the model's code downloaded from the Hub
     ("README.md", 4, "lightning-cuda", None),  # lightning run model --accelerator=cuda
