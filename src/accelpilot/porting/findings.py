@@ -69,6 +69,9 @@ RUNTIME_REASON = "imported at module level with no guard: the default path does 
 
 # Contexts that hold for every line of a file, whatever the line's own reach.
 FILE_WIDE = frozenset({"generator-source", "other-runtime"})
+# The reason text of a package line the README's install cannot build (``scan/install.py``): a declared dependency
+# that blocks the install itself, which the item keeps blocking (``items.py``).
+INSTALL_FAILS = "compiles CUDA kernels at install"
 
 
 # Porting work off the model's main path: at most a warning, with the reason.

@@ -18,7 +18,7 @@ from accelpilot.porting.effort import (
     ROWS,
     XLA_ERA_RULES,
 )
-from accelpilot.porting.findings import Finding, Item, ItemLine, normalise_snippet
+from accelpilot.porting.findings import INSTALL_FAILS, Finding, Item, ItemLine, normalise_snippet
 from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
 
 
@@ -440,6 +440,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
             key.startswith("package|")
             and severity == "blocking"
             and all(_declared(f) for f in fs if f.severity == "blocking")
+            and not any(INSTALL_FAILS in (f.reason or "") for f in fs)  # the README's install cannot build it
         ):
             severity, reason = "warning", DECLARED_REASON
         if severity != "blocking" and reason is None and _optional_library(key, fs):

@@ -42,6 +42,8 @@ def test_a_pip_line_of_the_readme_and_an_nvcc_build_in_setup_py(tmp_path: Path) 
     flash = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "flash-attn"]
     assert [(f.file, f.severity) for f in flash] == [("setup.py", "blocking")]
     assert "compiles CUDA kernels at install" in (flash[0].reason or "")
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "flash-attn"]
+    assert item.severity == "blocking"  # a declared dependency the install cannot build stops the setup itself
 
 
 def test_a_cuda_build_of_torch_the_readme_installs_blocks_on_its_cuda_pin_line(tmp_path: Path) -> None:
@@ -51,3 +53,24 @@ def test_a_cuda_build_of_torch_the_readme_installs_blocks_on_its_cuda_pin_line(t
     (tmp_path / "README.md").write_text("`pip install -r requirements.txt`\n")
     found = [(f.rule, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.file == "requirements.txt"]
     assert found == [("cuda-version-pin", "blocking")]
+
+
+def test_an_optional_extra_is_not_installed_by_a_plain_install(tmp_path: Path) -> None:
+    """mamba's ``[project.optional-dependencies] causal-conv1d = [...]``: ``pip install .`` leaves the extra out, so
+    its nvcc build stops nothing; the same package in ``dependencies`` would. Likewise a torch pin in ``extras_require``."""
+    (tmp_path / "README.md").write_text("`pip install . --no-build-isolation`\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "m"\ndependencies = ["torch", "einops"]\n\n[project.optional-dependencies]\n'
+        'conv = [\n    "causal-conv1d>=1.2.0"\n]\n'
+    )
+    found = [(f.rule, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.file == "pyproject.toml"]
+    assert found == [("cuda-kernel-library", "warning")]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "m"\ndependencies = ["causal-conv1d>=1.2.0"]\n')
+    found = [(f.rule, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.file == "pyproject.toml"]
+    assert found == [("cuda-kernel-library", "blocking")]
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(\n    name='m',\n    extras_require={\n        'old': ['torch==1.6.0'],\n"
+        "    },\n    install_requires=['torch==1.13.1'],\n)\n"
+    )
+    assert _pins(tmp_path) == [("setup.py", 8, "blocking")]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from accelpilot.porting.findings import Finding
+from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path
 from accelpilot.porting.rules import RULES
 
 RULE = "install-pin"
@@ -45,6 +45,31 @@ def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
             if _EDITABLE.search(args):
                 files += ["setup.py", "pyproject.toml", "setup.cfg"]
     return files, lines
+
+
+def _optional_lines(rel: str, text: str) -> set[int]:
+    """Lines of optional extras, which a plain install leaves out: a ``pyproject.toml`` table
+    ``[project.optional-dependencies]`` (mamba's ``causal-conv1d``), a ``setup.py`` ``extras_require={...}``."""
+    out: set[int] = set()
+    lines = text.splitlines()
+    if rel.endswith("pyproject.toml"):
+        optional = False
+        for n, line in enumerate(lines, start=1):
+            if line.lstrip().startswith("["):
+                optional = "optional-dependencies" in line or line.strip().startswith("[tool.")
+            elif optional:
+                out.add(n)
+    elif rel.endswith("setup.py"):
+        depth = None
+        for n, line in enumerate(lines, start=1):
+            if depth is None and "extras_require" in line:
+                depth = 0
+            if depth is not None:
+                out.add(n)
+                depth += line.count("{") + line.count("[") - line.count("}") - line.count("]")
+                if depth <= 0 and ("}" in line or "]" in line or line.rstrip().endswith(",")):
+                    depth = None
+    return out
 
 
 def _pins(text: str) -> list[tuple[int, str, str]]:
@@ -87,19 +112,24 @@ def install_pins(
     candidates = [r for r in rels if _requirement_file(r)]
     # a CUDA build of torch (``torch==2.4.1+cu121``) is the cuda-version-pin item's line: it blocks as installed there
     cuda_builds = {(f.file, f.line): f for f in findings if f.rule == "cuda-version-pin" and f.porting}
+    extras: dict[str, set[int]] = {}
     for rel in candidates:
         body = read(rel)
+        extras[rel] = _optional_lines(rel, body or "")
         for n, message, kind in _pins(body or ""):
-            if kind == "nvcc":
-                continue  # the package rules hold these lines
+            if kind == "nvcc" or n in extras[rel]:
+                continue  # the package rules hold nvcc lines; an optional extra is not installed
             if (rel, n) in cuda_builds:
                 if rel in installed:
                     held = cuda_builds[(rel, n)]
                     held.severity = "blocking"
                     held.reason = f"the README installs {rel} (`pip install`): {message} ({rel}:{n})"
                 continue
-            f = Finding.from_rule(rule, file=rel, line=n, message=message, snippet=(body or "").splitlines()[n - 1])
-            if rel in installed:
+            snippet = (body or "").splitlines()[n - 1]
+            f = Finding.from_rule(
+                rule, file=rel, line=n, message=message, snippet=snippet, context=context_of_path(rel, rels)
+            )
+            if rel in installed and f.context is None:
                 f.severity = "blocking"
                 f.reason = f"the README installs {rel} (`pip install`): {message} ({rel}:{n})"
             out.append(f)
@@ -112,11 +142,17 @@ def install_pins(
             f.reason = f"the README's install command: {message} ({readme}:{n})"
             out.append(f)
     for f in findings:
-        if f.rule in _NVCC_RULES and f.file in installed and f.porting and _NVCC_BUILDS.search(f.snippet or f.message):
+        if (
+            f.rule in _NVCC_RULES
+            and f.file in installed
+            and f.porting
+            and (f.line or 0) not in extras.get(f.file, set())
+            and _NVCC_BUILDS.search(f.snippet or f.message)
+        ):
             f.severity = "blocking"
             f.reason = (
-                f"the README installs {f.file} (`pip install`), and {f.message.removeprefix('package ')} compiles CUDA "
-                f"kernels at install: without the CUDA toolkit (nvcc) on a Trainium host the install fails "
+                f"the README installs {f.file} (`pip install`), and {f.message.removeprefix('package ')} "
+                f"{INSTALL_FAILS}: without the CUDA toolkit (nvcc) on a Trainium host the install fails "
                 f"({f.file}:{f.line})"
             )
     return out
