@@ -11,6 +11,7 @@ _FA = "tests/porting/scan/test_families.py::"
 _IT = "tests/porting/test_items.py::"
 _HF = "tests/porting/scan/test_fp_classes_hub.py::"
 _R11 = "tests/porting/scan/test_fp_classes_round11.py::"
+_R13 = "tests/porting/scan/test_fp_classes_round13.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -184,5 +185,30 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "process, the lines block when it is launched so; a README that also runs it under torchrun keeps them "
         "blocking. `device_type = 'cuda' if 'cuda' in device else 'cpu'` follows the device and places nothing.",
         (_R11 + "test_a_ddp_branch_keyed_on_the_launchers_rank_blocks_only_under_a_launcher",),
+    ),
+    FalsePositiveClass(
+        "device-type-cuda-arm",
+        "warning",
+        'The CUDA arm of a two-way `if device.type == "cuda": ... else: ...` choice (k-diffusion\'s CUDA-event step '
+        "timing, `time.time()` in the else) runs only on CUDA: an optional path; the same test with no else over a "
+        "body that places work stays on the main path.",
+        (_R13 + "test_the_cuda_arm_of_a_device_type_choice_is_a_guarded_path",),
+    ),
+    FalsePositiveClass(
+        "natten-kernels",
+        "warning",
+        "NATTEN (`import natten`, k-diffusion's neighborhood attention) is a CUDA kernel library: a "
+        "`cuda-kernel-library` item, optional where it sits behind an availability check or an ImportError fallback.",
+        (_R13 + "test_natten_is_a_cuda_kernel_library",),
+    ),
+    FalsePositiveClass(
+        "config-dict-in-checkpoint",
+        "no finding",
+        "A `config` saved beside the weights is a dict when a loader function or `yaml.load` made it (k-diffusion's "
+        "`K.config.load_config`, BLIP's YAML): the checkpoint loads under `weights_only=True`; a yacs `CfgNode` "
+        "(`get_config`), an OmegaConf config or an argparse Namespace stays an object.",
+        (
+            "tests/porting/scan/test_checkpoints.py::test_plain_data_beside_the_weights_and_explicit_weights_only_are_no_item",
+        ),
     ),
 )

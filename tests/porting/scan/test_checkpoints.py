@@ -70,6 +70,13 @@ def test_plain_data_beside_the_weights_and_explicit_weights_only_are_no_item(tmp
     assert _loads(_tree(tmp_path, train=yaml_config)) == []
     omega = yaml_config.replace("yaml.load(open('c.yaml'), Loader=yaml.Loader)", "OmegaConf.load('c.yaml')")
     assert [ln for _, ln, _, _ in _loads(_tree(tmp_path, train=omega))] == [9, 12]  # a DictConfig is an object
+    # k-diffusion: a config read by a loader function is a dict; a yacs CfgNode (swin's get_config) is an object
+    loaded = _TRAIN.replace('"args": args', '"config": config').replace(
+        "model =", "config = load_config('c.json')\nmodel ="
+    )
+    assert _loads(_tree(tmp_path, train=loaded)) == []
+    yacs = loaded.replace("load_config('c.json')", "get_config(args)")
+    assert [ln for _, ln, _, _ in _loads(_tree(tmp_path, train=yacs))] == [9, 12]
     explicit = _GENERATE.replace('map_location="cpu")', 'map_location="cpu", weights_only=False)')
     assert _loads(_tree(tmp_path, generate=explicit)) == []
     other_key = _GENERATE.replace('["g_ema"]', '["state"]')

@@ -316,14 +316,15 @@ def test_a_branch_chosen_by_the_device_type_or_by_another_accelerator_is_not_por
     """``if self.device.type == "cuda": with torch.cuda.device(self.device)`` in a chain with another backend and a
     fallback ``else`` selects a device chosen elsewhere; Neuron takes the ``else``. A body under one probe of another
     accelerator (``if _is_torch_xpu_available:``, a cached probe result) runs only there. Both are set apart as
-    ``backend-branch``. A literal device (``set_device(0)``), a lone CUDA branch without a fallback, and a body
-    under a CUDA probe stay porting work."""
+    ``backend-branch``. A literal device (``set_device(0)``, porting work on the CUDA arm of a choice with an
+    ``else``: an optional path), a lone CUDA branch without a fallback, and a body under a CUDA probe stay porting
+    work."""
     (tmp_path / "pipe.py").write_text(OTHER_BACKENDS)
     assert findings_in(tmp_path, "pipe.py") == [
         ("hub-kernel", 40, "backend-branch"),
         ("hub-kernel", 46, "optional"),
         ("torch-cuda-api", 15, "backend-branch"),
-        ("torch-cuda-api", 25, None),
+        ("torch-cuda-api", 25, "optional"),
         ("torch-cuda-api", 33, None),
         ("torch-cuda-api", 45, "probe"),
     ]

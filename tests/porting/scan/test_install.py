@@ -25,8 +25,10 @@ def test_a_torch_pin_the_readme_installs_blocks(tmp_path: Path) -> None:
     assert [(i.severity, i.days_low, i.days_high) for i in items] == [("blocking", 0.5, 2)]
     (tmp_path / "README.md").write_text("See requirements.txt, then `python train.py`.\n")
     assert _pins(tmp_path) == [("requirements.txt", 2, "warning"), ("requirements.txt", 4, "warning")]
-    (tmp_path / "requirements.txt").write_text("torch>=2.0\n")
-    assert _pins(tmp_path) == []
+    (tmp_path / "requirements.txt").write_text("torch>=2.0\ntorch<3\n")
+    assert _pins(tmp_path) == []  # a lower bound, and an upper bound above the Neuron torch
+    (tmp_path / "requirements.txt").write_text("torch>=1.13.1,<=2.0.1\n")  # nanoT5: an upper bound below it
+    assert _pins(tmp_path) == [("requirements.txt", 1, "warning")]
 
 
 def test_a_pip_line_of_the_readme_and_an_nvcc_build_in_setup_py(tmp_path: Path) -> None:

@@ -36,6 +36,10 @@ _OBJ_ENTRY = re.compile(
 _WHOLE_BYTES = 64 * 1024
 _SAVES = (b"save(", b"save_on_master(", b"save_checkpoint(", b"save_model(")
 _OBJ_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "hparams", "hps", "klass", "model_class"})
+_CONFIG_NAMES = frozenset({"cfg", "config", "hparams", "hps"})
+_CONFIG_BUILDERS = frozenset(
+    {"CfgNode", "get_cfg", "get_config", "EasyDict", "edict", "AttrDict", "Namespace", "parse_args", "Config"}
+)
 # Bindings that make a name plain data: a dict or list literal, ``vars(args)``, ``dict(...)``, ``asdict(...)``.
 _PLAIN_CALLS = frozenset({"dict", "vars", "asdict", "to_container", "to_dict", "deepcopy", "copy"})
 _LIGHTNING_ONLY = frozenset({"global_step", "hyper_parameters", "pytorch-lightning_version", "callbacks"})
@@ -65,7 +69,35 @@ def _plain_binding(tree: ast.AST, name: str) -> bool:
     return all(plain(v) for v in values)
 
 
+def _built_object(tree: ast.AST, name: str) -> bool:
+    """``config`` bound from a known config-object builder (a yacs ``CfgNode``, ``OmegaConf.load``, an
+    ``EasyDict``), or a parameter (swin's ``save_checkpoint(config, ...)``: unknown, the object it usually is)."""
+    values = [
+        a.value
+        for a in ast.walk(tree)
+        if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+    ]
+    if not values:
+        return True
+    for v in values:
+        f = v.func if isinstance(v, ast.Call) else None
+        called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if called in _CONFIG_BUILDERS or (isinstance(f, ast.Attribute) and _root(f) == "OmegaConf"):
+            return True
+    return False
+
+
+def _root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 def _object_entry(value: ast.expr, tree: ast.AST) -> bool:
+    if isinstance(value, ast.Name) and value.id in _CONFIG_NAMES:
+        # a config is mostly a dict (k-diffusion's ``K.config.load_config`` reads JSON): an object only when a
+        # config-object builder made it
+        return _built_object(tree, value.id) and not _plain_binding(tree, value.id)
     if isinstance(value, ast.Name):
         return value.id in _OBJ_NAMES and not _plain_binding(tree, value.id)
     return (

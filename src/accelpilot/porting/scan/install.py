@@ -24,12 +24,17 @@ _README = ("README.md", "README.rst", "README.txt", "README")
 _PIP = re.compile(r"pip3?\s+install\s+([^\n`<|;&]*)")
 _REQ_FILE = re.compile(r"(?:^|\s)-r\s*([\w./-]+)")
 _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
-# ``torch==2.0.1``, ``torch<2``, ``torch~=1.13``, a CUDA build (``torch==1.13.1+cu117``); ``torch>=2.0`` leaves the
+# ``torch==2.0.1``, ``torch<2``, ``torch~=1.13``, ``torch>=1.13.1,<=2.0.1`` (nanoT5), a CUDA build
+# (``torch==1.13.1+cu117``); ``torch>=2.0`` leaves the
 # Neuron build in place and is no pin here.
-_TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(==|~=|<=|<(?!=))\s*([\w.*+]+)")
+_TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(?:>=?\s*[\w.*]+\s*,\s*)?(==|~=|<=|<(?!=))\s*([\w.*+]+)")
 _TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w.*]+)")
 _NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
 _NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
+# An upper bound below this torch release keeps out the one TorchNeuron pairs with (torch-neuronx's last release
+# pairs with PyTorch 2.9, DOMAIN.md; TorchNeuron native in SDK 2.32 is assumed no older); an exact pin of any other
+# release replaces it.
+_NEURON_TORCH = (2, 9)
 
 
 def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
@@ -45,6 +50,14 @@ def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
             if _EDITABLE.search(args):
                 files += ["setup.py", "pyproject.toml", "setup.cfg"]
     return files, lines
+
+
+def _below(version: str, bound: tuple[int, int]) -> bool:
+    """``2.0.1`` is below (2, 9); an unreadable version counts as below (a pin the scan cannot clear)."""
+    parts = re.findall(r"\d+", version)[:2]
+    if not parts:
+        return True
+    return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) < bound
 
 
 def _optional_lines(rel: str, text: str) -> set[int]:
@@ -78,7 +91,8 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
     for n, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
             continue
-        if (m := _TORCH_PIN.search(line)) is not None:
+        m = _TORCH_PIN.search(line)
+        if m is not None and (m.group(1) in ("==", "~=") or _below(m.group(2), _NEURON_TORCH)):
             out.append(
                 (n, f"torch{m.group(1)}{m.group(2)}: the install replaces the torch build TorchNeuron ships", "torch")
             )

@@ -113,6 +113,8 @@ LIBRARIES: dict[str, str] = {
     "cutlass": "cuda-kernel-library",
     "quack": "cuda-kernel-library",
     "flashinfer": "cuda-kernel-library",
+    # NATTEN's neighborhood-attention kernels (k-diffusion's NeighborhoodSelfAttentionBlock): CUDA only
+    "natten": "cuda-kernel-library",
     "liger_kernel": "cuda-kernel-library",
     "torchao.ops": "cuda-kernel-library",
     "torchao.kernel": "cuda-kernel-library",

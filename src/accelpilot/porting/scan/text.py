@@ -26,7 +26,7 @@ _PACKAGES: tuple[tuple[str, str], ...] = (
     (r"sagemaker", "sagemaker"),
     (
         r"causal[-_]conv1d|mamba[-_]ssm|tilelang|nvidia-cutlass(?:-dsl)?|quack-kernels|flashinfer(?:-python)?"
-        r"|liger[-_]kernel|deep[-_]gemm",
+        r"|liger[-_]kernel|deep[-_]gemm|natten",
         "cuda-kernel-library",
     ),
 )

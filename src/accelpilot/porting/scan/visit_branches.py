@@ -137,6 +137,10 @@ class BranchRules(CallRules):
                     saved_context = self.context
                     if id(node) in self._apple and saved_context in (None, "optional"):
                         self.context = "backend-branch"  # only an Apple GPU runs it: another backend's branch
+                    elif saved_context is None and node.orelse and self._compared(node.test) == "cuda":
+                        # k-diffusion's ``if device.type == 'cuda': <CUDA event timing> else: time.time()``: the
+                        # CUDA arm of a two-way choice runs only on CUDA, the else is the path elsewhere
+                        self.context = "optional"
                     try:
                         for x in node.body:
                             self.visit(x)
