@@ -296,7 +296,10 @@ def test_a_device_query_that_only_decides_a_log_message_is_a_probe(tmp_path: Pat
         "    model = torch.nn.DataParallel(model)\n"
     )
     log = scan_path(tmp_path, jobs=1)
-    assert _items(tmp_path) == [("file|device-placement|m.py", "warning", "hours", [("m.py", 4)])]
+    assert _items(tmp_path) == [
+        ("file|device-placement|m.py", "warning", "hours", [("m.py", 4)]),
+        ("repo|data-parallel", "warning", "days", [("m.py", 5)]),
+    ]
     assert [(f.file, f.line, f.context) for f in log.findings if not f.porting] == [("m.py", 2, "probe")]
 
 

@@ -232,6 +232,13 @@ ROWS.update(
             "and load one checkpoint of each kind on the current torch",
             _REASONED + ": a keyword per load; the time is finding a checkpoint of each kind to load",
         ),
+        "data-parallel": EffortRow(
+            0.5,
+            1.5,
+            "replace DataParallel with one process per NeuronCore under torchrun (DistributedDataParallel, a "
+            "DistributedSampler, rank-aware logging and checkpoints) and re-check the loss curve",
+            _REASONED,
+        ),
         "install-pin": EffortRow(
             0.5,
             2,

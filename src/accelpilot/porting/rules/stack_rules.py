@@ -48,6 +48,22 @@ STACK_RULES: tuple[Rule, ...] = (
         "them as plain state dicts, and load one checkpoint of each kind.",
     ),
     Rule(
+        id="data-parallel",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="single-process `nn.DataParallel`",
+        why="`nn.DataParallel` replicates the model over the visible devices from one process, scattering each batch "
+        "and gathering the outputs through the device's comm kernels; PyTorch recommends DistributedDataParallel "
+        "instead, and it picks the device type it replicates over from the available accelerator (a PrivateUse1 "
+        "backend such as TorchNeuron's `neuron` included: unverified whether its broadcast/scatter kernels exist). "
+        "Port it to one process per NeuronCore under torchrun with `DistributedDataParallel` and "
+        '`init_process_group(backend="neuron")`, a `DistributedSampler`, and rank-aware logging and checkpoints.',
+    ),
+    Rule(
         id="install-pin",
         category="container",
         dimension="operational",

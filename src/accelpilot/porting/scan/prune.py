@@ -241,6 +241,8 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"torch.fft", None),
     (b"stft", None),
     (b"torch.nested", None),
+    (b"DataParallel(", None),
+    (b"parallel_apply(", None),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
 _FORWARD_ONLY = frozenset({b"item", b"tolist", b"numpy", b"long"}) | _CONDITION_METHODS

@@ -390,6 +390,10 @@ class CallRules(VisitorBase):
         elif name in ("urlopen", "urlretrieve") and _root_name(f) == "urllib":
             if name == "urlretrieve" or not self._urlopen_sends(node):
                 self.add("http-download", node.lineno, f"urllib {name}(...)")
+        elif name in ("DataParallel", "parallel_apply"):
+            # single-process data parallelism (``nn.DataParallel(model)``, DLRM's hand-rolled ``parallel_apply``);
+            # DistributedDataParallel is not this name
+            self.add("data-parallel", node.lineno, f"{name}(...): single-process multi-device replication")
         elif name == "load" and base == "torch" and not _maps_location(node):
             self.add("checkpoint-map-location", node.lineno, "torch.load(...) without map_location")
         elif name == "compile" and base == "torch":
