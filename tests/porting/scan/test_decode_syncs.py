@@ -84,4 +84,4 @@ def test_a_token_drawn_with_multinomial_in_a_decode_loop_is_a_sampling_ops_line(
         "        model(s).sum().backward()\n        opt.step()\n    return s\n"
     )
     found = [(ln, msg) for r, ln, msg, *_ in decode_syncs(src.encode()) if r == "sampling-ops"]
-    assert found == [(8, "torch.multinomial sampled on the device every decode step after a top-k/top-p filter")]
+    assert found == [(8, "torch.multinomial draws on the device every loop step after a top-k/top-p filter")]

@@ -185,7 +185,7 @@ def decode_syncs(data: bytes) -> list[RawFinding]:
         if isinstance(draw, ast.Call) and draw.lineno not in drawn:
             ln = draw.lineno
             drawn.add(ln)
-            msg = "torch.multinomial sampled on the device every decode step" + (
+            msg = "torch.multinomial draws on the device every loop step" + (
                 " after a top-k/top-p filter" if any(_callee(n) in _FILTERS for n in nodes) else ""
             )
             out.append((SAMPLING, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None))
