@@ -197,9 +197,10 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
     FalsePositiveClass(
         "natten-kernels",
         "warning",
-        "NATTEN (`import natten`, k-diffusion's neighborhood attention) is a CUDA kernel library: a "
+        "NATTEN (`import natten`, k-diffusion's neighborhood attention) and MinkowskiEngine (ConvNeXt-V2's sparse "
+        "encoder) are CUDA kernel libraries: a "
         "`cuda-kernel-library` item, optional where it sits behind an availability check or an ImportError fallback.",
-        (_R13 + "test_natten_is_a_cuda_kernel_library",),
+        (_R13 + "test_natten_is_a_cuda_kernel_library", _R13 + "test_minkowski_engine_is_a_cuda_kernel_library"),
     ),
     FalsePositiveClass(
         "config-dict-in-checkpoint",

@@ -92,3 +92,26 @@ def test_a_lightning_checkpoint_read_by_its_state_dict(tmp_path: Path) -> None:
     assert [(f, ln, sev) for f, ln, sev, _ in _loads(tmp_path)] == [("sample.py", 5, "warning")]
     (tmp_path / "main.py").write_text("import torch\n")
     assert _loads(tmp_path) == []  # no Lightning training: a plain state dict under that key
+
+
+def test_a_pickled_module_and_a_load_whose_every_call_is_guarded(tmp_path: Path) -> None:
+    """WaveGlow saves ``{'model': model_for_saving, ...}``, the whole module: inference.py's load blocks; train.py's
+    ``load_checkpoint`` runs only under ``if checkpoint_path != "":``, so it blocks when that holds. Near miss:
+    ``{'model': model.state_dict()}`` is tensors."""
+    (tmp_path / "train.py").write_text(
+        "import torch\n\n\ndef load_checkpoint(path, model):\n    d = torch.load(path, map_location='cpu')\n"
+        "    return d['model']\n\n\ndef save(model, path):\n    model_for_saving = type(model)()\n"
+        "    torch.save({'model': model_for_saving, 'iteration': 1}, path)\n\n\n"
+        "checkpoint_path = ''\nmodel = None\nif checkpoint_path != '':\n    model = load_checkpoint(checkpoint_path, model)\n"
+    )
+    (tmp_path / "inference.py").write_text(
+        "import torch\n\nwaveglow = torch.load('w.pt', map_location='cpu')['model']\n"
+    )
+    (tmp_path / "README.md").write_text("`python train.py`\n`python inference.py`\n")
+    got = _loads(tmp_path)
+    assert [(f, ln, sev) for f, ln, sev, _ in got] == [("inference.py", 3, "blocking"), ("train.py", 5, "warning")]
+    assert got[1][3].startswith("blocks when `checkpoint_path != ''` holds")
+    (tmp_path / "train.py").write_text(
+        (tmp_path / "train.py").read_text().replace("type(model)()", "model.state_dict()")
+    )
+    assert _loads(tmp_path) == []

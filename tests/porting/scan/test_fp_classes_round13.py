@@ -35,3 +35,9 @@ def test_natten_is_a_cuda_kernel_library() -> None:
     """k-diffusion's neighborhood attention imports NATTEN, whose kernels are CUDA only."""
     found = [(ln, r) for r, ln, *_ in scan_python("import natten\n") if r == "cuda-kernel-library"]
     assert found == [(1, "cuda-kernel-library")]
+
+
+def test_minkowski_engine_is_a_cuda_kernel_library() -> None:
+    """ConvNeXt-V2's FCMAE encoder imports MinkowskiEngine, a C++/CUDA extension (round 14)."""
+    found = [ln for r, ln, *_ in scan_python("import MinkowskiEngine as ME\n") if r == "cuda-kernel-library"]
+    assert found == [1]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.prune import parse_unit, units
 
 RULE = "checkpoint-weights-only"
@@ -31,7 +32,8 @@ _LIGHTNING = re.compile(rb"^\s*(?:import|from)\s+(?:pytorch_lightning|lightning)
 # A saved dict's entry whose value is a name that usually holds an object (``"args": args``, ``'config': config``);
 # ``vars(args)``, ``args.__dict__`` and ``config.to_dict()`` are plain data and do not match.
 _OBJ_ENTRY = re.compile(
-    rb"""['"]\w+['"]\s*:\s*(?:self\.)?(?:args|opt|opts|cfg|config|hparams|hps|klass|model_class)\b(?!\s*[.\[(])"""
+    rb"""['"]\w+['"]\s*:\s*(?:self\.)?(?:args|opt|opts|cfg|config|hparams|hps|klass|model_class|\w*model\w*|net)"""
+    rb"""\b(?!\s*[.\[(])"""
 )
 _WHOLE_BYTES = 64 * 1024
 _SAVES = (b"save(", b"save_on_master(", b"save_checkpoint(", b"save_model(")
@@ -93,7 +95,28 @@ def _root(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+def _whole_module(value: ast.expr, tree: ast.AST) -> bool:
+    """WaveGlow's ``{'model': model_for_saving, ...}``: a bare name of a model, not its ``state_dict()``, pickles
+    the module class; a name bound from ``.state_dict()`` (or a dict) is tensors."""
+    if not (isinstance(value, ast.Name) and ("model" in value.id.lower() or value.id in ("net", "module"))):
+        return False
+    values = [
+        a.value
+        for a in ast.walk(tree)
+        if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in a.targets)
+    ]
+
+    def tensors(v: ast.expr) -> bool:
+        f = v.func if isinstance(v, ast.Call) else None
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return isinstance(v, (ast.Dict, ast.DictComp)) or "state_dict" in name or name in _PLAIN_CALLS
+
+    return bool(values) and not any(tensors(v) for v in values)
+
+
 def _object_entry(value: ast.expr, tree: ast.AST) -> bool:
+    if _whole_module(value, tree):
+        return True
     if isinstance(value, ast.Name) and value.id in _CONFIG_NAMES:
         # a config is mostly a dict (k-diffusion's ``K.config.load_config`` reads JSON): an object only when a
         # config-object builder made it
@@ -199,6 +222,31 @@ def _guard(load: ast.Call, parents: Mapping[int, ast.AST]) -> tuple[str | None, 
     return option, caught
 
 
+def _guarded_calls(scope: ast.AST, tree: ast.Module, parents: Mapping[int, ast.AST]) -> str | None:
+    """For a load inside a def: the test of the branch every same-file call of that def sits under (WaveGlow's
+    ``if checkpoint_path != "": load_checkpoint(...)``), as ``--option`` or the test's text; None when a call is
+    unguarded (latent-diffusion's ``load_model_from_config`` from ``main``) or nothing calls it here."""
+    name = getattr(scope, "name", None)
+    if name is None:
+        return None
+    calls = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+    ]
+    tests: list[str] = []
+    for call in calls:
+        child: ast.AST = call
+        up = parents.get(id(call))
+        test = None
+        while up is not None and test is None:
+            if isinstance(up, ast.If) and child is not up.test and not is_main_test(up.test):
+                test = _option(up.test) or ast.unparse(up.test)
+            child, up = up, parents.get(id(up))
+        if test is None:
+            return None
+        tests.append(test)
+    return tests[0] if tests else None
+
+
 def _scope_of(load: ast.AST, parents: Mapping[int, ast.AST], tree: ast.Module) -> ast.AST:
     node = parents.get(id(load))
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -282,6 +330,8 @@ def checkpoint_loads(
                 context=context_of_path(rel, present),
             )
             option, caught = _guard(node, parents)
+            if option is None and not caught:
+                option = _guarded_calls(_scope_of(node, parents, tree), tree, parents)
             where = f"{rel}:{node.lineno}"
             stops = "torch >= 2.6 (as TorchNeuron's) loads with weights_only=True and raises UnpicklingError"
             if f.context is not None or not f.porting:
@@ -289,7 +339,8 @@ def checkpoint_loads(
             elif rel not in entries or caught:
                 f.reason = f"blocks when that checkpoint is loaded here ({where}): {stops}"
             elif option is not None:
-                f.reason = f"blocks when `{option}` is given ({where}): {stops}"
+                given = "is given" if option.startswith("--") else "holds"
+                f.reason = f"blocks when `{option}` {given} ({where}): {stops}"
             else:
                 f.severity = "blocking"
                 f.reason = f"entry point {rel} ({entries[rel]}) loads it: {stops} at {where}"

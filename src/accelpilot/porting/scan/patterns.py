@@ -115,6 +115,8 @@ LIBRARIES: dict[str, str] = {
     "flashinfer": "cuda-kernel-library",
     # NATTEN's neighborhood-attention kernels (k-diffusion's NeighborhoodSelfAttentionBlock): CUDA only
     "natten": "cuda-kernel-library",
+    # MinkowskiEngine's sparse convolutions (ConvNeXt-V2's FCMAE encoder): a C++/CUDA extension
+    "MinkowskiEngine": "cuda-kernel-library",
     "liger_kernel": "cuda-kernel-library",
     "torchao.ops": "cuda-kernel-library",
     "torchao.kernel": "cuda-kernel-library",
