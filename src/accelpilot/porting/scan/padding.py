@@ -7,7 +7,25 @@ from __future__ import annotations
 import ast
 import re
 
+from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.prune import parse_unit, units
+
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Lines a batch is padded to its longest on: ``max(len(...))``, or a tokenizer call's ``padding="longest"``/``True``;
+# matched at each ``bytes.find`` hit (a regex scan of every file of a library costs more than the parse it saves).
+_MAX_LEN_AT = re.compile(rb"max\((?:\s*\[)?\s*(?:len\(|map\(\s*len\b)")
+_PADDING_AT = re.compile(rb"padding\s*=\s*(?:[\"']longest[\"']|True)")
+
+
+def _lines_at(data: bytes, word: bytes, pattern: re.Pattern[bytes]) -> list[int]:
+    out: list[int] = []
+    i = data.find(word)
+    while i != -1:
+        if pattern.match(data, i) is not None:
+            out.append(data.count(b"\n", 0, i) + 1)
+        i = data.find(word, i + len(word))
+    return out
 
 
 def collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:
@@ -27,8 +45,6 @@ def collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:
     return list(unique.values())
 
 
-# ``max(len(s) for s in batch)``, ``max([len(x[1]) for x in batch])``, ``max(map(len, ids))``
-MAX_LEN = re.compile(rb"max\(\s*(?:\[\s*)?(?:len\(|map\(\s*len\b)")
 # Calls that allocate or pad a tensor to a length: the batch's shape follows their size arguments.
 _SIZED = frozenset(
     {"zeros", "ones", "full", "empty", "new_zeros", "new_full", "new_ones", "LongTensor", "FloatTensor", "pad"}
@@ -53,12 +69,30 @@ def _is_max_len(v: ast.expr) -> bool:
     )
 
 
-def longest_pads(tree: ast.Module) -> list[tuple[ast.AST, str]]:
+def _holds(node: ast.AST, lines: list[int]) -> bool:
+    lo, hi = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0) or 0
+    return any(lo <= ln <= hi for ln in lines)
+
+
+def _calls_at(tree: ast.AST, lines: list[int]) -> list[ast.AST]:
+    """The nodes on the way to ``lines``, descending only into nodes that hold one (a tokenizer class is large)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if _holds(child, lines):
+                out.append(child)
+                todo.append(child)
+    return out
+
+
+def longest_pads(tree: ast.Module, lines: tuple[list[int], list[int]] | None = None) -> list[tuple[ast.AST, str]]:
     """A batch padded to its longest sample by hand (lit-llama's ``max_len = max(len(s) for s in input_ids)`` then
     a pad to it; VITS's ``torch.LongTensor(len(batch), max_text_len)``), or by a tokenizer asked to
     (``tokenizer(text, padding="longest", return_tensors="pt")``): a new length per batch."""
     out: list[tuple[ast.AST, str]] = []
-    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
+    for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC) and (lines is None or _holds(n, lines[0]))):
         longest = {
             t.id
             for a in ast.walk(fn)
@@ -90,7 +124,7 @@ def longest_pads(tree: ast.Module) -> list[tuple[ast.AST, str]]:
             if (name in _SIZED or "pad" in name.lower()) and (hit := used & longest):
                 out.append((node, f"{name}(...) to {sorted(hit)[0]} = max(len(...)): each batch padded to its longest"))
                 break  # one line per function
-    for node in ast.walk(tree):
+    for node in _calls_at(tree, lines[1]) if lines is not None else ast.walk(tree):
         if isinstance(node, ast.Call) and any(k.arg == "return_tensors" for k in node.keywords):
             pad = next((k.value for k in node.keywords if k.arg == "padding"), None)
             f = node.func
@@ -98,4 +132,31 @@ def longest_pads(tree: ast.Module) -> list[tuple[ast.AST, str]]:
                 continue  # a Hugging Face collator: its own line (``DataCollatorForSeq2Seq``)
             if isinstance(pad, ast.Constant) and pad.value in ("longest", True):
                 out.append((node, f"tokenizer padding={pad.value!r}: each batch padded to its longest text"))
+    return out
+
+
+def padding_lines(data: bytes) -> list[RawFinding]:
+    """The pads to a batch's longest of one source (``longest_pads``), read from a whole file behind a byte gate:
+    only the blocks holding a ``max(len(`` or a ``padding="longest"`` line are parsed (a library's tokenizers name
+    ``padding=True`` in hundreds of docstrings and calls)."""
+    if b"max(" not in data and b"padding" not in data:
+        return []
+    maxlen = _lines_at(data, b"max(", _MAX_LEN_AT)
+    padded = _lines_at(data, b"padding", _PADDING_AT)
+    lines = maxlen + padded
+    if not lines:
+        return []
+    try:
+        trees = [parse_unit(data, u) for u in units(data, lines)]
+    except SyntaxError:
+        try:
+            trees = [_tree(data)]
+        except SyntaxError:
+            return []
+    text = data.decode("utf-8", "replace").splitlines()
+    out: list[RawFinding] = []
+    for tree in trees:
+        for node, msg in longest_pads(tree, (maxlen, padded)):
+            ln = getattr(node, "lineno", 0)
+            out.append(("dynamic-padding", ln, msg, text[ln - 1] if 0 < ln <= len(text) else "", None, None))
     return out

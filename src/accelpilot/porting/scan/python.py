@@ -7,6 +7,7 @@ import re
 
 from accelpilot.porting.scan.attention import manual_attention
 from accelpilot.porting.scan.decode_syncs import decode_syncs
+from accelpilot.porting.scan.padding import padding_lines
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_backend import _foreign_classes, _foreign_kernels, _helper_name, _no_fallback
 from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkeeping, _post_generate
@@ -73,6 +74,7 @@ def _whole_file(data: bytes) -> list[RawFinding]:
         + host_syncs(data)
         + decode_syncs(data)
         + manual_attention(data)
+        + padding_lines(data)
         + stack_sites(data)
         + unbound_off_cuda(data)
     )

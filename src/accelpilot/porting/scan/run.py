@@ -72,6 +72,14 @@ def data_json(rel: str, size: int) -> str | None:
 # Compile hazards whose cause is host-side code by nature: a collator padding each batch to its longest sample runs
 # in the data loader, and the shapes it makes reach the device.
 _FROM_HOST = frozenset({"dynamic-padding"})
+# ... but a tokenizer's or processor's padding is a library's option, not the batches the default path makes.
+_LIBRARY_HOST = re.compile(r"tokeniz|processing|processor|_utils\.py$")
+
+
+def _from_host(rel: str, rule_id: str) -> bool:
+    return rule_id in _FROM_HOST and _LIBRARY_HOST.search(rel.rpartition("/")[2]) is None
+
+
 PARALLEL_MIN_FILES = 200
 CHUNK = 48
 
@@ -446,7 +454,12 @@ def _file_findings(
                 context = _when_it_runs(rel, rule_id)
             if path_context in FILE_WIDE or _outranks(path_context, context):
                 context = path_context  # generated elsewhere, or another runtime's exporter: no line of it is ported
-            elif host and context is None and RULES[rule_id].category == "compile_hazard" and rule_id not in _FROM_HOST:
+            elif (
+                host
+                and context is None
+                and RULES[rule_id].category == "compile_hazard"
+                and not _from_host(rel, rule_id)
+            ):
                 context = "host-side"
             findings.append(
                 Finding.from_rule(

@@ -14,7 +14,7 @@ import re
 
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
 from accelpilot.porting.scan.nodes import dotted as _dotted
-from accelpilot.porting.scan.padding import MAX_LEN, collator_pads, longest_pads
+from accelpilot.porting.scan.padding import collator_pads
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 from accelpilot.porting.scan.sparse import sparse_lines
@@ -59,9 +59,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         or ((b"pad(" in data or b"narrow(" in data) and _on_a_line(data, _INT_READ, _UNPACK)),  # a tuple of ints
         "host-array-to-device": b"from_numpy(" in data and _on_a_line(data, (b".float()", b".double()"), _MOVED),
         "pretrained-encoder-in-loop": b".encode(" in data and _on_a_line(data, (b".from_pretrained(",), _ASSIGN),
-        "dynamic-padding": (b"pad_sequence(" in data and b"ollat" in data)  # a collator/collate_fn padding a batch
-        or (b"padding=" in data and b"return_tensors" in data and (b"longest" in data or b"padding=True" in data))
-        or (b"max(" in data and b"len(" in data and MAX_LEN.search(data) is not None),
+        "dynamic-padding": b"pad_sequence(" in data and b"ollat" in data,  # a collator/collate_fn padding a batch
         "device-augmentation": b"Mixup(" in data and b"timm" in data,
         "model-ema-per-step": b"ModelEma" in data and b"timm" in data,
         "host-solver-in-step": b"linear_sum_assignment(" in data and b"torch" in data,
@@ -123,8 +121,6 @@ def train_hazards(data: bytes) -> list[RawFinding]:
     if "dynamic-padding" in rules:
         for node, where in collator_pads(tree):
             add("dynamic-padding", node, f"pad_sequence in {where}: each batch padded to its longest sample")
-        for node, msg in longest_pads(tree):
-            add("dynamic-padding", node, msg)
     if "sparse-tensor" in rules:
         for node, msg, subject in sparse_lines(tree):
             add("sparse-tensor", node, msg, subject=subject)
