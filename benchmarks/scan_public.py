@@ -45,6 +45,16 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   aaea223, e821477: first scored with the scanner at 2a3ba13;
 - held out, round 10: demucs (facebookresearch/demucs), lora (microsoft/LoRA), taming (CompVis/taming-transformers),
   labels cae6f48, fa391f9, 88e1f2f: first scored with the scanner at 0b99226.
+- held out, round 11: dlrm (facebookresearch/dlrm), vits (jaywalnut310/vits), blip (salesforce/BLIP), tslib
+  (thuml/Time-Series-Library), labels 4cdfbc9, 56113a4, 0971043: first scored with the scanner at 96ecd28;
+- held out, round 12: tacotron2 (NVIDIA/tacotron2), consistency (openai/consistency_models), llama2c
+  (karpathy/llama2.c), pygcn (tkipf/pygcn), labels 89ef630, 08b410f: first scored with the scanner at b4e7f35;
+- held out, round 13: cifar (kuangliu/pytorch-cifar), scoresde (yang-song/score_sde_pytorch), nanot5
+  (PiotrNawrot/nanoT5), kdiff (crowsonkb/k-diffusion), labels fd18ea3, a2e0fe7, ea820da, 139194a: first scored
+  with the scanner at cb38e86;
+- held out, round 14: convnextv2 (facebookresearch/ConvNeXt-V2), yolox (Megvii-BaseDetection/YOLOX), glide
+  (openai/glide-text2im), waveglow (NVIDIA/waveglow), labels 6e59469, 10441ee, 1951bb4, e9e01bd: first scored with
+  the scanner at 2a1bb50.
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
