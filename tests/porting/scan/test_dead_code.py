@@ -82,3 +82,24 @@ def test_a_folder_loaded_by_name_is_reached_and_its_cuda_library_blocks_when_cho
     (tmp_path / "exp.py").write_text("from layers.block import Block\n" + REGISTRY)
     found = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-kernel-library"]
     assert [(f.file, f.severity) for f in found] == [("layers/block.py", "blocking")]
+
+
+def test_a_runtime_import_in_a_script_no_command_runs_blocks_when_it_is_run(tmp_path: Path) -> None:
+    """YOLOX's ``tools/trt.py`` imports tensorrt at module level; no README command runs it and no file imports it,
+    so it blocks when that script is run. Near miss: the same import in a module the entry point imports blocks."""
+    _write(
+        tmp_path,
+        {
+            "README.md": "Train with `python tools/train.py`.\n",
+            "setup.py": "from setuptools import setup\nsetup(name='y')\n",
+            "tools/train.py": "import yolox.core\n",
+            "tools/trt.py": "import tensorrt\n\n\ndef main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n",
+            "yolox/__init__.py": "",
+            "yolox/core.py": "x = 1\n",
+        },
+    )
+    found = [(f.file, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-only-library"]
+    assert found == [("tools/trt.py", "warning")]
+    (tmp_path / "yolox" / "core.py").write_text("import tensorrt\n")
+    found = [(f.file, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-only-library"]
+    assert sorted(found) == [("tools/trt.py", "warning"), ("yolox/core.py", "blocking")]

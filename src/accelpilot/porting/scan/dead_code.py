@@ -16,9 +16,9 @@ they import blocks when that module is chosen.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
-from accelpilot.porting.findings import NOT_PORTING, Finding
+from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, Finding
 from accelpilot.porting.scan.families import _module_names, imports_of
 
 UNREACHED = "unreached-module"
@@ -96,4 +96,38 @@ def _mark_loaded_by_name(
             f.reason = (
                 f"blocks when {via} is chosen: its folder is loaded by name at run time (importlib), and no entry "
                 f"point imports it: {f.message} at {f.file}:{f.line}"
+            )
+
+
+def mark_unrun_scripts(
+    findings: list[Finding],
+    imports: Callable[[], Mapping[str, set[str]]],
+    entries: Mapping[str, str],
+    read: Callable[[str], bytes | None],
+) -> None:
+    """A runtime library imported at module level blocks only where the default path imports it: in a script that
+    no README command runs and no file of the tree imports (YOLOX's ``tools/trt.py`` and its ``import tensorrt``),
+    it blocks when that script is run. Judged only when README commands say what runs."""
+    if not any(": `" in how for how in entries.values()):
+        return
+    candidates = {
+        f.file
+        for f in findings
+        if f.severity == "blocking" and f.reason == RUNTIME_REASON and f.file and f.file not in entries
+    }
+    if not candidates:
+        return
+    graph = imports()  # resolved only when a candidate exists
+    imported = set().union(*graph.values()) if graph else set()
+    scripts = set()
+    for rel in candidates - imported:
+        data = read(rel) if rel is not None else None
+        if data is not None and b"__main__" in data:
+            scripts.add(rel)
+    for f in findings:
+        if f.file in scripts and f.severity == "blocking" and f.reason == RUNTIME_REASON:
+            f.severity = "warning"
+            f.reason = (
+                f"blocks when {f.file} is run: a script no README command runs and no file imports, so the default "
+                f"path never imports it ({f.message} at {f.file}:{f.line})"
             )

@@ -28,12 +28,20 @@ from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.checkpoints import Facts, checkpoint_facts, checkpoint_loads
-from accelpilot.porting.scan.dead_code import mark_unreached_modules
+from accelpilot.porting.scan.dead_code import mark_unreached_modules, mark_unrun_scripts
 from accelpilot.porting.scan.default_path import default_roots, may_choose_class
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
 from accelpilot.porting.scan.fallback_reach import fallback_reach
-from accelpilot.porting.scan.families import Prepared, assign_families, drop_own_package, own_packages, raw_imports
+from accelpilot.porting.scan.families import (
+    Prepared,
+    _module_names,
+    assign_families,
+    drop_own_package,
+    own_packages,
+    raw_imports,
+    resolve_imports,
+)
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
 from accelpilot.porting.scan.install import install_pins
 from accelpilot.porting.scan.launch_flags import lightning_settings, local_rank_flag
@@ -235,6 +243,12 @@ def _scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[Worke
 def _chunks(items: list[tuple[str, str, str]], n: int) -> Iterable[list[tuple[str, str, str]]]:
     for i in range(0, len(items), n):
         yield items[i : i + n]
+
+
+def _importers(prepared: dict[str, Prepared], rels: list[str]) -> dict[str, set[str]]:
+    """Each Python file's imports (any level), resolved from what the workers read: who imports a script."""
+    mods = _module_names(rels)
+    return {rel: resolve_imports(rel, raw, mods)[0] for rel, (raw, _) in prepared.items()}
 
 
 def _python_sources(files: list[tuple[str, str, str]], unread: set[str]) -> Iterable[tuple[str, bytes]]:
@@ -526,6 +540,7 @@ def scan_path(
             assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found)
+            mark_unrun_scripts(findings, lambda: _importers(prepared, rels), entries, _reader(files, unread))
             pins = stack_pins(_text_reader(files, unread), rels)
             mark_trainer_stack(findings, pins)
             findings += launch_settings(root, entries, _reader(files, unread), pins, rels)
