@@ -12,6 +12,7 @@ _IT = "tests/porting/test_items.py::"
 _HF = "tests/porting/scan/test_fp_classes_hub.py::"
 _R11 = "tests/porting/scan/test_fp_classes_round11.py::"
 _R13 = "tests/porting/scan/test_fp_classes_round13.py::"
+_R15 = "tests/porting/scan/test_fp_classes_round15.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -211,5 +212,20 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         (
             "tests/porting/scan/test_checkpoints.py::test_plain_data_beside_the_weights_and_explicit_weights_only_are_no_item",
         ),
+    ),
+    FalsePositiveClass(
+        "probed-name-fallback",
+        "warning",
+        '`"cuda" if use_cuda else "cpu"` where the entry point binds `use_cuda = torch.cuda.is_available()` '
+        "(Wav2Lip) falls back to the CPU like the inline probe: a performance item; a name bound from a CLI flag "
+        "stays blocking.",
+        (_R15 + "test_a_cuda_or_cpu_choice_through_a_probed_name_falls_back",),
+    ),
+    FalsePositiveClass(
+        "other-library-stft",
+        "no finding",
+        "`.stft(...)` called on an object a call built (`_lws_processor(hp).stft(y)`, the lws library) is not "
+        "torch's STFT: no stack-upgrade site; `torch.stft` without `return_complex` stays.",
+        (_R15 + "test_another_librarys_stft_on_a_built_object_is_no_torch_site",),
     ),
 )

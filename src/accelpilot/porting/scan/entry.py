@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,6 +94,7 @@ _FLAG = re.compile(r" when `([\w.]+)` is true")
 _RUN_BY = "run by"  # how a script a README command runs only through a launcher is known
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
 # args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
+_NAMED_CHOICE = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+(\w+)\s+else\s""")
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
 # torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``), and its exception
 # classes (``except torch.cuda.CudaError:`` names a class that a CPU build defines): no stop.
@@ -345,7 +346,19 @@ def _runs_as_script(path: Path) -> bool:
     return "__main__" in text or re.search(r"^\s*def\s", text, re.M) is None
 
 
-def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
+def _probed_name(snippet: str, rel: str | None, read: Callable[[str], str | None] | None) -> bool:
+    """``"cuda" if use_cuda else "cpu"`` where the entry point binds ``use_cuda = torch.cuda.is_available()``
+    (Wav2Lip): the same CPU fallback through a name."""
+    m = _NAMED_CHOICE.search(snippet)
+    if m is None or rel is None or read is None:
+        return False
+    text = read(rel) or ""
+    return re.search(rf"^\s*{re.escape(m.group(1))}\s*=\s*[^\n]*\bis_available\(\)", text, re.M) is not None
+
+
+def mark_entry_blocking(
+    findings: list[Finding], entries: EntryPoints, read: Callable[[str], str | None] | None = None
+) -> None:
     """CUDA placement on an entry point's own lines with no fallback blocks; ``assert torch.cuda.is_available()``
     there is a requirement of CUDA, not a probe. In a README example's module only the lines of the classes and
     functions it calls count; a line under a flag (``mixed_precision=... if amp``) blocks when the example passes
@@ -372,7 +385,7 @@ def mark_entry_blocking(findings: list[Finding], entries: EntryPoints) -> None:
             f.context, f.porting = None, True
         if f.context is not None or not f.porting:
             continue
-        if _FALLBACK.search(snippet):
+        if _FALLBACK.search(snippet) or _probed_name(snippet, f.file, read):
             f.reason = "performance item: off CUDA it falls back to the CPU (the device should be a setting)"
             continue
         if _FOLLOWS.search(snippet):

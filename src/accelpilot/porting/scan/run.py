@@ -539,7 +539,7 @@ def scan_path(
             mark_unreached_modules(findings, _python_sources(files, unread), rels, entries)
             assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
-            mark_entry_blocking(findings, found)
+            mark_entry_blocking(findings, found, _text_reader(files, unread))
             mark_unrun_scripts(findings, lambda: _importers(prepared, rels), entries, _reader(files, unread))
             pins = stack_pins(_text_reader(files, unread), rels)
             mark_trainer_stack(findings, pins)

@@ -168,6 +168,8 @@ def _stft_site(node: ast.AST) -> tuple[str, bool | None] | None:
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "stft"):
         return None
     owner = node.func.value
+    if isinstance(owner, ast.Call):
+        return None  # ``_lws_processor(hp).stft(y)`` (Wav2Lip): another library's object, not a tensor
     if isinstance(owner, ast.Name) and owner.id in _OTHER_STFT:
         return None  # librosa.stft, scipy.signal.stft: not torch's
     if isinstance(owner, ast.Attribute) and owner.attr in _OTHER_STFT:
