@@ -54,7 +54,10 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   with the scanner at cb38e86;
 - held out, round 14: convnextv2 (facebookresearch/ConvNeXt-V2), yolox (Megvii-BaseDetection/YOLOX), glide
   (openai/glide-text2im), waveglow (NVIDIA/waveglow), labels 6e59469, 10441ee, 1951bb4, e9e01bd: first scored with
-  the scanner at 2a1bb50.
+  the scanner at 2a1bb50;
+- held out, round 15: aiayn (jadore801120/attention-is-all-you-need-pytorch), loftr (zju3dv/LoFTR), wav2lip
+  (Rudrabha/Wav2Lip), effvit (mit-han-lab/efficientvit), labels b3a7194, 1e0acd5, 92bed5b, 74b55f9:
+  first scored with the scanner at e8411bf.
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
