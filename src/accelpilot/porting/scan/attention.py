@@ -15,8 +15,7 @@ import ast
 import re
 
 from accelpilot.porting.scan.patterns import RawFinding
-from accelpilot.porting.scan.post_kit import _tree
-from accelpilot.porting.scan.prune import parse_unit, units
+from accelpilot.porting.scan.post_kit import unit_trees
 
 RULE = "manual-attention"
 _Q = frozenset({"q", "qs", "q_", "query", "queries", "xq"})
@@ -102,13 +101,9 @@ def manual_attention(data: bytes) -> list[RawFinding]:
     lines = _lines(data)
     if not lines:
         return []
-    try:
-        trees = [parse_unit(data, u) for u in units(data, lines)]
-    except SyntaxError:
-        try:
-            trees = [_tree(data)]
-        except SyntaxError:
-            return []
+    trees = unit_trees(data, lines)
+    if not trees:
+        return []
     text = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     for fn in _functions_around(trees, lines):

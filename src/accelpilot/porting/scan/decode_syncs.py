@@ -14,8 +14,7 @@ from __future__ import annotations
 import ast
 
 from accelpilot.porting.scan.patterns import RawFinding
-from accelpilot.porting.scan.post_kit import _tree
-from accelpilot.porting.scan.prune import parse_unit, units
+from accelpilot.porting.scan.post_kit import unit_trees
 
 RULE = "decode-host-sync"
 SAMPLING = "sampling-ops"
@@ -166,13 +165,9 @@ def decode_syncs(data: bytes) -> list[RawFinding]:
     if not worth_parsing(data):
         return []
     sampling = _sample_lines(data)
-    try:  # only the top-level blocks (or methods) holding a sampling line: a model file is large
-        trees = [parse_unit(data, u) for u in units(data, sampling)]
-    except SyntaxError:
-        try:
-            trees = [_tree(data)]
-        except SyntaxError:
-            return []
+    trees = unit_trees(data, sampling)
+    if not trees:
+        return []
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     seen: set[int] = set()

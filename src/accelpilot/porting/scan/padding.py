@@ -8,8 +8,7 @@ import ast
 import re
 
 from accelpilot.porting.scan.patterns import RawFinding
-from accelpilot.porting.scan.post_kit import _tree
-from accelpilot.porting.scan.prune import parse_unit, units
+from accelpilot.porting.scan.post_kit import unit_trees
 
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Lines a batch is padded to its longest on: ``max(len(...))``, or a tokenizer call's ``padding="longest"``/``True``;
@@ -146,13 +145,9 @@ def padding_lines(data: bytes) -> list[RawFinding]:
     lines = maxlen + padded
     if not lines:
         return []
-    try:
-        trees = [parse_unit(data, u) for u in units(data, lines)]
-    except SyntaxError:
-        try:
-            trees = [_tree(data)]
-        except SyntaxError:
-            return []
+    trees = unit_trees(data, lines)
+    if not trees:
+        return []
     text = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     for tree in trees:

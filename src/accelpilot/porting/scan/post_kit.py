@@ -7,7 +7,7 @@ import functools
 from collections import deque
 from collections.abc import Collection, Iterator
 
-from accelpilot.porting.scan.prune import parse_unit, string_spans, top_units
+from accelpilot.porting.scan.prune import parse_unit, string_spans, top_units, units
 from accelpilot.porting.scan.reach import FileReach
 
 
@@ -16,6 +16,19 @@ def _tree(data: bytes) -> ast.Module:
     """The whole file's syntax tree, parsed once for all the post passes that need it (each used to parse it again:
     a third of the scan's time on transformers). Read-only: no pass changes it."""
     return ast.parse(data)
+
+
+def unit_trees(data: bytes, lines: Collection[int]) -> list[ast.Module]:
+    """The trees of only the top-level blocks (or methods) holding ``lines`` (a model file is large and the lines a
+    whole-file pass looks at are few); the whole file when a block boundary was guessed wrong; none when the file
+    does not parse."""
+    try:
+        return [parse_unit(data, u) for u in units(data, sorted(lines))]
+    except SyntaxError:
+        try:
+            return [_tree(data)]
+        except SyntaxError:
+            return []
 
 
 # The fields that hold statements (and the handlers and cases that hold them): no expression holds one.
