@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, Finding
+from accelpilot.porting.scan.default_path import reached
 from accelpilot.porting.scan.families import _module_names, imports_of
 
 UNREACHED = "unreached-module"
@@ -66,31 +67,22 @@ def mark_unreached_modules(
         _mark_loaded_by_name(findings, graph, loaded, set(entries))
 
 
-def _reach(roots: set[str], graph: Mapping[str, set[str]], stop: set[str]) -> set[str]:
-    seen = set(roots)
-    todo = list(roots)
-    while todo:
-        for t in graph.get(todo.pop(), ()):
-            if t not in seen and t not in stop:
-                seen.add(t)
-                todo.append(t)
-    return seen
-
-
 def _mark_loaded_by_name(
     findings: list[Finding], graph: Mapping[str, set[str]], loaded: set[str], entries: set[str]
 ) -> None:
     """A blocking line in a module of a folder loaded by name (Time-Series-Library's ``models/``: ``importlib.
     import_module(f"models.{name}")`` for ``--model TimesNet``), or in a module only such modules import, runs only
     when that module is chosen: it blocks when it is (the entry points' static imports never reach it)."""
-    default = _reach(entries, graph, loaded)
-    only_chosen = _reach(loaded, graph, set()) - default
+    default = reached(entries, graph, loaded)
+    only_chosen = reached(loaded, graph, set()) - default
     for f in findings:
         if f.file in only_chosen and f.porting and f.severity == "blocking":
             via = (
                 f.file
                 if f.file in loaded
-                else next((m for m in sorted(loaded) if f.file in _reach({m}, graph, set())), "a module loaded by name")
+                else next(
+                    (m for m in sorted(loaded) if f.file in reached({m}, graph, set())), "a module loaded by name"
+                )
             )
             f.severity = "warning"
             f.reason = (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 
@@ -119,7 +119,7 @@ def optional_modules(sources: Iterable[tuple[str, bytes]], mods: dict[str, str])
     return out
 
 
-def reached(roots: set[str], imports: dict[str, set[str]], cut: set[str]) -> set[str]:
+def reached(roots: set[str], imports: Mapping[str, set[str]], cut: set[str]) -> set[str]:
     """Files the roots import, transitively, not following imports into ``cut``."""
     seen = set(roots)
     todo = list(roots)
