@@ -23,7 +23,7 @@ class QKVAttention:
 """
 
 
-def _lines(src: str) -> list[tuple[int, str]]:
+def _lines(src: str) -> list[tuple[int | None, str]]:
     return [(ln, msg) for _, ln, msg, *_ in manual_attention(src.encode())]
 
 
