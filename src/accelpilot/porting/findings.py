@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Container
+from collections.abc import Collection, Container, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -164,16 +164,31 @@ def entry_script(rel: str) -> bool:
     return _ENTRY_SCRIPT.search(rel) is not None
 
 
-def context_of_path(rel: str, present: Container[str] = ()) -> str | None:
-    """Reach told by where a file lives: tests, benchmark scripts, examples, a code-generation source whose
-    generated module is in ``present`` (else None: the project's code)."""
+def promoted_folders(entries: Iterable[str]) -> frozenset[str]:
+    """The example folders a README command runs an entry point from (LoRA's ``examples/NLG/``, where the README
+    sends the user to reproduce its results): their code is the default path, not a demo. The folder is the one
+    just under the ``examples/`` (or ``demo/``) match, so a sibling example (``examples/NLU/``) stays apart."""
+    out: set[str] = set()
+    for rel in entries:
+        m = _EXAMPLE_PATH.search(rel)
+        if m is None or not m.group(2) or m.group(2).startswith("notebook"):
+            continue
+        head, _, rest = rel[m.end() :].partition("/")
+        out.add(rel[: m.end()] + (f"{head}/" if rest else ""))
+    return frozenset(out)
+
+
+def context_of_path(rel: str, present: Container[str] = (), promoted: Collection[str] = ()) -> str | None:
+    """Reach told by where a file lives: tests, benchmark scripts, examples (not under a ``promoted`` folder, one
+    a README command runs), a code-generation source whose generated module is in ``present`` (else None: the
+    project's code)."""
     if present and generated_twin(rel, present) is not None:
         return "generator-source"
     if _TEST_PATH.search(rel):
         return "test-only"
     if _BENCH_PATH.search(rel):
         return "benchmark"
-    if _EXAMPLE_PATH.search(rel):
+    if _EXAMPLE_PATH.search(rel) and not (promoted and rel.startswith(tuple(promoted))):
         return "example"
     if _CI_PATH.search(rel):
         return "ci"

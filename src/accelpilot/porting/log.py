@@ -26,6 +26,7 @@ from accelpilot.porting.findings import (
     generated_twin,
     host_side,
     normalise_snippet,
+    promoted_folders,
 )
 from accelpilot.porting.items import SERVES, build_items
 from accelpilot.porting.rules import DIMENSIONS, EFFORT_RANK, RECORD_CATEGORIES, SEVERITY_RANK
@@ -51,6 +52,7 @@ __all__ = [
     "generated_twin",
     "host_side",
     "load_log",
+    "promoted_folders",
 ]
 
 SCHEMA_VERSION = 1

@@ -41,7 +41,7 @@ def test_the_main_block_of_a_readme_entry_point_is_its_run_and_a_modules_stays_a
     assert findings_in(tmp_path, "agents/ppo.py") == [
         ("cuda-device-literal", 11, None),
         ("cuda-device-literal", 13, None),
-        ("torch-cuda-api", 11, None),
+        ("torch-cuda-api", 11, "probe"),  # the availability question stays a probe inside the run, as outside it
     ]
     assert findings_in(tmp_path, "agents/net.py") == [
         ("cuda-device-literal", 11, "main-block"),

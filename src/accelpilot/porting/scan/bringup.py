@@ -17,7 +17,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.findings import Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.families import _module_names, imports_of
 
@@ -71,9 +71,10 @@ def _classes(tree: ast.Module) -> list[tuple[str, int, list[str]]]:
 def _reached(entries: Iterable[str], read: Callable[[str], bytes | None], rels: list[str]) -> dict[str, bytes]:
     """The sources of the entry points and of every in-tree file they import, at any level, transitively (only
     those are read). Tests, examples and demos are not followed."""
-    mods = _module_names(rels)
+    mods = _module_names(rels, entries)
     out: dict[str, bytes] = {}
     todo = [e for e in entries if e.endswith(".py")]
+    promoted = promoted_folders(todo)  # an example folder a README command runs is the default path
     while todo:
         rel = todo.pop()
         if rel in out:
@@ -82,7 +83,9 @@ def _reached(entries: Iterable[str], read: Callable[[str], bytes | None], rels: 
         if data is None:
             continue
         out[rel] = data
-        todo.extend(t for t in imports_of(rel, data, mods) if t not in out and context_of_path(t) is None)
+        todo.extend(
+            t for t in imports_of(rel, data, mods) if t not in out and context_of_path(t, promoted=promoted) is None
+        )
     return out
 
 

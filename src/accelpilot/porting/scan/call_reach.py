@@ -254,7 +254,7 @@ def mark_called_cuda(
     """Lines that raise without CUDA in a function an entry point calls by name become blocking, with the entry
     point, the call and the line as the reason. ``sources`` need hold only ``wanted_files``."""
     data = dict(sources)
-    mods = _module_names(rels)
+    mods = _module_names(rels, entries)
     for entry in sorted(entries):
         try:
             tree = ast.parse(data[entry])

@@ -39,7 +39,7 @@ def mark_unreached_modules(
     candidates = {f.file for f in findings if f.file and f.file.endswith(".py") and "/" in f.file and f.porting}
     if not candidates:
         return
-    mods = _module_names(rels)
+    mods = _module_names(rels, entries)
     names = {rel: (rel[:-3].replace("/", ".").encode(), rel.encode()) for rel in candidates}
     folders = {rel.rpartition("/")[0] for rel in rels if "/" in rel}
     graph: dict[str, set[str]] = {}

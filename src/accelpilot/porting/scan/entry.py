@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from accelpilot.porting.findings import Finding, context_of_path, entry_script
+from accelpilot.porting.findings import Finding, context_of_path, entry_script, promoted_folders
 from accelpilot.porting.scan.families import _module_names
 from accelpilot.porting.scan.launch_flags import join_continued
 from accelpilot.porting.scan.readme_example import Scope, example_entries
@@ -34,7 +34,9 @@ from accelpilot.porting.scan.readme_example import Scope, example_entries
 _README = ("README.md", "README.rst", "README.txt", "README")
 # ``python -m llava.serve.cli ...``: a module of the tree run as a script (``-m torch.distributed.run`` names no file of
 # the tree, and its script is read by ``_COMMAND``).
-_MODULE_COMMAND = re.compile(r"(?:^|[\s`$;&(>])python3?(?:\s+-u)?\s+-m\s+([A-Za-z_][\w.]*)")
+_MODULE_COMMAND = re.compile(
+    r"(?:^|[\s`$;&(>])(?:python3?(?:\s+-u)?|torchrun(?:\s+--?[\w-]+(?:[= ][^\s-]\S*)?)*)\s+-m\s+([A-Za-z_][\w.]*)"
+)
 _HEADING = re.compile(r"^(?:#{1,6}\s+(.*)|(.+)\n[=~-]{3,}$)", re.M)
 _COMMAND = re.compile(
     r"(?:^|[\s`$;&(>])(?:python3?(?:\s+-u)?|torchrun|accelerate\s+launch|deepspeed|srun\s+python3?"
@@ -206,6 +208,30 @@ def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> li
     return out
 
 
+# A folder named in backticks in the README's prose (``follow the instructions in `examples/NLG/` ``).
+_TICKED_FOLDER = re.compile(r"`\.?/?([\w-]+(?:/[\w-]+)+)/?`")
+
+
+def folder_documents(text: str, root: Path) -> list[Path]:
+    """Documents in sub-folders that the README sends the user to (``[readme](applications/dc_ae/README.md)``, a
+    linked folder's ``README.md``, or one named in backticks: LoRA's "follow the instructions in `examples/NLG/`"),
+    in the order the README names them; read only when the README and its root documents give no command."""
+    out: list[Path] = []
+    marks = [(m.start(), (m.group(1) or m.group(2) or "").split("#", 1)[0]) for m in _LINK.finditer(text)]
+    marks += [(m.start(), f"{m.group(1).strip('./')}/README.md") for m in _DIR_LINK.finditer(text)]
+    marks += [(m.start(), f"{m.group(1)}/README.md") for m in _TICKED_FOLDER.finditer(text)]
+    for _, name in sorted(marks):
+        path = root / name.removeprefix("./")
+        if (
+            "/" in name.strip("/")
+            and path not in out
+            and path.is_file()
+            and path.resolve().is_relative_to(root.resolve())
+        ):
+            out.append(path)
+    return out
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -221,14 +247,32 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
     if readme is None or text is None:
         return {}, None
     entries: dict[str, str] = {}
-    for path in [readme, *linked_documents(text, root), *linked_scripts(text, root, present)]:
-        doc = text if path == readme else _read(path)
-        base = path.parent.relative_to(root).as_posix() if path.suffix == ".sh" else ""
-        found, _ = readme_entry_points(doc or "", present, base)
-        label = "README" if path == readme else path.relative_to(root).as_posix()
-        for s, cmd in found.items():
-            entries.setdefault(s, f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`")
-    return {s: how for s, how in entries.items() if context_of_path(s) is None}, text
+
+    def read_commands(paths: list[Path], folder_base: bool) -> None:
+        for path in paths:
+            doc = text if path == readme else _read(path)
+            sub = path.parent.relative_to(root).as_posix()
+            base = sub if path.suffix == ".sh" or folder_base else ""
+            found, _ = readme_entry_points(doc or "", present, base)
+            label = "README" if path == readme else path.relative_to(root).as_posix()
+            for s, cmd in found.items():
+                entries.setdefault(s, f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`")
+
+    read_commands([readme, *linked_documents(text, root), *linked_scripts(text, root, present)], False)
+    promoted: frozenset[str] = frozenset()
+    if not any(context_of_path(s) is None for s in entries):
+        # no command of its own: the sub-folder documents it sends the user to hold the run (their commands run
+        # in that folder), even under ``examples/`` (LoRA reproduces its paper in ``examples/NLG/``); a shell script
+        # of an example folder that no such document runs stays an example (LoRA's ``examples/NLU/*.sh``)
+        # only the first such document with a command: the README's headline application (EfficientViT's DC-AE);
+        # the other applications it lists are alternatives, listed apart
+        entries.clear()
+        for doc in folder_documents(text, root):
+            read_commands([doc], True)
+            if entries:
+                break
+        promoted = promoted_folders(entries)
+    return {s: how for s, how in entries.items() if context_of_path(s, promoted=promoted) is None}, text
 
 
 def default_entries(root: Path, present: set[str]) -> EntryPoints:
@@ -299,7 +343,7 @@ def _wrapped_main(root: Path, script: str, present: set[str]) -> str | None:
             for a in node.names:
                 if mods.get(a.name, script) != script:
                     modules[a.asname or a.name] = mods[a.name]
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in mods:
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module is not None and node.module in mods:
             for a in node.names:
                 target = _defining_main(root, mods[node.module], mods) if a.name == "main" else None
                 if target is not None and target != script:

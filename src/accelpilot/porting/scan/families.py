@@ -53,9 +53,24 @@ def drop_own_package(findings: list[Finding], own: set[str]) -> list[Finding]:
     return [f for f in findings if not (f.rule in _LIBRARY_RULES and (f.subject or "").split(".")[0] in own)]
 
 
-def _module_names(rels: Iterable[str]) -> dict[str, str]:
-    """Dotted module name -> file, from the root and from under ``src/``."""
-    out: dict[str, str] = {}
+class Modules(dict[str, str]):
+    """Dotted module name -> file; ``script_dirs``: the folders of entry scripts a README command runs, where a
+    plain ``import model`` finds the module beside the script (Python puts the script's folder first on
+    ``sys.path``)."""
+
+    script_dirs: frozenset[str] = frozenset()
+
+
+def script_dirs(entries: Iterable[str]) -> frozenset[str]:
+    """The folders (below the root) of the entry scripts: their siblings are importable by their bare names."""
+    return frozenset(e.rpartition("/")[0] for e in entries if e.endswith(".py") and "/" in e)
+
+
+def _module_names(rels: Iterable[str], entries: Iterable[str] = ()) -> Modules:
+    """Dotted module name -> file, from the root and from under ``src/``; with ``entries``, bare names of modules
+    beside an entry script resolve there too (``Modules.script_dirs``)."""
+    out = Modules()
+    out.script_dirs = script_dirs(entries)
     for rel in rels:
         if not rel.endswith(".py"):
             continue
@@ -65,7 +80,7 @@ def _module_names(rels: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _resolve(rel: str, module: str, names: list[str], mods: dict[str, str]) -> set[str]:
+def _resolve(rel: str, module: str, names: list[str], mods: Mapping[str, str]) -> set[str]:
     """The in-tree files ``from module import names`` (or ``import module``) in ``rel`` names."""
     if module.startswith("."):
         level = len(module) - len(module.lstrip("."))
@@ -80,6 +95,14 @@ def _resolve(rel: str, module: str, names: list[str], mods: dict[str, str]) -> s
     for cand in [module, *(f"{module}.{n}" for n in names)]:
         if cand in mods and mods[cand] != rel:
             out.add(mods[cand])
+    folder = rel.rpartition("/")[0]
+    if not out and folder in getattr(mods, "script_dirs", ()) and not module.startswith("."):
+        # an entry script's folder is first on ``sys.path``: ``from model import GPT2LMModel`` beside
+        # ``examples/NLG/src/gpt2_ft.py`` is ``examples/NLG/src/model.py`` (for the script and its siblings)
+        local = f"{folder.replace('/', '.')}.{module}"
+        for cand in [local, *(f"{local}.{n}" for n in names)]:
+            if cand in mods and mods[cand] != rel:
+                out.add(mods[cand])
     return out
 
 
@@ -247,7 +270,7 @@ def assign_families(
         RAISES_WITHOUT_CUDA.match(f.message) or f.subject == SPARSE_BUFFER for f in findings if f.context is None
     ):
         return  # nothing to judge from imports: the tree's sources are not read again
-    mods = _module_names(rels)
+    mods = _module_names(rels, roots)
     imports: dict[str, set[str]] = {rel: set() for rel in rels if rel.endswith(".py")}
     top: dict[str, set[str]] = {}  # module-level imports only: the default path's reach
     choosers: list[tuple[str, bytes]] = []  # files that may choose a model class by a config value

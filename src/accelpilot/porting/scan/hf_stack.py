@@ -164,7 +164,7 @@ def launch_settings(
     ``--tf32 True`` (blocking), removed fields (``stack-upgrade``; blocking unless the parser keeps unknown
     strings), ``--fsdp`` (the Trainer's FSDP; FSDP2 on a current transformers)."""
     out: list[Finding] = []
-    mods = _module_names(rels)
+    mods = _module_names(rels, how)
     for script, cmd in how.items():
         src = _parser_source(script, read, mods)
         if src is None:

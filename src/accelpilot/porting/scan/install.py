@@ -13,10 +13,10 @@ the package itself; elsewhere it is the upgrade's work (a warning).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path
+from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
 
 RULE = "install-pin"
@@ -107,20 +107,39 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
+def _doc_text(root: Path, rel: str, read: Callable[[str], str | None], rels: list[str]) -> str | None:
+    text = read(rel) if rel in rels else None
+    if text is None:
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = None
+    return text
+
+
+_DOC = re.compile(r"([\w./-]+\.md): `")  # an entry's ``how``: the sub-folder document whose command runs it
+
+
 def install_pins(
-    root: Path, read: Callable[[str], str | None], rels: list[str], findings: list[Finding]
+    root: Path,
+    read: Callable[[str], str | None],
+    rels: list[str],
+    findings: list[Finding],
+    entries: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """The ``install-pin`` findings of a tree (torch and TensorFlow 1.x pins in requirement files and the README's
     pip lines), blocking where the README's install installs them; the package lines of nvcc-built libraries the
-    README's install installs become blocking too."""
+    README's install installs become blocking too. A sub-folder document whose commands are the default path
+    (``entries``: LoRA's ``examples/NLG/README.md``) installs its files from its own folder."""
     readme = next((n for n in _README if (root / n).is_file()), None)
-    text = read(readme) if readme is not None and readme in rels else None
-    if text is None and readme is not None:
-        try:
-            text = (root / readme).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = None
+    text = _doc_text(root, readme, read, rels) if readme is not None else None
     installed, pip_lines = _installs(text or "")
+    docs = sorted({m.group(1) for how in (entries or {}).values() if (m := _DOC.match(how)) and "/" in m.group(1)})
+    for doc in docs:
+        base = doc.rpartition("/")[0]
+        files, _ = _installs(_doc_text(root, doc, read, rels) or "")
+        installed += [f"{base}/{f}" for f in files]
+    promoted = promoted_folders(entries or {})
     rule = RULES[RULE]
     out: list[Finding] = []
     candidates = [r for r in rels if _requirement_file(r)]
@@ -141,7 +160,7 @@ def install_pins(
                 continue
             snippet = (body or "").splitlines()[n - 1]
             f = Finding.from_rule(
-                rule, file=rel, line=n, message=message, snippet=snippet, context=context_of_path(rel, rels)
+                rule, file=rel, line=n, message=message, snippet=snippet, context=context_of_path(rel, rels, promoted)
             )
             if rel in installed and f.context is None:
                 f.severity = "blocking"
@@ -173,9 +192,10 @@ def install_pins(
 
 
 def _requirement_file(rel: str) -> bool:
-    """``requirements*.txt`` (any folder), ``setup.py``/``setup.cfg``/``pyproject.toml`` at the root."""
+    """``requirements*.txt`` (any folder; LoRA's ``requirement.txt`` too), ``setup.py``/``setup.cfg``/``pyproject.toml``
+    at the root."""
     name = rel.rpartition("/")[2]
-    return (name.startswith("requirements") and name.endswith(".txt")) or rel in (
+    return (name.startswith("requirement") and name.endswith(".txt")) or rel in (
         "setup.py",
         "setup.cfg",
         "pyproject.toml",

@@ -160,19 +160,38 @@ def local_rank_flag(root: Path, how: dict[str, str]) -> list[Finding]:
     for script, cmd in how.items():
         if not (_LAUNCH.search(cmd) and not _USE_ENV.search(cmd) and script.endswith(".py")):
             continue
-        try:
-            text = (root / script).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = _read(root / script)
+        if text is None or "--local-rank" in text:
             continue
-        if "--local_rank" not in text or "--local-rank" in text:
-            continue
-        for n, line in enumerate(text.splitlines(), start=1):
-            if '"--local_rank"' in line or "'--local_rank'" in line:  # the parser's argument (one line or many)
-                f = Finding.from_rule(
-                    RULES["launcher-local-rank"], file=script, line=n, message="--local_rank only", snippet=line
-                )
-                f.severity = "blocking"
-                f.reason = f"entry point {script} ({cmd[:160]}): {LOCAL_RANK_STOP}: {script}:{n}"
-                out.append(f)
-                break
+        # the parser's arguments may be declared in a sibling module the script imports (LoRA's ``gpu.py``
+        # ``add_gpu_params(parser)``)
+        folder = script.rpartition("/")[0]
+        names = [a or b for a, b in _SIBLING.findall(text)]
+        siblings = [f"{folder}/{m}.py" if folder else f"{m}.py" for m in names]
+        for rel, body in [(script, text), *((r, _read(root / r)) for r in siblings)]:
+            if body is None or "--local_rank" not in body or "--local-rank" in body:
+                continue
+            n = next((i for i, ln in enumerate(body.splitlines(), 1) if _DECLARED.search(ln)), None)
+            if n is None:
+                continue
+            line = body.splitlines()[n - 1]
+            f = Finding.from_rule(
+                RULES["launcher-local-rank"], file=rel, line=n, message="--local_rank only", snippet=line
+            )
+            f.severity = "blocking"
+            f.reason = f"entry point {script} ({cmd[:160]}): {LOCAL_RANK_STOP}: {rel}:{n}"
+            out.append(f)
+            break
     return out
+
+
+_DECLARED = re.compile(r"""["']--local_rank["']""")  # the parser's argument (one line or many)
+# ``from gpu import add_gpu_params`` / ``import gpu``: a module beside the script (checked to exist when read).
+_SIBLING = re.compile(r"^\s*(?:from\s+(\w+)\s+import|import\s+(\w+)\s*$)", re.M)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

@@ -80,7 +80,7 @@ def mark_launched_setup(
     launched = {rel: n for rel, how in entries.items() if (n := processes(how)) is not None}
     if not launched or not any(f.rule in _PLACEMENT or f.message == _SET_DEVICE for f in findings):
         return
-    mods = _module_names(rels)
+    mods = _module_names(rels, entries)
     data = dict(sources)
     top = {rel: imports_of(rel, src, mods, top_level=True) for rel, src in data.items()}
     for entry, n in sorted(launched.items()):

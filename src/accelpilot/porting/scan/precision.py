@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.findings import Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
 
 RULE = "fp32-training"
@@ -61,7 +61,8 @@ def fp32_training(entries: Mapping[str, str], facts: Mapping[str, PrecisionFacts
     any porting file), when no porting file names a precision."""
     if not any(": `" in how for how in entries.values()):
         return []  # no command says what runs: a library's precision is its users'
-    porting = {rel: f for rel, f in facts.items() if context_of_path(rel) is None}
+    promoted = promoted_folders(entries)  # an example folder a README command runs is the default path
+    porting = {rel: f for rel, f in facts.items() if context_of_path(rel, promoted=promoted) is None}
     if any(mixed for _, mixed in porting.values()):
         return []
     steps = sorted(

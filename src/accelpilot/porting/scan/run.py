@@ -23,6 +23,7 @@ from accelpilot.porting.log import (
     context_of_path,
     generated_twin,
     host_side,
+    promoted_folders,
 )
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
@@ -287,7 +288,11 @@ def _text_reader(files: list[tuple[str, str, str]], unread: set[str]) -> Callabl
 
 
 def _cross_file(
-    files: list[tuple[str, str, str]], findings: list[Finding], unread: set[str], tap: Mentions | None = None
+    files: list[tuple[str, str, str]],
+    findings: list[Finding],
+    unread: set[str],
+    tap: Mentions | None = None,
+    promoted: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """The findings with launches and imports of the tree's kernels and importers of its built extensions added
     as lines of the item they belong to (second pass: reads again only the few files that may use one). ``tap``
@@ -334,7 +339,7 @@ def _cross_file(
                 message=message,
                 snippet=text,
                 subject=subject,
-                context=_line_context(rel, present, context),
+                context=_line_context(rel, present, context, promoted),
                 defined_in=defined_in,
             )
         )
@@ -407,12 +412,12 @@ def _overridden_defaults(
     return out
 
 
-def _line_context(rel: str, present: set[str], context: str | None) -> str | None:
+def _line_context(rel: str, present: set[str], context: str | None, promoted: frozenset[str]) -> str | None:
     """A cross-file line's context: the file's own when it holds for the whole file, else the line's, else the
     file's."""
     if generated_twin(rel, present):
         return "generator-source"
-    path_context = context_of_path(rel)
+    path_context = context_of_path(rel, promoted=promoted)
     return path_context if path_context in FILE_WIDE or _outranks(path_context, context) else context or path_context
 
 
@@ -447,6 +452,7 @@ def _file_findings(
     files: list[tuple[str, str, str]],
     skipped: list[Skipped],
     run_scripts: Container[str] = (),
+    promoted: frozenset[str] = frozenset(),
 ) -> tuple[list[Finding], int]:
     """The findings of every file's outcome, each with its file's context (and the count of suppressed ones); a
     file's skip reason is appended to ``skipped``. A ``__main__`` block of a script in ``run_scripts`` (one a
@@ -458,12 +464,13 @@ def _file_findings(
         suppressed += sup
         if reason is not None:
             skipped.append(Skipped(path=rel, reason=reason))
-        path_context = context_of_path(rel, present)
+        path_context = context_of_path(rel, present, promoted)
         host = host_side(rel)
         entry = entry_script(rel) or rel in run_scripts
         for rule_id, line, message, snippet, cell, subject, context in found:
-            if context == "main-block" and entry:
-                context = None  # the __main__ block of train.py is the run, not a demo
+            if context is not None and context.startswith("main-block"):
+                # the __main__ block of train.py is the run, not a demo: a guard inside it still holds
+                context = (context.partition(">")[2] or None) if entry else "main-block"
             if context is None:
                 context = _when_it_runs(rel, rule_id)
             if path_context in FILE_WIDE or _outranks(path_context, context):
@@ -526,11 +533,12 @@ def scan_path(
             precision = {outcome[0]: p for outcome, _, _, p in pairs if p is not None}
             rels = [rel for _, rel, _ in files]
             found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
-            findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts())
+            promoted = promoted_folders(found.how)  # example folders a README command runs: the default path
+            findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts(), promoted)
             unread = {s.path for s in skipped}
             wanted = _wanted_defaults(findings)
             mentions = Mentions({f for f, _ in wanted}) if wanted else None
-            findings = _cross_file(files, findings, unread, mentions)
+            findings = _cross_file(files, findings, unread, mentions, promoted)
             findings = _overridden_defaults(files, findings, unread, mentions, pool)
             own = own_packages(rels)
             findings = drop_own_package(findings, own)
@@ -553,7 +561,9 @@ def scan_path(
             findings = fallback_reach(findings, _python_sources(files, unread))
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
-            findings += install_pins(root, _text_reader(files, unread), rels, findings) if root.is_dir() else []
+            findings += (
+                install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
+            )
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:

@@ -280,7 +280,7 @@ def mark_stack_blocking(
     sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
     if not sites or not roots:
         return
-    default = _reach(roots, read, _module_names(rels))
+    default = _reach(roots, read, _module_names(rels, roots))
     for f in sites:
         if f.file not in default:
             continue

@@ -105,11 +105,23 @@ class VisitorBase:
             lines = self._setup_lines[id(fn)] = host_setup_float64(fn)
         return "host-setup" if line in lines else None
 
+    def _nested(self, context: str) -> str | None:
+        """The context inside ``context`` here: the outer one unless it is None or a weaker ``optional``. A guard
+        inside a ``__main__`` block is kept after it (``main-block>optional``): run.py reads the block as the run
+        in an entry script, where the guard still holds (LoRA's ``if args.fp16: try: from apex import amp``)."""
+        saved = self.context
+        if saved is None or (saved == "optional" and context != "optional"):
+            return context
+        if saved.startswith("main-block") and context != "main-block":
+            inner = saved.partition(">")[2]
+            if not inner or (inner == "optional" and context != "optional"):
+                return f"main-block>{context}"
+        return saved
+
     def _within(self, context: str, node: ast.AST) -> None:
         """Visit ``node``'s children with ``context`` unless an outer, stronger context already holds."""
         saved = self.context
-        if saved is None or (saved == "optional" and context != "optional"):
-            self.context = context
+        self.context = self._nested(context)
         try:
             self.generic(node)
         finally:

@@ -518,7 +518,7 @@ class BranchRules(CallRules):
             self.generic(node)
             return
         saved = self.context
-        self.context = saved or "optional"
+        self.context = self._nested("optional")
         try:
             for stmt in node.body:
                 self.visit(stmt)

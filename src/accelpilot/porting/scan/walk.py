@@ -50,7 +50,7 @@ def classify(name: str) -> str | None:
         return "notebook"
     if low.endswith(".json"):
         return "json"
-    if low.endswith(".txt") and (low.startswith("requirements") or low.startswith("constraints")):
+    if low.endswith(".txt") and (low.startswith("requirement") or low.startswith("constraints")):
         return "requirements"
     if low in ("pyproject.toml", "setup.cfg", "environment.yml", "pipfile"):
         return "packaging"
