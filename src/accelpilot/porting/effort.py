@@ -239,6 +239,13 @@ ROWS.update(
             "DistributedSampler, rank-aware logging and checkpoints) and re-check the loss curve",
             _REASONED,
         ),
+        "sync-batchnorm": EffortRow(
+            0.5,
+            1.5,
+            "run SyncBatchNorm on two or more NeuronCores and compare its running statistics with per-core "
+            "BatchNorm; fall back to per-core BN (or GroupNorm) if the neuron backend lacks its kernels",
+            _REASONED + ": a multi-core validation run and a comparison, a day if a fallback is needed",
+        ),
         "install-pin": EffortRow(
             0.5,
             2,

@@ -13,6 +13,7 @@ _HF = "tests/porting/scan/test_fp_classes_hub.py::"
 _R11 = "tests/porting/scan/test_fp_classes_round11.py::"
 _R13 = "tests/porting/scan/test_fp_classes_round13.py::"
 _R15 = "tests/porting/scan/test_fp_classes_round15.py::"
+_R16 = "tests/porting/scan/test_fp_classes_round16.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -227,5 +228,12 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "`.stft(...)` called on an object a call built (`_lws_processor(hp).stft(y)`, the lws library) is not "
         "torch's STFT: no stack-upgrade site; `torch.stft` without `return_complex` stays.",
         (_R15 + "test_another_librarys_stft_on_a_built_object_is_no_torch_site",),
+    ),
+    FalsePositiveClass(
+        "device-name-as-text",
+        "no finding",
+        'A device name passed to a string method (`str(device).replace("cuda:", "")`, YOLOv5\'s select_device) is '
+        'text being edited, not a device; a template of one (`"cuda:{:d}".format(rank)`, HiFi-GAN) is a device.',
+        (_R16 + "test_a_templated_device_string_is_a_device_and_text_editing_is_not",),
     ),
 )

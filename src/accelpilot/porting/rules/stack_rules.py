@@ -149,6 +149,21 @@ STACK_RULES: tuple[Rule, ...] = (
         "LOCAL_RANK.",
     ),
     Rule(
+        id="sync-batchnorm",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="`SyncBatchNorm` across processes",
+        why="`nn.SyncBatchNorm` gathers batch statistics across the process group every training step "
+        "(`batch_norm_stats`, `batch_norm_gather_stats_with_counts` and an all_gather). torch 2.13 accepts a "
+        "PrivateUse1 device such as TorchNeuron's `neuron` (torch/nn/modules/batchnorm.py), but whether the neuron "
+        "backend implements those kernels and collectives is unverified: run it on two or more NeuronCores and "
+        "compare the running statistics with per-core BatchNorm before relying on it.",
+    ),
+    Rule(
         id="lightning-cuda",
         category="device_code",
         dimension="source",

@@ -160,7 +160,10 @@ EXACT_STRINGS: dict[str, str] = {
     **{name: "bnb-optimizer" for name in sorted(BNB_OPTIMIZERS)},
 }
 QUOTED_WORDS = frozenset(k.encode() for k in EXACT_STRINGS)
-DEVICE = re.compile(r"^(cuda|neuron|xla|mps)(?::\d+)?$")
+# ``"cuda:0"``, and a template of one: ``"cuda:{:d}".format(rank)`` (HiFi-GAN), ``"cuda:%d" % rank``. A bare
+# ``"cuda:"`` (``"cuda:" + str(k)``, an f-string's head) is not read: DLRM's builds its devices only in a
+# multi-device forward the default command never calls, which the entry-point reach cannot tell.
+DEVICE = re.compile(r"^(cuda|neuron|xla|mps)(?::(?:\d+|\{[^}]*\}|%[ds]))?$")
 DEVICE_RULE = {"cuda": "cuda-device-literal", "neuron": "neuron-api", "xla": "xla-api", "mps": "mps-device"}
 NON_TORCH_MODULES = ("numpy", "pandas", "jax", "tensorflow", "scipy", "cupy")
 DEFAULT_ALIASES = {"np": "numpy", "pd": "pandas", "jnp": "jax.numpy", "tf": "tensorflow"}

@@ -242,6 +242,8 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"stft", None),
     (b"torch.nested", None),
     (b"DataParallel(", None),
+    (b"SyncBatchNorm", None),
+    (b"convert_sync_batchnorm(", None),
     (b"parallel_apply(", None),
 )
 _CONDITION_METHODS = frozenset({b"any", b"all", b"sum", b"max", b"min", b"mean", b"norm", b"equal", b"allclose"})
@@ -257,8 +259,8 @@ _BRACKET_COMPARE = re.compile(rb"\[(?:(?:[^\[\]\n]|\[[^\[\]\n]*\])*?(?:[<>]|[=!]
 _READ_BACK = re.compile(rb"[^\n]*?\.(?:max|min|sum|amax|amin|argmax|argmin|count_nonzero|prod)\(")
 _IMPORT_LINE = re.compile(rb"[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))")
 # Short quoted words, then a set lookup: far faster than one regex alternation of every name.
-_QUOTED = re.compile(rb"[\"']([a-z_][\w:.-]{1,30})[\"']")
-_DEVICE_BYTES = re.compile(rb"(?:cuda|neuron|xla|mps)(?::\d+)?$")
+_QUOTED = re.compile(rb"[\"']([a-z_][\w:.{}%-]{1,30})[\"']")
+_DEVICE_BYTES = re.compile(rb"(?:cuda|neuron|xla|mps)(?::(?:\d+|\{[^}]*\}|%[ds]))?$")  # patterns.DEVICE
 
 
 def trigger_lines(data: bytes) -> list[int]:

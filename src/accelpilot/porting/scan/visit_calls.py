@@ -26,6 +26,7 @@ from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     BENCHMARK_MODULES,
     DATA_DEPENDENT_METHODS,
+    DEVICE,
     DISPATCHED_BY_DEFAULT,
     HOST_SYNC_METHODS,
     HUB_CALLS,
@@ -62,6 +63,26 @@ _HF_TRAINING_ARGS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", 
 # Tensor methods whose result stays where the tensor is (a comparison, a view, an elementwise op).
 _CPU_KEPT = frozenset(
     {"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or", "flatten", "view", "long", "int"}
+)
+
+
+# String methods whose arguments are text to find, cut or split on, not devices.
+_TEXT_METHODS = frozenset(
+    {
+        "replace",
+        "split",
+        "rsplit",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "removeprefix",
+        "removesuffix",
+        "find",
+        "index",
+        "count",
+        "partition",
+        "rpartition",
+    }
 )
 
 
@@ -114,6 +135,11 @@ class CallRules(VisitorBase):
                     for e in a.elts if isinstance(a, ast.Tuple) else [a]:
                         if isinstance(e, ast.Constant) and _COMPARED_DEVICE.match(str(e.value)):
                             self._consumed.add(id(e))
+            if name in _TEXT_METHODS and isinstance(f, ast.Attribute):
+                # ``device.replace("cuda:", "")`` (YOLOv5's select_device) edits a device name as text: no device
+                for a in node.args:
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str) and DEVICE.match(a.value):
+                        self._consumed.add(id(a))
             if name == "get" and isinstance(f, ast.Attribute) and node.args and _device_kind(node.args[0]) == "cuda":
                 # ``components.get("cuda", {})`` (a CUDA toolkit's version.json): the first argument of a mapping
                 # lookup is a key of the data, not a device; a device as the default (``.get("device", "cuda")``) stays
@@ -394,6 +420,8 @@ class CallRules(VisitorBase):
             # single-process data parallelism (``nn.DataParallel(model)``, DLRM's hand-rolled ``parallel_apply``);
             # DistributedDataParallel is not this name
             self.add("data-parallel", node.lineno, f"{name}(...): single-process multi-device replication")
+        elif name in ("SyncBatchNorm", "convert_sync_batchnorm"):
+            self.add("sync-batchnorm", node.lineno, f"{name}(...): batch statistics gathered across processes")
         elif name == "load" and base == "torch" and not _maps_location(node):
             self.add("checkpoint-map-location", node.lineno, "torch.load(...) without map_location")
         elif name == "compile" and base == "torch":
