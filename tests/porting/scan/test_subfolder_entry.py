@@ -150,3 +150,23 @@ def test_a_torchrun_module_command_names_its_module(tmp_path: Path) -> None:
     (tmp_path / "applications" / "dc_ae" / "train.py").write_text("import torch\n")
     (tmp_path / "applications" / "sam" / "train_sam.py").write_text("import torch\n")
     assert list(default_entries(tmp_path, _present(tmp_path)).how) == ["applications/dc_ae/train.py"]
+
+
+def test_commands_after_cd_run_in_that_folder_and_other_generations_are_unreached(tmp_path: Path) -> None:
+    """RWKV-LM's README: ``cd RWKV-v7/train_temp/`` then ``sh ./demo-training-run.sh`` (which runs ``python
+    train.py``): the entry point is ``RWKV-v7/train_temp/train.py``, and the CUDA sources of ``RWKV-v4/`` (a tree of
+    Python where no entry point lives) are listed apart, not blocking. Near miss: the sources beside the entry stay."""
+    (tmp_path / "README.md").write_text("```\ncd RWKV-v7/train_temp/\nsh ./demo-training-run.sh\n```\n")
+    run = tmp_path / "RWKV-v7" / "train_temp"
+    (run / "cuda").mkdir(parents=True)
+    (run / "demo-training-run.sh").write_text("python train.py --accelerator gpu\n")
+    (run / "train.py").write_text("import torch\n")
+    (run / "cuda" / "wkv7.cu").write_text("__global__ void k() {}\n")
+    old = tmp_path / "RWKV-v4"
+    (old / "cuda").mkdir(parents=True)
+    (old / "train.py").write_text("import torch\n")
+    (old / "cuda" / "wkv.cu").write_text("__global__ void k() {}\n")
+    assert list(default_entries(tmp_path, _present(tmp_path)).how) == ["RWKV-v7/train_temp/train.py"]
+    fs = {f.file: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-source-file"}
+    assert (fs["RWKV-v4/cuda/wkv.cu"].context, fs["RWKV-v4/cuda/wkv.cu"].porting) == ("unreached-module", False)
+    assert fs["RWKV-v7/train_temp/cuda/wkv7.cu"].porting

@@ -36,6 +36,7 @@ def mark_unreached_modules(
     it is known; only a README (or linked document) command, ``README: `python train.py```, says how code runs."""
     if not any(": `" in how for how in entries.values()) or any(r in rels for r in _PACKAGING):
         return  # no command says how the code runs, or a package whose users import its modules
+    _mark_unrun_trees(findings, rels, entries)
     candidates = {f.file for f in findings if f.file and f.file.endswith(".py") and "/" in f.file and f.porting}
     if not candidates:
         return
@@ -123,3 +124,23 @@ def mark_unrun_scripts(
                 f"blocks when {f.file} is run: a script no README command runs and no file imports, so the default "
                 f"path never imports it ({f.message} at {f.file}:{f.line})"
             )
+
+
+_SOURCES = (".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp")
+
+
+def _mark_unrun_trees(findings: list[Finding], rels: list[str], entries: Mapping[str, str]) -> None:
+    """CUDA/C++ sources in a top-level folder of Python code where no entry point lives (RWKV-LM's ``RWKV-v4/cuda``
+    beside ``RWKV-v7/train_temp/train.py``, the README's run): an older generation or a side project of the
+    repository, whose kernels no command builds. Their lines are listed apart (``unreached-module``). A folder of
+    sources only (``csrc/``), with no Python of its own, is left to the loaders that build it."""
+    tops = {e.split("/", 1)[0] for e in entries if "/" in e}
+    python_tops = {r.split("/", 1)[0] for r in rels if r.endswith(".py") and "/" in r}
+    for f in findings:
+        if not (f.file and f.porting and f.file.endswith(_SOURCES) and "/" in f.file):
+            continue
+        top = f.file.split("/", 1)[0]
+        if top in python_tops and top not in tops and tops:
+            f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
+            if f.severity == "blocking":
+                f.severity = "warning"

@@ -21,6 +21,7 @@ entry point too. A library repository with no command has its default path in th
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -192,6 +193,40 @@ def own_blob_links(text: str, present: set[str], suffix: str) -> list[str]:
     return out
 
 
+_CD = re.compile(r"^\s*(?:\$\s*)?cd\s+([\w./-]+)\s*(?:#.*)?$")
+# ``sh ./demo-training-run.sh``, ``bash run.sh``, ``./run.sh``: a shell script the command runs.
+_RUN_SH = re.compile(r"^\s*(?:\$\s*)?(?:(?:ba)?sh\s+|source\s+|\.\s+)?(\.?/?[\w./-]+\.sh)\b")
+
+
+def cd_commands(text: str, present: set[str]) -> tuple[dict[str, str], list[str]]:
+    """Commands a README runs after ``cd DIR`` in the same code block (RWKV-LM's ``cd RWKV-v7/train_temp/`` then
+    ``sh ./demo-training-run.sh``): (script -> command) for ``python x.py`` resolved in DIR, and the shell scripts
+    run there (read next, in their folder)."""
+    entries: dict[str, str] = {}
+    scripts: list[str] = []
+    cwd = ""
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            cwd = ""  # a new block starts at the repository root
+            continue
+        m = _CD.match(line)
+        if m is not None:
+            folder = posixpath.normpath(posixpath.join(cwd, m.group(1))).strip("/")
+            cwd = "" if folder == "." else folder
+            continue
+        if not cwd:
+            continue
+        found, _ = readme_entry_points(line, present, cwd)
+        for script, cmd in found.items():
+            entries.setdefault(script, cmd)
+        sh = _RUN_SH.match(line)
+        if sh is not None:
+            rel = posixpath.normpath(posixpath.join(cwd, sh.group(1)))
+            if rel in present and rel not in scripts:
+                scripts.append(rel)
+    return entries, scripts
+
+
 def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> list[Path]:
     """Shell scripts the README links directly, or in a folder it links (``[finetuning](sft)`` and
     ``sft/script.sh``), or by their GitHub address (``own_blob_links``): a README that points at scripts runs its
@@ -259,6 +294,10 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
                 entries.setdefault(s, f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`")
 
     read_commands([readme, *linked_documents(text, root), *linked_scripts(text, root, present)], False)
+    after_cd, cd_scripts = cd_commands(text, present)
+    for script, cmd in after_cd.items():
+        entries.setdefault(script, f"README: `{_HTML_TAG.sub('', cmd).strip()}`")
+    read_commands([root / rel for rel in cd_scripts], False)
     promoted: frozenset[str] = frozenset()
     if not any(context_of_path(s) is None for s in entries):
         # no command of its own: the sub-folder documents it sends the user to hold the run (their commands run

@@ -29,9 +29,9 @@ _FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d+)?)\s?(?:GB|GiB|G)\b")
 _GPU_WORD = re.compile(r"\b(?:A100|A10G?|V100|H100|H200|A6000|A40|L40S?|RTX|GPUs?|VRAM|GPU RAM|memory)\b", re.I)
 
 
-# A line about the compute a model's authors spent (a model card's "3.3M GPU hours ... A100-80GB"), not this
-# code's runs.
-_SPENT = re.compile(r"GPU[ -]hours|carbon|emission", re.I)
+# A line about the compute a model's authors spent (a model card's "3.3M GPU hours ... A100-80GB") or a speed they
+# measured (RWKV-LM's "Training speed: ... 114K tokens/s on 8x8 A100 80G"), not this code's runs.
+_SPENT = re.compile(r"GPU[ -]hours|carbon|emission|tokens/s|sec/token|speed:", re.I)
 
 
 def _figures(text: str) -> list[tuple[float, int, str]]:
