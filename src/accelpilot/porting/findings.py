@@ -110,8 +110,10 @@ _CI_PATH = re.compile(
 
 # Notebooks are demos run by hand too (issue 27: "demo/example code listed apart"), and so is a module written for them
 # (latent-diffusion's ``notebook_helpers.py``).
+# A script under ``docs/`` (open_clip's ``docs/script_examples/``) illustrates the documentation: an example too.
 _EXAMPLE_PATH = re.compile(
     r"(^|/)(examples?|demos?|notebooks?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$|\.ipynb$|(^|/)[^/]*notebook[^/]*\.py$"
+    r"|^docs?/"
 )
 
 

@@ -236,4 +236,18 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         'text being edited, not a device; a template of one (`"cuda:{:d}".format(rank)`, HiFi-GAN) is a device.',
         (_R16 + "test_a_templated_device_string_is_a_device_and_text_editing_is_not",),
     ),
+    FalsePositiveClass(
+        "library-name-compared",
+        "no finding",
+        'A library\'s name compared as text (`logger.name.startswith(("torch", "triton"))`, open_clip) is no load of '
+        'it; `importlib.import_module("triton")` stays.',
+        (_R16 + "test_a_library_name_compared_in_startswith_is_no_load",),
+    ),
+    FalsePositiveClass(
+        "docs-example-scripts",
+        "example",
+        "A script under `docs/` (open_clip's `docs/script_examples/`) illustrates the documentation: its lines are "
+        "example lines, listed apart; the same script under `scripts/` stays.",
+        (_R16 + "test_a_script_under_docs_is_an_example",),
+    ),
 )

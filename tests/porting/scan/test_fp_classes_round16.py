@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from accelpilot.porting.scan import scan_python
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path, scan_python
 
 
 def _devices(src: str) -> list[int | None]:
@@ -24,3 +26,24 @@ def test_a_templated_device_string_is_a_device_and_text_editing_is_not() -> None
         'e = torch.device("cuda:" + str(k))\n'
     )
     assert _devices(src) == [2, 3]
+
+
+def test_a_library_name_compared_in_startswith_is_no_load() -> None:
+    """open_clip's logger setup skips ``logger.name.startswith(("torch", "triton"))``: a name compared, not Triton
+    loaded. Near miss: ``importlib.import_module("triton")`` names the library."""
+    src = (
+        'import importlib\nif name.startswith(("torch", "triton")):\n    pass\nm = importlib.import_module("triton")\n'
+    )
+    assert [ln for r, ln, *_ in scan_python(src) if r == "triton-kernel"] == [4]
+
+
+def test_a_script_under_docs_is_an_example(tmp_path: Path) -> None:
+    """``docs/script_examples/train.sh`` (open_clip) illustrates the documentation: its launcher settings are example
+    lines. Near miss: the same script under ``scripts/`` stays porting work."""
+    (tmp_path / "docs" / "script_examples").mkdir(parents=True)
+    (tmp_path / "scripts").mkdir()
+    body = "torchrun --nproc_per_node 8 -m training.main --s3 s3://bucket/logs\n"
+    (tmp_path / "docs" / "script_examples" / "train.sh").write_text(body)
+    (tmp_path / "scripts" / "train.sh").write_text(body)
+    contexts = {f.file: f.context for f in scan_path(tmp_path, jobs=1).findings if f.rule == "object-store-uri"}
+    assert contexts == {"docs/script_examples/train.sh": "example", "scripts/train.sh": None}

@@ -28,6 +28,7 @@ from accelpilot.porting.scan.patterns import (
     DATA_DEPENDENT_METHODS,
     DEVICE,
     DISPATCHED_BY_DEFAULT,
+    EXACT_STRINGS,
     HOST_SYNC_METHODS,
     HUB_CALLS,
     NON_TORCH_MODULES,
@@ -134,6 +135,10 @@ class CallRules(VisitorBase):
                 for a in node.args[:1]:
                     for e in a.elts if isinstance(a, ast.Tuple) else [a]:
                         if isinstance(e, ast.Constant) and _COMPARED_DEVICE.match(str(e.value)):
+                            self._consumed.add(id(e))
+                        elif isinstance(e, ast.Constant) and str(e.value) in EXACT_STRINGS:
+                            # ``logger.name.startswith(("torch", "triton"))`` (open_clip): a name compared, not
+                            # a library loaded
                             self._consumed.add(id(e))
             if name in _TEXT_METHODS and isinstance(f, ast.Attribute):
                 # ``device.replace("cuda:", "")`` (YOLOv5's select_device) edits a device name as text: no device
