@@ -116,3 +116,18 @@ def test_import_time_sites_on_the_default_path_block_and_the_rest_are_listed(tmp
     items = [i for i in build_items(log.findings) if i.rule == "stack-upgrade"]
     assert len(items) == 1 and len(items[0].lines) == 5
     assert items[0].severity == "blocking" and items[0].reason and items[0].effort == "days"
+
+
+def test_an_stft_without_return_complex_in_a_module_the_default_path_imports_blocks(tmp_path: Path) -> None:
+    """HiFi-GAN: ``train.py`` (the README's command) imports ``meldataset.py``, whose ``mel_spectrogram`` calls
+    ``torch.stft(y, n_fft, ...)`` with no ``return_complex``: it raises on a real input on torch >= 2.0, on every
+    sample. Near miss: the same call in a module nothing imports stays a warning."""
+    (tmp_path / "README.md").write_text("```\npython train.py --config config_v1.json\n```\n")
+    (tmp_path / "train.py").write_text("import torch\nfrom meldataset import mel_spectrogram\n")
+    stft = "import torch\n\n\ndef mel_spectrogram(y):\n    return torch.stft(y, 1024, hop_length=256)\n"
+    (tmp_path / "meldataset.py").write_text(stft)
+    (tmp_path / "spec_tools.py").write_text(stft)
+    sites = {
+        f.file: f.severity for f in scan_path(tmp_path, jobs=1).findings if f.rule == "stack-upgrade" and f.porting
+    }
+    assert sites == {"meldataset.py": "blocking", "spec_tools.py": "warning"}

@@ -278,9 +278,29 @@ def mark_stack_blocking(
                 f"{f.file}:{f.line}"
             )
     sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
-    if not sites or not roots:
+    # ``torch.stft`` without ``return_complex`` in a module the default path imports: a feature extraction
+    # (HiFi-GAN's and VITS's mel_spectrogram) that runs on every sample or step, and raises on torch >= 2.0
+    stfts = [
+        f
+        for f in findings
+        if f.rule == RULE
+        and f.subject == CALL_TIME
+        and f.message.startswith("stft(")
+        and f.context is None
+        and f.porting
+        and f.severity != "blocking"
+    ]
+    if not (sites or stfts) or not roots:
         return
     default = _reach(roots, read, _module_names(rels, roots))
+    for f in stfts:
+        if f.file in default:
+            f.severity = "blocking"
+            f.reason = (
+                f"the default path imports {f.file} (from {', '.join(sorted(entries or roots)[:3])}), whose STFT "
+                f"raises RuntimeError on a real input on the torch 2.x TorchNeuron needs: {f.message} at "
+                f"{f.file}:{f.line}"
+            )
     for f in sites:
         if f.file not in default:
             continue
