@@ -15,6 +15,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.families import _module_names, imports_of
 
 # Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
 # ``RuntimeError("`CUDAAccelerator` can not run on your system since the accelerator is not available ...")``.
@@ -153,22 +154,21 @@ LOCAL_RANK_STOP = (
 )
 
 
-def local_rank_flag(root: Path, how: dict[str, str]) -> list[Finding]:
+def local_rank_flag(root: Path, how: dict[str, str], rels: list[str]) -> list[Finding]:
     """An entry point launched by ``python -m torch.distributed.launch`` (without ``--use_env``) that parses only
     ``--local_rank``: blocking, at the parser's line."""
     out: list[Finding] = []
+    mods = _module_names(rels, how)
     for script, cmd in how.items():
         if not (_LAUNCH.search(cmd) and not _USE_ENV.search(cmd) and script.endswith(".py")):
             continue
         text = _read(root / script)
         if text is None or "--local-rank" in text:
             continue
-        # the parser's arguments may be declared in a sibling module the script imports (LoRA's ``gpu.py``
-        # ``add_gpu_params(parser)``)
-        folder = script.rpartition("/")[0]
-        names = [a or b for a, b in _SIBLING.findall(text)]
-        siblings = [f"{folder}/{m}.py" if folder else f"{m}.py" for m in names]
-        for rel, body in [(script, text), *((r, _read(root / r)) for r in siblings)]:
+        # the parser's arguments may be declared in a module the script imports (LoRA's ``gpu.py``
+        # ``add_gpu_params(parser)``, beside it)
+        imported = sorted(imports_of(script, text.encode(), mods))
+        for rel, body in [(script, text), *((r, _read(root / r)) for r in imported)]:
             if body is None or "--local_rank" not in body or "--local-rank" in body:
                 continue
             n = next((i for i, ln in enumerate(body.splitlines(), 1) if _DECLARED.search(ln)), None)
@@ -186,8 +186,6 @@ def local_rank_flag(root: Path, how: dict[str, str]) -> list[Finding]:
 
 
 _DECLARED = re.compile(r"""["']--local_rank["']""")  # the parser's argument (one line or many)
-# ``from gpu import add_gpu_params`` / ``import gpu``: a module beside the script (checked to exist when read).
-_SIBLING = re.compile(r"^\s*(?:from\s+(\w+)\s+import|import\s+(\w+)\s*$)", re.M)
 
 
 def _read(path: Path) -> str | None:
