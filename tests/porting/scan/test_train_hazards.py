@@ -55,9 +55,13 @@ def test_double_backward_needs_create_graph() -> None:
     assert _rules(src, "double-backward") == [(2, None)]
 
 
-def test_an_explicit_pin_memory_call_not_a_dataloader_option() -> None:
-    src = "import torch\nc = torch.from_numpy(a).pin_memory().to(d)\nL = DataLoader(ds, pin_memory=True)\n"
-    assert _rules(src, "pin-memory-call") == [(2, None)]
+def test_pinned_memory_explicit_or_a_dataloader_pinning_through_the_accelerator() -> None:
+    src = (
+        "import torch\nc = torch.from_numpy(a).pin_memory().to(d)\nL = DataLoader(ds, pin_memory=True)\n"
+        "M = DataLoader(ds, pin_memory=torch.cuda.is_available())\nN = DataLoader(ds, pin_memory=False)\n"
+        "if torch.cuda.is_available():\n    O = DataLoader(ds, pin_memory=True)\n"
+    )
+    assert _rules(src, "pin-memory-call") == [(2, None), (3, None)]
 
 
 def test_torchscript_load_and_manual_float16() -> None:

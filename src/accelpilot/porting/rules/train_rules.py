@@ -43,10 +43,13 @@ TRAIN_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="hours",
         item="repo",
-        title="explicit Tensor.pin_memory()",
+        title="pinned host memory on the accelerator (Tensor.pin_memory(), DataLoader(pin_memory=True))",
         why="`Tensor.pin_memory()` asks the accelerator's pinned host allocator and raises where there is none "
-        "('Cannot access accelerator device when none is available'); whether TorchNeuron provides one is "
-        "unverified. Verify it on the target or drop the call (a DataLoader's `pin_memory=True` only warns).",
+        "('Cannot access accelerator device when none is available'); a DataLoader with `pin_memory=True` pins every "
+        "batch through the current accelerator when one is present (torch 2.13's DataLoader sets its pin device to "
+        "`torch.accelerator.current_accelerator()`, and switches pinning off itself only for MPS, whose allocator "
+        "lacks it). On a Trainium host that is the neuron backend, whose pinned allocator is unverified. Verify a "
+        "pinned batch on the target, or set `pin_memory=False` there.",
     ),
     Rule(
         id="device-augmentation",

@@ -52,7 +52,7 @@ def _worth_parsing(data: bytes) -> set[str]:
     gates = {
         "private-torch-op": (b"_C." in data or b"ops.aten" in data) and b"Function" in data,
         "double-backward": b"create_graph" in data,
-        "pin-memory-call": b".pin_memory()" in data,
+        "pin-memory-call": b".pin_memory()" in data or b"pin_memory=True" in data,
         "torchscript-on-device": b"jit.load" in data or b"jit.script" in data,
         "float16-manual": any(w in data for w in _FP16_WORDS),
         "size-readback": _on_a_line(data, (b"random_(", b"randint("), _ASSIGN)  # a slice bound drawn at random
@@ -146,6 +146,10 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             continue
         f = node.func
         d = _dotted(f)
+        if "pin-memory-call" in rules and _kw_constant_true(node, "pin_memory") and not _under_cuda_test(tree, node):
+            # torch 2.13's DataLoader pins through the current accelerator when one is present (dataloader.py's
+            # ``_pin_memory_device = current_accelerator().type``): on a Trainium host that is the neuron backend
+            add("pin-memory-call", node, f"{d or 'a loader'}(pin_memory=True)")
         if d is not None and d.rsplit(".", 1)[-1] == "grad" and _kw_true(node, "create_graph"):
             add("double-backward", node, f"{d}(create_graph=True)")
         if isinstance(f, ast.Attribute):
@@ -234,6 +238,11 @@ def _library_steps(data: bytes, rules: set[str]) -> list[tuple[str, int, str]]:
                     continue
                 out.append((rule, data.count(b"\n", 0, m.start()) + 1, msg))
     return sorted(out, key=lambda r: r[1])
+
+
+def _kw_constant_true(call: ast.Call, name: str) -> bool:
+    """``name=True`` itself (``pin_memory=torch.cuda.is_available()`` is False on the target)."""
+    return any(k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
 
 
 def _kw_true(call: ast.Call, name: str) -> bool:
