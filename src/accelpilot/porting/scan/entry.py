@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from accelpilot.porting.findings import Finding, context_of_path, entry_script, promoted_folders
-from accelpilot.porting.scan.families import _module_names
+from accelpilot.porting.scan.families import Entries, _module_names
 from accelpilot.porting.scan.launch_flags import join_continued
 from accelpilot.porting.scan.readme_example import Scope, example_entries
 
@@ -199,26 +199,33 @@ _RUN_SH = re.compile(r"^\s*(?:\$\s*)?(?:(?:ba)?sh\s+|source\s+|\.\s+)?(\.?/?[\w.
 
 
 def cd_commands(text: str, present: set[str]) -> tuple[dict[str, str], list[str]]:
-    """Commands a README runs after ``cd DIR`` in the same code block (RWKV-LM's ``cd RWKV-v7/train_temp/`` then
-    ``sh ./demo-training-run.sh``): (script -> command) for ``python x.py`` resolved in DIR, and the shell scripts
-    run there (read next, in their folder)."""
+    """Commands a README's code blocks run in a folder of the tree: after ``cd DIR`` in the same block (RWKV-LM's
+    ``cd RWKV-v7/train_temp/`` then ``sh ./demo-training-run.sh``), (script -> command) for ``python x.py`` resolved
+    in DIR; and the shell scripts run, there or at the root (RAFT's ``./train_standard.sh``, not under an evaluation
+    heading), read next in their folder."""
     entries: dict[str, str] = {}
     scripts: list[str] = []
     cwd = ""
+    in_block = False
+    heading = ""
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
             cwd = ""  # a new block starts at the repository root
+            in_block = not in_block
             continue
+        if not in_block and (h := _HEADING.match(line)) is not None and h.group(1) is not None:
+            heading = h.group(1)
         m = _CD.match(line)
         if m is not None:
             folder = posixpath.normpath(posixpath.join(cwd, m.group(1))).strip("/")
             cwd = "" if folder == "." else folder
             continue
-        if not cwd:
+        if not cwd and not (in_block and not _EVAL_HEADING.search(heading)):
             continue
-        found, _ = readme_entry_points(line, present, cwd)
-        for script, cmd in found.items():
-            entries.setdefault(script, cmd)
+        if cwd:
+            found, _ = readme_entry_points(line, present, cwd)
+            for script, cmd in found.items():
+                entries.setdefault(script, cmd)
         sh = _RUN_SH.match(line)
         if sh is not None:
             rel = posixpath.normpath(posixpath.join(cwd, sh.group(1)))
@@ -323,23 +330,52 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         for e, m in wraps.items():
             entries.setdefault(m, f"{_RUN_BY} {e}, {entries[e]}")
         wraps |= {e: m for e, m in _script_launchers(entries).items() if e not in wraps}
-        return EntryPoints(how=entries, wraps=wraps)
+        return EntryPoints(how=_with_path_dirs(root, entries, present), wraps=wraps)
     if text is not None:
         scopes, how = example_entries(text, root, present)
         if scopes:
             return EntryPoints(how={rel: h for rel, h in how.items() if context_of_path(rel) is None}, scopes=scopes)
     return EntryPoints(
-        how={
-            rel: "a script named as an entry point at the repository's root"
-            for rel in sorted(present)
-            if "/" not in rel
-            and rel.endswith(".py")
-            and entry_script(rel)
-            and not _EVAL_NAME.match(rel)
-            and context_of_path(rel) is None
-            and _runs_as_script(root / rel)
-        }
+        how=_with_path_dirs(
+            root,
+            {
+                rel: "a script named as an entry point at the repository's root"
+                for rel in sorted(present)
+                if "/" not in rel
+                and rel.endswith(".py")
+                and entry_script(rel)
+                and not _EVAL_NAME.match(rel)
+                and context_of_path(rel) is None
+                and _runs_as_script(root / rel)
+            },
+            present,
+        )
     )
+
+
+# ``sys.path.append('core')``, ``sys.path.insert(0, os.path.join(os.path.dirname(__file__), "src"))``: a folder put
+# on the module search path (the last string literal of the call).
+_SYS_PATH = re.compile(
+    r"^[ \t]*sys\.path\.(?:append|insert)\([^\n]*?['\"]([\w.-][\w./-]*)['\"]\s*\)+[ \t]*(?:#.*)?$", re.M
+)
+
+
+def _with_path_dirs(root: Path, how: dict[str, str], present: set[str]) -> Entries:
+    """``how`` with the tree folders its scripts put on ``sys.path`` at module level or in a function, each read
+    beside the script and else from the root (where a README command runs)."""
+    out = Entries(how)
+    folders = {rel.rpartition("/")[0] for rel in present}
+    dirs: set[str] = set()
+    for script in how:
+        text = _read(root / script) if script.endswith(".py") else None
+        for m in _SYS_PATH.finditer(text or ""):
+            here = script.rpartition("/")[0]
+            for cand in (posixpath.normpath(posixpath.join(here, m.group(1))), posixpath.normpath(m.group(1))):
+                if cand not in (".", "") and not cand.startswith("..") and cand in folders:
+                    dirs.add(cand)
+                    break
+    out.path_dirs = frozenset(dirs)
+    return out
 
 
 # ``python -m multiproc train.py ...`` / ``python launch.py train.py``: a runner given another script of the tree.

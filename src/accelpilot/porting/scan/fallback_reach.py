@@ -321,11 +321,33 @@ def _judge_guarded_import(tree: _Tree, f: Finding, findings: list[Finding]) -> N
                 g.severity, g.reason = "warning", reason
 
 
+def _guarded_extension_sources(findings: list[Finding]) -> None:
+    """An extension every import of which sits under an ``ImportError`` fallback (RAFT's ``try: import
+    alt_cuda_corr`` / ``except: pass`` in core/corr.py, already an optional line): the code runs unbuilt, so its CUDA
+    sources block only where the path that calls it runs, and say so."""
+    imports: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        if f.message.startswith("imports the built extension") and f.defined_in and f.subject:
+            imports.setdefault((f.defined_in, f.subject), []).append(f)
+    for (built, ext), fs in imports.items():
+        if not all(f.severity != "blocking" and f.reason == REACH_WARNING["optional"] for f in fs):
+            continue
+        first = min(fs, key=lambda f: (f.file or "", f.line or 0))
+        reason = (
+            f"{REACH_WARNING['optional']}: every import of the extension is guarded ({first.file}:{first.line}), so "
+            "the code runs without the build; blocks only where the path that calls it runs"
+        )
+        for g in findings:
+            if g.rule == "cuda-source-file" and g.defined_in == built and g.subject == ext and g.severity == "blocking":
+                g.severity, g.reason = "warning", reason
+
+
 def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]) -> list[Finding]:
     """The findings with each blocking kernel launch or extension build that every caller reaches only under a
     CUDA test with a fallback made a performance item naming the fallback, and a plugin loader's plugins split into
     one item each (the call that names it, its CUDA sources, the loader joining the first). Reads the tree's Python
     sources again only when some launch or build blocks."""
+    _guarded_extension_sources(findings)
     targets = [f for f in findings if _is_target(f)]
     if not targets:
         return findings

@@ -59,6 +59,14 @@ class Modules(dict[str, str]):
     ``sys.path``)."""
 
     script_dirs: frozenset[str] = frozenset()
+    path_dirs: frozenset[str] = frozenset()
+
+
+class Entries(dict[str, str]):
+    """Entry point -> how it is known (a README command ...); ``path_dirs``: the folders its scripts put on
+    ``sys.path`` (RAFT's ``sys.path.append('core')``), where every module of the run finds a bare import."""
+
+    path_dirs: frozenset[str] = frozenset()
 
 
 def script_dirs(entries: Iterable[str]) -> frozenset[str]:
@@ -71,6 +79,7 @@ def _module_names(rels: Iterable[str], entries: Iterable[str] = ()) -> Modules:
     beside an entry script resolve there too (``Modules.script_dirs``)."""
     out = Modules()
     out.script_dirs = script_dirs(entries)
+    out.path_dirs = getattr(entries, "path_dirs", frozenset())
     for rel in rels:
         if not rel.endswith(".py"):
             continue
@@ -100,6 +109,13 @@ def _resolve(rel: str, module: str, names: list[str], mods: Mapping[str, str]) -
         # an entry script's folder is first on ``sys.path``: ``from model import GPT2LMModel`` beside
         # ``examples/NLG/src/gpt2_ft.py`` is ``examples/NLG/src/model.py`` (for the script and its siblings)
         local = f"{folder.replace('/', '.')}.{module}"
+        for cand in [local, *(f"{local}.{n}" for n in names)]:
+            if cand in mods and mods[cand] != rel:
+                out.add(mods[cand])
+    for path_dir in sorted(getattr(mods, "path_dirs", ())) if not out and not module.startswith(".") else ():
+        # a folder the entry script put on ``sys.path`` serves every module of the process: RAFT's ``from raft
+        # import RAFT`` (train.py) and ``from utils.utils import ...`` (core/corr.py) after ``sys.path.append('core')``
+        local = f"{path_dir.replace('/', '.')}.{module}"
         for cand in [local, *(f"{local}.{n}" for n in names)]:
             if cand in mods and mods[cand] != rel:
                 out.add(mods[cand])
