@@ -10,6 +10,7 @@ _VI = "tests/porting/scan/test_fp_classes_vision.py::"
 _SE = "tests/porting/scan/test_fp_classes_setup.py::"
 _EM = "tests/porting/scan/test_fp_classes_entry_main.py::"
 _LK = "tests/porting/scan/test_fp_classes_lock.py::"
+_R17 = "tests/porting/scan/test_fp_classes_round17.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -103,5 +104,38 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
             _LK + "test_a_cuda_wheel_the_project_requires_itself_stays_its_own_item",
             _LK + "test_a_file_without_a_torch_pin_has_no_followers",
         ),
+    ),
+    FalsePositiveClass(
+        "script-gpus-argument",
+        "no finding",
+        "`--gpus 0 1` after `python train.py` on a shell line is the script's own argument (RAFT's DataParallel "
+        "device ids), asked of no scheduler; `srun --gpus=8` and `#SBATCH --gpus=4` stay Slurm requests.",
+        (_R17 + "test_a_scripts_own_gpus_argument_is_no_slurm_request",),
+    ),
+    FalsePositiveClass(
+        "host-mask-and-nonzero",
+        "no finding",
+        "A boolean mask read from a name last bound to a numpy call or an `.astype(...)` (RAFT's augmentor "
+        "`coords[valid >= 1]`), and `torch.nonzero(t)` of a tensor built on the CPU, are host data; the same on a "
+        "tensor, or on one given a device, stay.",
+        (_R17 + "test_numpy_masks_and_torch_nonzero_on_host_data_are_not_device_hazards",),
+    ),
+    FalsePositiveClass(
+        "skip-connection-concat",
+        "no finding",
+        "A concat in a layer loop whose result a later statement of the loop passes through a call that rebinds it "
+        "(NeRF's `xyz_ = torch.cat([input_xyz, xyz_], -1)` then `xyz_ = layer(xyz_)`) grows nothing; a decode loop "
+        "that only reads the concatenated sequence stays `growing-sequence`.",
+        (_R17 + "test_a_skip_connections_concat_in_a_layer_loop_grows_nothing",),
+    ),
+    FalsePositiveClass(
+        "record-launch-script",
+        "unreached-module",
+        "A shell script no README command runs, in a sub-folder, that launches only scripts of its own folder "
+        "that nothing imports or runs, each named as a copy of an entry script (modded-nanogpt's "
+        "`records/.../run.sh` beside a `train_gpt_*.py` snapshot), is a past run, listed apart with its folder's "
+        "`requirements.txt`; one launching the root's trainer, or its folder's own differently named script "
+        "(ChatGLM's `ptuning/train.sh`), stays.",
+        (_R17 + "test_a_past_records_launch_script_is_on_no_path",),
     ),
 )

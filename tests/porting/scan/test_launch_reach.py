@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan import scan_path, scan_python
 from accelpilot.porting.scan.launch_reach import processes
 
 MAIN = """\
@@ -96,3 +96,14 @@ def test_one_process_under_a_launcher_still_sets_up_the_group(tmp_path: Path, co
 )
 def test_processes_reads_the_launchers_count(command: str, n: str | None) -> None:
     assert processes(command) == n
+
+
+def test_the_per_device_backend_string_names_nccl() -> None:
+    """modded-nanogpt: ``dist.init_process_group(backend="cuda:nccl,cpu:gloo")`` is NCCL for CUDA tensors. Near
+    miss: ``"cpu:gloo"`` alone is no NCCL."""
+    src = (
+        "import torch.distributed as dist\n"
+        'dist.init_process_group(backend="cuda:nccl,cpu:gloo")\n'
+        'dist.init_process_group(backend="cpu:gloo")\n'
+    )
+    assert [ln for r, ln, *_ in scan_python(src) if r == "nccl-backend"] == [2]

@@ -241,6 +241,22 @@ def _fresh_names(body: list[ast.stmt], fresh: dict[str, int], tests: frozenset[s
     return out
 
 
+def _remapped_after(body: list[ast.stmt], node: ast.stmt, targets: set[str]) -> bool:
+    """A top-level statement of the loop body after the one holding ``node`` passes a target to a call that
+    rebinds it (NeRF's skip connection ``xyz_ = torch.cat([input_xyz, xyz_], -1)`` under ``if i in self.skips:``,
+    then ``xyz_ = layer(xyz_)``): the next iteration carries the layer's output, not the concat, so nothing
+    grows. A concat, stack or pad rebinding it carries the growth on."""
+    holder = next((s for s in body if s.lineno <= node.lineno <= (s.end_lineno or s.lineno)), node)
+    for stmt in (s for s in body if s.lineno > (holder.end_lineno or holder.lineno)):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)):
+            continue
+        name, call = ast.unparse(stmt.targets[0]), stmt.value
+        func = call.func.attr if isinstance(call.func, ast.Attribute) else ast.unparse(call.func)
+        if name in targets and func not in ("cat", "stack", "pad", "hstack", "vstack", "concatenate"):
+            return any(ast.unparse(a) == name for a in call.args)
+    return False
+
+
 def _fresh_on_path(body: list[ast.stmt], fresh: dict[str, int], node: ast.stmt) -> dict[str, int]:
     """``_fresh_names`` of the loop body, then of each ``if``/``with``/``try`` block on the way down to ``node``:
     a name set afresh earlier in a block that holds the concat is set afresh before it on every iteration that

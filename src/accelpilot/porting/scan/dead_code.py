@@ -30,7 +30,11 @@ _PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 
 
 def mark_unreached_modules(
-    findings: list[Finding], sources: Iterable[tuple[str, bytes]], rels: list[str], entries: Mapping[str, str]
+    findings: list[Finding],
+    sources: Iterable[tuple[str, bytes]],
+    rels: list[str],
+    entries: Mapping[str, str],
+    read_text: Callable[[str], str | None] = lambda rel: None,
 ) -> None:
     """Lines in a module nothing runs become ``unreached-module`` (not porting work). ``entries``: entry point -> how
     it is known; only a README (or linked document) command, ``README: `python train.py```, says how code runs."""
@@ -38,7 +42,9 @@ def mark_unreached_modules(
         return  # no command says how the code runs, or a package whose users import its modules
     _mark_unrun_trees(findings, rels, entries)
     candidates = {f.file for f in findings if f.file and f.file.endswith(".py") and "/" in f.file and f.porting}
-    if not candidates:
+    jobs = {f.file for f in findings if f.file and f.file.endswith(".sh") and "/" in f.file and f.porting}
+    jobs -= set(entries)
+    if not candidates and not jobs:
         return
     mods = _module_names(rels, entries)
     names = {rel: (rel[:-3].replace("/", ".").encode(), rel.encode()) for rel in candidates}
@@ -59,6 +65,7 @@ def mark_unreached_modules(
     imported = set().union(*graph.values()) if graph else set()
     loaded = {r for r in rels if r.endswith(".py") and r.rpartition("/")[0] in by_name}
     dead = {r for r in candidates if r not in imported | mains | named | loaded and r not in entries}
+    dead |= _unrun_job_folders(jobs, rels, entries, imported | named | set(entries), read_text)
     for f in findings:
         if f.file in dead and f.porting:
             f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
@@ -66,6 +73,47 @@ def mark_unreached_modules(
                 f.severity = "warning"
     if loaded:
         _mark_loaded_by_name(findings, graph, loaded, set(entries))
+
+
+_PY_NAME = re.compile(r"[\w.-]+\.py\b")
+
+
+def _snapshot(rel: str, stems: set[str]) -> bool:
+    """``rel`` is named as a copy of an entry script (``train_gpt_tailema_2720.py`` of ``train_gpt.py``)."""
+    name = rel.rpartition("/")[2]
+    return any(name.startswith(f"{stem}_") for stem in stems)
+
+
+def _unrun_job_folders(
+    jobs: set[str], rels: list[str], entries: Mapping[str, str], reached: set[str], read: Callable[[str], str | None]
+) -> set[str]:
+    """A shell script no README command runs or links, in a sub-folder, that runs only scripts of its own folder
+    which nothing imports, no command runs and which are named as copies of an entry script (modded-nanogpt's
+    ``records/.../run.sh`` and the ``train_gpt_*.py`` snapshot beside it): a past run kept as a record, not the
+    repository's (ChatGLM's ``ptuning/train.sh`` running ``ptuning/main.py`` is an optional path, and stays). The
+    script and the folder's ``requirements.txt`` are on no path."""
+    out: set[str] = set()
+    present = set(rels)
+    stems = {e.rpartition("/")[2][:-3] for e in entries if e.endswith(".py")}
+    for job in sorted(jobs):
+        folder = job.rpartition("/")[0]
+        ran = {f"{folder}/{n}" for n in _PY_NAME.findall(read(job) or "")}
+        if ran and ran <= present and not ran & reached and all(_snapshot(r, stems) for r in ran):
+            out |= {job, f"{folder}/requirements.txt"}
+    return out
+
+
+def mark_record_requirements(findings: list[Finding]) -> None:
+    """The ``install-pin`` lines (read after the reach) of a ``requirements.txt`` beside a past record's launch
+    script (``_unrun_job_folders``) are on no path, as the script is."""
+    folders = {
+        f.file.rpartition("/")[0] for f in findings if f.file and f.file.endswith(".sh") and f.context == UNREACHED
+    }
+    for f in findings:
+        if f.porting and f.file and f.file.endswith("/requirements.txt") and f.file.rpartition("/")[0] in folders:
+            f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
+            if f.severity == "blocking":
+                f.severity = "warning"
 
 
 def _mark_loaded_by_name(

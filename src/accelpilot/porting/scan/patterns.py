@@ -160,6 +160,9 @@ EXACT_STRINGS: dict[str, str] = {
     **{name: "bnb-optimizer" for name in sorted(BNB_OPTIMIZERS)},
 }
 QUOTED_WORDS = frozenset(k.encode() for k in EXACT_STRINGS)
+# torch's per-device backend string (``"cuda:nccl,cpu:gloo"``, modded-nanogpt's ``init_process_group``): NCCL for the
+# CUDA tensors, as ``"nccl"`` alone.
+BACKEND_SPEC = re.compile(r"^(?:[a-z]+:[a-z]+,)*cuda:nccl(?:,[a-z]+:[a-z]+)*$")
 # ``"cuda:0"``, and a template of one: ``"cuda:{:d}".format(rank)`` (HiFi-GAN), ``"cuda:%d" % rank``. A bare
 # ``"cuda:"`` (``"cuda:" + str(k)``, an f-string's head) is not read: DLRM's builds its devices only in a
 # multi-device forward the default command never calls, which the entry-point reach cannot tell.

@@ -29,7 +29,7 @@ from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.checkpoints import Facts, checkpoint_facts, checkpoint_loads
-from accelpilot.porting.scan.dead_code import mark_unreached_modules, mark_unrun_scripts
+from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unreached_modules, mark_unrun_scripts
 from accelpilot.porting.scan.default_path import default_roots, may_choose_class
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
@@ -544,7 +544,7 @@ def scan_path(
             findings = drop_own_package(findings, own)
             entries = found.how
             roots = default_roots(rels, own, entries)
-            mark_unreached_modules(findings, _python_sources(files, unread), rels, entries)
+            mark_unreached_modules(findings, _python_sources(files, unread), rels, entries, _text_reader(files, unread))
             assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found, _text_reader(files, unread))
@@ -564,6 +564,7 @@ def scan_path(
             findings += (
                 install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
             )
+            mark_record_requirements(findings)
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:

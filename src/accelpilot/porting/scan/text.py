@@ -65,6 +65,8 @@ TEXT_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     *((rule, re.compile(rf"(?<![\w./-])(?:{pat})(?![\w/])"), "package {m}") for pat, rule in _PACKAGES),
 )
+# a Python script (or module) run on the line: the flags after it are the script's arguments
+_SCRIPT_RUN = re.compile(r"\bpython[\d.]*\s+(?:-\w+\s+)*(?:\S+\.py|-m\s+[\w.]+)\b")
 _IMAGE = re.compile(r"""["']?image["']?\s*:\s*["']?([\w./:@-]+)""")
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.I)
 # NCCL built or installed inside an image (a source build, the NCCL tests, aws-ofi-nccl, libnccl packages).
@@ -143,6 +145,8 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             if (rule, lineno) in seen:
                 continue
             m2 = pat.search(line)
+            if m2 and rule == "slurm-gpu-gres" and _SCRIPT_RUN.search(line, 0, m2.start()):
+                continue  # ``python -u train.py --gpus 0 1`` (RAFT): the script's own device ids, asked of no scheduler
             if m2:
                 seen.add((rule, lineno))
                 context = "optional" if optional else None

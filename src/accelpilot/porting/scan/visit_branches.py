@@ -24,7 +24,14 @@ from accelpilot.porting.scan.branch_tests import (
     _tunes_given_device,
     exits_unless,
 )
-from accelpilot.porting.scan.dataflow import _bindings, _name_of, _once_per_loop
+from accelpilot.porting.scan.dataflow import (
+    _bindings,
+    _fixed_by_module,
+    _host_params,
+    _integer_valued,
+    _name_of,
+    _once_per_loop,
+)
 from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
@@ -468,6 +475,26 @@ class BranchRules(CallRules):
         if _name_of(left.func) == "len" and len(left.args) == 1:
             return self.dotted(left.args[0]) == "torch.cuda.default_generators"
         return self.dotted(left.func) == "torch.cuda.device_count"
+
+    def _not_a_mask_read(self, index: ast.expr) -> bool:
+        """A masky index whose read keeps a shape fixed: a name the function builds only as integers
+        (``cls_mask = attention_mask.argmax(-1)``: a gather, not a mask), or a mask made only from the module's own
+        state, constants and host-typed arguments (``self._vocab_map != SUPPRESS``, a config-only noise schedule):
+        its count is the same on every call, decided before any input tensor is seen."""
+        node = self.def_node
+        if node is None:
+            return False
+        known = self._def_names.get(id(node))
+        if known is None:
+            a = node.args
+            every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
+            known = self._def_names[id(node)] = (self._bindings_of(node), (every, _host_params(node)))
+        binds, params = known
+        if isinstance(index, ast.Name) and index.id in binds:
+            values = binds[index.id]
+            if values and all(_integer_valued(v) for v in values):
+                return True
+        return _fixed_by_module(index, binds, params, set(), 6)
 
     def _bindings_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr] | None]:
         """``_bindings`` of a def, walked once per def (a def with many ``if flag:`` tests asked once per test)."""

@@ -126,7 +126,9 @@ class CallRules(VisitorBase):
                     if not self._fits_int32(node, f.value):
                         self.add("int64-index", line, ".long() inside forward")
                 elif name in DATA_DEPENDENT_METHODS and self.torch_file and root not in NON_TORCH_MODULES:
-                    if not self._numpy_bound(f.value, node.lineno) and not self._cpu_tensor(f.value, line, 6):
+                    # ``torch.nonzero(t == EOT)`` asks the same of its first argument as ``t.nonzero()``
+                    on = node.args[0] if root == "torch" and node.args else f.value
+                    if not self._numpy_bound(on, node.lineno) and not self._cpu_tensor(on, line, 6):
                         self.add("data-dependent-op", line, f"{name}()")
                 elif name == "where" and root == "torch" and len(node.args) == 1 and not node.keywords:
                     self._where(node, line)
@@ -304,12 +306,15 @@ class CallRules(VisitorBase):
 
     def _numpy_bound(self, value: ast.expr, line: int) -> bool:
         """``value`` is a name whose last binding before ``line`` in the same def is a numpy call
-        (``durations = np.array([...])``): ``durations.nonzero()`` is numpy's on host data, not a device op."""
+        (``durations = np.array([...])``) or an ``.astype(...)`` (torch tensors have none: RAFT's augmentor
+        ``coords = coords.reshape(-1, 2).astype(np.float32)``): ``durations.nonzero()`` and ``coords[valid >= 1]``
+        are numpy's on host data, not device ops."""
         bound = self._last_binding(value.id, line) if isinstance(value, ast.Name) else None
         if not isinstance(bound, ast.Call):
             return False
         root = (self.dotted(bound.func) or "").split(".", 1)[0]
-        return root in NON_TORCH_MODULES or root in ("np", "onp")
+        astype = isinstance(bound.func, ast.Attribute) and bound.func.attr == "astype"
+        return astype or root in NON_TORCH_MODULES or root in ("np", "onp")
 
     def _host_built(self, value: ast.expr, line: int, depth: int) -> bool:
         """``value`` is a tensor built from Python values: ``torch.as_tensor([n])``/``torch.tensor([n, m])`` of a

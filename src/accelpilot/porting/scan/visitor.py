@@ -20,15 +20,13 @@ from accelpilot.porting.scan.branch_tests import (
 )
 from accelpilot.porting.scan.dataflow import (
     _decorator_name,
-    _fixed_by_module,
     _fresh_on_path,
-    _host_params,
-    _integer_valued,
     _is_dtype,
     _is_masky,
     _is_none,
     _module_trips,
     _name_of,
+    _remapped_after,
     grown_cache,
 )
 from accelpilot.porting.scan.defaults import init_owners
@@ -41,6 +39,7 @@ from accelpilot.porting.scan.literals import (
 )
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
+    BACKEND_SPEC,
     BENCHMARK_MODULES,
     CUDA_GRAPH_NAMES,
     DEVICE,
@@ -269,29 +268,11 @@ class PyVisitor(BranchRules):
         store = isinstance(node.ctx, ast.Store)
         if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-            if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts):
-                self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
+            if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts) and not self._numpy_bound(
+                node.value, sl.lineno
+            ):
+                self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")  # numpy's on host data aside
         self.generic(node)
-
-    def _not_a_mask_read(self, index: ast.expr) -> bool:
-        """A masky index whose read keeps a shape fixed: a name the function builds only as integers
-        (``cls_mask = attention_mask.argmax(-1)``: a gather, not a mask), or a mask made only from the module's own
-        state, constants and host-typed arguments (``self._vocab_map != SUPPRESS``, a config-only noise schedule):
-        its count is the same on every call, decided before any input tensor is seen."""
-        node = self.def_node
-        if node is None:
-            return False
-        known = self._def_names.get(id(node))
-        if known is None:
-            a = node.args
-            every = frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
-            known = self._def_names[id(node)] = (self._bindings_of(node), (every, _host_params(node)))
-        binds, params = known
-        if isinstance(index, ast.Name) and index.id in binds:
-            values = binds[index.id]
-            if values and all(_integer_valued(v) for v in values):
-                return True
-        return _fixed_by_module(index, binds, params, set(), 6)
 
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
         """A tensor-value method called on the line of the ``if``/``while``/``assert`` keyword (one-line rule)."""
@@ -428,7 +409,8 @@ class PyVisitor(BranchRules):
             # ``range(len(self.layers))``), a count the module's structure fixes, not the generated length: a trace
             # unrolls it, each concat has a shape fixed by the input's, and no decode step adds a new length
             unrolled = bool(self._loop_vars) and all(self._unrolled[-len(self._loop_vars) :])
-            if carried and not unrolled and any(ast.unparse(e) in targets for e in v.args[0].elts):
+            remapped = bool(self._fresh) and _remapped_after(self._fresh[-1][0], node, targets)
+            if carried and not unrolled and not remapped and any(ast.unparse(e) in targets for e in v.args[0].elts):
                 self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
         self.generic(node)
 
@@ -539,7 +521,7 @@ class PyVisitor(BranchRules):
         if m:
             self.add(DEVICE_RULE[m.group(1)], line, f"device string {v!r}")
             return
-        rule = EXACT_STRINGS.get(v)
+        rule = "nccl-backend" if BACKEND_SPEC.match(v) else EXACT_STRINGS.get(v)
         if rule:
             # a kernel library named in a string is loaded lazily, by name, as a fast path with a fallback
             # (unless an outer context, such as the probe call naming it, already says how it is reached)
