@@ -152,3 +152,31 @@ def test_headers_beside_an_extensions_sources_are_that_extension(tmp_path: Path)
         "csrc/scan/scan_kernel.cuh",
     ]
     assert items["kernel|cuda-source-file|csrc/two"] == ["csrc/two/common.cuh"]
+
+
+def test_kernel_modules_at_the_root_are_families_of_their_own_and_a_scripts_kernels_its_run(tmp_path: Path) -> None:
+    """modded-nanogpt's root: ``triton_kernels.py`` and ``dc_triton_kernels.py`` beside the ``train_gpt.py`` that
+    imports both, and ``train_gpt_medium.py`` with kernels of its own. Kernel files outnumber the trainer, but the
+    root is no op folder: two families (the trainer is their user, not their wrapper); the medium script, imported
+    by nothing and run by no README command, is its own family that blocks when it is run."""
+    files = {
+        "README.md": "# speedrun\n\n```\ntorchrun --standalone --nproc_per_node=8 train_gpt.py\n```\n",
+        "triton_kernels.py": _kernel("xxt"),
+        "dc_triton_kernels.py": _kernel("dc"),
+        "train_gpt_medium.py": _kernel("medium"),
+        "train_gpt.py": "from triton_kernels import xxt\nfrom dc_triton_kernels import dc\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    items = {i.title: (i.severity, i.reason) for i in scan_path(tmp_path, jobs=1).items if i.rule == "triton-kernel"}
+    assert sorted(items) == [
+        "Triton kernel: kernel family dc_triton_kernels.py",
+        "Triton kernel: kernel family train_gpt_medium.py",
+        "Triton kernel: kernel family triton_kernels.py",
+    ]
+    assert items["Triton kernel: kernel family triton_kernels.py"][0] == "blocking"
+    assert items["Triton kernel: kernel family train_gpt_medium.py"] == (
+        "warning",
+        "blocks when train_gpt_medium.py is run: a script with its own kernels that no file imports and no README "
+        "command runs",
+    )

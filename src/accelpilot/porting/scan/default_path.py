@@ -192,6 +192,7 @@ def judge_families(
     for k, fam in family_of.items():
         members.setdefault(fam, set()).add(k)
     reasons: dict[str, str] = {}
+    scripts = not any(r.endswith("__init__.py") for r in roots)  # a package's modules are its users' API
     for fam, files in members.items():
         users = {src for src, ts in imports.items() if ts & files and src not in files and context_of_path(src) is None}
         if files & default or users & default:
@@ -199,6 +200,11 @@ def judge_families(
         settings = sorted({optional[u] for u in users if u in optional})
         if settings:  # an optional family uses it: the evidence that it is not the default model's
             reasons[fam] = "optional model family: blocks when " + " or ".join(settings)
+        elif not users and scripts:  # modded-nanogpt's train_gpt_medium.py: its own kernels, its own run
+            reasons[fam] = (
+                f"blocks when {', '.join(sorted(files))} is run: a script with its own kernels that no file imports "
+                "and no README command runs"
+            )
     for f in findings:
         if f.family in reasons and f.porting:
             if f.severity == "blocking":

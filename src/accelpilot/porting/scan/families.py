@@ -196,14 +196,16 @@ def kernel_files(findings: list[Finding]) -> set[str]:
 def kernel_region(kernels: set[str], rels: Iterable[str]) -> set[str]:
     """The kernels and their ops' wrappers: every Python file (``__init__.py`` aside) of a folder whose files are
     mostly kernel files (``ops/triton/mamba3/`` holds its SISO wrapper beside eight kernel files). A folder where
-    kernels are the minority (a model folder with one kernel file) adds only its kernel files."""
+    kernels are the minority (a model folder with one kernel file), or the root, adds only its kernel files."""
     by_folder: dict[str, list[str]] = {}
     for rel in rels:
         if rel.endswith(".py") and not rel.endswith("__init__.py"):
             by_folder.setdefault(rel.rpartition("/")[0], []).append(rel)
     region = set(kernels)
-    for files in by_folder.values():
-        if 2 * sum(f in kernels for f in files) > len(files):
+    for folder, files in by_folder.items():
+        # the repository's root is no op folder: modded-nanogpt's two kernel modules and the medium-track script
+        # outnumber its one trainer, which is the entry point that imports them, not their wrapper
+        if folder and 2 * sum(f in kernels for f in files) > len(files):
             region.update(files)
     return region
 
@@ -243,8 +245,11 @@ def families(kernels: set[str], imports: dict[str, set[str]]) -> dict[str, str]:
     for k in sorted(region):
         if k not in family and (fam := follow(k, frozenset({k}))) is not None:
             family[k] = fam
-    for k in sorted(kernels):  # used by tests alone: with its folder's family, else its own
-        if k not in family:
+    # used by tests alone: with its folder's family; a root script imported by nothing (a second trainer): its own
+    for k in sorted(kernels):
+        if k not in family and not importers[k] and "/" not in k:
+            family[k] = k
+        elif k not in family:
             folder = k.rpartition("/")[0]
             family[k] = next((fam for o, fam in sorted(family.items()) if o.rpartition("/")[0] == folder), k)
     with_kernels = {family[k] for k in kernels}
