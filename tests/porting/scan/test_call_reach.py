@@ -146,3 +146,40 @@ def test_a_submitit_request_in_a_function_the_entry_calls_blocks(tmp_path: Path)
     by = {f.line: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "slurm-gpu-gres"}
     assert by[5].severity == "blocking" and "calls submit_jobs() of launch.py at run.py:3" in (by[5].reason or "")
     assert by[9].severity == "warning"
+
+
+MOCO = {
+    "README.md": "# MoCo\n\n```\npython main_moco.py -a resnet50 --lr 0.03\n```\n",
+    # the export kept its monorepo prefix: the tree's own moco/builder.py, called through the whole dotted name
+    "main_moco.py": "import torch\nimport deeplearning.cross_image_ssl.moco.builder\nfrom moco.denoise import Denoiser\n\n"
+    "def main(args):\n    model = deeplearning.cross_image_ssl.moco.builder.MoCo(args)\n"
+    "    if args.denoise > 0:\n        d = Denoiser()\n\n"
+    "if __name__ == '__main__':\n    main(None)\n",
+    "moco/__init__.py": "",
+    "moco/builder.py": "import torch\n\n\nclass MoCo(torch.nn.Module):\n"
+    "    def _shuffle(self, x):\n        idx = torch.randperm(x.shape[0]).cuda()\n        return x[idx]\n\n"
+    "    def forward(self, q, k):\n        k = self._shuffle(k)\n"
+    "        labels = torch.zeros(q.shape[0], dtype=torch.long).cuda()\n        return labels\n\n"
+    "    def unused(self):\n        return torch.zeros(1).cuda()\n",
+    "moco/denoise.py": "import torch\n\n\nclass Denoiser(torch.nn.Module):\n"
+    "    def forward(self, x):\n        return torch.zeros(1).cuda()\n",
+}
+
+
+def test_a_class_the_entry_point_builds_blocks_on_what_its_forward_runs(tmp_path: Path) -> None:
+    """MoCo: ``main_moco.py`` builds ``MoCo`` (imported as ``deeplearning.cross_image_ssl.moco.builder``, the tree's
+    ``moco/builder.py`` under a monorepo prefix); its ``forward`` and the ``self._shuffle`` it calls run ``.cuda()``
+    every step: blocking, with the class and method named. Near misses: a method forward never calls, and a class
+    built only under an option (``if args.denoise > 0``) stay warnings."""
+    for rel, text in MOCO.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    lines = {(f.file, f.line): f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-call"}
+    assert lines[("moco/builder.py", 6)].severity == "blocking"
+    assert "runs .cuda() in MoCo._shuffle, which MoCo.forward or __init__ calls" in (
+        lines[("moco/builder.py", 6)].reason or ""
+    )
+    assert lines[("moco/builder.py", 11)].severity == "blocking"
+    assert "calls MoCo() of moco/builder.py at main_moco.py:6" in (lines[("moco/builder.py", 11)].reason or "")
+    assert lines[("moco/builder.py", 15)].severity == "warning"
+    assert lines[("moco/denoise.py", 6)].severity == "warning"

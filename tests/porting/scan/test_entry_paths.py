@@ -98,3 +98,14 @@ def test_an_extension_every_import_of_which_is_guarded_is_not_blocking(tmp_path:
     )
     sources = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-source-file"]
     assert "blocking" in {f.severity for f in sources}
+
+
+def test_an_import_under_a_monorepo_prefix_names_the_trees_module_and_a_libraries_does_not() -> None:
+    """MoCo's ``import deeplearning.cross_image_ssl.moco.builder`` is the tree's ``moco/builder.py`` (the export
+    kept its monorepo path). Near miss: ``transformers.models.llama.modeling_llama`` beside a vendored
+    ``llama/modeling_llama.py`` is the library's module, not the tree's."""
+    mods = _module_names(["main_moco.py", "moco/__init__.py", "moco/builder.py", "llama/modeling_llama.py"])
+    assert imports_of("main_moco.py", b"import deeplearning.cross_image_ssl.moco.builder\n", mods) == {
+        "moco/builder.py"
+    }
+    assert imports_of("main_moco.py", b"import transformers.models.llama.modeling_llama\n", mods) == set()

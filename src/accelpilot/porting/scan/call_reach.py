@@ -36,7 +36,7 @@ from collections.abc import Iterable
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
-from accelpilot.porting.scan.families import _module_names
+from accelpilot.porting.scan.families import _module_names, prefixed_module
 from accelpilot.porting.scan.launch_reach import _group_functions
 
 # torch.cuda functions that raise on a torch build without CUDA (measured on torch 2.13 CPU, see above).
@@ -97,6 +97,8 @@ def _targets(entry: str, tree: ast.Module, mods: dict[str, str]) -> tuple[dict[s
             for a in node.names:
                 if a.name in mods and mods[a.name] != entry:
                     modules[a.asname or a.name] = mods[a.name]
+                elif (prefixed := prefixed_module(a.name, mods)) is not None and prefixed != entry:
+                    modules[a.asname or a.name] = prefixed  # called through the whole dotted name
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for a in node.names:
                 local = a.asname or a.name
@@ -107,13 +109,17 @@ def _targets(entry: str, tree: ast.Module, mods: dict[str, str]) -> tuple[dict[s
     return funcs, modules
 
 
-def _calls(tree: ast.Module, funcs: dict[str, tuple[str, str]], modules: dict[str, str]) -> dict[tuple[str, str], int]:
-    """(file, function) -> the first line of the entry point that calls it by name, outside a CUDA test."""
+def _calls(
+    tree: ast.Module, funcs: dict[str, tuple[str, str]], modules: dict[str, str], firm: bool = False
+) -> dict[tuple[str, str], int]:
+    """(file, function) -> the first line of the entry point that calls it by name, outside a CUDA test (``firm``:
+    outside any ``if``, as a class built only under an option, WaveGlow's ``if denoiser_strength > 0: Denoiser(...)``,
+    is not built by the default command)."""
     guarded = {
         id(n)
         for node in ast.walk(tree)
-        if isinstance(node, ast.If) and _cuda_test(node.test)
-        for st in node.body
+        if isinstance(node, ast.If) and (firm or _cuda_test(node.test))
+        for st in [*node.body, *(node.orelse if firm else [])]
         for n in ast.walk(st)
     }
     out: dict[tuple[str, str], int] = {}
@@ -124,8 +130,9 @@ def _calls(tree: ast.Module, funcs: dict[str, tuple[str, str]], modules: dict[st
         target = None
         if isinstance(f, ast.Name) and f.id in funcs:
             target = funcs[f.id]
-        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules:
-            target = (modules[f.value.id], f.attr)
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute)):
+            owner = ast.unparse(f.value)  # ``m.f``, or ``pkg.sub.m.f`` after ``import pkg.sub.m``
+            target = (modules[owner], f.attr) if owner in modules else None
         if target is not None and (target not in out or node.lineno < out[target]):
             out[target] = node.lineno
     return out
@@ -229,23 +236,48 @@ def _cuda_constant(node: ast.AST) -> bool:
     )
 
 
-def raising_lines(data: bytes, function: str) -> dict[int, str]:
-    """Line -> what raises there without CUDA, for the unguarded lines of the module-level ``function`` of a source;
-    empty for a function that sets up the process group (``launch_reach.py`` judges it)."""
+def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, str]:
+    """Line -> what raises there without CUDA, for the unguarded lines of the module-level ``function`` of a source
+    (or, when ``built``, of the methods building the module-level class of that name runs); empty for a function
+    that sets up the process group (``launch_reach.py`` judges it)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return {}
     fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
-    if fn is None or any(name == function for name, _, _ in _group_functions(tree)):
+    if any(name == function for name, _, _ in _group_functions(tree)):
         return {}
+    bodies = [("", fn)] if fn is not None else _built_methods(tree, function) if built else []
     torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
     out: dict[int, str] = {}
-    for n in _unguarded(fn.body):
-        what = _raises(n, torch_names)
-        if what is not None:
-            out.setdefault(getattr(n, "lineno", 0), what)
+    for where, body in bodies:
+        for n in _unguarded(body.body):
+            what = _raises(n, torch_names)
+            if what is not None:
+                out.setdefault(getattr(n, "lineno", 0), what + where)
     return out
+
+
+def _built_methods(tree: ast.Module, name: str) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The methods that building the module-level class ``name`` runs: ``__init__`` at construction, ``forward``
+    on every call of the model (MoCo's, which draws ``torch.randperm(n).cuda()`` through ``self._batch_shuffle_ddp``),
+    and the methods of the class those two call as ``self.m(...)``, one call deep; each with where it runs."""
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if cls is None:
+        return []
+    methods = {m.name: m for m in cls.body if isinstance(m, _FUNC)}
+    out = [(f" in {name}.{m}", methods[m]) for m in ("__init__", "forward") if m in methods]
+    called = {
+        c.func.attr
+        for _, m in out
+        for c in ast.walk(m)
+        if isinstance(c, ast.Call)
+        and isinstance(c.func, ast.Attribute)
+        and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == "self"
+        and c.func.attr in methods
+    }
+    return out + [(f" in {name}.{m}, which {name}.forward or __init__ calls", methods[m]) for m in sorted(called)]
 
 
 def mark_called_cuda(
@@ -261,11 +293,12 @@ def mark_called_cuda(
         except (KeyError, SyntaxError, ValueError):
             continue
         funcs, modules = _targets(entry, tree, mods)
+        firm = _calls(tree, funcs, modules, firm=True)
         for (rel, function), at in sorted(_calls(tree, funcs, modules).items()):
             todo = [f for f in findings if f.file == rel and _candidate(f, entries)]
             if not todo or rel not in data:
                 continue
-            lines = raising_lines(data[rel], function)
+            lines = raising_lines(data[rel], function, built=(rel, function) in firm)
             span = _span(data[rel], function)
             for f in todo:
                 if _submitit(f):

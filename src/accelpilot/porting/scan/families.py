@@ -89,6 +89,74 @@ def _module_names(rels: Iterable[str], entries: Iterable[str] = ()) -> Modules:
     return out
 
 
+# Packages an import names that are someone else's: a tail of theirs that matches a tree module is a coincidence
+# (``transformers.models.llama.modeling_llama`` beside a vendored ``llama/modeling_llama.py``), not the tree's own.
+_THIRD_PARTY = frozenset(
+    {
+        "torch",
+        "torchvision",
+        "torchaudio",
+        "transformers",
+        "diffusers",
+        "timm",
+        "numpy",
+        "scipy",
+        "jax",
+        "flax",
+        "tensorflow",
+        "keras",
+        "detectron2",
+        "mmcv",
+        "mmdet",
+        "mmengine",
+        "fairseq",
+        "lightning",
+        "pytorch_lightning",
+        "apex",
+        "deepspeed",
+        "megatron",
+        "accelerate",
+        "peft",
+        "trl",
+        "datasets",
+        "triton",
+        "xformers",
+        "sklearn",
+        "google",
+        "azure",
+        "aws",
+        "botocore",
+        "boto3",
+        "mlflow",
+        "ray",
+        "vllm",
+        "sglang",
+        "nemo",
+        "fvcore",
+        "os",
+        "sys",
+        "collections",
+        "importlib",
+        "typing",
+        "distutils",
+        "setuptools",
+        "huggingface_hub",
+        "tokenizers",
+    }
+)
+
+
+def prefixed_module(module: str, mods: Mapping[str, str]) -> str | None:
+    """The tree file an absolute import names under a package prefix the tree does not have: an export that kept
+    its monorepo path, MoCo's ``import deeplearning.cross_image_ssl.moco.builder`` for the tree's
+    ``moco/builder.py`` (the longest tail of two or more parts that is a module of the tree); None otherwise."""
+    parts = module.split(".")
+    if len(parts) < 3 or module.startswith(".") or parts[0] in mods or parts[0] in _THIRD_PARTY:
+        return None
+    tail = next((".".join(parts[i:]) for i in range(1, len(parts) - 1) if ".".join(parts[i:]) in mods), None)
+    return mods[tail] if tail is not None else None
+
+
 def _resolve(rel: str, module: str, names: list[str], mods: Mapping[str, str]) -> set[str]:
     """The in-tree files ``from module import names`` (or ``import module``) in ``rel`` names."""
     if module.startswith("."):
@@ -112,6 +180,9 @@ def _resolve(rel: str, module: str, names: list[str], mods: Mapping[str, str]) -
         for cand in [local, *(f"{local}.{n}" for n in names)]:
             if cand in mods and mods[cand] != rel:
                 out.add(mods[cand])
+    tail = prefixed_module(module, mods) if not out else None
+    if tail is not None and tail != rel:
+        out.add(tail)
     for path_dir in sorted(getattr(mods, "path_dirs", ())) if not out and not module.startswith(".") else ():
         # a folder the entry script put on ``sys.path`` serves every module of the process: RAFT's ``from raft
         # import RAFT`` (train.py) and ``from utils.utils import ...`` (core/corr.py) after ``sys.path.append('core')``
