@@ -114,3 +114,38 @@ def test_local_rank_parsed_for_torch_distributed_launch_blocks(tmp_path: Path) -
     readme.write_text("```\npython -m torch.distributed.launch --nproc_per_node=8 train.py\n```\n")
     (tmp_path / "train.py").write_text(parser.replace('"--local_rank"', '"--local-rank", "--local_rank"'))
     assert found() == []
+
+
+def test_a_lightning_trainers_gpus_default_the_command_leaves_blocks(tmp_path: Path) -> None:
+    """NeRF-pl: ``Trainer(gpus=hparams.num_gpus)`` where ``opt.py`` declares ``--num_gpus`` with ``default=1`` and
+    the README command does not pass it: Lightning asks CUDA for a GPU. Near misses: the command passing
+    ``--num_gpus 0``, and a default of 0."""
+    files = {
+        "README.md": "# nerf\n\n```\npython train.py --dataset_name blender --num_epochs 16\n```\n",
+        "opt.py": "import argparse\n\ndef get_opts():\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--num_gpus', type=int, default=1,\n                   help='number of gpus')\n"
+        "    return p.parse_args()\n",
+        "train.py": "from opt import get_opts\nfrom pytorch_lightning import Trainer\n\n"
+        "hparams = get_opts()\ntrainer = Trainer(max_epochs=hparams.num_epochs,\n"
+        "                  gpus=hparams.num_gpus)\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    found = [
+        (f.file, f.line, f.severity, f.message)
+        for f in scan_path(tmp_path, jobs=1).findings
+        if f.rule == "lightning-cuda"
+    ]
+    assert found == [
+        (
+            "train.py",
+            6,
+            "blocking",
+            "Trainer(gpus=hparams.num_gpus) with --num_gpus 1 (Lightning's Trainer asks for CUDA GPUs)",
+        )
+    ]
+    (tmp_path / "README.md").write_text(files["README.md"].replace("--num_epochs 16", "--num_epochs 16 --num_gpus 0"))
+    assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
+    (tmp_path / "README.md").write_text(files["README.md"])
+    (tmp_path / "opt.py").write_text(files["opt.py"].replace("default=1", "default=0"))
+    assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]

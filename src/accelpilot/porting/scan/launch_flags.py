@@ -8,9 +8,10 @@ split into ``--flag value`` pairs with ``shlex``, so that a pass can judge what 
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from accelpilot.porting.findings import Finding
@@ -99,14 +100,16 @@ def _lightning_trainer(path: Path) -> bool:
     return (b"pytorch_lightning" in data or b"lightning.pytorch" in data) and b"Trainer" in data
 
 
-def lightning_settings(root: Path, how: dict[str, str]) -> list[Finding]:
+def lightning_settings(root: Path, how: dict[str, str], rels: Sequence[str] = ()) -> list[Finding]:
     """``lightning run model --accelerator=cuda ... script.py`` as an entry point's command, or ``--gpus 0,`` passed
-    to a script that builds a PyTorch Lightning ``Trainer``: blocking."""
+    to a script that builds a PyTorch Lightning ``Trainer``, or the script's own ``Trainer(gpus=...)`` with a
+    default of one GPU or more the command leaves as it is: blocking."""
     out: list[Finding] = []
     for script, cmd in how.items():
         if not _LIGHTNING.search(cmd):
-            if _GPUS.search(cmd) and script.endswith(".py") and _lightning_trainer(root / script):
-                out += _trainer_gpus(root, script, cmd)
+            if script.endswith(".py") and _lightning_trainer(root / script):
+                out += _trainer_gpus(root, script, cmd) if _GPUS.search(cmd) else []
+                out += [] if _GPUS.search(cmd) else trainer_gpus_default(root, script, cmd, rels)
             continue
         command = doc_command(root, cmd)
         for name, val, ln, text in command_flags(command):
@@ -140,6 +143,59 @@ def _trainer_gpus(root: Path, script: str, cmd: str) -> list[Finding]:
         for name, val, ln, text in command_flags(command)
         if name == "gpus" and (val or "").strip() not in ("", "0", "None", "none", "null")
     ]
+
+
+def trainer_gpus_default(root: Path, script: str, cmd: str, rels: Sequence[str]) -> list[Finding]:
+    """The script's ``Trainer(gpus=...)`` (NeRF-pl's ``gpus=hparams.num_gpus``) when it asks for one GPU or more on
+    the README command: a literal, or an option the command does not pass whose ``add_argument`` default (in the
+    script or a module it imports: ``opt.py``'s ``--num_gpus`` default 1) is one or more. Lightning's device parser
+    then raises on a host without CUDA."""
+    text = _read(root / script)
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return []
+    passed = {name: val for name, val, _, _ in command_flags(doc_command(root, cmd))}
+    mods = _module_names(rels, {script: cmd})
+    sources = [text or "", *(_read(root / r) or "" for r in sorted(imports_of(script, (text or "").encode(), mods)))]
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Trainer")):
+            continue
+        for k in node.keywords:
+            if k.arg != "gpus":
+                continue
+            value, option = k.value, None
+            if isinstance(value, ast.Attribute):
+                option = value.attr
+                given = passed.get(option)
+                asked = given if given is not None else _default_of(option, sources)
+            else:
+                asked = str(value.value) if isinstance(value, ast.Constant) else None
+            if asked is None or asked.strip() in ("", "0", "None", "none", "null", "[]"):
+                continue
+            how = f"--{option} {asked}" if option else asked
+            line = (text or "").splitlines()[k.value.lineno - 1]
+            f = Finding.from_rule(
+                RULES["lightning-cuda"],
+                file=script,
+                line=k.value.lineno,
+                message=f"Trainer(gpus={ast.unparse(value)}) with {how} (Lightning's Trainer asks for CUDA GPUs)",
+                snippet=line.strip()[:200],
+            )
+            f.severity = "blocking"
+            f.reason = f"entry point {script} ({cmd[:160]}): {TRAINER_GPUS_STOP}: {script}:{k.value.lineno}"
+            return [f]
+    return []
+
+
+def _default_of(option: str, sources: Sequence[str]) -> str | None:
+    """The ``default=`` of ``add_argument('--option', ...)`` in the first source that declares it (a literal)."""
+    pattern = re.compile(rf"""add_argument\(\s*['"]--{re.escape(option)}['"][^)]*?\bdefault\s*=\s*([\w.'"-]+)""", re.S)
+    for body in sources:
+        m = pattern.search(body)
+        if m is not None:
+            return m.group(1).strip("'\"")
+    return None
 
 
 # torch 2.x's ``torch.distributed.launch`` (without ``--use-env``) passes ``--local-rank=<rank>`` (dashed) to the

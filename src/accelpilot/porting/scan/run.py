@@ -552,7 +552,7 @@ def scan_path(
             pins = stack_pins(_text_reader(files, unread), rels)
             mark_trainer_stack(findings, pins)
             findings += launch_settings(root, entries, _reader(files, unread), pins, rels)
-            findings += lightning_settings(root, entries) + local_rank_flag(root, entries, rels)
+            findings += lightning_settings(root, entries, rels) + local_rank_flag(root, entries, rels)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             called = wanted_files(findings, entries)
             if called:
