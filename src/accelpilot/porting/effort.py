@@ -75,6 +75,12 @@ ROWS: dict[str, EffortRow] = {
     ),
     "numba-cuda": EffortRow(3, 10, "rewrite the numba.cuda kernel in NKI or PyTorch", _REASONED),
     "nki-kernel": EffortRow(0.5, 2, "already a Neuron kernel: re-validate on the pinned SDK", _REASONED),
+    "fp8-matmul": EffortRow(
+        2,
+        5,
+        "move the FP8 GEMMs and their scale bookkeeping to bf16 (or a Trn2 FP8 path); re-validate the loss",
+        _REASONED,
+    ),
     "hub-kernel": EffortRow(
         3, 10, "replace a hub-fetched CUDA kernel with the library's reference path or an NKI kernel", _REASONED
     ),

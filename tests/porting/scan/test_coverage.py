@@ -39,6 +39,7 @@ EXPECTED = [
     ("cloud.py", 2, "cloud-storage-sdk", None),  # a GCS client
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
     ("dp.py", 4, "data-parallel", None),  # nn.DataParallel; DistributedDataParallel is not it
+    ("fp8.py", 4, "fp8-matmul", None),  # torch._scaled_mm
     ("syncbn.py", 4, "sync-batchnorm", None),  # convert_sync_batchnorm; a plain BatchNorm2d is not it
     ("requirements-old.txt", 2, "install-pin", None),  # torch pinned below the Neuron SDK's
     ("ckpt_args.py", 10, "checkpoint-weights-only", None),  # a Namespace in the checkpoint, weights_only default

@@ -95,3 +95,17 @@ def test_a_size_read_back_from_the_data_in_a_forward_is_a_host_sync(tmp_path: Pa
 
 def test_pruned_scan_equals_full_parse_on_a_read_back() -> None:
     assert scan_python(READ_BACK) == scan_python(READ_BACK, prune=False)
+
+
+def test_an_fp8_gemm_is_a_precision_item_and_its_definition_is_not() -> None:
+    """modded-nanogpt's FP8 lm_head: ``torch._scaled_mm(x_f8, w_f8.T, out_dtype=torch.bfloat16, scale_a=..., ...)``.
+    Near misses: a comment naming it, and a ``def`` of a wrapper with that name."""
+    src = (
+        "import torch\n\n"
+        "def mm(x, w, sa, sb):\n"
+        "    # torch._scaled_mm(x, w) is the FP8 path\n"
+        "    return torch._scaled_mm(x, w.T, out_dtype=torch.bfloat16, scale_a=sa, scale_b=sb)\n\n"
+        "def _scaled_mm(a, b):\n"
+        "    return a @ b\n"
+    )
+    assert [ln for r, ln, *_ in scan_python(src) if r == "fp8-matmul"] == [5]

@@ -52,6 +52,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "pinned batch on the target, or set `pin_memory=False` there.",
     ),
     Rule(
+        id="fp8-matmul",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="FP8 matmuls (`torch._scaled_mm`)",
+        why="`torch._scaled_mm` on float8 operands (e4m3/e5m2 with per-tensor scales) is the FP8 GEMM of NVIDIA's "
+        "sm89+ tensor cores. torch 2.13's CPU build runs it (measured), but the neuron backend's lowering of it is "
+        "unverified and Trn1 has no FP8 matmul (Trn2's goes through NKI or the compiler's own casts): move the "
+        "matmuls and their scale bookkeeping to bf16, or to a Trn2 FP8 path, and re-validate the training target.",
+    ),
+    Rule(
         id="device-augmentation",
         category="compile_hazard",
         dimension="model",

@@ -70,6 +70,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         or b"torch.sparse." in data  # the legacy ``torch.sparse.FloatTensor(...)``, ``torch.sparse.mm``
         or b"spmm(" in data,
         "growing-sequence": _CACHE_SLICE.search(data) is not None,
+        "fp8-matmul": b"_scaled_mm(" in data,
     }
     return {r for r, hit in gates.items() if hit}
 
@@ -96,7 +97,12 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         (rule, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None)
         for rule, ln, msg in _library_steps(data, rules)
     ]
-    rules -= set(_LIBRARY_STEPS)
+    steps += [
+        ("fp8-matmul", ln, "torch._scaled_mm: an FP8 GEMM", lines[ln - 1], None, None)
+        for ln in _fp8_lines(lines)
+        if "fp8-matmul" in rules
+    ]
+    rules -= {*_LIBRARY_STEPS, "fp8-matmul"}
     if not rules:
         return steps  # read from the bytes: no parse
     try:
@@ -212,6 +218,17 @@ _LIBRARY_STEPS = {
         "scipy's Hungarian solver on the host: the cost matrix is copied from the device every call",
     ),
 }
+
+
+_SCALED_MM = re.compile(r"\b_scaled_mm\(")
+
+
+def _fp8_lines(lines: list[str]) -> list[int]:
+    """The lines that call ``torch._scaled_mm`` (modded-nanogpt's FP8 lm_head and MLP matmuls), comments and
+    ``def`` lines aside: read from the text, no parse."""
+    return [
+        n for n, text in enumerate(lines, 1) if _SCALED_MM.search(text) and not text.lstrip().startswith(("#", "def "))
+    ]
 
 
 def _library_steps(data: bytes, rules: set[str]) -> list[tuple[str, int, str]]:
