@@ -76,3 +76,20 @@ def test_an_optional_extra_is_not_installed_by_a_plain_install(tmp_path: Path) -
         "    },\n    install_requires=['torch==1.13.1'],\n)\n"
     )
     assert _pins(tmp_path) == [("setup.py", 8, "blocking")]
+
+
+def test_a_readme_conda_install_that_pins_pytorch_blocks_unless_it_asks_for_or_later(tmp_path: Path) -> None:
+    """RAFT's README: ``conda install pytorch=1.6.0 torchvision=0.7.0 cudatoolkit=10.1 -c pytorch``: the install
+    replaces the Neuron torch. Near misses: CLIP's "install PyTorch 1.7.1 (or later)" above the same line makes the
+    pin a floor (a warning), and ``conda install pytorch>=2.9`` pins nothing."""
+    raft = "# RAFT\n\n## Requirements\n```Shell\nconda create --name raft\nconda install pytorch=1.6.0 torchvision=0.7.0 cudatoolkit=10.1 -c pytorch\n```\n"
+    (tmp_path / "README.md").write_text(raft)
+    (tmp_path / "train.py").write_text("import torch\n")
+    [f] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]
+    assert (f.file, f.line, f.severity) == ("README.md", 6, "blocking")
+    assert f.message == "pytorch=1.6.0 (conda): the install replaces the torch build TorchNeuron ships"
+    clip = "# CLIP\n\nFirst, install PyTorch 1.7.1 (or later) and torchvision.\n\n```bash\n$ conda install --yes -c pytorch pytorch=1.7.1 torchvision cudatoolkit=11.0\n```\n"
+    (tmp_path / "README.md").write_text(clip)
+    assert [f.severity for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"] == ["warning"]
+    (tmp_path / "README.md").write_text(raft.replace("pytorch=1.6.0", "pytorch>=2.9"))
+    assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]

@@ -1,6 +1,7 @@
 """What the README's install step puts in the Neuron environment (rule ``install-pin``; issue 27's held-out labels:
 llama2.c's ``torch==2.0.1``, VITS's ``torch==1.6.0``, Time-Series-Library's ``pip install torch==2.5.1 --index-url
-.../cu121``, Tacotron 2's ``tensorflow==1.15.2``, consistency_models' flash-attn in ``setup.py``).
+.../cu121``, RAFT's ``conda install pytorch=1.6.0``, Tacotron 2's ``tensorflow==1.15.2``, consistency_models'
+flash-attn in ``setup.py``).
 
 TorchNeuron ships as its own torch build, paired with one torch release: a requirement that pins another torch (an
 exact or upper-bound pin, or a CUDA build) makes ``pip install -r requirements.txt`` replace it, and the neuron device
@@ -22,6 +23,10 @@ from accelpilot.porting.rules import RULES
 RULE = "install-pin"
 _README = ("README.md", "README.rst", "README.txt", "README")
 _PIP = re.compile(r"pip3?\s+install\s+([^\n`<|;&]*)")
+# ``conda install pytorch=1.6.0 torchvision=0.7.0 cudatoolkit=10.1 -c pytorch`` (RAFT's README): conda's ``=`` pins
+_CONDA = re.compile(r"(?:conda|mamba)\s+install\s+([^\n`<|;&]*)")
+_OR_LATER = re.compile(r"\bor (?:later|newer|above|higher)\b|\bat least\b", re.I)
+_CONDA_TORCH = re.compile(r"(?<![\w.-])pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
 _REQ_FILE = re.compile(r"(?:^|\s)-r\s*([\w./-]+)")
 _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
 # ``torch==2.0.1``, ``torch<2``, ``torch~=1.13``, ``torch>=1.13.1,<=2.0.1`` (nanoT5), a CUDA build
@@ -165,6 +170,23 @@ def install_pins(
             if rel in installed and f.context is None:
                 f.severity = "blocking"
                 f.reason = f"the README installs {rel} (`pip install`): {message} ({rel}:{n})"
+            out.append(f)
+    doc_lines = (text or "").splitlines()
+    for n, line in enumerate(doc_lines, start=1):
+        for m in _CONDA.finditer(line):
+            pin = _CONDA_TORCH.search(m.group(1))
+            if pin is None or (pin.group(1) not in ("=", "==") and not _below(pin.group(2), _NEURON_TORCH)):
+                continue
+            message = (
+                f"pytorch{pin.group(1)}{pin.group(2)} (conda): the install replaces the torch build TorchNeuron ships"
+            )
+            f = Finding.from_rule(rule, file=readme, line=n, message=message, snippet=m.group(0).strip()[:200])
+            if _OR_LATER.search("\n".join(doc_lines[max(0, n - 6) : n])):
+                # CLIP's "install PyTorch 1.7.1 (or later)" above its conda line: the pin is a floor, not a stop
+                f.reason = f"the README asks for this release or later: {message} ({readme}:{n})"
+            else:
+                f.severity = "blocking"
+                f.reason = f"the README's install command: {message} ({readme}:{n})"
             out.append(f)
     for n, args in pip_lines:
         for _, message, kind in _pins(args):
