@@ -31,6 +31,7 @@ XLA_ERA_RULES = frozenset(
         "varlen-packing",
         "int64-index",
         "size-readback",
+        "partial-last-batch",
     }
 )
 XLA_ERA_NOTE = (

@@ -40,6 +40,7 @@ EXPECTED = [
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
     ("dp.py", 4, "data-parallel", None),  # nn.DataParallel; DistributedDataParallel is not it
     ("fp8.py", 4, "fp8-matmul", None),  # torch._scaled_mm
+    ("loader.py", 4, "partial-last-batch", None),  # shuffled, no drop_last
     ("syncbn.py", 4, "sync-batchnorm", None),  # convert_sync_batchnorm; a plain BatchNorm2d is not it
     ("requirements-old.txt", 2, "install-pin", None),  # torch pinned below the Neuron SDK's
     ("ckpt_args.py", 10, "checkpoint-weights-only", None),  # a Namespace in the checkpoint, weights_only default

@@ -109,3 +109,21 @@ def test_an_fp8_gemm_is_a_precision_item_and_its_definition_is_not() -> None:
         "    return a @ b\n"
     )
     assert [ln for r, ln, *_ in scan_python(src) if r == "fp8-matmul"] == [5]
+
+
+def test_a_shuffled_loader_without_drop_last_has_a_smaller_last_batch() -> None:
+    """CIFAR's ``DataLoader(trainset, batch_size=128, shuffle=True)``: 50,000 images end each epoch with a batch of
+    80, one more shape. Near misses: ``drop_last=True`` or a caller's ``drop_last=is_train``; a loader neither
+    shuffled nor sampled (an IterableDataset streams, llama2.c's); batch size 1; and the repository's own class
+    named DataLoader (DLRM's ``data_loader_terabyte.DataLoader``)."""
+    src = (
+        "import torch\nimport data_loader_terabyte\nfrom torch.utils.data import DataLoader\n\n"
+        "a = torch.utils.data.DataLoader(trainset, batch_size=128, shuffle=True, num_workers=2)\n"
+        "b = DataLoader(trainset, batch_size=128, shuffle=True, drop_last=True)\n"
+        "c = DataLoader(trainset, batch_size=128, sampler=sampler, drop_last=is_train)\n"
+        "d = DataLoader(stream, batch_size=64, pin_memory=True)\n"
+        "e = DataLoader(trainset, batch_size=1, shuffle=True)\n"
+        "f = data_loader_terabyte.DataLoader(data, batch_size=128, shuffle=True)\n"
+        "g = DataLoader(trainset, batch_size=bs, sampler=DistributedSampler(trainset))\n"
+    )
+    assert [ln for r, ln, *_ in scan_python(src) if r == "partial-last-batch"] == [5, 11]

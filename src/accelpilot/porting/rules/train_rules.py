@@ -52,6 +52,21 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "pinned batch on the target, or set `pin_memory=False` there.",
     ),
     Rule(
+        id="partial-last-batch",
+        category="compile_hazard",
+        dimension="model",
+        severity="info",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="smaller last batch (DataLoader without drop_last)",
+        why="A `DataLoader` with a batch size and no `drop_last` ends each pass with a smaller batch whenever the "
+        "dataset size is not a multiple of it: one more input shape per loader. Under TorchNeuron native eager it "
+        "runs as it is; under torch.compile it is one more graph (a recompile, or dynamic shapes), and under the "
+        "XLA-era torch-neuronx one more compilation. Set `drop_last=True` for training, and pad the last evaluation "
+        "batch with a mask where metrics must count every sample.",
+    ),
+    Rule(
         id="fp8-matmul",
         category="unsupported_operator",
         dimension="model",

@@ -71,6 +71,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         or b"spmm(" in data,
         "growing-sequence": _CACHE_SLICE.search(data) is not None,
         "fp8-matmul": b"_scaled_mm(" in data,
+        "partial-last-batch": b"DataLoader(" in data,
     }
     return {r for r, hit in gates.items() if hit}
 
@@ -140,6 +141,7 @@ def train_hazards(data: bytes) -> list[RawFinding]:
                 subject=f"{fn.name}:{fn.lineno}",
             )
     pretrained = _pretrained_names(tree) if "pretrained-encoder-in-loop" in rules else set()
+    loaders = _torch_loaders(data) if "partial-last-batch" in rules else set()
     if not rules - {"private-torch-op", "size-readback", "dynamic-padding", "sparse-tensor", "growing-sequence"}:
         return out
     for node in ast.walk(tree):
@@ -156,6 +158,9 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             # torch 2.13's DataLoader pins through the current accelerator when one is present (dataloader.py's
             # ``_pin_memory_device = current_accelerator().type``): on a Trainium host that is the neuron backend
             add("pin-memory-call", node, f"{d or 'a loader'}(pin_memory=True)")
+        loader = "partial-last-batch" in rules and d is not None and d in loaders
+        if loader and (size := _partial_batches(node)) is not None:
+            add("partial-last-batch", node, f"{d}(batch_size={size}) without drop_last: a smaller last batch")
         if d is not None and d.rsplit(".", 1)[-1] == "grad" and _kw_true(node, "create_graph"):
             add("double-backward", node, f"{d}(create_graph=True)")
         if isinstance(f, ast.Attribute):
@@ -179,6 +184,42 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         ):
             add("float16-manual", node, "float16 chosen per layer")
     return out
+
+
+_DATA_ALIAS = re.compile(
+    rb"(?:from[ \t]+torch\.utils[ \t]+import[ \t]+data|import[ \t]+torch\.utils\.data)[ \t]+as[ \t]+(\w+)"
+)
+
+
+def _torch_loaders(data: bytes) -> set[str]:
+    """How the source names torch's ``DataLoader`` (``torch.utils.data.DataLoader``, ``DataLoader`` when imported
+    from torch, an alias's ``data_utils.DataLoader``): a class of the repository's own with that name (DLRM's
+    ``data_loader_terabyte.DataLoader``) batches as it chooses."""
+    out = {"torch.utils.data.DataLoader"}
+    if re.search(rb"from[ \t]+torch\.utils\.data(?:\.dataloader)?[ \t]+import[^\n]*\bDataLoader\b", data):
+        out.add("DataLoader")
+    if re.search(rb"from[ \t]+torch\.utils[ \t]+import[ \t]+data\b", data):
+        out.add("data.DataLoader")
+    out |= {f"{m.decode()}.DataLoader" for m in _DATA_ALIAS.findall(data)}
+    return out
+
+
+def _partial_batches(node: ast.Call) -> str | None:
+    """The batch size of a ``DataLoader(...)`` over a map-style dataset (``shuffle`` or a ``sampler`` given) whose
+    last batch of a pass is smaller (a batch size other than 1 or None, no ``drop_last`` and no ``batch_sampler``
+    deciding it), or None. A ``drop_last`` given any value is the caller's decision (``drop_last=is_train``)."""
+    kws = {k.arg: k.value for k in node.keywords}
+    if "drop_last" in kws or "batch_sampler" in kws or None in kws:
+        return None
+    shuffle = kws.get("shuffle", node.args[2] if len(node.args) > 2 else None)
+    if (shuffle is None or (isinstance(shuffle, ast.Constant) and not shuffle.value)) and "sampler" not in kws:
+        # only a map-style dataset has a last batch: an IterableDataset streams (llama2.c's PretokDataset loops
+        # forever), and DataLoader refuses ``shuffle=True`` or a ``sampler`` for one, so either says map-style
+        return None
+    size = kws.get("batch_size", node.args[1] if len(node.args) > 1 else None)
+    if size is None or (isinstance(size, ast.Constant) and size.value in (1, None)):
+        return None
+    return ast.unparse(size)[:40]
 
 
 # ``self.cache_k[:bsz, : start_pos + seqlen]``: a cache attribute sliced up to a sum (Llama's decode).
