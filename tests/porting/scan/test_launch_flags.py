@@ -149,3 +149,18 @@ def test_a_lightning_trainers_gpus_default_the_command_leaves_blocks(tmp_path: P
     (tmp_path / "README.md").write_text(files["README.md"])
     (tmp_path / "opt.py").write_text(files["opt.py"].replace("default=1", "default=0"))
     assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
+
+
+def test_accelerator_gpu_passed_to_a_lightning_trainer_script_blocks(tmp_path: Path) -> None:
+    """RWKV-LM's run script passes ``--accelerator gpu`` to a script that builds its Trainer with
+    ``Trainer.from_argparse_args``: Lightning asks for CUDA. Near miss: ``--accelerator cpu``."""
+    readme = "# rwkv\n\n```\npython train.py --accelerator gpu \\\n  --devices 8 --precision bf16\n```\n"
+    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / "train.py").write_text(
+        "from pytorch_lightning import Trainer\nimport argparse\n\np = argparse.ArgumentParser()\n"
+        "p = Trainer.add_argparse_args(p)\ntrainer = Trainer.from_argparse_args(p.parse_args())\n"
+    )
+    found = [(f.file, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
+    assert found == [("README.md", 4, "blocking")]
+    (tmp_path / "README.md").write_text(readme.replace("--accelerator gpu", "--accelerator cpu"))
+    assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]

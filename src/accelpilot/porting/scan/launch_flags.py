@@ -108,8 +108,9 @@ def lightning_settings(root: Path, how: dict[str, str], rels: Sequence[str] = ()
     for script, cmd in how.items():
         if not _LIGHTNING.search(cmd):
             if script.endswith(".py") and _lightning_trainer(root / script):
-                out += _trainer_gpus(root, script, cmd) if _GPUS.search(cmd) else []
-                out += [] if _GPUS.search(cmd) else trainer_gpus_default(root, script, cmd, rels)
+                asked = _trainer_gpus(root, script, cmd) if _GPUS.search(cmd) else []
+                asked = asked or _trainer_accelerator(root, script, cmd)
+                out += asked or trainer_gpus_default(root, script, cmd, rels)
             continue
         command = doc_command(root, cmd)
         for name, val, ln, text in command_flags(command):
@@ -125,6 +126,19 @@ def _lightning_stop(script: str, cmd: str, doc: str, ln: int, text: str, message
     f.severity = "blocking"
     f.reason = f"entry point {script} ({cmd[:160]}): {stop}: {doc}:{ln}"
     return f
+
+
+def _trainer_accelerator(root: Path, script: str, cmd: str) -> list[Finding]:
+    """``--accelerator gpu`` (or ``cuda``) passed to a script that builds its Lightning ``Trainer`` from the command
+    line (RWKV-LM's ``Trainer.from_argparse_args`` under ``demo-training-run.sh``): Lightning asks for CUDA."""
+    command = doc_command(root, cmd)
+    return [
+        _lightning_stop(
+            script, cmd, command[0][1], ln, text, f"--accelerator {val} (Lightning on CUDA)", LIGHTNING_STOP
+        )
+        for name, val, ln, text in command_flags(command)
+        if name == "accelerator" and (val or "").lower() in ("cuda", "gpu")
+    ][:1]
 
 
 def _trainer_gpus(root: Path, script: str, cmd: str) -> list[Finding]:
