@@ -5,7 +5,7 @@ each needs a validation or a small change, said in its ``why``."""
 
 from __future__ import annotations
 
-from accelpilot.porting.rules.schema import NEURON, Rule
+from accelpilot.porting.rules.schema import ALL, NEURON, Rule
 
 TRAIN_RULES: tuple[Rule, ...] = (
     Rule(
@@ -50,6 +50,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "`torch.accelerator.current_accelerator()`, and switches pinning off itself only for MPS, whose allocator "
         "lacks it). On a Trainium host that is the neuron backend, whose pinned allocator is unverified. Verify a "
         "pinned batch on the target, or set `pin_memory=False` there.",
+    ),
+    Rule(
+        id="submodule-unscanned",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=ALL,
+        effort="days",
+        item="setting",
+        title="git submodule not checked out (its code not scanned)",
+        why="The tree declares a git submodule in `.gitmodules` whose folder holds no file (a clone without "
+        "`--recursive`, or an archive), and code of the tree imports it: whatever it holds (kernels, a CUDA "
+        "extension, a vendored library) is not in this log. Check it out (`git submodule update --init`) and scan "
+        "again before reading the totals as complete.",
     ),
     Rule(
         id="partial-last-batch",

@@ -54,6 +54,7 @@ from accelpilot.porting.scan.precision import PrecisionFacts, fp32_training, pre
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
+from accelpilot.porting.scan.submodules import unscanned_submodules
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
 from accelpilot.porting.scan.walk import display_name, walk
@@ -565,6 +566,7 @@ def scan_path(
                 install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
             )
             mark_record_requirements(findings)
+            findings += unscanned_submodules(root, rels, _text_reader(files, unread), promoted) if root.is_dir() else []
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:
