@@ -80,7 +80,9 @@ def test_a_past_records_launch_script_is_on_no_path(tmp_path: Path) -> None:
         "run.sh": "torchrun --standalone --nproc_per_node=8 train_gpt.py\n",
         "train_gpt.py": "import torch\nx = torch.zeros(1).cuda()\n",
         "requirements.txt": "numpy\n",
-        "records/r1/run.sh": 'torchrun --standalone --nproc_per_node="${GPUS}" "${DIR}/train_gpt_old.py"\n',
+        "records/r1/run.sh": '"$PY" data/cached_fineweb10B.py 9\n'
+        'torchrun --standalone --nproc_per_node="${GPUS}" "${DIR}/train_gpt_old.py"\n',
+        "data/cached_fineweb10B.py": "import sys\nprint(sys.argv)\n",  # the data download it runs first
         "records/r1/train_gpt_old.py": "import torch\nx = torch.zeros(1).cuda()\n",
         "records/r1/requirements.txt": "torch==2.10\n",
         "scripts/train8.sh": "torchrun --nproc_per_node=8 train_gpt.py\n",

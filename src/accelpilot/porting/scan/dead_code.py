@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, Finding
+from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, Finding, host_side
 from accelpilot.porting.scan.default_path import reached
 from accelpilot.porting.scan.families import _module_names, imports_of
 
@@ -76,6 +76,7 @@ def mark_unreached_modules(
 
 
 _PY_NAME = re.compile(r"[\w.-]+\.py\b")
+_PY_PATH = re.compile(r"(?:^|[\s\"'=])((?:[\w.-]+/)+[\w.-]+\.py)\b", re.M)  # ``data/cached_fineweb10B.py``
 
 
 def _snapshot(rel: str, stems: set[str]) -> bool:
@@ -97,7 +98,11 @@ def _unrun_job_folders(
     stems = {e.rpartition("/")[2][:-3] for e in entries if e.endswith(".py")}
     for job in sorted(jobs):
         folder = job.rpartition("/")[0]
-        ran = {f"{folder}/{n}" for n in _PY_NAME.findall(read(job) or "")}
+        body = read(job) or ""
+        # a host-side script named by its path from the root (``data/cached_fineweb10B.py``, the data download a
+        # record's script runs first) prepares data; it is not the run the script records
+        data = {p.rpartition("/")[2] for p in _PY_PATH.findall(body) if p in present and host_side(p)}
+        ran = {f"{folder}/{n}" for n in _PY_NAME.findall(body) if n not in data}
         if ran and ran <= present and not ran & reached and all(_snapshot(r, stems) for r in ran):
             out |= {job, f"{folder}/requirements.txt"}
     return out
