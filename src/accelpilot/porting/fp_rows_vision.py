@@ -133,8 +133,8 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "unreached-module",
         "A shell script no README command runs, in a sub-folder, that launches only scripts of its own folder "
         "that nothing imports or runs, each named as a copy of an entry script (modded-nanogpt's "
-        "`records/.../run.sh` beside a `train_gpt_*.py` snapshot, after the root's data download it names by path), is a "
-        "past run, listed apart with its folder's "
+        "`records/.../run.sh` beside a `train_gpt_*.py` snapshot, after the root's data download it names by "
+        "path), is a past run, listed apart with its folder's "
         "`requirements.txt`; one launching the root's trainer, or its folder's own differently named script "
         "(ChatGLM's `ptuning/train.sh`), stays.",
         (_R17 + "test_a_past_records_launch_script_is_on_no_path",),

@@ -109,3 +109,21 @@ def test_an_import_under_a_monorepo_prefix_names_the_trees_module_and_a_librarie
         "moco/builder.py"
     }
     assert imports_of("main_moco.py", b"import transformers.models.llama.modeling_llama\n", mods) == set()
+
+
+def test_an_entry_points_import_under_a_missing_prefix_blocks(tmp_path: Path) -> None:
+    """MoCo's ``main_moco.py`` imports ``deeplearning.cross_image_ssl.moco.builder``: ModuleNotFoundError on any
+    host, blocking at the import. Near misses: the same module imported by its path here, and a library's
+    ``transformers.models.llama.modeling_llama``."""
+    (tmp_path / "README.md").write_text("# MoCo\n\n```\npython main_moco.py -a resnet50\n```\n")
+    (tmp_path / "moco").mkdir()
+    (tmp_path / "moco/__init__.py").write_text("")
+    (tmp_path / "moco/builder.py").write_text("import torch\n")
+    (tmp_path / "llama").mkdir()
+    (tmp_path / "llama/modeling_llama.py").write_text("import torch\n")
+    (tmp_path / "main_moco.py").write_text(
+        "import torch\nimport deeplearning.cross_image_ssl.moco.builder\nimport moco.builder\n"
+        "from transformers.models.llama.modeling_llama import LlamaModel\n"
+    )
+    found = [(f.file, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "prefixed-import"]
+    assert found == [("main_moco.py", 2, "blocking")]

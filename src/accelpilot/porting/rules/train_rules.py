@@ -52,6 +52,19 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "pinned batch on the target, or set `pin_memory=False` there.",
     ),
     Rule(
+        id="prefixed-import",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=ALL,
+        effort="hours",
+        item="repo",
+        title="import under a package prefix the repository does not have",
+        why="An entry point imports the repository's own module under the package path of the monorepo it was "
+        "exported from (MoCo's `import deeplearning.cross_image_ssl.moco.builder` for its `moco/builder.py`): the "
+        "command stops with `ModuleNotFoundError` on any host. Import the module by its path in this repository.",
+    ),
+    Rule(
         id="submodule-unscanned",
         category="device_code",
         dimension="source",

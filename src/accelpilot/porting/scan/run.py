@@ -51,6 +51,7 @@ from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.precision import PrecisionFacts, fp32_training, precision_facts
+from accelpilot.porting.scan.prefixed_imports import prefixed_imports
 from accelpilot.porting.scan.python import scan_python
 from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
@@ -567,6 +568,7 @@ def scan_path(
             )
             mark_record_requirements(findings)
             findings += unscanned_submodules(root, rels, _text_reader(files, unread), promoted) if root.is_dir() else []
+            findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:
