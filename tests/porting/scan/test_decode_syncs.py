@@ -85,3 +85,42 @@ def test_a_token_drawn_with_multinomial_in_a_decode_loop_is_a_sampling_ops_line(
     )
     found = [(ln, msg) for r, ln, msg, *_ in decode_syncs(src.encode()) if r == "sampling-ops"]
     assert found == [(8, "torch.multinomial draws on the device every loop step after a top-k/top-p filter")]
+
+
+LLAMA_TOP_P = """\
+import torch
+
+
+def generate(model, tokens, total_len, top_p):
+    for cur_pos in range(1, total_len):
+        probs = torch.softmax(model(tokens), dim=-1)
+        next_token = sample_top_p(probs, top_p)
+        tokens[:, cur_pos] = next_token
+        idx = self.scheduler.sample_idx(probs)
+    return tokens
+
+
+def sample_top_p(probs, p):
+    probs_sort, probs_idx = torch.sort(probs, dim=-1, descending=True)
+    next_token = torch.multinomial(probs_sort, num_samples=1)
+    return torch.gather(probs_idx, -1, next_token)
+"""
+
+
+def test_a_sampling_helper_the_decode_loop_calls_by_name_draws_there() -> None:
+    """Llama's ``next_token = sample_top_p(probs, top_p)`` in the decode loop, whose helper sorts and draws with
+    ``torch.multinomial``: the draw line is the sampling-ops line. Near miss: a method of another object with a
+    draw (open_clip's ``self.scheduler.sample_patch_idx``, a data-pipeline draw on a host tensor) is not followed."""
+    found = [(r, ln, msg) for r, ln, msg, *_ in decode_syncs(LLAMA_TOP_P.encode()) if r == "sampling-ops"]
+    assert found == [
+        (
+            "sampling-ops",
+            15,
+            "torch.multinomial draws on the device every loop step after a top-k/top-p filter (in sample_top_p(), "
+            "which the loop calls)",
+        )
+    ]
+    method = LLAMA_TOP_P.replace("next_token = sample_top_p(probs, top_p)", "next_token = probs.argmax(-1)").replace(
+        "self.scheduler.sample_idx", "self.scheduler.sample_top_p"
+    )
+    assert [ln for r, ln, *_ in decode_syncs(method.encode()) if r == "sampling-ops"] == []

@@ -45,6 +45,16 @@ def _sample_lines(data: bytes) -> list[int]:
     return sorted(set(out))
 
 
+def _finds(data: bytes, word: bytes) -> list[int]:
+    """Every offset of ``word`` in ``data``."""
+    out: list[int] = []
+    i = data.find(word)
+    while i != -1:
+        out.append(i)
+        i = data.find(word, i + len(word))
+    return out
+
+
 def _in_loop(data: bytes, start: int, indent: int) -> bool:
     """Lexically: going up from the line at ``start``, a ``for``/``while`` header indented less comes before a
     ``def``/``class`` header indented less (a model head's ``logits.argmax(-1)`` is in no loop)."""
@@ -165,23 +175,40 @@ def decode_syncs(data: bytes) -> list[RawFinding]:
     if not worth_parsing(data):
         return []
     sampling = _sample_lines(data)
-    trees = unit_trees(data, sampling)
+    # the blocks holding any multinomial line too: a helper the loop calls (Llama's ``sample_top_p``) draws there
+    draws = [data.count(b"\n", 0, i) + 1 for i in _finds(data, b"multinomial(")]
+    trees = unit_trees(data, sorted({*sampling, *draws}))
     if not trees:
         return []
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     seen: set[int] = set()
     drawn: set[int] = set()
+    helpers = [n for tree in trees for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for loop in (loop for tree in trees for loop in _loops_around(tree, sampling)):
         nodes = _own(loop)
         if any(_callee(n) == "backward" for n in nodes):
             continue  # a training loop (step_syncs.py reads it)
         draw = next((n for n in nodes if isinstance(n, ast.Call) and _callee(n) == "multinomial"), None)
+        via, nodes_filter = None, []
+        if draw is None:
+            # one call deep: a sampling helper of the same file the loop calls (Llama's ``sample_top_p``: sort,
+            # cumsum, mask and multinomial); its draw line is the finding
+            # called by its plain name (a module-level function), not a method of another object
+            called = {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            for helper in (h for h in helpers if h.name in called):
+                draw = next((n for n in _own(helper) if isinstance(n, ast.Call) and _callee(n) == "multinomial"), None)
+                if draw is not None:
+                    via, nodes_filter = helper.name, _own(helper)
+                    break
         if isinstance(draw, ast.Call) and draw.lineno not in drawn:
             ln = draw.lineno
             drawn.add(ln)
-            msg = "torch.multinomial draws on the device every loop step" + (
-                " after a top-k/top-p filter" if any(_callee(n) in _FILTERS for n in nodes) else ""
+            filtered = any(_callee(n) in _FILTERS for n in [*nodes, *nodes_filter])
+            msg = (
+                "torch.multinomial draws on the device every loop step"
+                + (" after a top-k/top-p filter" if filtered else "")
+                + (f" (in {via}(), which the loop calls)" if via else "")
             )
             out.append((SAMPLING, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, None))
         if not any(isinstance(n, (ast.Break, ast.Return)) for n in nodes):
