@@ -129,6 +129,14 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         (_R17 + "test_a_skip_connections_concat_in_a_layer_loop_grows_nothing",),
     ),
     FalsePositiveClass(
+        "cpu-cpp-extension",
+        "no finding",
+        "A file whose only extension builder is `CppExtension` and that names no CUDA source (no `.cu`, no "
+        "`CUDAExtension`, no `cuda_sources=`) builds host C++ (YOLOX's COCOeval op, through `CppExtension` or its JIT "
+        "`load()` fallback): no `cpp-extension-cuda` line; the same file naming a `.cu` source stays one.",
+        (_R17 + "test_a_cpp_extension_with_no_cuda_source_is_no_cuda_kernel",),
+    ),
+    FalsePositiveClass(
         "record-launch-script",
         "unreached-module",
         "A shell script no README command runs, in a sub-folder, that launches only scripts of its own folder "

@@ -99,3 +99,22 @@ def test_a_past_records_launch_script_is_on_no_path(tmp_path: Path) -> None:
     assert ctx[("records/r1/requirements.txt", "install-pin")] == "unreached-module"
     assert ctx[("scripts/train8.sh", "gpu-launcher-setting")] is None
     assert {c for (file, _), c in ctx.items() if file == "ptuning/train.sh"} == {None}
+
+
+def test_a_cpp_extension_with_no_cuda_source_is_no_cuda_kernel() -> None:
+    """YOLOX's ``jit_ops.py`` builds the COCOeval op from ``.cpp`` sources with ``CppExtension`` (or its JIT ``load``
+    fallback): host C++, no CUDA kernel. Near miss: the same file naming a ``.cu`` source stays a CUDA extension."""
+    src = (
+        "import glob\n\n"
+        "class FastCOCOEvalOp:\n"
+        "    def sources(self):\n"
+        "        return glob.glob('cocoeval/*.cpp')\n\n"
+        "    def build_op(self):\n"
+        "        from torch.utils.cpp_extension import CppExtension\n"
+        "        return CppExtension(name='fast_cocoeval', sources=self.sources())\n\n"
+        "    def jit_load(self):\n"
+        "        from torch.utils.cpp_extension import load\n"
+        "        return load(name='fast_cocoeval', sources=self.sources())\n"
+    )
+    assert _rules(src, "cpp-extension-cuda") == []
+    assert _rules(src.replace("'cocoeval/*.cpp'", "'cocoeval/*.cu'"), "cpp-extension-cuda") == [8, 9, 12, 13]

@@ -85,7 +85,20 @@ def _post_passes(data: bytes, v: PyVisitor) -> list[RawFinding]:
     found = _helpers_join_caller(data, host_setup_pass(data, _weight_init(data, _dispatched_bodies(data, v))))
     found = _post_generate(data, _matcher_indices(data, _pattern_bookkeeping(data, found)))
     found = _serving_lines(data, _foreign_kernels(data, _foreign_classes(data, _no_fallback(data, found))))
-    return _feeds_varlen(data, found)
+    return _cpu_extension(data, _feeds_varlen(data, found))
+
+
+_CUDA_SOURCE = re.compile(rb"\.cuh?['\"]|CUDAExtension|cuda_sources")
+
+
+def _cpu_extension(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+    """A file whose only extension builder is ``CppExtension`` and that names no CUDA source (no ``.cu`` file, no
+    ``CUDAExtension``, no ``cuda_sources=``) builds a C++ extension for the host (YOLOX's ``FastCOCOEvalOp`` of
+    ``cocoeval.cpp``, through ``CppExtension`` or its ``load()`` fallback): no CUDA kernel, so its builder lines are
+    no ``cpp-extension-cuda`` finding."""
+    if b"CppExtension" not in data or _CUDA_SOURCE.search(data):
+        return found
+    return [f for f in found if f[0] != "cpp-extension-cuda"]
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:
