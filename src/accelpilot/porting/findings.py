@@ -188,10 +188,12 @@ def context_of_path(rel: str, present: Container[str] = (), promoted: Collection
         return "generator-source"
     if _TEST_PATH.search(rel):
         return "test-only"
-    if _BENCH_PATH.search(rel):
-        return "benchmark"
+    # an example folder no README command runs holds its own benchmarks too (LoRA's vendored transformers copy in
+    # ``examples/NLU/src/transformers/benchmark/``): off the repository's path, as the example is
     if _EXAMPLE_PATH.search(rel) and not (promoted and rel.startswith(tuple(promoted))):
         return "example"
+    if _BENCH_PATH.search(rel):
+        return "benchmark"
     if _CI_PATH.search(rel):
         return "ci"
     if _OTHER_RUNTIME.search(rel):

@@ -118,3 +118,15 @@ def test_a_cpp_extension_with_no_cuda_source_is_no_cuda_kernel() -> None:
     )
     assert _rules(src, "cpp-extension-cuda") == []
     assert _rules(src.replace("'cocoeval/*.cpp'", "'cocoeval/*.cu'"), "cpp-extension-cuda") == [8, 9, 12, 13]
+
+
+def test_a_benchmark_inside_an_example_folder_is_an_example() -> None:
+    """LoRA's vendored transformers copy under ``examples/NLU/src/transformers/benchmark/``: off the repository's
+    path, as the example is (listed apart), not a benchmark script's porting work. Near misses: a top-level
+    ``benchmarks/`` script, and a benchmark inside the example folder a README command runs."""
+    from accelpilot.porting.findings import context_of_path
+
+    assert context_of_path("examples/NLU/src/transformers/benchmark/benchmark.py") == "example"
+    assert context_of_path("benchmarks/run_speed.py") == "benchmark"
+    promoted = ["examples/NLG/"]
+    assert context_of_path("examples/NLG/src/benchmark/bench.py", (), promoted) == "benchmark"
