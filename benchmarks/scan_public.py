@@ -60,7 +60,10 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   first scored with the scanner at e8411bf;
 - round 16: hifigan (jik876/hifi-gan) and swav (facebookresearch/swav), labelled by the scanner's own engineer
   before their scan (the helpers were late; an upper bound), first scored at 6316c65; openclip (mlfoundations/open_clip)
-  and rwkv (BlinkDL/RWKV-LM), labelled by helpers, first scored at ff7afe4.
+  and rwkv (BlinkDL/RWKV-LM), labelled by helpers, first scored at ff7afe4;
+- held out, round 17: moddednanogpt (KellerJordan/modded-nanogpt), raft (princeton-vl/RAFT), moco
+  (facebookresearch/moco), nerfpl (kwea123/nerf_pl), labels 36d21f6, b06864c: first scored with the scanner at
+  8b9e2cf.
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
