@@ -164,3 +164,23 @@ def test_accelerator_gpu_passed_to_a_lightning_trainer_script_blocks(tmp_path: P
     assert found == [("README.md", 4, "blocking")]
     (tmp_path / "README.md").write_text(readme.replace("--accelerator gpu", "--accelerator cpu"))
     assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
+
+
+def test_every_command_that_runs_a_trainer_script_is_read_and_shell_comments_are_no_headings(tmp_path: Path) -> None:
+    """RWKV-LM: the README runs ``sh ./prepare.sh`` (``--accelerator cpu``) then ``sh ./run.sh`` (``--accelerator
+    gpu``) in ``train/``; the run script's comments and a ``---`` line are no Markdown headings (its ``--wandb
+    "Test"`` line read as a "test" section made it an evaluation run). Near miss: the prepare script alone asks for
+    no GPU."""
+    (tmp_path / "train").mkdir()
+    (tmp_path / "README.md").write_text("# rwkv\n\n```\ncd train/\nsh ./prepare.sh\nsh ./run.sh\n```\n")
+    (tmp_path / "train/prepare.sh").write_text("#!/bin/bash\npython train.py --accelerator cpu --devices 1\n")
+    run = '#!/bin/bash\n# Test the run\n#\npython train.py --wandb "Test" --my_testing x \\\n --accelerator gpu --devices 8\n---\n'
+    (tmp_path / "train/run.sh").write_text(run)
+    (tmp_path / "train/train.py").write_text(
+        "from pytorch_lightning import Trainer\nimport argparse\n\np = argparse.ArgumentParser()\n"
+        "p = Trainer.add_argparse_args(p)\ntrainer = Trainer.from_argparse_args(p.parse_args())\n"
+    )
+    found = [(f.file, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
+    assert found == [("train/run.sh", 5, "blocking")]
+    (tmp_path / "README.md").write_text("# rwkv\n\n```\ncd train/\nsh ./prepare.sh\n```\n")
+    assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]

@@ -120,14 +120,19 @@ def _module_file(module: str, present: set[str]) -> str:
     return module
 
 
-def readme_entry_points(text: str, present: set[str], base: str = "") -> tuple[dict[str, str], set[str]]:
+def readme_entry_points(
+    text: str, present: set[str], base: str = "", shell: bool = False
+) -> tuple[dict[str, str], set[str]]:
     """(script -> the command that runs it, evaluation scripts) from a README's commands; scripts not in the tree
-    are left out. ``base``: the folder a shell script's commands run in (``sft/script.sh`` runs ``finetune.py``)."""
+    are left out. ``base``: the folder a shell script's commands run in (``sft/script.sh`` runs ``finetune.py``);
+    ``shell``: the text is a shell script, whose ``#`` comments and ``---`` lines are no Markdown headings (RWKV-LM's
+    run script reads as an evaluation section otherwise)."""
     text = join_continued(text)  # a command continued over lines (``\\``) is one line: its script may come late
     entries: dict[str, str] = {}
     evaluation: set[str] = set()
     heading = ""
-    marks = sorted([(m.start(), "h", (m.group(1) or m.group(2) or "").strip()) for m in _HEADING.finditer(text)])
+    headings = () if shell else _HEADING.finditer(text)
+    marks = sorted([(m.start(), "h", (m.group(1) or m.group(2) or "").strip()) for m in headings])
     marks += [(m.start(1), "c", m.group(1).removeprefix("./")) for m in _COMMAND.finditer(text)]
     marks += [(m.start(1), "c", _module_file(m.group(1), present)) for m in _MODULE_COMMAND.finditer(text)]
     for pos, kind, value in sorted(marks):
@@ -282,23 +287,26 @@ def _read(path: Path) -> str | None:
 
 
 def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str | None]:
-    """Script -> the README command that runs it (the README's own commands first, then the linked documents'),
-    and the README's text (None without a README)."""
+    """Script -> the README command that runs it (the README's own commands first, then the linked documents'; the
+    later commands that run it too in ``Entries.others``), and the README's text (None without a README)."""
     readme = next((root / n for n in _README if (root / n).is_file()), None)
     text = _read(readme) if readme is not None else None
     if readme is None or text is None:
         return {}, None
     entries: dict[str, str] = {}
+    others: dict[str, list[str]] = {}
 
     def read_commands(paths: list[Path], folder_base: bool) -> None:
         for path in paths:
             doc = text if path == readme else _read(path)
             sub = path.parent.relative_to(root).as_posix()
             base = sub if path.suffix == ".sh" or folder_base else ""
-            found, _ = readme_entry_points(doc or "", present, base)
+            found, _ = readme_entry_points(doc or "", present, base, shell=path.suffix == ".sh")
             label = "README" if path == readme else path.relative_to(root).as_posix()
             for s, cmd in found.items():
-                entries.setdefault(s, f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`")
+                how = f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`"
+                if entries.setdefault(s, how) != how:
+                    others.setdefault(s, []).append(how)  # RWKV-LM's prepare script, then its run script
 
     read_commands([readme, *linked_documents(text, root), *linked_scripts(text, root, present)], False)
     after_cd, cd_scripts = cd_commands(text, present)
@@ -318,7 +326,9 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
             if entries:
                 break
         promoted = promoted_folders(entries)
-    return {s: how for s, how in entries.items() if context_of_path(s, promoted=promoted) is None}, text
+    kept = Entries({s: how for s, how in entries.items() if context_of_path(s, promoted=promoted) is None})
+    kept.others = {s: tuple(o) for s, o in others.items() if s in kept}
+    return kept, text
 
 
 def default_entries(root: Path, present: set[str]) -> EntryPoints:
@@ -330,7 +340,9 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         for e, m in wraps.items():
             entries.setdefault(m, f"{_RUN_BY} {e}, {entries[e]}")
         wraps |= {e: m for e, m in _script_launchers(entries).items() if e not in wraps}
-        return EntryPoints(how=_with_path_dirs(root, entries, present), wraps=wraps)
+        run = _with_path_dirs(root, entries, present)
+        run.others = getattr(entries, "others", {})
+        return EntryPoints(how=run, wraps=wraps)
     if text is not None:
         scopes, how = example_entries(text, root, present)
         if scopes:

@@ -64,9 +64,11 @@ class Modules(dict[str, str]):
 
 class Entries(dict[str, str]):
     """Entry point -> how it is known (a README command ...); ``path_dirs``: the folders its scripts put on
-    ``sys.path`` (RAFT's ``sys.path.append('core')``), where every module of the run finds a bare import."""
+    ``sys.path`` (RAFT's ``sys.path.append('core')``), where every module of the run finds a bare import;
+    ``others``: the later commands that run a script too (RWKV-LM's prepare, then run script)."""
 
     path_dirs: frozenset[str] = frozenset()
+    others: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 - set per instance; the later commands that run a script
 
 
 def script_dirs(entries: Iterable[str]) -> frozenset[str]:

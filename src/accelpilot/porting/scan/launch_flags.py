@@ -108,8 +108,12 @@ def lightning_settings(root: Path, how: dict[str, str], rels: Sequence[str] = ()
     for script, cmd in how.items():
         if not _LIGHTNING.search(cmd):
             if script.endswith(".py") and _lightning_trainer(root / script):
-                asked = _trainer_gpus(root, script, cmd) if _GPUS.search(cmd) else []
-                asked = asked or _trainer_accelerator(root, script, cmd)
+                # every command that runs the script (RWKV-LM's ``--accelerator cpu`` prepare script, then its
+                # ``--accelerator gpu`` run script), the first that asks for CUDA
+                asked: list[Finding] = []
+                for each in [cmd, *getattr(how, "others", {}).get(script, ())]:
+                    asked = asked or (_trainer_gpus(root, script, each) if _GPUS.search(each) else [])
+                    asked = asked or _trainer_accelerator(root, script, each)
                 out += asked or trainer_gpus_default(root, script, cmd, rels)
             continue
         command = doc_command(root, cmd)
