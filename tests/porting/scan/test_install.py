@@ -93,3 +93,22 @@ def test_a_readme_conda_install_that_pins_pytorch_blocks_unless_it_asks_for_or_l
     assert [f.severity for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"] == ["warning"]
     (tmp_path / "README.md").write_text(raft.replace("pytorch=1.6.0", "pytorch>=2.9"))
     assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]
+
+
+def test_an_old_timm_pinned_by_a_root_documents_pip_line_blocks(tmp_path: Path) -> None:
+    """DeiT's README_deit.md (whose commands are the default path) runs ``pip install timm==0.3.2``: timm 0.3.2
+    imports ``torch._six`` (read in its wheel), gone since torch 2.0, so importing timm fails: blocking at that line.
+    Near misses: ``timm==0.4.12`` (no torch._six), and the same pin in a requirements file the README does not install
+    (a warning)."""
+    (tmp_path / "README.md").write_text("# DeiT\n\nSee [README_deit.md](README_deit.md).\n")
+    doc = "# DeiT\n\n```\npip install timm==0.3.2\n```\n\n```\npython main.py --model deit_small\n```\n"
+    (tmp_path / "README_deit.md").write_text(doc)
+    (tmp_path / "main.py").write_text("import torch\nimport timm\n")
+    (tmp_path / "requirements.txt").write_text("timm==0.3.2\n")
+    found = sorted(
+        (f.file, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"
+    )
+    assert found == [("README_deit.md", 4, "blocking"), ("requirements.txt", 1, "warning")]
+    (tmp_path / "README_deit.md").write_text(doc.replace("0.3.2", "0.4.12"))
+    (tmp_path / "requirements.txt").write_text("timm==0.4.12\n")
+    assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]

@@ -34,6 +34,10 @@ _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
 # Neuron build in place and is no pin here.
 _TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(?:>=?\s*[\w.*]+\s*,\s*)?(==|~=|<=|<(?!=))\s*([\w.*+]+)")
 _TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w.*]+)")
+# timm before 0.4 imports ``torch._six`` (``from torch._six import container_abcs`` in timm 0.3.2's
+# ``timm/models/layers/helpers.py``, read in its wheel; gone from 0.4.12's), a module torch 2.0 removed: the import of
+# timm fails on the torch TorchNeuron ships (DeiT's, MAE's and ConvNeXt's ``timm==0.3.2``).
+_OLD_TIMM = re.compile(r"(?<![\w.-])timm\s*(==|~=|<=|<(?!=))\s*(0\.[\w.*]+)")
 _NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
 _NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
 # An upper bound below this torch release keeps out the one TorchNeuron pairs with (torch-neuronx's last release
@@ -107,6 +111,14 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
             out.append(
                 (n, f"tensorflow{m.group(1)}{m.group(2)}: TensorFlow 1.x has no wheel for a current Python", "tf1")
             )
+        if (m := _OLD_TIMM.search(line)) is not None and _below(m.group(2), (0, 4) if m.group(1) != "<" else (0, 5)):
+            out.append(
+                (
+                    n,
+                    f"timm{m.group(1)}{m.group(2)} imports torch._six, which torch 2.0 removed: importing timm fails",
+                    "timm",
+                )
+            )
         if (m := _NVCC_BUILDS.search(line)) is not None:
             out.append((n, f"{m.group(1)} builds CUDA kernels at install (needs the CUDA toolkit, nvcc)", "nvcc"))
     return out
@@ -144,6 +156,12 @@ def install_pins(
         base = doc.rpartition("/")[0]
         files, _ = _installs(_doc_text(root, doc, read, rels) or "")
         installed += [f"{base}/{f}" for f in files]
+    # the pip lines of a root document whose commands are the default path (DeiT's README_deit.md: ``pip install
+    # timm==0.3.2``) install as the README's own do
+    command_docs = sorted({m.group(1) for how in (entries or {}).values() if (m := _DOC.match(how))} - {readme or ""})
+    doc_pips = [
+        (d, n, a) for d in command_docs if "/" not in d for n, a in _installs(_doc_text(root, d, read, rels) or "")[1]
+    ]
     promoted = promoted_folders(entries or {})
     rule = RULES[RULE]
     out: list[Finding] = []
@@ -188,13 +206,13 @@ def install_pins(
                 f.severity = "blocking"
                 f.reason = f"the README's install command: {message} ({readme}:{n})"
             out.append(f)
-    for n, args in pip_lines:
+    for doc, n, args in [(readme, n, a) for n, a in pip_lines] + doc_pips:
         for _, message, kind in _pins(args):
             if kind == "nvcc":
                 continue
-            f = Finding.from_rule(rule, file=readme, line=n, message=message, snippet=f"pip install {args}".strip())
+            f = Finding.from_rule(rule, file=doc, line=n, message=message, snippet=f"pip install {args}".strip())
             f.severity = "blocking"
-            f.reason = f"the README's install command: {message} ({readme}:{n})"
+            f.reason = f"the README's install command: {message} ({doc}:{n})"
             out.append(f)
     for f in findings:
         if (
