@@ -58,6 +58,7 @@ from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.submodules import unscanned_submodules
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
+from accelpilot.porting.scan.timm_pins import mark_timm_mixup, timm_pin
 from accelpilot.porting.scan.walk import display_name, walk
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -567,6 +568,7 @@ def scan_path(
                 install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
             )
             mark_record_requirements(findings)
+            mark_timm_mixup(findings, timm_pin(root, rels, _text_reader(files, unread)))
             findings += unscanned_submodules(root, rels, _text_reader(files, unread), promoted) if root.is_dir() else []
             findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
