@@ -41,3 +41,21 @@ def test_a_version_assert_is_a_pin(tmp_path: Path) -> None:
     _tree(tmp_path, "pip install tensorboardX")
     (tmp_path / "main.py").write_text('import timm\nassert timm.__version__ == "0.3.2"\n' + MAIN)
     assert [s for _, s, _ in _mixup(tmp_path)] == ["blocking"]
+
+
+def test_a_mixup_built_in_the_data_module_is_the_training_loops(tmp_path: Path) -> None:
+    """Swin builds its Mixup in ``data/build.py`` (a host-side path) and applies it to the device batch in
+    ``main.py``'s loop: the line is no host-side code, and blocks on Swin's pinned ``timm==0.4.12``."""
+    _tree(tmp_path, "pip install timm==0.4.12")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/__init__.py").write_text("")
+    (tmp_path / "data/build.py").write_text(
+        "from timm.data import Mixup\n\ndef build_loader(config):\n"
+        "    mixup_fn = Mixup(mixup_alpha=0.8, cutmix_alpha=1.0, num_classes=1000)\n    return mixup_fn\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom data.build import build_loader\n\ndef main(config):\n    mixup_fn = build_loader(config)\n"
+        "    for samples, targets in loader:\n        samples, targets = mixup_fn(samples, targets)\n\n"
+        "if __name__ == '__main__':\n    main(None)\n"
+    )
+    assert [(file, severity) for file, severity, _ in _mixup(tmp_path)] == [("data/build.py", "blocking")]

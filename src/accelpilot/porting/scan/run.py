@@ -82,8 +82,9 @@ def data_json(rel: str, size: int) -> str | None:
 
 
 # Compile hazards whose cause is host-side code by nature: a collator padding each batch to its longest sample runs
-# in the data loader, and the shapes it makes reach the device.
-_FROM_HOST = frozenset({"dynamic-padding"})
+# in the data loader, and the shapes it makes reach the device; timm's Mixup is built in the data module (Swin's
+# ``data/build.py``) and applied to the device batch in the training loop.
+_FROM_HOST = frozenset({"dynamic-padding", "device-augmentation"})
 # ... but a tokenizer's or processor's padding is a library's option, not the batches the default path makes.
 _LIBRARY_HOST = re.compile(r"tokeniz|processing|processor|_utils\.py$")
 
