@@ -151,15 +151,19 @@ def test_a_lightning_trainers_gpus_default_the_command_leaves_blocks(tmp_path: P
     assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
 
 
+# a script that builds its Lightning Trainer from the command line (RWKV-LM's ``Trainer.from_argparse_args``)
+FROM_ARGS_TRAINER = (
+    "from pytorch_lightning import Trainer\nimport argparse\n\np = argparse.ArgumentParser()\n"
+    "p = Trainer.add_argparse_args(p)\ntrainer = Trainer.from_argparse_args(p.parse_args())\n"
+)
+
+
 def test_accelerator_gpu_passed_to_a_lightning_trainer_script_blocks(tmp_path: Path) -> None:
     """RWKV-LM's run script passes ``--accelerator gpu`` to a script that builds its Trainer with
     ``Trainer.from_argparse_args``: Lightning asks for CUDA. Near miss: ``--accelerator cpu``."""
     readme = "# rwkv\n\n```\npython train.py --accelerator gpu \\\n  --devices 8 --precision bf16\n```\n"
     (tmp_path / "README.md").write_text(readme)
-    (tmp_path / "train.py").write_text(
-        "from pytorch_lightning import Trainer\nimport argparse\n\np = argparse.ArgumentParser()\n"
-        "p = Trainer.add_argparse_args(p)\ntrainer = Trainer.from_argparse_args(p.parse_args())\n"
-    )
+    (tmp_path / "train.py").write_text(FROM_ARGS_TRAINER)
     found = [(f.file, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
     assert found == [("README.md", 4, "blocking")]
     (tmp_path / "README.md").write_text(readme.replace("--accelerator gpu", "--accelerator cpu"))
@@ -176,10 +180,7 @@ def test_every_command_that_runs_a_trainer_script_is_read_and_shell_comments_are
     (tmp_path / "train/prepare.sh").write_text("#!/bin/bash\npython train.py --accelerator cpu --devices 1\n")
     run = '#!/bin/bash\n# Test the run\n#\npython train.py --wandb "Test" --my_testing x \\\n --accelerator gpu --devices 8\n---\n'
     (tmp_path / "train/run.sh").write_text(run)
-    (tmp_path / "train/train.py").write_text(
-        "from pytorch_lightning import Trainer\nimport argparse\n\np = argparse.ArgumentParser()\n"
-        "p = Trainer.add_argparse_args(p)\ntrainer = Trainer.from_argparse_args(p.parse_args())\n"
-    )
+    (tmp_path / "train/train.py").write_text(FROM_ARGS_TRAINER)
     found = [(f.file, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
     assert found == [("train/run.sh", 5, "blocking")]
     (tmp_path / "README.md").write_text("# rwkv\n\n```\ncd train/\nsh ./prepare.sh\n```\n")
