@@ -68,11 +68,16 @@ def mark_unreached_modules(
     dead |= _unrun_job_folders(jobs, rels, entries, imported | named | set(entries), read_text)
     for f in findings:
         if f.file in dead and f.porting:
-            f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
-            if f.severity == "blocking":
-                f.severity = "warning"
+            _unreach(f)
     if loaded:
         _mark_loaded_by_name(findings, graph, loaded, set(entries))
+
+
+def _unreach(f: Finding) -> None:
+    """``f`` is on no path: listed apart, never blocking."""
+    f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
+    if f.severity == "blocking":
+        f.severity = "warning"
 
 
 _PY_NAME = re.compile(r"[\w.-]+\.py\b")
@@ -116,9 +121,7 @@ def mark_record_requirements(findings: list[Finding]) -> None:
     }
     for f in findings:
         if f.porting and f.file and f.file.endswith("/requirements.txt") and f.file.rpartition("/")[0] in folders:
-            f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
-            if f.severity == "blocking":
-                f.severity = "warning"
+            _unreach(f)
 
 
 def _mark_loaded_by_name(
@@ -194,6 +197,4 @@ def _mark_unrun_trees(findings: list[Finding], rels: list[str], entries: Mapping
             continue
         top = f.file.split("/", 1)[0]
         if top in python_tops and top not in tops and tops:
-            f.context, f.porting, f.reason = UNREACHED, False, NOT_PORTING[UNREACHED]
-            if f.severity == "blocking":
-                f.severity = "warning"
+            _unreach(f)

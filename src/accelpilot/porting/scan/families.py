@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
@@ -68,7 +69,7 @@ class Entries(dict[str, str]):
     ``others``: the later commands that run a script too (RWKV-LM's prepare, then run script)."""
 
     path_dirs: frozenset[str] = frozenset()
-    others: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 - set per instance; the later commands that run a script
+    others: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # replaced per instance, never mutated
 
 
 def script_dirs(entries: Iterable[str]) -> frozenset[str]:

@@ -569,7 +569,7 @@ def scan_path(
                 install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
             )
             mark_record_requirements(findings)
-            mark_timm_mixup(findings, timm_pin(root, rels, _text_reader(files, unread)))
+            mark_timm_mixup(findings, lambda: timm_pin(root, rels, _text_reader(files, unread)))
             findings += unscanned_submodules(root, rels, _text_reader(files, unread), promoted) if root.is_dir() else []
             findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))

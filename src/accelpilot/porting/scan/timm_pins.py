@@ -58,16 +58,22 @@ def timm_pin(root: Path, rels: Iterable[str], read: Callable[[str], str | None])
     return None
 
 
-def mark_timm_mixup(findings: list[Finding], pin: tuple[str, str] | None) -> None:
-    """The default path's timm Mixup lines block when the repository pins a timm before 0.5, with the reason."""
+def mark_timm_mixup(findings: list[Finding], pin_of: Callable[[], tuple[str, str] | None]) -> None:
+    """The default path's timm Mixup lines block when the repository pins a timm before 0.5, with the reason.
+    ``pin_of`` (``timm_pin``, which reads the tree's files again) is asked only when such a line exists."""
+    mixups = [
+        f
+        for f in findings
+        if f.rule == "device-augmentation" and f.porting and f.context is None and "Mixup" in f.message
+    ]
+    pin = pin_of() if mixups else None
     if pin is None:
         return
     version, where = pin
-    for f in findings:
-        if f.rule == "device-augmentation" and f.porting and f.context is None and "Mixup" in f.message:
-            f.severity = "blocking"
-            f.reason = (
-                f"timm {version} (pinned at {where}) builds Mixup's soft targets with mixup_target's default "
-                "device='cuda' (timm/data/mixup.py up to 0.4.12; 0.5.4 passes the batch's device): "
-                f"torch.full(..., device='cuda') raises every step on a torch build without CUDA ({f.file}:{f.line})"
-            )
+    for f in mixups:
+        f.severity = "blocking"
+        f.reason = (
+            f"timm {version} (pinned at {where}) builds Mixup's soft targets with mixup_target's default "
+            "device='cuda' (timm/data/mixup.py up to 0.4.12; 0.5.4 passes the batch's device): "
+            f"torch.full(..., device='cuda') raises every step on a torch build without CUDA ({f.file}:{f.line})"
+        )
