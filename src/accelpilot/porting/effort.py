@@ -239,6 +239,20 @@ ROWS.update(
             "and load one checkpoint of each kind on the current torch",
             _REASONED + ": a keyword per load; the time is finding a checkpoint of each kind to load",
         ),
+        "lightning-ddp": EffortRow(
+            1,
+            3,
+            "move Lightning's DDP launch to torchrun (or a current Lightning's Neuron strategy), one process per "
+            "NeuronCore on the neuron backend; re-check the learning-rate scaling and rank-zero hooks",
+            _REASONED,
+        ),
+        "mpi-launch": EffortRow(
+            0.5,
+            2,
+            "replace the mpi4py rank, sharding and broadcast reads with torch.distributed under torchrun (or map "
+            "mpirun's ranks onto NeuronCores); re-check data sharding and checkpoint loading",
+            _REASONED,
+        ),
         "data-parallel": EffortRow(
             0.5,
             1.5,

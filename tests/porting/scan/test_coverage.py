@@ -40,6 +40,8 @@ EXPECTED = [
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
     ("dp.py", 4, "data-parallel", None),  # nn.DataParallel; DistributedDataParallel is not it
     ("fp8.py", 4, "fp8-matmul", None),  # torch._scaled_mm
+    ("lightning_ddp.py", 4, "lightning-ddp", None),  # the trainer config's accelerator set to ddp
+    ("mpi_dist.py", 1, "mpi-launch", None),  # ranks from mpi4py
     ("loader.py", 4, "partial-last-batch", None),  # shuffled, no drop_last
     ("syncbn.py", 4, "sync-batchnorm", None),  # convert_sync_batchnorm; a plain BatchNorm2d is not it
     ("requirements-old.txt", 2, "install-pin", None),  # torch pinned below the Neuron SDK's

@@ -174,3 +174,114 @@ def test_a_scripts_module_level_training_loop_is_read_like_a_functions() -> None
     assert found == [(12, "loss.item() every training step in the script's loop")]
     configured = src.replace("log_interval = 1\n", "log_interval = 1\nexec(open('configurator.py').read())\n")
     assert [ln for r, ln, *_ in scan_python(configured) if r == "host-sync-in-loop"] == []
+
+
+ONE_STEP = """\
+def train(epoch):
+    optimizer.zero_grad()
+    loss = model(x)
+    loss.backward()
+    optimizer.step()
+    print(loss.item())
+
+
+for epoch in range(10):
+    train(epoch)
+
+
+def test_grad():
+    out = model(x)
+    out.sum().backward()
+    assert out.abs().max().item() < 1
+"""
+
+
+def test_a_function_that_trains_outside_any_loop_is_one_step() -> None:
+    """pygcn's ``train(epoch)``: a call of it is a step, so its read is every step; a pytest ``test_*`` that
+    calls ``.backward()`` once is no step."""
+    assert [(r[1], r[2]) for r in host_syncs(ONE_STEP.encode())] == [
+        (6, "loss.item() every training step in train(), one step (it trains outside any loop)")
+    ]
+
+
+LIGHTNING = """\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        loss, loss_dict = self.shared_step(batch)
+        self.log_dict(loss_dict, prog_bar=True, on_step=True)
+        lr = self.optimizers().param_groups[0]["lr"]
+        self.log("lr", lr, prog_bar=True)
+        self.log("loss", loss, prog_bar=False)
+        self.log("step", float(self.global_step), prog_bar=True)
+        return {"loss": loss, "progress_bar": {"psnr": loss}}
+
+    def validation_step(self, batch, batch_idx):
+        loss, loss_dict = self.shared_step(batch)
+        self.log_dict(loss_dict, prog_bar=True)
+        return loss.item()
+
+
+class Logger(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        trainer.my_loss = trainer.my_loss_all.mean().item()
+        if self.check_frequency(batch_idx):
+            self.images = pl_module.sample().cpu()
+"""
+
+
+def test_a_per_step_hook_reads_and_its_progress_bar_logs_are_found() -> None:
+    """Lightning's hooks run every step: a read in them, and a device value logged to the progress bar (Lightning
+    reads it as a number at each refresh); not a learning rate, a Python number, a log kept off the bar, the
+    validation step, or a read under a period check."""
+    found = [(r[1], r[2].split(" (")[0].split(" every")[0]) for r in host_syncs(LIGHTNING.encode())]
+    assert found == [
+        (7, "loss_dict logged to the progress bar"),
+        (12, "a 'progress_bar' dict returned"),
+        (22, "trainer.my_loss_all.mean().item()"),
+    ]
+
+
+def test_a_read_in_another_modules_helper_a_step_calls_is_found(tmp_path: Path) -> None:
+    """HiFi-GAN's ``discriminator_loss`` (``models.py``) and VITS's ``commons.clip_grad_value_``: helpers of other
+    modules the training loop calls every step are read like same-file ones; a per-epoch validation after the
+    batch loop (``val.run``), a plot of the first batches only (``if i < 3``) and a helper that trains are not."""
+    (tmp_path / "models.py").write_text(
+        "def discriminator_loss(real, fake):\n"
+        "    losses = []\n"
+        "    for r, f in zip(real, fake):\n"
+        "        losses.append(((1 - r) ** 2).mean().item())\n"
+        "    return losses\n"
+        "\n"
+        "def plot(x):\n"
+        "    return x.cpu()\n"
+    )
+    (tmp_path / "commons.py").write_text("def clip_grad(ps):\n    return sum(p.grad.norm().item() for p in ps)\n")
+    (tmp_path / "val.py").write_text("def run(model):\n    return model.loss.cpu()\n")
+    (tmp_path / "train.py").write_text(
+        "import commons\n"
+        "import val\n"
+        "from models import discriminator_loss, plot\n"
+        "\n"
+        "def train(model, loader, optimizer):\n"
+        "    for epoch in range(3):\n"
+        "        optimizer.zero_grad()\n"
+        "        for i, x in enumerate(loader):\n"
+        "            loss = model(x)\n"
+        "            losses = discriminator_loss(loss, loss)\n"
+        "            loss.backward()\n"
+        "            commons.clip_grad(model.parameters())\n"
+        "            optimizer.step()\n"
+        "            if i < 3:\n"
+        "                plot(x)\n"
+        "        val.run(model)\n"
+        "\n"
+        "train(None, [], None)\n"
+    )
+    log = scan_path(tmp_path)
+    found = sorted((f.file, f.line) for f in log.findings if f.rule == "host-sync-in-loop")
+    assert found == [("commons.py", 2), ("models.py", 4)]
+    said = next(f.message for f in log.findings if f.file == "models.py")
+    assert said.endswith("in discriminator_loss(), which train() in train.py calls every training step")

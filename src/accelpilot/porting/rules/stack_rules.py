@@ -180,4 +180,35 @@ STACK_RULES: tuple[Rule, ...] = (
         "PyTorch Lightning `Trainer` script stops the same way (1.x's device parser raises "
         "MisconfigurationException; 2.x removed `gpus`): the Trainer moves to a Neuron-aware loop.",
     ),
+    Rule(
+        id="lightning-ddp",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="multi-device training through Lightning's DDP strategy",
+        why="The Trainer is set to Lightning's DDP strategy (`distributed_backend='ddp'`, `accelerator='ddp'` or "
+        "`strategy='ddp'`): Lightning spawns one process per GPU from the `--gpus` list and takes NCCL for their "
+        "process group, and the code around it scales the learning rate and shards validation by that GPU count. "
+        "On Trainium the processes come from torchrun (or Lightning's own Neuron/XLA strategy in a current "
+        'Lightning), one per NeuronCore, with `init_process_group(backend="neuron")`; the learning-rate scaling '
+        "and any rank-zero-only hooks are checked at the new world size.",
+    ),
+    Rule(
+        id="mpi-launch",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="ranks, sharding and broadcasts from an MPI launch (mpi4py)",
+        why="The code takes its rank and world size from `mpi4py` (`MPI.COMM_WORLD`) under `mpiexec -n N`: data "
+        "shards, checkpoint broadcasts and logging ranks come from MPI, and the torch process group is built from "
+        "them. A Trainium instance's processes come from torchrun (one per NeuronCore, `LOCAL_RANK`/`WORLD_SIZE` in "
+        "the environment) or from mpirun with the Neuron runtime's rank mapping; either way the MPI reads move to "
+        "`torch.distributed` (or the launcher's environment) and the process group to the neuron backend.",
+    ),
 )
