@@ -118,6 +118,9 @@ def item_key(f: Finding) -> tuple[str, str]:
     if scope == "op":
         name = sub or f.snippet or f.message
         return f"op|{f.rule}|{name}", name
+    if f.rule == "growing-sequence" and sub == HF_GENERATE:
+        # every Hugging Face generate() call grows the same library cache: one port (a static cache, buckets)
+        return f"repo|{f.rule}|{sub}", "Hugging Face generate() calls"
     if f.rule == "growing-sequence":
         gen = _GENERATION_DIR.match(f.file or "")
         if gen is not None:  # the library's generate loops: a port replaces them once, with a fixed-size decode
@@ -169,6 +172,7 @@ _COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 # A ``generation/`` package (transformers' decode loops, assisted decoding, candidate generators): its growing
 # sequences are one item, as a port swaps the generate machinery for one fixed-size decode loop, not file by file.
 _GENERATION_DIR = re.compile(r"^(?:.*/)?generation(?=/)")
+HF_GENERATE = "hf-generate"  # the subject of a ``growing-sequence`` line of a Hugging Face generate() call
 
 
 # Compile hazards of the model graph: one rewrite of a function (static shapes, no host sync) fixes all of them in
@@ -202,7 +206,8 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
     owner: dict[tuple[str, int, str], str] = {}  # (file, cell, function) -> the first item seen holding it
     for k, (_, fs) in groups.items():
         parts = k.split("|")
-        generate = parts[0] == "repo" and parts[1] == "growing-sequence"  # the generate loops (``item_key``)
+        # the generate loops (``item_key``); not Hugging Face's generate() calls, one library port of their own
+        generate = parts[0] == "repo" and parts[1] == "growing-sequence" and parts[-1] != HF_GENERATE
         if not generate and (parts[0] != "file" or parts[1] not in SAME_FUNCTION_RULES):
             continue
         parent.setdefault(k, k)
@@ -216,7 +221,12 @@ def _merge_same_function(groups: dict[str, tuple[str, list[Finding]]]) -> None:
     # A file of the generate loops (it holds a growing sequence of the ``generation/`` item: the decode loop, assisted
     # decoding's candidate generators) is rewritten with them: its other hazards join that item whatever function
     # holds them. A ``generation/`` file with no such line (the logits processors) keeps its own items.
-    loops = {(f.file or "", k) for k, (_, fs) in groups.items() if k.startswith("repo|growing-sequence|") for f in fs}
+    loops = {
+        (f.file or "", k)
+        for k, (_, fs) in groups.items()
+        if k.startswith("repo|growing-sequence|") and not k.endswith(HF_GENERATE)
+        for f in fs
+    }
     for k in list(parent):
         parts = k.split("|")
         for file, repo_key in loops:
