@@ -113,7 +113,8 @@ def test_an_fp8_gemm_is_a_precision_item_and_its_definition_is_not() -> None:
 
 def test_a_shuffled_loader_without_drop_last_has_a_smaller_last_batch() -> None:
     """CIFAR's ``DataLoader(trainset, batch_size=128, shuffle=True)``: 50,000 images end each epoch with a batch of
-    80, one more shape. Near misses: ``drop_last=True`` or a caller's ``drop_last=is_train``; a loader neither
+    80, one more shape; so does DeiT's evaluation loader, which asks for it (``drop_last=False``). Near misses:
+    ``drop_last=True`` or a caller's ``drop_last=is_train``; a loader neither
     shuffled nor sampled (an IterableDataset streams, llama2.c's); batch size 1; and the repository's own class
     named DataLoader (DLRM's ``data_loader_terabyte.DataLoader``)."""
     src = (
@@ -125,5 +126,7 @@ def test_a_shuffled_loader_without_drop_last_has_a_smaller_last_batch() -> None:
         "e = DataLoader(trainset, batch_size=1, shuffle=True)\n"
         "f = data_loader_terabyte.DataLoader(data, batch_size=128, shuffle=True)\n"
         "g = DataLoader(trainset, batch_size=bs, sampler=DistributedSampler(trainset))\n"
+        "h = DataLoader(valset, batch_size=int(1.5 * bs), sampler=val_sampler, drop_last=False)\n"
+        "i = DataLoader(stream, batch_size=bs, drop_last=False)\n"
     )
-    assert [ln for r, ln, *_ in scan_python(src) if r == "partial-last-batch"] == [5, 11]
+    assert [ln for r, ln, *_ in scan_python(src) if r == "partial-last-batch"] == [5, 11, 12]

@@ -207,9 +207,12 @@ def _torch_loaders(data: bytes) -> set[str]:
 def _partial_batches(node: ast.Call) -> str | None:
     """The batch size of a ``DataLoader(...)`` over a map-style dataset (``shuffle`` or a ``sampler`` given) whose
     last batch of a pass is smaller (a batch size other than 1 or None, no ``drop_last`` and no ``batch_sampler``
-    deciding it), or None. A ``drop_last`` given any value is the caller's decision (``drop_last=is_train``)."""
+    deciding it), or None. A ``drop_last`` given a value is the caller's decision (``drop_last=is_train``), except
+    ``drop_last=False`` itself: the caller keeps the smaller last batch (DeiT's and MAE's evaluation loaders)."""
     kws = {k.arg: k.value for k in node.keywords}
-    if "drop_last" in kws or "batch_sampler" in kws or None in kws:
+    drop = kws.get("drop_last")
+    kept = isinstance(drop, ast.Constant) and drop.value is False
+    if (drop is not None and not kept) or "batch_sampler" in kws or None in kws:
         return None
     shuffle = kws.get("shuffle", node.args[2] if len(node.args) > 2 else None)
     if (shuffle is None or (isinstance(shuffle, ast.Constant) and not shuffle.value)) and "sampler" not in kws:
