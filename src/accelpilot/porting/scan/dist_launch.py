@@ -13,11 +13,14 @@ Its own pass, behind a byte check, as ``runtime_calls.py`` is."""
 from __future__ import annotations
 
 import ast
+import re
 
 from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.patterns import RawFinding
 
 _KEYS = frozenset({"accelerator", "distributed_backend", "strategy"})
+# ``strategy='ddp'``, ``distributed_backend='ddp' if n > 1 else None``, ``cfg["accelerator"] = "ddp"`` on one line
+_DDP = re.compile(rb"(?:accelerator|distributed_backend|strategy)[\"']?\]?[ \t]*=[^\n]*[\"']ddp")
 _SAID = "Lightning's DDP strategy (one process per GPU, NCCL)"
 
 
@@ -31,7 +34,7 @@ def _ddp(value: ast.expr) -> str | None:
 
 def dist_launchers(data: bytes) -> list[RawFinding]:
     """The ``lightning-ddp`` and ``mpi-launch`` lines of one Python source."""
-    lightning = b"ddp" in data and any(k.encode() in data for k in _KEYS)
+    lightning = b"ddp" in data and _DDP.search(data) is not None
     mpi = b"mpi4py" in data
     if not (lightning or mpi):
         return []

@@ -13,9 +13,11 @@ transformers import beside it, or no generation keyword; a model another package
 from __future__ import annotations
 
 import ast
+import re
 
 from accelpilot.porting.items import HF_GENERATE
 from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import unit_trees
 
 RULE = "growing-sequence"
 _KWARGS = frozenset(
@@ -50,18 +52,46 @@ def _static(call: ast.Call) -> bool:
 _HF = ("transformers", "peft")
 
 
-def _own_models(tree: ast.Module) -> set[str]:
+# The lines that load a model, for ``_own_models``.
+_LOADS = re.compile(rb"^[^\n]*from_pretrained\(", re.M)
+_FROM = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^\n)#]*)", re.M)
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _candidates(data: bytes) -> list[int]:
+    """Lines that may call ``generate`` (``x.generate(``, ``super().generate(``: a name or a call before the dot,
+    not prose's backticked `` `.generate(` ``) or build a text-generation pipeline, outside a doctest
+    (transformers' own docstrings hold hundreds of ``>>> model.generate(...)`` examples)."""
+    out: list[int] = []
+    for token in (b".generate(", b"text-generation"):
+        i = data.find(token)
+        while i != -1:
+            before = data[i - 1 : i]
+            if (token == b".generate(" and (before.isalnum() or before in (b")", b"]", b"_"))) or (
+                token == b"text-generation" and before in (b"'", b'"')
+            ):
+                start = data.rfind(b"\n", 0, i) + 1
+                if not data[start:i].lstrip().startswith((b">>>", b"...")):
+                    out.append(_line_of(data, i))
+            i = data.find(token, i + 1)
+    return out
+
+
+def _own_models(data: bytes, trees: list[ast.Module]) -> set[str]:
     """Names bound to a model that another library (or the repository itself) builds: ``model =
     MambaLMHeadModel.from_pretrained(...)`` with ``MambaLMHeadModel`` imported from ``mamba_ssm`` (its ``generate``
     is mamba's own, with a fixed-size recurrent state)."""
     foreign = {
-        a.asname or a.name
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and not (n.module or "").startswith(_HF)
-        for a in n.names
+        name.strip().split(" as ")[-1].strip()
+        for m in _FROM.finditer(data)
+        if not m.group(1).decode().startswith(_HF)
+        for name in m.group(2).decode(errors="replace").split(",")
     }
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in (n for t in trees for n in ast.walk(t)):
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
             f = n.value.func
             # loaded by ``from_pretrained`` only: a wrapper the repository builds around GenerationMixin (open_clip's
@@ -76,14 +106,16 @@ def generate_calls(data: bytes) -> list[RawFinding]:
     """The ``growing-sequence`` lines of Hugging Face ``generate`` calls and text-generation pipelines."""
     if b"transformers" not in data or not (b".generate(" in data or b"text-generation" in data):
         return []
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    at = _candidates(data)
+    if not at:
         return []
+    # only the top-level blocks holding a candidate are parsed: a fraction of a large file; those loading a model
+    # only when a call's receiver is a name that one may have loaded
+    trees = unit_trees(data, at)
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
-    own = _own_models(tree)
-    for n in ast.walk(tree):
+    own: set[str] | None = None
+    for n in (n for t in trees for n in ast.walk(t)):
         if not isinstance(n, ast.Call) or _static(n):
             continue
         f = n.func
@@ -91,8 +123,13 @@ def generate_calls(data: bytes) -> list[RawFinding]:
         if name == "generate" and isinstance(f, ast.Attribute):
             if not any(k.arg is None or k.arg in _KWARGS for k in n.keywords):
                 continue
-            if isinstance(f.value, ast.Name) and f.value.id in own:
-                continue
+            if isinstance(f.value, ast.Name):
+                if own is None:
+                    own = _own_models(
+                        data, unit_trees(data, [_line_of(data, m.start()) for m in _LOADS.finditer(data)])
+                    )
+                if f.value.id in own:
+                    continue
             msg = "Hugging Face generate(): the KV cache grows one token per decode step (a new shape every step)"
         elif name == "pipeline" and any(
             isinstance(a, ast.Constant) and a.value == "text-generation"

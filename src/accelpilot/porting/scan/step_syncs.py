@@ -41,7 +41,7 @@ from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.families import _module_names, _resolve
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_host import _callee
-from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.post_kit import _tree, unit_trees
 
 RULE = "host-sync-in-loop"
 _EXEC_CONFIG = re.compile(rb"^\s*exec\(", re.M)  # nanoGPT's ``exec(open('configurator.py').read())``
@@ -75,8 +75,10 @@ def worth_parsing(data: bytes) -> bool:
     or a progress-bar log, in the file's bytes."""
     if any(w in data for w in _TRAINS):
         return True
+    if b"def on_" not in data and b"def training_step" not in data:
+        return False  # no hook (the regex below is the slow part of this check on a large tree)
     reads = b".item()" in data or b".cpu()" in data or b".tolist()" in data
-    return _HOOK_BYTES.search(data) is not None and (reads or b"prog_bar" in data or b"progress_bar" in data)
+    return (reads or b"prog_bar" in data or b"progress_bar" in data) and _HOOK_BYTES.search(data) is not None
 
 
 def _receiver(node: ast.expr) -> str:
@@ -310,12 +312,19 @@ def step_calls(data: bytes) -> StepCalls:
     return _analyse(data)[1]
 
 
-def _imported(tree: ast.Module) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+def _imported(
+    tree: ast.Module, fns: Iterable[ast.FunctionDef | ast.AsyncFunctionDef]
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """``name -> (module, name)`` of ``from module import name [as alias]``, and ``alias -> module`` of ``import
-    module [as alias]``, anywhere in the file (relative modules keep their dots)."""
+    module [as alias]``, at module level (or under a module-level ``try``/``if``) and in the top statements of the
+    functions ``fns`` (relative modules keep their dots); not a walk of every node of a large file."""
     names: dict[str, tuple[str, str]] = {}
     modules: dict[str, str] = {}
-    for n in ast.walk(tree):
+    stmts: list[ast.stmt] = [*tree.body, *(st for fn in fns for st in fn.body)]
+    for st in list(stmts):
+        if isinstance(st, (ast.Try, ast.If)):
+            stmts.extend([*st.body, *st.orelse, *(x for h in getattr(st, "handlers", []) for x in h.body)])
+    for n in stmts:
         if isinstance(n, ast.ImportFrom):
             module = "." * n.level + (n.module or "")
             for a in n.names:
@@ -327,6 +336,31 @@ def _imported(tree: ast.Module) -> tuple[dict[str, tuple[str, str]], dict[str, s
     return names, modules
 
 
+# The lines a file with no read needs: its training calls, its hooks and its imports (for ``step_calls``).
+_UNIT_LINES = re.compile(
+    rb"\.backward\(|\.zero_grad\(|\.step\(\)|^(?:from|import)[ \t]|def (?:"
+    + b"|".join(h.encode() for h in sorted(_HOOKS))
+    + rb")\(",
+    re.M,
+)
+
+
+def _tree_of(data: bytes) -> ast.Module:
+    """The whole file when it reads a value back; else only the top-level blocks holding a training call, a hook or
+    an import, parsed alone: such a file has no read to report, only the calls its steps make into other modules
+    (Trainer-sized files train and read nothing, and a whole parse of each was most of this pass's time)."""
+    if b".item()" in data or b".cpu()" in data or b".tolist()" in data:
+        return _tree(data)
+    at: list[int] = []
+    line, last = 1, 0
+    for m in _UNIT_LINES.finditer(data):
+        line += data.count(b"\n", last, m.start())
+        last = m.start()
+        at.append(line)
+    trees = unit_trees(data, at)
+    return ast.Module(body=[st for t in trees for st in t.body], type_ignores=[])
+
+
 @functools.lru_cache(maxsize=1)
 def _analyse(data: bytes) -> tuple[list[RawFinding], StepCalls]:
     """The per-step reads of one source, and the calls its steps make into other modules (parsed once for both:
@@ -334,7 +368,7 @@ def _analyse(data: bytes) -> tuple[list[RawFinding], StepCalls]:
     if not worth_parsing(data):
         return [], []
     try:
-        tree = _tree(data)
+        tree = _tree_of(data)
     except SyntaxError:
         return [], []
     lines = data.decode("utf-8", "replace").splitlines()
@@ -345,7 +379,7 @@ def _analyse(data: bytes) -> tuple[list[RawFinding], StepCalls]:
             defs.setdefault(n.name, []).append(n)
     seen: set[int] = set()
     ones = _ones(tree)
-    names, modules = _imported(tree)
+    imported: tuple[dict[str, tuple[str, str]], dict[str, str]] | None = None  # read when a step calls a name
     elsewhere: StepCalls = []
 
     def report(node: ast.AST, what: str, where: str) -> None:
@@ -377,6 +411,9 @@ def _analyse(data: bytes) -> tuple[list[RawFinding], StepCalls]:
             report(call, what, f"every training step in {name}")
         for callee in sorted(called):
             alias, _, attr = callee.partition(".")
+            if imported is None and (attr or callee not in defs):
+                imported = _imported(tree, (f for fs in defs.values() for f in fs))
+            names, modules = imported or ({}, {})
             if attr and alias in modules:
                 elsewhere.append((modules[alias], attr, name))
             elif not attr and callee in names and callee not in defs:
