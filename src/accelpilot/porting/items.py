@@ -16,6 +16,8 @@ from accelpilot.porting.effort import (
     KERNEL_LANGUAGE,
     OPTIONAL_LIBRARY,
     ROWS,
+    SMALL_EXTENSION,
+    SMALL_KERNEL_BYTES,
     XLA_ERA_RULES,
 )
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, Item, ItemLine, normalise_snippet
@@ -365,6 +367,11 @@ def _days(
             r = ALTERNATIVE_COMMAND
         elif reason.startswith(FALLBACK_REASONS):
             return FALLBACK_CHECK.low, FALLBACK_CHECK.high, FALLBACK_CHECK.assumption
+    if rule in ("cpp-extension-cuda", "cuda-source-file") and r is ROWS.get(rule):
+        size = source_bytes(fs)
+        if 0 < size < SMALL_KERNEL_BYTES:
+            s = SMALL_EXTENSION
+            return s.low, s.high, f"{s.assumption} ({size / 1024:.1f} KB of CUDA source)"
     if key.endswith(f"|{FAMILY}"):
         n = len(family_kernels(fs))
         step_low, step_high = FAMILY_STEP
@@ -374,6 +381,15 @@ def _days(
             f"{r.assumption}; {n} kernel{'s' if n != 1 else ''}, {FAMILY_NOTE}",
         )
     return r.low, r.high, r.assumption
+
+
+_SOURCE_BYTES = re.compile(r"^CUDA source file .+, (\d+) bytes$")
+
+
+def source_bytes(fs: list[Finding]) -> int:
+    """The bytes of the CUDA sources an item holds (its ``cuda-source-file`` lines; ``scan/one_file.py`` puts each
+    file's size in its message), 0 when it holds none (a kernel whose sources the scan did not join to it)."""
+    return sum(int(m.group(1)) for f in fs if f.rule == "cuda-source-file" and (m := _SOURCE_BYTES.match(f.message)))
 
 
 # ``scan/hf_stack.py``'s reason for a runtime only another README command uses.
@@ -431,6 +447,8 @@ def build_items(findings: list[Finding]) -> list[Item]:
         # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
         # may join it, as compile modes join compile-backend)
         first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
+        if key.startswith("kernel|cpp-extension-cuda|"):  # an extension, whatever file of it sorts first
+            first = next((f for f in fs if f.rule == "cpp-extension-cuda"), first)
         if key.endswith(f"|{FAMILY}"):  # a family is titled and sized by its kernels
             first = next((f for f in fs if f.message.startswith("@")), first)
         rule = RULES.get(first.rule)

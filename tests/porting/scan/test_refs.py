@@ -171,3 +171,40 @@ def test_two_jit_extensions_in_one_folder_each_keep_their_sources(tmp_path: Path
     items = [i for i in scan_path(tmp_path, jobs=1).items if i.rule in ("cpp-extension-cuda", "cuda-source-file")]
     files = sorted(tuple(sorted({ln.file or "" for ln in i.lines})) for i in items)
     assert files == [("op/fused_act.py", "op/fused_bias_act_kernel.cu"), ("op/upfirdn2d.py", "op/upfirdn2d_kernel.cu")]
+
+
+def test_jit_sources_resolve_from_the_run_folder_and_are_sized_by_their_bytes(tmp_path: Path) -> None:
+    """RWKV-7's ``src/model.py`` builds ``load(name=..., sources=["cuda/k.cu"])``, a path from ``train_temp/``
+    where the script is run: each source joins its extension's item, titled by the extension, and the item is sized
+    by its sources' bytes (under 16 KB: 1-4 days; a large scan kernel keeps the rule's 5-15)."""
+    root = tmp_path / "train_temp"
+    (root / "src").mkdir(parents=True)
+    (root / "cuda").mkdir()
+    (root / "src" / "model.py").write_text(
+        "from torch.utils.cpp_extension import load\n\n"
+        "load(name='small_op', sources=['cuda/small_op.cu'], verbose=True)\n"
+        "load(name='big_scan', sources=['cuda/big_scan.cu', 'cuda/big_scan.cpp'], verbose=True)\n"
+    )
+    (root / "cuda" / "small_op.cu").write_text("__global__ void k() {}\n" * 100)  # 2.3 KB
+    (root / "cuda" / "big_scan.cu").write_text("__global__ void k() {}\n" * 1000)  # 23 KB
+    (root / "cuda" / "big_scan.cpp").write_text("// binding\n")
+    items = {i.title: i for i in scan_path(tmp_path, jobs=1).items if i.rule == "cpp-extension-cuda"}
+    small = items["CUDA C++ extension: kernel small_op (train_temp/src/model.py)"]
+    big = items["CUDA C++ extension: kernel big_scan (train_temp/src/model.py)"]
+    assert {ln.file for ln in small.lines} == {"train_temp/src/model.py", "train_temp/cuda/small_op.cu"}
+    assert (small.days_low, small.days_high) == (1, 4) and "2.2 KB of CUDA source" in small.assumption
+    assert "train_temp/cuda/big_scan.cu" in {ln.file for ln in big.lines}
+    assert (big.days_low, big.days_high) == (5, 15)
+
+
+def test_a_source_only_an_example_compiles_is_in_the_examples_context(tmp_path: Path) -> None:
+    """A ``.cu`` file that only an example script's ``load()`` builds is no default-path kernel (RWKV's demos)."""
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "examples" / "demo.py").write_text(
+        "from torch.utils.cpp_extension import load\nload(name='wkv', sources=['cuda/wkv.cu'])\n"
+    )
+    (tmp_path / "cuda" / "wkv.cu").write_text("__global__ void k() {}\n")
+    log = scan_path(tmp_path, jobs=1)
+    src = next(f for f in log.findings if f.file == "cuda/wkv.cu")
+    assert src.context == "example" and src.severity != "blocking"

@@ -67,7 +67,8 @@ def mark_unreached_modules(
     dead = {r for r in candidates if r not in imported | mains | named | loaded and r not in entries}
     dead |= _unrun_job_folders(jobs, rels, entries, imported | named | set(entries), read_text)
     for f in findings:
-        if f.file in dead and f.porting:
+        # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it
+        if (f.file in dead or (f.rule == "cuda-source-file" and f.defined_in in dead)) and f.porting:
             _unreach(f)
     if loaded:
         _mark_loaded_by_name(findings, graph, loaded, set(entries))

@@ -18,6 +18,7 @@ from accelpilot.porting.scan.step_syncs import StepCalls, step_calls
 from accelpilot.porting.scan.suppress import apply_suppressions
 from accelpilot.porting.scan.text import scan_text
 
+_NONE3 = (None, None, None)  # no cell, subject or context: a CUDA source is one line of its extension's item
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # JSON that is data, not a job spec: tokenizers, vocabularies, weight indexes, and any JSON over DATA_JSON_BYTES (job
 # specs are a few KB). Read line by line with every text rule, a 2 MB tokenizer took most of a 224-file scan (issue
@@ -119,7 +120,7 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
         if kind == "cuda":
             return (
                 rel,
-                [("cuda-source-file", None, f"CUDA source file {Path(rel).name}", "", None, None, None)],
+                [("cuda-source-file", None, f"CUDA source file {Path(rel).name}, {st.st_size} bytes", "", *_NONE3)],
                 None,
                 0,
             )

@@ -307,12 +307,23 @@ def find_refs(sources: Iterable[tuple[str, bytes]], index: Index) -> tuple[list[
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc")
 
 
+def _source_paths(folder: str, value: str) -> list[str]:
+    """Where a ``load()`` source may lie: by file name in the builder's folder (``os.path.join(module_path, ...)``),
+    else the path as written from the builder's folder or any folder above it, the directory the script may be run
+    from (RWKV-7's ``src/model.py`` builds ``cuda/rwkv7_clampw.cu``, run from ``train_temp/``)."""
+    name = value.rpartition("/")[2]
+    written = value.removeprefix("./")
+    parts = folder.split("/") if folder else []
+    above = ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+    return [f"{folder}/{name}" if folder else name, *(f"{a}/{written}" if a else written for a in above)]
+
+
 def jit_sources(
     loads: list[tuple[str, int, str]], read: Callable[[str], bytes | None], present: set[str]
 ) -> dict[str, tuple[str, str]]:
     """Source file -> (the file that builds it, the extension's name) for ``torch.utils.cpp_extension.load(name,
     sources=[os.path.join(module_path, "fused_bias_act_kernel.cu"), ...])`` calls (``loads``: file, line, name): the
-    sources a JIT build names, by file name in the builder's folder, so that each joins its extension's item (two
+    sources a JIT build names (``_source_paths``), so that each joins its extension's item (two
     extensions in one folder, rosinality's ``op/``, are two items, not a third for the folder's ``.cu`` files)."""
     out: dict[str, tuple[str, str]] = {}
     for rel, line, name in loads:
@@ -327,7 +338,7 @@ def jit_sources(
                 continue
             for c in ast.walk(call):
                 if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith(_SOURCE_SUFFIXES):
-                    src = f"{folder}/{c.value.rpartition('/')[2]}" if folder else c.value.rpartition("/")[2]
-                    if src in present:
+                    src = next((x for x in _source_paths(folder, c.value) if x in present), None)
+                    if src is not None:
                         out.setdefault(src, (rel, name))
     return out

@@ -155,11 +155,18 @@ def _cross_file(
         if f.message.startswith("load(") and f.file and f.line and f.subject
     ]
     built |= jit_sources(loads, _reader(files, unread), present) if loads else {}
-    for f in findings:
+    # a source only an example's (or an unreached script's) ``load()`` compiles is in that script's context
+    builder = {(f.file, f.subject): f.context for f in findings if f.message.startswith("load(")}
+    for i, f in enumerate(findings):
         if f.rule == "cuda-source-file" and f.file is not None:
             ext = built.get(f.file) or folders.get(f.file.rpartition("/")[0])
             if ext is not None:
                 f.defined_in, f.subject = ext
+                if f.context is None and (ctx := builder.get(ext)) is not None:
+                    findings[i] = Finding.from_rule(
+                        RULES[f.rule], file=f.file, line=f.line, message=f.message, context=ctx, subject=f.subject
+                    )
+                    findings[i].defined_in = f.defined_in
     for rule, rel, line, message, subject, context, defined_in, text in refs:
         if (rule, rel, line) in have:
             continue
