@@ -22,6 +22,13 @@ HEAD = "from transformers import AutoModelForCausalLM\n"
         ("import transformers\npipe = transformers.pipeline('text-generation', model=m)\n", [2]),
         # open_clip: a wrapper the repository builds around GenerationMixin runs Hugging Face's generate
         (HEAD + "wrapper = MultimodalGenerationWrapper(m)\nout = wrapper.generate(t, generation_config=gc)\n", [3]),
+        # ChatGLM: a Hub chat model's remote code decodes through generate()
+        (
+            "from transformers import AutoModel\n"
+            "model = AutoModel.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True)\n"
+            "for r, h in model.stream_chat(tokenizer, query, history=h):\n    print(r)\n",
+            [3],
+        ),
     ],
 )
 def test_a_hugging_face_generation_is_found(source: str, lines: list[int]) -> None:
@@ -42,6 +49,7 @@ def test_a_hugging_face_generation_is_found(source: str, lines: list[int]) -> No
         + "model = MambaLMHeadModel.from_pretrained(name)\n"
         + "out = model.generate(input_ids=ids, max_length=100)\n",
         HEAD + "pipe = pipeline('fill-mask', model=m)\n",
+        HEAD + "reply = client.chat(messages)\n",  # a chat() of no Hub remote code (an API client)
     ],
 )
 def test_near_misses_are_not_found(source: str) -> None:

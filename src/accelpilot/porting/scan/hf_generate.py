@@ -2,7 +2,9 @@
 held-out labellers' decode-shape items of Alpaca-LoRA, BLIP, LLaVA, QLoRA and TinyLlama).
 
 ``model.generate(..., max_new_tokens=64)`` (or ``num_beams=3``, ``do_sample=True``, ``**gen_kwargs``) in a file that
-imports transformers, and ``pipeline("text-generation", ...)``: ``generate`` keeps a ``DynamicCache`` that is
+imports transformers, ``pipeline("text-generation", ...)``, and a Hub chat model's ``model.chat(tokenizer, ...)`` /
+``stream_chat`` in a file that loads with ``trust_remote_code=True`` (ChatGLM's remote code decodes through
+``generate``): ``generate`` keeps a ``DynamicCache`` that is
 concatenated onto every decode step, so each step has a new key/value length and a compiled graph per length; a
 beam search also reorders the cache. ``cache_implementation="static"`` (a preallocated cache) is the fix, and a
 call that passes it is not a line. The calls of a repository are one item (``items.HF_GENERATE``).
@@ -66,11 +68,14 @@ def _candidates(data: bytes) -> list[int]:
     not prose's backticked `` `.generate(` ``) or build a text-generation pipeline, outside a doctest
     (transformers' own docstrings hold hundreds of ``>>> model.generate(...)`` examples)."""
     out: list[int] = []
-    for token in (b".generate(", b"text-generation"):
+    tokens = [b".generate(", b"text-generation"]
+    if b"trust_remote_code=True" in data:
+        tokens += [b".chat(", b".stream_chat("]  # a Hub chat model's own decode loop (ChatGLM's)
+    for token in tokens:
         i = data.find(token)
         while i != -1:
             before = data[i - 1 : i]
-            if (token == b".generate(" and (before.isalnum() or before in (b")", b"]", b"_"))) or (
+            if (token != b"text-generation" and (before.isalnum() or before in (b")", b"]", b"_"))) or (
                 token == b"text-generation" and before in (b"'", b'"')
             ):
                 start = data.rfind(b"\n", 0, i) + 1
@@ -104,7 +109,10 @@ def _own_models(data: bytes, trees: list[ast.Module]) -> set[str]:
 
 def generate_calls(data: bytes) -> list[RawFinding]:
     """The ``growing-sequence`` lines of Hugging Face ``generate`` calls and text-generation pipelines."""
-    if b"transformers" not in data or not (b".generate(" in data or b"text-generation" in data):
+    remote = b"trust_remote_code=True" in data
+    if b"transformers" not in data or not (
+        b".generate(" in data or b"text-generation" in data or (remote and b"chat(" in data)
+    ):
         return []
     at = _candidates(data)
     if not at:
@@ -131,6 +139,8 @@ def generate_calls(data: bytes) -> list[RawFinding]:
                 if f.value.id in own:
                     continue
             msg = "Hugging Face generate(): the KV cache grows one token per decode step (a new shape every step)"
+        elif name in ("chat", "stream_chat") and isinstance(f, ast.Attribute) and n.args and remote:
+            msg = f"the Hub model's {name}() (trust_remote_code) decodes with generate(): a KV cache grown every step"
         elif name == "pipeline" and any(
             isinstance(a, ast.Constant) and a.value == "text-generation"
             for a in [*n.args, *(k.value for k in n.keywords if k.arg == "task")]
