@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
-from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import LineSink
 
 _KEYS = frozenset({"accelerator", "distributed_backend", "strategy"})
 # ``strategy='ddp'``, ``distributed_backend='ddp' if n > 1 else None``, ``cfg["accelerator"] = "ddp"`` on one line
@@ -42,14 +42,8 @@ def dist_launchers(data: bytes) -> list[RawFinding]:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return []
-    lines = data.decode("utf-8", "replace").splitlines()
-    demo = [(n.lineno, n.end_lineno or n.lineno) for n in tree.body if isinstance(n, ast.If) and is_main_test(n.test)]
-    out: list[RawFinding] = []
-
-    def add(rule: str, node: ast.AST, msg: str) -> None:
-        ln = getattr(node, "lineno", 0)
-        ctx = "main-block" if any(a <= ln <= b for a, b in demo) else None
-        out.append((rule, ln, msg, lines[ln - 1] if 0 < ln <= len(lines) else "", None, ctx))
+    sink = LineSink(data, tree)
+    add = sink.add
 
     for n in ast.walk(tree):
         if lightning and isinstance(n, ast.Call):
@@ -66,4 +60,4 @@ def dist_launchers(data: bytes) -> list[RawFinding]:
             names = [a.name for a in n.names]
             if mod == "mpi4py" or any(x == "mpi4py" or x.startswith("mpi4py.") for x in names):
                 add("mpi-launch", n, "mpi4py: ranks, sharding and broadcasts from an mpiexec launch")
-    return out
+    return sink.out

@@ -7,6 +7,8 @@ import functools
 from collections import deque
 from collections.abc import Collection, Iterator
 
+from accelpilot.porting.scan.literals import is_main_test
+from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.prune import parse_unit, string_spans, top_units, units
 from accelpilot.porting.scan.reach import FileReach
 
@@ -84,3 +86,21 @@ def _held_lines(funcs: list[_Def], lines: Collection[int]) -> Iterator[tuple[int
 
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class LineSink:
+    """The raw findings a whole-file pass adds: each with its line's text, and ``main-block`` for a line under a
+    module-level ``if __name__ == "__main__":`` (an entry script's own main is its default path: ``run.py``)."""
+
+    def __init__(self, data: bytes, tree: ast.Module) -> None:
+        self.lines = data.decode("utf-8", "replace").splitlines()
+        self.demo = [
+            (n.lineno, n.end_lineno or n.lineno) for n in tree.body if isinstance(n, ast.If) and is_main_test(n.test)
+        ]
+        self.out: list[RawFinding] = []
+
+    def add(self, rule: str, node: ast.AST, msg: str, subject: str | None = None) -> None:
+        ln = getattr(node, "lineno", 0)
+        snip = self.lines[ln - 1] if 0 < ln <= len(self.lines) else ""
+        ctx = "main-block" if any(a <= ln <= b for a, b in self.demo) else None
+        self.out.append((rule, ln, msg, snip, subject, ctx))

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.post_kit import LineSink
 
 SUBMITIT_SUBJECT = "submitit Slurm GPU request"
 # submitit's keywords that ask Slurm for GPUs (AutoExecutor's and SlurmExecutor's spellings) or name GPU hardware.
@@ -43,15 +43,8 @@ def runtime_calls(data: bytes) -> list[RawFinding]:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return []
-    lines = data.decode("utf-8", "replace").splitlines()
-    demo = _main_blocks(tree)
-    out: list[RawFinding] = []
-
-    def add(rule: str, node: ast.AST, msg: str, subject: str | None = None) -> None:
-        ln = getattr(node, "lineno", 0)
-        snip = lines[ln - 1] if 0 < ln <= len(lines) else ""
-        ctx = "main-block" if any(a <= ln <= b for a, b in demo) else None
-        out.append((rule, ln, msg, snip, subject, ctx))
+    sink = LineSink(data, tree)
+    add, out = sink.add, sink.out
 
     if accel:
         names, modules = _accelerator_names(tree)
@@ -162,7 +155,3 @@ def _constraints(tree: ast.Module) -> list[tuple[str, ast.expr]]:
                 if isinstance(key, ast.Constant) and key.value in _CONSTRAINT:
                     out.append((node.value.value, node.value))
     return out
-
-
-def _main_blocks(tree: ast.Module) -> list[tuple[int, int]]:
-    return [(n.lineno, n.end_lineno or n.lineno) for n in tree.body if isinstance(n, ast.If) and is_main_test(n.test)]
