@@ -38,11 +38,10 @@ def dist_launchers(data: bytes) -> list[RawFinding]:
     mpi = b"mpi4py" in data
     if not (lightning or mpi):
         return []
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    sink = LineSink.of(data)
+    if sink is None:
         return []
-    sink = LineSink(data, tree)
+    tree = sink.tree
     add = sink.add
 
     for n in ast.walk(tree):

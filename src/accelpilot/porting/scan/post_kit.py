@@ -98,6 +98,16 @@ class LineSink:
             (n.lineno, n.end_lineno or n.lineno) for n in tree.body if isinstance(n, ast.If) and is_main_test(n.test)
         ]
         self.out: list[RawFinding] = []
+        self.tree = tree
+
+    @classmethod
+    def of(cls, data: bytes) -> LineSink | None:
+        """A sink over the whole file parsed (``tree``), or None when it does not parse."""
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            return None
+        return cls(data, tree)
 
     def add(self, rule: str, node: ast.AST, msg: str, subject: str | None = None) -> None:
         ln = getattr(node, "lineno", 0)

@@ -39,11 +39,10 @@ def runtime_calls(data: bytes) -> list[RawFinding]:
     slurm = b"submitit" in data and b"update_parameters" in data
     if not (accel or slurm):
         return []
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    sink = LineSink.of(data)
+    if sink is None:
         return []
-    sink = LineSink(data, tree)
+    tree = sink.tree
     add, out = sink.add, sink.out
 
     if accel:
