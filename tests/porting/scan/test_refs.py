@@ -208,3 +208,20 @@ def test_a_source_only_an_example_compiles_is_in_the_examples_context(tmp_path: 
     log = scan_path(tmp_path, jobs=1)
     src = next(f for f in log.findings if f.file == "cuda/wkv.cu")
     assert src.context == "example" and src.severity != "blocking"
+
+
+def test_a_source_only_an_unreached_scripts_load_compiles_is_unreached(tmp_path: Path) -> None:
+    """RWKV-7's fast demo: a script nothing runs or imports builds ``cuda/wkv7s.cu``; the source is unreached with
+    it (not a blocking kernel of the default path), while the README's trainer keeps its own."""
+    (tmp_path / "README.md").write_text("Train:\n\n```\npython train.py\n```\n")
+    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")
+    (tmp_path / "rwkv7").mkdir()
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "rwkv7" / "fast_infer.py").write_text(
+        "from torch.utils.cpp_extension import load\nload(name='wkv7s', sources=['cuda/wkv7s.cu'])\n"
+    )
+    (tmp_path / "cuda" / "wkv7s.cu").write_text("__global__ void k() {}\n")
+    log = scan_path(tmp_path, jobs=1)
+    src = next(f for f in log.findings if f.file == "cuda/wkv7s.cu")
+    assert src.context == "unreached-module" and src.severity != "blocking"
+    assert not [i for i in log.items if i.rule in ("cpp-extension-cuda", "cuda-source-file")]

@@ -67,8 +67,10 @@ def mark_unreached_modules(
     dead = {r for r in candidates if r not in imported | mains | named | loaded and r not in entries}
     dead |= _unrun_job_folders(jobs, rels, entries, imported | named | set(entries), read_text)
     for f in findings:
-        # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it
-        if (f.file in dead or (f.rule == "cuda-source-file" and f.defined_in in dead)) and f.porting:
+        # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it (a ``setup.py``
+        # build is run by an install command, not by an import: RAFT's ``alt_cuda_corr``)
+        jit = f.rule == "cuda-source-file" and f.defined_in in dead and not f.defined_in.endswith("setup.py")
+        if (f.file in dead or jit) and f.porting:
             _unreach(f)
     if loaded:
         _mark_loaded_by_name(findings, graph, loaded, set(entries))
