@@ -239,6 +239,13 @@ ROWS.update(
             "and load one checkpoint of each kind on the current torch",
             _REASONED + ": a keyword per load; the time is finding a checkpoint of each kind to load",
         ),
+        "fid-evaluation": EffortRow(
+            0.5,
+            1.5,
+            "run the Inception feature extractor on the device (or the host) and check the FID against the CUDA "
+            "reference on the same samples",
+            _REASONED,
+        ),
         "lightning-ddp": EffortRow(
             1,
             3,

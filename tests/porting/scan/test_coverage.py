@@ -42,6 +42,7 @@ EXPECTED = [
     ("fp8.py", 4, "fp8-matmul", None),  # torch._scaled_mm
     ("lightning_ddp.py", 4, "lightning-ddp", None),  # the trainer config's accelerator set to ddp
     ("mpi_dist.py", 1, "mpi-launch", None),  # ranks from mpi4py
+    ("fid_metric.py", 2, "fid-evaluation", None),  # pytorch-fid's InceptionV3
     ("loader.py", 4, "partial-last-batch", None),  # shuffled, no drop_last
     ("syncbn.py", 4, "sync-batchnorm", None),  # convert_sync_batchnorm; a plain BatchNorm2d is not it
     ("requirements-old.txt", 2, "install-pin", None),  # torch pinned below the Neuron SDK's

@@ -315,4 +315,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "next step cannot be queued behind it, and under torch.compile it cuts the graph. It runs, slower. Keep the "
         "stop test on the device (a mask of finished rows) and read it every N tokens.",
     ),
+    Rule(
+        id="fid-evaluation",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="Inception-based evaluation (FID/IS/KID) on the device",
+        why="The metrics run an Inception-v3 feature extractor over every generated and reference image (pytorch-fid, "
+        "torch-fidelity, clean-fid, TF-GAN, or the repository's own `InceptionV3`/`fid_inception_v3`), usually on the "
+        "training device, and compute the Frechet distance on the host (a matrix square root in scipy). The "
+        "extractor is a second model to bring up on the `neuron` device (or to run on the host, slowly), and FID is "
+        "sensitive to its numerics: check the score against the CUDA reference on the same samples before "
+        "comparing models by it.",
+    ),
 )

@@ -8,6 +8,7 @@ import re
 from accelpilot.porting.scan.attention import manual_attention
 from accelpilot.porting.scan.decode_syncs import decode_syncs
 from accelpilot.porting.scan.dist_launch import dist_launchers
+from accelpilot.porting.scan.fid_eval import fid_lines
 from accelpilot.porting.scan.hf_generate import generate_calls
 from accelpilot.porting.scan.padding import padding_lines
 from accelpilot.porting.scan.patterns import RawFinding
@@ -75,6 +76,7 @@ def _whole_file(data: bytes) -> list[RawFinding]:
         + runtime_calls(data)
         + dist_launchers(data)
         + generate_calls(data)
+        + fid_lines(data)
         + host_syncs(data)
         + decode_syncs(data)
         + manual_attention(data)
