@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from accelpilot.porting.scan import scan_path
 from accelpilot.porting.scan.refs import Index
 
@@ -197,31 +199,29 @@ def test_jit_sources_resolve_from_the_run_folder_and_are_sized_by_their_bytes(tm
     assert (big.days_low, big.days_high) == (5, 15)
 
 
-def test_a_source_only_an_example_compiles_is_in_the_examples_context(tmp_path: Path) -> None:
-    """A ``.cu`` file that only an example script's ``load()`` builds is no default-path kernel (RWKV's demos)."""
-    (tmp_path / "examples").mkdir()
+@pytest.mark.parametrize(
+    ("builder", "context"),
+    [
+        ("examples/demo.py", "example"),  # an example script (RWKV's GPT-mode demo)
+        ("rwkv7/fast_infer.py", "unreached-module"),  # a script nothing runs or imports (RWKV-7's fast demo)
+    ],
+)
+def test_a_source_only_a_non_default_scripts_load_compiles_takes_its_context(
+    tmp_path: Path, builder: str, context: str
+) -> None:
+    """A ``.cu`` file that only an example's or an unreached script's ``load()`` builds is no kernel of the default
+    path: it takes the builder's context, and no kernel item stands for it, while the README's trainer keeps its
+    own blocking line."""
+    (tmp_path / "README.md").write_text("Train:\n\n```\npython train.py\n```\n")
+    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")
+    (tmp_path / builder).parent.mkdir()
     (tmp_path / "cuda").mkdir()
-    (tmp_path / "examples" / "demo.py").write_text(
+    (tmp_path / builder).write_text(
         "from torch.utils.cpp_extension import load\nload(name='wkv', sources=['cuda/wkv.cu'])\n"
     )
     (tmp_path / "cuda" / "wkv.cu").write_text("__global__ void k() {}\n")
     log = scan_path(tmp_path, jobs=1)
     src = next(f for f in log.findings if f.file == "cuda/wkv.cu")
-    assert src.context == "example" and src.severity != "blocking"
-
-
-def test_a_source_only_an_unreached_scripts_load_compiles_is_unreached(tmp_path: Path) -> None:
-    """RWKV-7's fast demo: a script nothing runs or imports builds ``cuda/wkv7s.cu``; the source is unreached with
-    it (not a blocking kernel of the default path), while the README's trainer keeps its own."""
-    (tmp_path / "README.md").write_text("Train:\n\n```\npython train.py\n```\n")
-    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")
-    (tmp_path / "rwkv7").mkdir()
-    (tmp_path / "cuda").mkdir()
-    (tmp_path / "rwkv7" / "fast_infer.py").write_text(
-        "from torch.utils.cpp_extension import load\nload(name='wkv7s', sources=['cuda/wkv7s.cu'])\n"
-    )
-    (tmp_path / "cuda" / "wkv7s.cu").write_text("__global__ void k() {}\n")
-    log = scan_path(tmp_path, jobs=1)
-    src = next(f for f in log.findings if f.file == "cuda/wkv7s.cu")
-    assert src.context == "unreached-module" and src.severity != "blocking"
+    assert src.context == context and src.severity != "blocking"
     assert not [i for i in log.items if i.rule in ("cpp-extension-cuda", "cuda-source-file")]
+    assert {f.severity for f in log.findings if f.file == "train.py"} == {"blocking"}
