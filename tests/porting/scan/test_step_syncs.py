@@ -64,6 +64,13 @@ class Trainer:
             "        l = m(x)\n        l.backward()\n        opt.step()\n        print(l.item())\n",
             [8],
         ),
+        # llama2.c: the backward in a gradient-accumulation loop, the step a grad scaler's: the outer loop steps
+        (
+            "def f(m, xs, optimizer, scaler):\n    for x in xs:\n        for mb in x:\n"
+            "            scaler.scale(m(mb)).backward()\n        scaler.step(optimizer)\n"
+            "        optimizer.zero_grad()\n        print(m.loss.item())\n",
+            [7],
+        ),
     ],
 )
 def test_a_read_every_training_step_is_found(source: str, lines: list[int]) -> None:
@@ -163,8 +170,8 @@ def test_a_read_every_n_steps_with_n_a_module_constant_one_is_every_step() -> No
 def test_a_scripts_module_level_training_loop_is_read_like_a_functions() -> None:
     """A script that trains at module level (cleanrl's ``for iteration in ...:`` under ``if __name__ ==
     "__main__":``, llama2.c's ``while True:``) reads ``loss.item()`` every step as a training function would.
-    Near miss: under ``exec(open('configurator.py').read())`` the script's ``log_interval = 1`` may be rebound from
-    the command line, so ``if iter_num % log_interval == 0`` is read as every N steps."""
+    Under ``exec(open('configurator.py').read())`` the script's ``log_interval = 1`` may be rebound from the command
+    line: the line is reported with the names (``CONFIGURED``) for the tree pass to judge against the README."""
     src = (
         "import torch\n\nlog_interval = 1\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters())\n"
         "it = 0\nwhile True:\n    loss = model(torch.ones(2)).sum()\n    loss.backward()\n    opt.step()\n"
@@ -173,7 +180,40 @@ def test_a_scripts_module_level_training_loop_is_read_like_a_functions() -> None
     found = [(ln, msg) for r, ln, msg, *_ in scan_python(src) if r == "host-sync-in-loop"]
     assert found == [(12, "loss.item() every training step in the script's loop")]
     configured = src.replace("log_interval = 1\n", "log_interval = 1\nexec(open('configurator.py').read())\n")
-    assert [ln for r, ln, *_ in scan_python(configured) if r == "host-sync-in-loop"] == []
+    assert [(ln, sub) for r, ln, _, _, sub, _ in scan_python(configured) if r == "host-sync-in-loop"] == [
+        (13, "configured:log_interval")
+    ]
+
+
+CONFIGURED_TRAIN = (
+    "import torch\n\nlog_interval = 1\nexec(open('configurator.py').read())\n"
+    "model = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters())\n"
+    "it = 0\nwhile True:\n    loss = model(torch.ones(2)).sum()\n    loss.backward()\n    opt.step()\n"
+    "    if it % log_interval == 0:\n        print(loss.item())\n    it += 1\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("readme", "kept"),
+    [
+        ("```\npython train.py\n```\n", True),  # llama2.c: the default 1 holds, a read every step
+        ("```\npython train.py --log_interval=1 --device=cpu\n```\n", True),
+        ("```\npython train.py config/train_small.py\n```\n", False),  # nanoGPT: the config sets 10
+        ("```\npython train.py --log_interval=10\n```\n", False),
+        (None, False),  # no command: the script's values are anyone's
+    ],
+)
+def test_a_configured_interval_is_judged_against_the_readme_command(
+    tmp_path: Path, readme: str | None, kept: bool
+) -> None:
+    (tmp_path / "train.py").write_text(CONFIGURED_TRAIN)
+    (tmp_path / "configurator.py").write_text("# reads --key=value and config files\n")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "train_small.py").write_text("log_interval = 10  # don't print too often\n")
+    if readme is not None:
+        (tmp_path / "README.md").write_text("Train:\n\n" + readme)
+    found = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "host-sync-in-loop"]
+    assert [(f.file, f.line, f.subject) for f in found] == ([("train.py", 13, None)] if kept else [])
 
 
 ONE_STEP = """\

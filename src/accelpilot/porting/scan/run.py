@@ -52,7 +52,7 @@ from accelpilot.porting.scan.precision import fp32_training
 from accelpilot.porting.scan.prefixed_imports import prefixed_imports
 from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
-from accelpilot.porting.scan.step_syncs import cross_file_syncs
+from accelpilot.porting.scan.step_syncs import configured_syncs, cross_file_syncs
 from accelpilot.porting.scan.submodules import unscanned_submodules
 from accelpilot.porting.scan.timm_pins import mark_timm_mixup, timm_pin
 from accelpilot.porting.scan.walk import display_name, walk
@@ -393,6 +393,7 @@ def scan_path(
             findings = drop_own_package(findings, own)
             entries = found.how
             roots = default_roots(rels, own, entries)
+            findings = configured_syncs(findings, entries, _text_reader(files, unread))
             mark_unreached_modules(findings, _python_sources(files, unread), rels, entries, _text_reader(files, unread))
             assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)

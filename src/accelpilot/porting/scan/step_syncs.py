@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.log import Finding
@@ -86,13 +87,15 @@ def _receiver(node: ast.expr) -> str:
 
 
 def _trains(node: ast.AST) -> bool:
-    """A training call: ``x.backward(...)``, ``opt.zero_grad()``, ``optimizer.step()``."""
+    """A training call: ``x.backward(...)``, ``opt.zero_grad()``, ``optimizer.step()``, or a grad scaler's
+    ``scaler.step(optimizer)`` (the step of a loop whose backward sits in a gradient-accumulation loop: llama2.c)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return False
     attr = node.func.attr
     if attr in ("backward", "zero_grad"):
         return True
-    return attr == "step" and _OPTIMIZER.search(_receiver(node.func.value)) is not None
+    named = [node.func.value, *node.args]
+    return attr == "step" and any(_OPTIMIZER.search(_receiver(x)) is not None for x in named)
 
 
 def _ones(tree: ast.Module) -> frozenset[str]:
@@ -298,6 +301,9 @@ def _one_step(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return trains and not looped
 
 
+# The subject of a read every step only if the command that runs the script rebinds none of these names (a script
+# that ``exec``s a configurator: nanoGPT's and llama2.c's ``log_interval = 1``): ``configured_syncs`` decides.
+CONFIGURED = "configured:"
 StepCalls = list[tuple[str, str, str]]  # (module as imported, function, the step that calls it every step)
 
 
@@ -382,12 +388,12 @@ def _analyse(data: bytes) -> tuple[list[RawFinding], StepCalls]:
     imported: tuple[dict[str, tuple[str, str]], dict[str, str]] | None = None  # read when a step calls a name
     elsewhere: StepCalls = []
 
-    def report(node: ast.AST, what: str, where: str) -> None:
+    def report(node: ast.AST, what: str, where: str, subject: str | None = None) -> None:
         ln = getattr(node, "lineno", 0)
         if ln in seen:
             return
         seen.add(ln)
-        out.append((RULE, ln, _said(node, what, where), lines[ln - 1] if 0 < ln <= len(lines) else "", None, None))
+        out.append((RULE, ln, _said(node, what, where), lines[ln - 1] if 0 < ln <= len(lines) else "", subject, None))
 
     top = [st for st in tree.body if not isinstance(st, (*_FUNC, ast.ClassDef))]
     # a script's module-level loop (llama2.c's ``while True:`` in train.py) trains like a function's; a script that
@@ -423,6 +429,22 @@ def _analyse(data: bytes) -> tuple[list[RawFinding], StepCalls]:
                     continue  # a training function has its own reads
                 for call, what in _reads_in(helper, every=True, ones=ones)[0]:
                     report(call, what, f"in {helper.name}(), which {name} calls every training step")
+    # every step only while the command rebinds no ``N = 1`` of a ``% N`` test (``configured_syncs`` reads the
+    # README's command)
+    periods = (
+        {
+            n.right.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and isinstance(n.right, ast.Name)
+        }
+        & ones
+        if script and script_ones != ones
+        else set()
+    )
+    if periods:
+        bound = ",".join(sorted(periods))
+        for call, what in _reads_in(tree, ones=frozenset(periods))[0]:
+            report(call, what, f"every training step in the script's loop ({bound} = 1)", f"{CONFIGURED}{bound}")
     out.sort(key=lambda r: r[1] or 0)
     return out, sorted(set(elsewhere))
 
@@ -485,3 +507,47 @@ def cross_file_syncs(
                             )
                         )
     return out
+
+
+_COMMAND = re.compile(r"`([^`]+)`")
+
+
+def configured_syncs(
+    findings: list[Finding], entries: Mapping[str, str], read: Callable[[str], str | None]
+) -> list[Finding]:
+    """The findings with each configured read (``CONFIGURED``) kept where the README command that runs its script
+    leaves the names at 1 (llama2.c's ``python train.py``: ``log_interval = 1``, a read every step) and dropped where
+    it rebinds one: a config file it passes that assigns the name (nanoGPT's ``config/train_shakespeare_char.py``:
+    ``log_interval = 10``), a ``--name=value`` other than 1, or no command at all (the script's values are anyone's)."""
+    out: list[Finding] = []
+    for f in findings:
+        if f.rule != RULE or not (f.subject or "").startswith(CONFIGURED):
+            out.append(f)
+            continue
+        names = set((f.subject or "")[len(CONFIGURED) :].split(","))
+        m = _COMMAND.search(entries.get(f.file or "", ""))
+        if m is not None and not _rebinds(m.group(1), names, f.file or "", read):
+            f.subject = None
+            out.append(f)
+    return out
+
+
+def _rebinds(command: str, names: set[str], script: str, read: Callable[[str], str | None]) -> bool:
+    """Whether ``command`` rebinds any of ``names``: a ``--name=value`` (or ``--name value``) other than 1, or a
+    ``.py`` config file after the script that assigns one (looked up from the root, then beside the script)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True  # a command the scan cannot read: nothing is claimed
+    folder = script.rpartition("/")[0]
+    for i, w in enumerate(words):
+        key, eq, value = w.removeprefix("--").partition("=")
+        if w.startswith("--") and key in names:
+            value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
+            if value.strip() not in ("1", "1.0"):
+                return True
+        if w.endswith(".py") and not w.endswith(script.rpartition("/")[2]):
+            text = read(w) or (read(f"{folder}/{w}") if folder else None) or ""
+            if any(re.search(rf"^\s*{re.escape(n)}\s*=", text, re.M) for n in names):
+                return True
+    return False
