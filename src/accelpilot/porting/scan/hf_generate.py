@@ -18,6 +18,7 @@ import ast
 import re
 
 from accelpilot.porting.items import HF_GENERATE
+from accelpilot.porting.scan.families import raw_imports
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import unit_trees
 
@@ -56,7 +57,6 @@ _HF = ("transformers", "peft")
 
 # The lines that load a model, for ``_own_models``.
 _LOADS = re.compile(rb"^[^\n]*from_pretrained\(", re.M)
-_FROM = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^\n)#]*)", re.M)
 
 
 def _line_of(data: bytes, offset: int) -> int:
@@ -90,10 +90,10 @@ def _own_models(data: bytes, trees: list[ast.Module]) -> set[str]:
     MambaLMHeadModel.from_pretrained(...)`` with ``MambaLMHeadModel`` imported from ``mamba_ssm`` (its ``generate``
     is mamba's own, with a fixed-size recurrent state)."""
     foreign = {
-        name.strip().split(" as ")[-1].strip()
-        for m in _FROM.finditer(data)
-        if not m.group(1).decode().startswith(_HF)
-        for name in m.group(2).decode(errors="replace").split(",")
+        name.strip().split(" as ")[-1].strip().rstrip(")")
+        for module, names, _ in raw_imports(data)
+        if module is not None and not module.startswith(_HF)
+        for name in names.split(",")
     }
     out: set[str] = set()
     for n in (n for t in trees for n in ast.walk(t)):

@@ -164,9 +164,14 @@ def _cross_file(
                 f.defined_in, f.subject = ext
                 if f.context is None and (ctx := builder.get(ext)) is not None:
                     findings[i] = Finding.from_rule(
-                        RULES[f.rule], file=f.file, line=f.line, message=f.message, context=ctx, subject=f.subject
+                        RULES[f.rule],
+                        file=f.file,
+                        line=f.line,
+                        message=f.message,
+                        context=ctx,
+                        subject=f.subject,
+                        defined_in=f.defined_in,
                     )
-                    findings[i].defined_in = f.defined_in
     for rule, rel, line, message, subject, context, defined_in, text in refs:
         if (rule, rel, line) in have:
             continue
