@@ -122,3 +122,22 @@ def test_a_library_accelerator_is_a_warning_and_the_same_on_a_readme_entry_point
     reason = by_rule["hf-trainer"].reason or ""
     assert "before accelerate 1.13 picks CUDA or the CPU" in reason and "accelerate==0.21.0" in reason
     assert "accelerate refuses on a device that is not a GPU" in (by_rule["amp-cuda"].reason or "")
+
+
+def test_nvidia_smi_run_as_an_argument_list_on_an_entry_point_blocks_and_through_a_shell_does_not(
+    tmp_path: Path,
+) -> None:
+    """``subprocess.run(["nvidia-smi"])`` raises FileNotFoundError where the executable is missing (modded-nanogpt
+    logs it at start-up): blocking on a README command's script. ``os.popen("nvidia-smi -L")`` only prints "not
+    found" through the shell and returns (YOLOX): a warning, as is the same call in a module no command runs."""
+    (tmp_path / "train.py").write_text(
+        "import subprocess\n\ndef smi():\n"
+        '    return subprocess.run(["nvidia-smi"], stdout=subprocess.PIPE, text=True).stdout\n\nprint(smi())\n'
+    )
+    (tmp_path / "count.py").write_text('import os\nn = len(os.popen("nvidia-smi -L").read().split())\n')
+    (tmp_path / "README.md").write_text("Run `python train.py` or `python count.py`.\n")
+    (tmp_path / "lib.py").write_text('import subprocess\nsubprocess.check_output(["nvidia-smi", "-L"])\n')
+    lines = {(f.file, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "nvidia-smi"}
+    assert lines == {("train.py", "blocking"), ("count.py", "warning"), ("lib.py", "warning")}
+    blocking = next(f for f in scan_path(tmp_path, jobs=1).findings if f.severity == "blocking")
+    assert "FileNotFoundError" in (blocking.reason or "") and "train.py:4" in (blocking.reason or "")

@@ -74,6 +74,7 @@ BLOCKS_IN_ENTRY = frozenset(
         "bnb-optimizer",
         "amp-cuda",
         "slurm-gpu-gres",
+        "nvidia-smi",
     }
 )
 # Why such a line stops the entry point where it is not CUDA placement itself.
@@ -83,6 +84,8 @@ _STOPS = {
     "trainer-cuda-setting": "TrainingArguments(tf32=True) raises ValueError without CUDA (transformers 5.17.0)",
     "bnb-optimizer": "the Trainer builds a bitsandbytes optimizer, which has no Neuron backend",
     "amp-cuda": "fp16=True asks for CUDA AMP, which the Trainer refuses on a device that is not a GPU",
+    "nvidia-smi": "subprocess runs the nvidia-smi executable, which a host without the NVIDIA driver lacks, so it "
+    "raises FileNotFoundError",
     "slurm-gpu-gres": "its README command asks Slurm for NVIDIA GPUs through submitit, which a Trainium cluster "
     "(Neuron devices, not GPU gres) cannot grant",
 }
@@ -107,6 +110,9 @@ _RETURNS_WITHOUT_CUDA = re.compile(
 )
 # ``device_type = 'cuda' if 'cuda' in device else 'cpu'`` (nanoGPT, llama2.c): a name that follows the device.
 _FOLLOWS = re.compile(r"""["']cuda["']\s+if\s+["']cuda["']\s+in\s+[\w.]+\s+else\s""")
+# ``subprocess.run(["nvidia-smi"])``: an argument list (no shell) raises FileNotFoundError where the executable is
+# missing; ``os.popen``/``os.system``/``shell=True`` only print "not found" and return, so they do not stop the run.
+_EXEC_NVIDIA_SMI = re.compile(r"subprocess\.(?:run|check_output|check_call|call|Popen)\(\s*\[\s*[\"']nvidia-smi")
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
 
@@ -504,6 +510,8 @@ def mark_entry_blocking(
             continue
         if f.rule == "amp-cuda" and not f.message.startswith(_FP16_ASKED):
             continue  # ``torch.cuda.amp.GradScaler``: disabled off CUDA, a precision hazard, not a stop
+        if f.rule == "nvidia-smi" and not _EXEC_NVIDIA_SMI.search(f.snippet or ""):
+            continue  # a shell that does not find nvidia-smi prints an error and returns
         if f.rule == "slurm-gpu-gres" and not f.message.startswith("submitit"):
             continue  # a ``--gres=gpu`` string of the script: the job-spec rules judge it
         if f.rule == "torch-cuda-api" and _RETURNS_WITHOUT_CUDA.match(f.message):
