@@ -176,3 +176,36 @@ def test_an_extension_whose_wrapper_is_imported_only_under_a_fallback_is_optiona
     (tmp_path / "main.py").write_text("from kernels.window_process.window_process import WindowProcess\n")
     [(severity, _)] = _extension_items(tmp_path)
     assert severity == "blocking"
+
+
+SAM2 = {
+    "setup.py": "from setuptools import setup\n\ndef get_extensions():\n    try:\n"
+    "        from torch.utils.cpp_extension import CUDAExtension\n"
+    "        srcs = ['pkg/csrc/cc.cu']\n        return [CUDAExtension('pkg._C', srcs)]\n"
+    "    except Exception:\n        return []\n\nsetup(name='pkg', ext_modules=get_extensions())\n",
+    "pkg/csrc/cc.cu": "__global__ void label_components() {}\n",
+    "pkg/misc.py": "import warnings\n\n\ndef components(mask):\n    from pkg import _C\n\n"
+    "    return _C.components(mask)\n\n\ndef fill_holes(mask):\n    try:\n        labels = components(mask)\n"
+    "    except Exception as e:\n        warnings.warn(str(e))\n        labels = None\n    return labels\n",
+    "demo.py": "from pkg.misc import fill_holes\n\nprint(fill_holes(None))\n",
+    "README.md": "Run `python demo.py`.\n",
+}
+
+
+def test_an_extension_imported_in_a_function_whose_callers_catch_its_failure_is_a_performance_item(
+    tmp_path: Path,
+) -> None:
+    """SAM 2's ``get_connected_components``: ``from sam2 import _C`` inside the function, every call of it in a
+    ``try`` whose ``except Exception`` warns and skips the step. One item (the build, its source named through
+    ``srcs``), a performance item naming the handler. Near miss: a caller outside any ``try`` keeps it blocking."""
+    for rel, text in SAM2.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    log = scan_path(tmp_path, jobs=1)
+    [item] = [i for i in log.items if i.rule in ("cuda-source-file", "cpp-extension-cuda")]
+    assert item.severity == "warning"
+    assert item.reason == "performance item: off CUDA the fallback runs (`except Exception: warnings.warn(...)`)"
+    assert "pkg/csrc/cc.cu" in {ln.file for ln in item.lines}
+    (tmp_path / "demo.py").write_text("from pkg.misc import components, fill_holes\n\nprint(components(None))\n")
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule in ("cuda-source-file", "cpp-extension-cuda")]
+    assert item.severity == "blocking"

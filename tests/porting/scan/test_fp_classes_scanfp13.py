@@ -180,3 +180,28 @@ def test_shape_hazards_of_helpers_on_a_finished_decodes_result_are_host_side(tmp
         ("file|boolean-mask-index|speech.py", [12]),
         ("file|data-dependent-op|speech.py", [31, 34, 43, 46]),
     ]
+
+
+TIMERS = """\
+import torch
+
+device_type = "cuda" if torch.cuda.is_available() else "cpu"
+synchronize = torch.cuda.synchronize if device_type == "cuda" else lambda: None
+peak = torch.cuda.max_memory_allocated if device_type == "cuda" else lambda: 0
+sync_any = torch.cuda.synchronize if device_type == "cuda" else torch.zeros
+"""
+
+
+def test_a_cuda_function_chosen_only_on_a_cuda_device_type_with_a_no_op_lambda_elsewhere_does_not_stop(
+    tmp_path: Path,
+) -> None:
+    """nanochat's ``synchronize = torch.cuda.synchronize if device_type == "cuda" else lambda: None``: off CUDA the
+    no-op runs, so the README script that holds it does not stop. Near miss: another function as the other arm
+    (line 6) stays a use of CUDA."""
+    (tmp_path / "train.py").write_text(TIMERS)
+    (tmp_path / "README.md").write_text("Run `python train.py`.\n")
+    found = {
+        (f.line, f.context, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "torch-cuda-api"
+    }
+    assert (4, "backend-branch", "info") in found and (5, "backend-branch", "info") in found
+    assert (6, None, "blocking") in found

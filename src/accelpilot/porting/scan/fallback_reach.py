@@ -35,6 +35,7 @@ from accelpilot.porting.scan.families import _module_names, _resolve
 
 _DEPTH = 5  # callers followed up from a launch: deeper chains stay blocking
 _SOURCE_EXT = (".cu", ".cuh", ".cpp", ".cc", ".h")
+_IMPORTS = ("from ", "import ")
 _Fn = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -132,11 +133,28 @@ def _fallback_text(other: list[ast.stmt]) -> str | None:
     return ast.unparse(first).splitlines()[0][:80]
 
 
+def _catching(node: ast.AST, child: ast.AST) -> str | None:
+    """A ``try`` holding ``child`` in its body whose handler catches everything (``except Exception:``, a bare
+    ``except``) or ``ImportError`` and does not raise again: SAM 2's ``fill_holes_in_mask_scores`` warns and skips
+    the step when its connected-components extension fails. The handler's first line, as the fallback."""
+    if not (isinstance(node, ast.Try) and child in node.body):
+        return None
+    for h in node.handlers:
+        broad = h.type is None or _catches_import_error(h.type) or _is_broad(h.type)
+        if broad and not any(isinstance(n, ast.Raise) for st in h.body for n in ast.walk(st)):
+            kind = "" if h.type is None else " " + ast.unparse(h.type)
+            return f"except{kind}: " + (_fallback_text(h.body) or "pass")
+    return None
+
+
 def _guard(call: ast.AST, p: _Parsed) -> tuple[str | None, _Fn | None]:
-    """(the fallback's text, None) when ``call`` runs only under a CUDA test with a fallback in its function;
-    else (None, the function holding it, None at module level)."""
+    """(the fallback's text, None) when ``call`` runs only under a CUDA test with a fallback in its function, or in
+    a ``try`` whose handler skips its failure; else (None, the function holding it, None at module level)."""
     child, node = call, p.parent.get(call)
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        caught = _catching(node, child)
+        if caught is not None:
+            return caught, None
         if isinstance(node, ast.If) and _asks_cuda_device(node.test):
             in_body, in_test = child in node.body, False
             if child is node.test and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And):
@@ -321,6 +339,28 @@ def _judge_guarded_import(tree: _Tree, f: Finding, findings: list[Finding]) -> N
                 g.severity, g.reason = "warning", reason
 
 
+def _judge_called_import(tree: _Tree, f: Finding, findings: list[Finding]) -> None:
+    """An extension imported inside a function every caller of which catches its failure (SAM 2's
+    ``get_connected_components``: ``from sam2 import _C`` in the function, each call in a ``try`` whose ``except
+    Exception`` warns and skips hole filling): a performance item naming that fallback, with its sources and build."""
+    p = tree.parsed(f.file or "")
+    if f.severity != "blocking" or p is None or p.function_at(f.line or 0) is None:
+        return
+    found = _fallbacks(tree, f.file or "", f.line or 0)
+    if not found:
+        return
+    reason = _reason(found)
+    for g in findings:
+        same = g.subject == f.subject and (g.defined_in == f.defined_in or g.file == f.defined_in)
+        if g.severity == "blocking" and (g is f or (same and g.rule in ("cuda-source-file", "cpp-extension-cuda"))):
+            g.severity, g.reason = "warning", reason
+    build = [g for g in findings if g.file == f.defined_in and g.rule == "cpp-extension-cuda"]
+    if not any(g.severity == "blocking" and not g.message.startswith(_IMPORTS) for g in build):
+        for g in build:  # the builder's ``from torch.utils.cpp_extension import CUDAExtension`` follows its builds
+            if g.severity == "blocking":
+                g.severity, g.reason = "warning", reason
+
+
 def _guarded_extension_sources(findings: list[Finding]) -> None:
     """An extension every import of which sits under an ``ImportError`` fallback (RAFT's ``try: import
     alt_cuda_corr`` / ``except: pass`` in core/corr.py, already an optional line): the code runs unbuilt, so its CUDA
@@ -358,6 +398,7 @@ def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]
     for f in targets:
         if f.message.startswith("imports the built extension"):
             _judge_guarded_import(tree, f, findings)
+            _judge_called_import(tree, f, findings)
             continue
         found = _fallbacks(tree, f.file or "", f.line or 0)
         if found:

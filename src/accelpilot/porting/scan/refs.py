@@ -170,6 +170,7 @@ class RefVisitor(PyVisitor):
         self.loaded: dict[str, tuple[str, str, str]] = {}  # variable bound to load()'s module -> extension
         self._ref_seen: set[tuple[str, int]] = set()
         self.sources: dict[str, tuple[str, str]] = {}  # a CUDA source file -> (defining file, extension)
+        self.lists: dict[str, ast.List | ast.Tuple] = {}  # a name bound to a literal list (``srcs = ["a.cu"]``)
 
     def add(self, rule: str, line: int, message: str, subject: str | None = None, context: str | None = None) -> None:
         """The first pass already reported this file's own findings."""
@@ -247,12 +248,15 @@ class RefVisitor(PyVisitor):
         PyVisitor.v_call(self, node)
 
     def _sources(self, node: ast.Call) -> None:
-        """A builder's literal ``sources=[...]`` (or second argument): those CUDA files are this extension's."""
+        """A builder's literal ``sources=[...]`` (or second argument, or a name bound to such a list earlier in the
+        file): those CUDA files are this extension's."""
         ext = self._ext_name(node)
         hit = self.index.extension(ext) if ext else None
         if hit is None or hit[1] != self.rel:
             return
         arg = next((k.value for k in node.keywords if k.arg == "sources"), node.args[1] if len(node.args) > 1 else None)
+        if isinstance(arg, ast.Name):  # SAM 2's ``CUDAExtension("sam2._C", srcs)`` after ``srcs = [...]``
+            arg = self.lists.get(arg.id)
         folder = posixpath.dirname(self.rel)
         for e in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ():
             if isinstance(e, ast.Constant) and isinstance(e.value, str):
@@ -261,6 +265,8 @@ class RefVisitor(PyVisitor):
     def r_assign(self, node: ast.Assign) -> None:
         """``mod = load(name="ext", ...)``: calls through ``mod`` are uses of the built extension."""
         v = node.value
+        if isinstance(v, (ast.List, ast.Tuple)) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.lists[node.targets[0].id] = v
         if isinstance(v, ast.Call) and self.dotted(v.func) in _LOADERS:
             ext = self._ext_name(v)
             hit = self.index.extension(ext) if ext else None

@@ -328,13 +328,14 @@ class PyVisitor(BranchRules):
 
     def _made_for_given(self, node: ast.IfExp) -> bool:
         """``torch.cuda.Stream(device=d) if d.type == "cuda" else None``: an object of one backend made only when the
-        device the code already holds is of that type, with nothing (``None``) on any other device: the expression
+        device the code already holds is of that type, with nothing (``None``, or a no-op ``lambda``: nanochat's
+        ``torch.cuda.synchronize if device_type == "cuda" else lambda: None``) on any other device: the expression
         form of ``_tunes_given_device``'s lone branch. A body that places work anew (``"cuda:0"``, ``.cuda()``) stays
         (``_places``, the device given)."""
         backend = _compared_backend(node.test)
         return (
             backend is not None
-            and _is_none(node.orelse)
+            and (_is_none(node.orelse) or isinstance(node.orelse, ast.Lambda))
             and not self._places([ast.Expr(node.body)], backend, given=True)
         )
 
