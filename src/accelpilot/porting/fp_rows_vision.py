@@ -11,6 +11,7 @@ _SE = "tests/porting/scan/test_fp_classes_setup.py::"
 _EM = "tests/porting/scan/test_fp_classes_entry_main.py::"
 _LK = "tests/porting/scan/test_fp_classes_lock.py::"
 _R17 = "tests/porting/scan/test_fp_classes_round17.py::"
+_R18 = "tests/porting/scan/test_fp_classes_round18.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -154,5 +155,54 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "`requirements.txt`; one launching the root's trainer, or its folder's own differently named script "
         "(ChatGLM's `ptuning/train.sh`), stays.",
         (_R17 + "test_a_past_records_launch_script_is_on_no_path",),
+    ),
+    FalsePositiveClass(
+        "submitit-zero-gpus",
+        "no finding",
+        "A submitit request of `gpus_per_node=0` (SAM 2's CPU frame-extraction job) asks Slurm for no GPU; "
+        "`gpus_per_node=1` stays a request.",
+        (_R18 + "test_a_submitit_request_of_zero_gpus_asks_for_none",),
+    ),
+    FalsePositiveClass(
+        "dataset-mixer-multinomial",
+        "host-side",
+        "`probs.multinomial(1)` in a data file (SAM 2's `training/dataset/`, a loader choosing which dataset to read "
+        "next) is host work, no token sampled on the device; the same loop in a model file stays a sampling line.",
+        (_R18 + "test_a_loader_drawing_which_dataset_to_read_with_multinomial_is_host_work",),
+    ),
+    FalsePositiveClass(
+        "tokenizer-encode-in-loop",
+        "no finding",
+        "A tokenizer's `encode` in a loop (`tokenizer = RustBPETokenizer.from_pretrained(...)`, nanochat; ChatGLM's "
+        "preprocessing) is host tokenisation, no pretrained model on the device; a pretrained encoder's `encode` "
+        "in the loop stays.",
+        (_R18 + "test_a_tokenizers_encode_in_a_loop_is_no_pretrained_encoder_on_the_device",),
+    ),
+    FalsePositiveClass(
+        "host-random-draw-read",
+        "no finding",
+        "A random draw made with no `device=` (`torch.rand(1, generator=self.rng).item()`, "
+        "`int(torch.randint(...).item())`: audiocraft's condition and quantizer dropout) is a CPU tensor: reading it "
+        "back, or branching on it, waits on no device; the same draw on `x.device`, a model value and the loss "
+        "stay.",
+        (_R18 + "test_a_random_draw_made_on_the_host_read_back_is_no_device_sync",),
+    ),
+    FalsePositiveClass(
+        "dict-items-concat",
+        "no finding",
+        "`torch.cat` in a loop over a dict's `items()` (audiocraft's ConditionFuser joining each condition type) "
+        "runs once per key, a count the structure fixes: nothing grows; a decode loop over `range(steps)` stays.",
+        (_R18 + "test_a_concat_over_a_dicts_conditions_grows_no_sequence",),
+    ),
+    FalsePositiveClass(
+        "cuda-function-chosen-with-no-op",
+        "backend-branch",
+        '`synchronize = torch.cuda.synchronize if device_type == "cuda" else lambda: None` (nanochat) takes the '
+        "no-op off CUDA: the README script holding it does not stop; another function as the other arm stays a "
+        "use of CUDA.",
+        (
+            "tests/porting/scan/test_fp_classes_scanfp13.py::"
+            "test_a_cuda_function_chosen_only_on_a_cuda_device_type_with_a_no_op_lambda_elsewhere_does_not_stop",
+        ),
     ),
 )

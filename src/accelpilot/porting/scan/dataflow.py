@@ -182,7 +182,8 @@ def _delegates(def_name: str | None, call: ast.Call) -> bool:
 
 def _module_trips(it: ast.expr, counted: bool = False) -> bool:
     """A ``for`` iterable whose length the module's structure fixes: its submodules (``self.layers``,
-    ``self.a.layers``, a ModuleDict's ``self.dec.items()``: EDM's U-Net decoder), ``enumerate`` of them,
+    ``self.a.layers``, a ModuleDict's ``self.dec.items()``: EDM's U-Net decoder, or a dict's ``items()``),
+    ``enumerate`` of them,
     ``range(len(...))`` of them. A number is not, even a config one: ``range(self.config.prediction_length)`` is a
     generated length."""
     if (
@@ -192,7 +193,9 @@ def _module_trips(it: ast.expr, counted: bool = False) -> bool:
         and not it.args
         and not counted
     ):
-        return _module_trips(it.func.value)
+        # a dict the function is handed (audiocraft's ``for cond_type, (cond, mask) in conditions.items()``): one
+        # trip per key, a count its structure fixes, not a generated length
+        return isinstance(it.func.value, ast.Name) or _module_trips(it.func.value)
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and len(it.args) == 1 and not it.keywords:
         arg = it.args[0]
         if it.func.id == "enumerate" and not counted:

@@ -63,6 +63,9 @@ from accelpilot.porting.scan.walk import display_name, walk
 _FROM_HOST = frozenset({"dynamic-padding", "device-augmentation"})
 # ... but a tokenizer's or processor's padding is a library's option, not the batches the default path makes.
 _LIBRARY_HOST = re.compile(r"tokeniz|processing|processor|_utils\.py$")
+# Not compile hazards, but host work in a data file: a loader mixing datasets draws which one to read next with
+# ``probs.multinomial(1)`` on the CPU (SAM 2's ``training/dataset/``), no token sampled on the device.
+_HOST_IN_DATA = frozenset({"sampling-ops"})
 
 
 def _from_host(rel: str, rule_id: str) -> bool:
@@ -322,7 +325,7 @@ def _file_findings(
             elif (
                 host
                 and context is None
-                and RULES[rule_id].category == "compile_hazard"
+                and (RULES[rule_id].category == "compile_hazard" or rule_id in _HOST_IN_DATA)
                 and not _from_host(rel, rule_id)
             ):
                 context = "host-side"

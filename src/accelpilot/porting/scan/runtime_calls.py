@@ -68,7 +68,8 @@ def runtime_calls(data: bytes) -> list[RawFinding]:
             f = call.func
             if not (isinstance(f, ast.Attribute) and f.attr == "update_parameters"):
                 continue
-            gpus = [k for k in call.keywords if k.arg in _GPU_KEYWORDS]
+            # ``gpus_per_node=0`` (SAM 2's CPU frame-extraction job) asks for no GPU
+            gpus = [k for k in call.keywords if k.arg in _GPU_KEYWORDS and not _zero(k.value)]
             if not gpus:
                 continue
             asked = [f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords if k.arg in _GPU_KEYWORDS | _CONSTRAINT]
@@ -79,6 +80,10 @@ def runtime_calls(data: bytes) -> list[RawFinding]:
         for c, node in constraints if asks else ():
             add("slurm-gpu-gres", node, f"submitit Slurm constraint {c!r} (GPU hardware)", SUBMITIT_SUBJECT)
     return out
+
+
+def _zero(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value in (0, "0", None)
 
 
 def fp16_choice(value: ast.expr, defaults: dict[str, object]) -> str | None:

@@ -47,6 +47,7 @@ from accelpilot.porting.scan.post_kit import _tree, unit_trees
 RULE = "host-sync-in-loop"
 _EXEC_CONFIG = re.compile(rb"^\s*exec\(", re.M)  # nanoGPT's ``exec(open('configurator.py').read())``
 _READS = frozenset({"item", "cpu", "tolist"})
+_HOST_DRAWS = frozenset({"rand", "randn", "randint", "randperm"})  # torch's random factories (no ``_like``)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 _OPTIMIZER = re.compile(r"opt", re.I)
@@ -183,9 +184,23 @@ def _read(node: ast.AST) -> str | None:
         and node.func.attr in _READS
         and not node.args
         and not node.keywords
+        and not _host_draw(node.func.value)
     ):
         return node.func.attr
     return None
+
+
+def _host_draw(node: ast.expr) -> bool:
+    """``torch.rand(1, generator=self.rng)`` with no ``device=``: a draw made on the host (audiocraft's condition
+    dropout and its solver's random crops), whose ``.item()`` moves nothing from the device."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _HOST_DRAWS
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "torch"
+        and not any(k.arg == "device" for k in node.keywords)
+    )
 
 
 def _reads_in(

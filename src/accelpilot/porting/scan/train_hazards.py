@@ -485,14 +485,19 @@ def _bare_names(node: ast.AST) -> set[str]:
 
 
 def _pretrained_names(tree: ast.Module) -> set[str]:
-    """Names bound to ``X.from_pretrained(...)`` (possibly ``.to(device)`` after it)."""
+    """Names bound to ``X.from_pretrained(...)`` (possibly ``.to(device)`` after it); not a tokenizer (a name or a
+    class naming one: nanochat's ``tokenizer = RustBPETokenizer.from_pretrained("gpt2")``), whose ``encode`` runs
+    on the host."""
     names: set[str] = set()
     for st in ast.walk(tree):
         if isinstance(st, ast.Assign) and any(
-            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "from_pretrained"
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr == "from_pretrained"
+            and "tokeniz" not in ast.unparse(c.func.value).lower()
             for c in ast.walk(st.value)
         ):
-            names |= {t.id for t in st.targets if isinstance(t, ast.Name)}
+            names |= {t.id for t in st.targets if isinstance(t, ast.Name) and "tokeniz" not in t.id.lower()}
     return names
 
 

@@ -87,6 +87,10 @@ _TEXT_METHODS = frozenset(
 )
 
 
+# torch's random factories: with no ``device=`` the draw is a CPU tensor (``_like`` forms follow their input).
+_HOST_DRAWS = frozenset({"rand", "randn", "randint", "randperm"})
+
+
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
 
@@ -352,6 +356,10 @@ class CallRules(VisitorBase):
         if isinstance(recv, ast.Name) and self.aliases.get(recv.id, recv.id) == "torch":
             if name in ("as_tensor", "tensor"):
                 return bool(value.args) and isinstance(value.args[0], (ast.List, ast.Tuple, ast.Constant))
+            if name in _HOST_DRAWS:
+                # ``torch.rand(1, generator=self.rng).item()`` (audiocraft's condition dropout): a draw with no
+                # ``device=`` is made on the host, so reading it back moves nothing from the device
+                return not any(k.arg == "device" for k in value.keywords)
             return name in _ONE_INPUT and bool(value.args) and self._host_built(value.args[0], line, depth - 1)
         return name in _ONE_INPUT and self._host_built(recv, line, depth - 1)
 

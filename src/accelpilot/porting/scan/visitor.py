@@ -283,6 +283,7 @@ class PyVisitor(BranchRules):
                     and isinstance(sub.func, ast.Attribute)
                     and sub.func.attr in TENSOR_VALUE_METHODS
                     and (sub.func.end_lineno or sub.lineno) == keyword_line
+                    and not self._host_built(sub.func.value, keyword_line, 6)
                 ):
                     self.add("tensor-control-flow", keyword_line, f"branch on .{sub.func.attr}() inside forward")
                     break
