@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from accelpilot.porting.scan import scan_path
-from accelpilot.porting.scan.entry import readme_entry_points, variant_of
+from accelpilot.porting.scan.entry import readme_entry_points
+from accelpilot.porting.scan.entry_blocking import variant_of
 
 README = """\
 # Thing

@@ -40,6 +40,7 @@ Scope = tuple[str, int, int, frozenset[str]]
 _FENCE = re.compile(r"^[ \t]*```[ \t]*(?:python3?|py)[ \t]*\n(.*?)^[ \t]*```", re.M | re.S)
 _ANY_FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.M | re.S)
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.M)
+_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w .-]*>")  # ``<your_image>``, ``<input prompts>``
 _DEPTH = 4  # re-exports followed through package ``__init__`` files
 
 
@@ -57,6 +58,17 @@ def _blocks(text: str) -> list[tuple[str, int, str]]:
         pos, head = above[-1] if above else (-1, "")
         out.append((head, pos, textwrap.dedent(m.group(1))))
     return out
+
+
+def _parse(code: str) -> ast.Module | None:
+    """The block parsed, with placeholders a reader fills in (SAM 2's ``predictor.set_image(<your_image>)``) read
+    as names; None when it is no Python even then."""
+    for text in (code, _PLACEHOLDER.sub("_placeholder", code)):
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+    return None
 
 
 def _absolute(rel: str, module: str | None, level: int) -> str:
@@ -134,9 +146,8 @@ def example_entries(text: str, root: Path, rels: Iterable[str]) -> tuple[dict[st
     for head, pos, code in _blocks(text):
         if section is not None and pos != section:
             break  # the next section: optional use
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError):
+        tree = _parse(code)
+        if tree is None:
             continue
         found = _calls(tree, resolver.mods)
         if found is None:

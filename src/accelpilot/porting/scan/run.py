@@ -31,7 +31,8 @@ from accelpilot.porting.scan.checkpoints import checkpoint_loads
 from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unreached_modules, mark_unrun_scripts
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
-from accelpilot.porting.scan.entry import EntryPoints, default_entries, mark_entry_blocking
+from accelpilot.porting.scan.entry import EntryPoints, default_entries
+from accelpilot.porting.scan.entry_blocking import mark_entry_blocking
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import (
     Prepared,

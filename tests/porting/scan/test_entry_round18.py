@@ -1,0 +1,72 @@
+"""Entry points read on round 18's repositories: a ``setup.py`` build command is an install step (SAM 2), a README
+example with ``<placeholders>`` still names what it calls (SAM 2), ``python train.py`` finds the one script of that
+name in the installed package (pygcn), and a line under ``if args.cuda:`` bound to ``is_available()`` falls back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.entry import default_entries
+
+
+def _write(root: Path, files: dict[str, str]) -> set[str]:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return set(files)
+
+
+BUILD = 'def build_model(cfg, device="cuda"):\n    return Model(cfg).to(device)\n\n\nclass Model:\n    pass\n'
+EXAMPLE = (
+    "Install with `python setup.py build_ext --inplace`.\n\n## Use\n\n```python\n"
+    "from pkg.build import build_model\n\nmodel = build_model('cfg.yaml')\nmodel.predict(<your_image>)\n```\n"
+)
+
+
+def test_a_setup_py_build_is_no_entry_and_an_example_with_placeholders_is_the_default_path(tmp_path: Path) -> None:
+    """SAM 2: the README's ``python setup.py build_ext --inplace`` builds; its Python example (with
+    ``<your_image>`` to fill in) calls ``build_sam2(cfg, ckpt)``, whose ``device="cuda"`` default then blocks.
+    Near miss: a README command (``python run.py``) makes its script the entry, and the example is not read."""
+    present = _write(tmp_path, {"README.md": EXAMPLE, "setup.py": "", "pkg/__init__.py": "", "pkg/build.py": BUILD})
+    entries = default_entries(tmp_path, present)
+    assert dict(entries.how) == {"pkg/build.py": "README example under 'Use': build_model(...)"}
+    [line] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-device-literal"]
+    assert line.severity == "blocking" and "README example" in (line.reason or "")
+    (tmp_path / "README.md").write_text(EXAMPLE.replace("<your_image>", "img") + "\nRun `python run.py`.\n")
+    (tmp_path / "run.py").write_text("print('hi')\n")
+    assert set(default_entries(tmp_path, present | {"run.py"}).how) == {"run.py"}
+
+
+TRAIN = """\
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--no-cuda', action='store_true')
+args = parser.parse_args()
+args.cuda = not args.no_cuda and torch.cuda.is_available()
+model = torch.nn.Linear(2, 2)
+if args.cuda:
+    model.cuda()
+x = torch.zeros(2).cuda()
+"""
+
+
+def test_a_bare_script_name_finds_the_installed_packages_script_and_a_probed_flag_falls_back(tmp_path: Path) -> None:
+    """pygcn: ``python setup.py install`` then ``python train.py``, the script in ``pygcn/``. Its ``model.cuda()``
+    under ``if args.cuda:`` (bound to ``torch.cuda.is_available()``) is skipped off CUDA: a performance item. Near
+    miss: the unguarded ``.cuda()`` (line 11) blocks; two scripts of that name one folder down are no entry."""
+    present = _write(
+        tmp_path,
+        {
+            "README.md": "```python setup.py install```\n\n```python train.py```\n",
+            "setup.py": "",
+            "pkg/train.py": TRAIN,
+        },
+    )
+    assert set(default_entries(tmp_path, present).how) == {"pkg/train.py"}
+    found = {(f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-call"}
+    assert found == {(10, "warning"), (11, "blocking")}
+    present |= _write(tmp_path, {"other/train.py": TRAIN})
+    assert default_entries(tmp_path, present).how == {}
