@@ -300,6 +300,12 @@ ROWS.update(
             "neuron device, and re-check the loss curve and checkpoints",
             _REASONED + ": the runtime a trainer stands on, but a thin one (Fabric wraps stock torch.distributed)",
         ),
+        "lightning-legacy": EffortRow(
+            2,
+            6,
+            "port the LightningModule to a current Lightning (or a plain torch loop): hooks, logging, checkpoints",
+            _REASONED + ": the hooks map one to one, the trainer flags and the checkpoint format do not",
+        ),
         "bnb-optimizer": EffortRow(0.25, 0.5, "switch to a torch optimizer and re-check memory", _REASONED),
         "torch-companion": EffortRow(0.1, 0.25, "pin torchvision/torchaudio to the Neuron torch's pair", _REASONED),
         "vocab-resize": EffortRow(0.1, 0.25, "pad the resized vocabulary to a multiple of 128", _REASONED),

@@ -197,6 +197,21 @@ STACK_RULES: tuple[Rule, ...] = (
         "and any rank-zero-only hooks are checked at the new world size.",
     ),
     Rule(
+        id="lightning-legacy",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="PyTorch Lightning before 1.0 as the training runtime",
+        why="The requirements pin a PyTorch Lightning 0.x, and the LightningModule is written against its API "
+        "(`self.hparams = hparams`, `validation_end`, `log`/`progress_bar` dicts returned from steps, "
+        "`pytorch_lightning.logging`), removed in 1.x. No 0.x release knows a Neuron device, and 0.7.1 imports "
+        "`pkg_resources` at import (a current setuptools, 84.2.1 measured here, no longer ships it): the port moves "
+        "the module to a current Lightning, or to a plain torch loop, and re-checks the loss curve.",
+    ),
+    Rule(
         id="mpi-launch",
         category="device_code",
         dimension="source",

@@ -21,6 +21,7 @@ from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path,
 from accelpilot.porting.rules import RULES
 
 RULE = "install-pin"
+LIGHTNING = "lightning-legacy"
 _README = ("README.md", "README.rst", "README.txt", "README")
 _PIP = re.compile(r"pip3?\s+install\s+([^\n`<|;&]*)")
 # ``conda install pytorch=1.6.0 torchvision=0.7.0 cudatoolkit=10.1 -c pytorch`` (RAFT's README): conda's ``=`` pins
@@ -38,6 +39,8 @@ _TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w
 # ``timm/models/layers/helpers.py``, read in its wheel; gone from 0.4.12's), a module torch 2.0 removed: the import of
 # timm fails on the torch TorchNeuron ships (DeiT's, MAE's and ConvNeXt's ``timm==0.3.2``).
 _OLD_TIMM = re.compile(r"(?<![\w.-])timm\s*(==|~=|<=|<(?!=))\s*(0\.[\w.*]+)")
+# PyTorch Lightning 0.x (NeRF-pl's 0.7.5, Pointnet2_PyTorch's 0.7.1): its own rule, the runtime the trainer stands on
+_OLD_LIGHTNING = re.compile(r"(?<![\w.-])pytorch[-_]lightning\s*(==|~=|<=|<(?!=))\s*(0\.[\w.*]+)")
 _NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
 _NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
 # An upper bound below this torch release keeps out the one TorchNeuron pairs with (torch-neuronx's last release
@@ -121,6 +124,9 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
             )
         if (m := _NVCC_BUILDS.search(line)) is not None:
             out.append((n, f"{m.group(1)} builds CUDA kernels at install (needs the CUDA toolkit, nvcc)", "nvcc"))
+        if (m := _OLD_LIGHTNING.search(line)) is not None:
+            pin = f"pytorch-lightning{m.group(1)}{m.group(2)}"
+            out.append((n, f"{pin}: the 0.x Trainer API, removed in 1.0", LIGHTNING))
     return out
 
 
@@ -183,7 +189,12 @@ def install_pins(
                 continue
             snippet = (body or "").splitlines()[n - 1]
             f = Finding.from_rule(
-                rule, file=rel, line=n, message=message, snippet=snippet, context=context_of_path(rel, rels, promoted)
+                RULES[LIGHTNING] if kind == LIGHTNING else rule,
+                file=rel,
+                line=n,
+                message=message,
+                snippet=snippet,
+                context=context_of_path(rel, rels, promoted),
             )
             if rel in installed and f.context is None:
                 f.severity = "blocking"
@@ -210,7 +221,13 @@ def install_pins(
         for _, message, kind in _pins(args):
             if kind == "nvcc":
                 continue
-            f = Finding.from_rule(rule, file=doc, line=n, message=message, snippet=f"pip install {args}".strip())
+            f = Finding.from_rule(
+                RULES[LIGHTNING] if kind == LIGHTNING else rule,
+                file=doc,
+                line=n,
+                message=message,
+                snippet=f"pip install {args}".strip(),
+            )
             f.severity = "blocking"
             f.reason = f"the README's install command: {message} ({doc}:{n})"
             out.append(f)

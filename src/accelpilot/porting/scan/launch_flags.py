@@ -17,6 +17,7 @@ from pathlib import Path
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.families import _module_names, imports_of
+from accelpilot.porting.scan.hydra_config import hydra_default, hydra_override
 
 # Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
 # ``RuntimeError("`CUDAAccelerator` can not run on your system since the accelerator is not available ...")``.
@@ -182,8 +183,15 @@ def trainer_gpus_default(root: Path, script: str, cmd: str, rels: Sequence[str])
         for k in node.keywords:
             if k.arg != "gpus":
                 continue
-            value, option = k.value, None
-            if isinstance(value, ast.Attribute):
+            value, option, hydra = k.value, None, None
+            if isinstance(value, ast.Call) and len(value.args) == 1 and ast.unparse(value.func) in _WRAPS:
+                value = value.args[0]  # ``gpus=list(cfg.gpus)``
+            key = _hydra_key(value)
+            if key is not None and (found := hydra_override(cmd, key) or hydra_default(root, script, tree, key)):
+                # Pointnet2's ``cfg.gpus``: ``gpus: [0]`` in its config.yaml
+                asked: str | None = found
+                hydra = f"{key}={found} ({'the command' if hydra_override(cmd, key) else 'its Hydra config'})"
+            elif isinstance(value, ast.Attribute):
                 option = value.attr
                 given = passed.get(option)
                 asked = given if given is not None else _default_of(option, sources)
@@ -191,19 +199,31 @@ def trainer_gpus_default(root: Path, script: str, cmd: str, rels: Sequence[str])
                 asked = str(value.value) if isinstance(value, ast.Constant) else None
             if asked is None or asked.strip() in ("", "0", "None", "none", "null", "[]"):
                 continue
-            how = f"--{option} {asked}" if option else asked
+            how = hydra or (f"--{option} {asked}" if option else asked)
             line = (text or "").splitlines()[k.value.lineno - 1]
             f = Finding.from_rule(
                 RULES["lightning-cuda"],
                 file=script,
                 line=k.value.lineno,
-                message=f"Trainer(gpus={ast.unparse(value)}) with {how} (Lightning's Trainer asks for CUDA GPUs)",
+                message=f"Trainer(gpus={ast.unparse(k.value)}) with {how} (Lightning's Trainer asks for CUDA GPUs)",
                 snippet=line.strip()[:200],
             )
             f.severity = "blocking"
             f.reason = f"entry point {script} ({cmd[:160]}): {TRAINER_GPUS_STOP}: {script}:{k.value.lineno}"
             return [f]
     return []
+
+
+_WRAPS = frozenset({"list", "tuple", "int"})
+
+
+def _hydra_key(value: ast.expr) -> str | None:
+    """``cfg.trainer.gpus`` -> ``trainer.gpus``: the config key a Hydra ``cfg`` attribute chain reads."""
+    parts: list[str] = []
+    while isinstance(value, ast.Attribute):
+        parts.append(value.attr)
+        value = value.value
+    return ".".join(reversed(parts)) if isinstance(value, ast.Name) and value.id in ("cfg", "config", "conf") else None
 
 
 def _default_of(option: str, sources: Sequence[str]) -> str | None:

@@ -33,6 +33,7 @@ from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries
 from accelpilot.porting.scan.entry_blocking import mark_entry_blocking
+from accelpilot.porting.scan.ext_join import join_fallback_builds
 from accelpilot.porting.scan.fallback_reach import fallback_reach
 from accelpilot.porting.scan.families import (
     Prepared,
@@ -195,7 +196,9 @@ def _cross_file(
     # (``import selective_scan_cuda`` where setup.py builds it).
     own = {(f.file, f.line) for f in out if f.rule == "cpp-extension-cuda"}
     kept = [f for f in findings if (f.file, f.line) not in own or RULES[f.rule].item != "package"]
-    return kept + out
+    joined = kept + out
+    join_fallback_builds(joined, _text_reader(files, unread))
+    return joined
 
 
 def _holding_chunk(items: list[tuple[str, str]], names: list[str]) -> list[str]:

@@ -164,6 +164,13 @@ def _bar_log(node: ast.AST, tensors: frozenset[str]) -> str | None:
             if isinstance(k, ast.Constant) and k.value == "progress_bar" and not empty:
                 return "'progress_bar'"
         return None
+    if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "dict":
+        # ``return dict(loss=loss, log=log, progress_bar=dict(train_acc=acc))`` (Pointnet2_PyTorch): the same keys
+        for given in node.value.keywords:
+            empty = isinstance(given.value, ast.Call) and not given.value.keywords and not given.value.args
+            if given.arg == "progress_bar" and not empty:
+                return "'progress_bar'"
+        return None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return None
     kw = {k.arg: k.value for k in node.keywords if k.arg}

@@ -208,10 +208,12 @@ def _partial_batches(node: ast.Call) -> str | None:
     """The batch size of a ``DataLoader(...)`` over a map-style dataset (``shuffle`` or a ``sampler`` given) whose
     last batch of a pass is smaller (a batch size other than 1 or None, no ``drop_last`` and no ``batch_sampler``
     deciding it), or None. A ``drop_last`` given a value is the caller's decision (``drop_last=is_train``), except
-    ``drop_last=False`` itself: the caller keeps the smaller last batch (DeiT's and MAE's evaluation loaders)."""
+    ``drop_last=False`` itself: the caller keeps the smaller last batch (DeiT's and MAE's evaluation loaders), and a
+    comparison in a builder of every loader (``drop_last=mode == "train"``), false for the evaluation loader."""
     kws = {k.arg: k.value for k in node.keywords}
     drop = kws.get("drop_last")
-    kept = isinstance(drop, ast.Constant) and drop.value is False
+    # ``drop_last=mode == "train"`` (Pointnet2_PyTorch's one loader builder): the evaluation loader keeps it too
+    kept = (isinstance(drop, ast.Constant) and drop.value is False) or isinstance(drop, ast.Compare)
     if (drop is not None and not kept) or "batch_sampler" in kws or None in kws:
         return None
     shuffle = kws.get("shuffle", node.args[2] if len(node.args) > 2 else None)
