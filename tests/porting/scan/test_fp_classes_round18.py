@@ -120,3 +120,26 @@ def test_a_concat_over_a_dicts_conditions_grows_no_sequence() -> None:
     """audiocraft's ConditionFuser joins each condition type once per forward (a dict's keys, a count fixed by its
     structure). Near miss: a decode loop over ``range(steps)`` grows the tokens every step."""
     assert _lines(FUSER, "growing-sequence") == [19]
+
+
+VOC = """\
+import numpy as np
+import torch
+
+
+def evaluate(data_dict, num_classes):
+    boxes = {}
+    for j in range(num_classes):
+        bboxes, cls, scores = data_dict[j]
+        mask_c = cls == j
+        c_dets = torch.cat((bboxes, scores.unsqueeze(1)), dim=1)
+        boxes[j] = c_dets[mask_c].numpy()
+        kept = c_dets[mask_c]
+    return boxes, kept
+"""
+
+
+def test_a_masked_read_turned_into_numpy_is_the_hosts() -> None:
+    """YOLOX's VOC evaluator: ``c_dets[mask_c].numpy()`` — ``.numpy()`` raises on a device tensor, so the masked
+    read is of host data. Near miss: the same read kept as a tensor (line 12) stays."""
+    assert _lines(VOC, "boolean-mask-index") == [12]

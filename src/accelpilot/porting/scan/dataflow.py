@@ -10,7 +10,8 @@ from accelpilot.porting.scan.nodes import walk
 
 def _is_masky(node: ast.AST, top: bool = True) -> bool:
     """A subscript index that is a boolean mask: a comparison, ``.bool()``, ``~``/``&``/``|`` of those, or a
-    name ending in ``mask`` (only as the whole index, so ``tuple[Tensor | BlockMask]`` annotations do not count)."""
+    name ending in ``mask`` or ``mask_k`` (only as the whole index, so ``tuple[Tensor | BlockMask]`` annotations
+    do not count)."""
     if isinstance(node, ast.Compare):
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
@@ -22,10 +23,14 @@ def _is_masky(node: ast.AST, top: bool = True) -> bool:
     if not top:
         return False
     if isinstance(node, ast.Name):
-        return node.id.lower().endswith("mask")
+        return _MASK_NAME.search(node.id) is not None
     if isinstance(node, ast.Attribute):
-        return node.attr.lower().endswith("mask")
+        return _MASK_NAME.search(node.attr) is not None
     return False
+
+
+# ``valid_mask``, and a mask of one codebook or step (``mask_k``, audiocraft's per-codebook loss)
+_MASK_NAME = re.compile(r"mask(?:_[a-z0-9])?$", re.I)
 
 
 def _name_of(f: ast.expr) -> str | None:
@@ -490,4 +495,27 @@ def grown_cache(node: ast.Assign, fn: ast.FunctionDef | ast.AsyncFunctionDef | N
     named = "cache" in last.lower() or "past" in last.lower()
     params = {x.arg for x in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} if fn is not None else set()
     kept = isinstance(target, (ast.Attribute, ast.Subscript)) or (isinstance(target, ast.Name) and target.id in params)
-    return named and kept and any(ast.unparse(e) == ast.unparse(target) for e in v.args[0].elts)
+    if named and kept and any(ast.unparse(e) == ast.unparse(target) for e in v.args[0].elts):
+        return True
+    return fn is not None and _state_round_trip(v.args[0].elts, fn)
+
+
+def _state_round_trip(elts: list[ast.expr], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``pk = self._streaming_state['past_keys']`` ... ``nk = torch.cat([pk, k])`` ...
+    ``self._streaming_state['past_keys'] = nk[:, offset:]`` (audiocraft's streaming attention): a cache read from
+    the module's state by a key naming past keys or a cache, concatenated, and written back under that key."""
+    reads: dict[str, str] = {}
+    writes: set[str] = set()
+    for n in walk(fn):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
+            continue
+        t, value = n.targets[0], n.value
+        if isinstance(t, ast.Name) and isinstance(value, (ast.Subscript, ast.Attribute)):
+            reads[t.id] = ast.unparse(value)
+        elif isinstance(t, (ast.Subscript, ast.Attribute)):
+            writes.add(ast.unparse(t))
+    for e in elts:
+        source = reads.get(e.id) if isinstance(e, ast.Name) else None
+        if source is not None and source in writes and ("past" in source.lower() or "cache" in source.lower()):
+            return True
+    return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 
@@ -130,8 +131,12 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
     function (read lexically: the enclosing headers, each indented less than the last, up to the first
     ``def``/``class``)."""
     ls = data.rfind(b"\n", 0, i) + 1
-    if _ASSIGNED.fullmatch(data, ls, i) is None or not _names_target(data, ls, i + n):
-        return False  # the cheap tests first: most concats join other names, and need no walk back
+    if _ASSIGNED.fullmatch(data, ls, i) is None:
+        return False
+    if not _names_target(data, ls, i + n):
+        # the cheap tests first: most concats join other names, and need no walk back; but a name read from a
+        # state entry of past keys (``pk = self._streaming_state['past_keys']``) may be a cache grown in two steps
+        return _joins_state_read(data, ls, i + n)
     target = data[ls:i].split(b"=", 1)[0].strip().split(b"[", 1)[0].rpartition(b".")[2].lower()
     if b"cache" in target or b"past" in target:
         return True  # a KV cache grown by concatenation, in a loop or not (``PyVisitor._grown_cache``)
@@ -151,6 +156,26 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
                 return False
         end = start - 1
     return False
+
+
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+
+
+_STATE_READ = re.compile(rb"([A-Za-z_]\w*)[ \t]*=[^=\n]*(?:past|cache)", re.I)
+
+
+@functools.lru_cache(maxsize=4)
+def _state_names(data: bytes) -> frozenset[bytes]:
+    """Names the file assigns from an expression naming past keys or a cache (read once per file: a bytes
+    object keeps its hash)."""
+    return frozenset(_STATE_READ.findall(data))
+
+
+def _joins_state_read(data: bytes, ls: int, j: int) -> bool:
+    """A name among the first arguments of the call at ``j`` is assigned in the file from an expression naming
+    past keys or a cache (``dataflow._state_round_trip`` decides)."""
+    names = _state_names(data)
+    return bool(names) and any(w in names for w in _WORD.findall(data, j, min(len(data), j + 120)))
 
 
 _CALL_SCAN = 4000  # bytes of a call's arguments read for the target; a longer call is kept unread

@@ -108,6 +108,8 @@ class CallRules(VisitorBase):
         if isinstance(f, ast.Attribute):
             name = f.attr
             recv = self.dotted(f.value)
+            if name == "numpy" and isinstance(f.value, ast.Subscript):
+                self._consumed.add(id(f.value))  # ``.numpy()`` raises on a device tensor: the read is the host's
             line = f.end_lineno or line  # method calls: report the line holding ".name("
         elif isinstance(f, ast.Name):
             name = f.id

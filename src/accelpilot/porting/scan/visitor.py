@@ -266,6 +266,8 @@ class PyVisitor(BranchRules):
         # one-line rule (like the trigger): the index starts on the line of its "["; an assignment through a mask
         # (``x[mask] = 0``) keeps the shape, only a read changes it
         store = isinstance(node.ctx, ast.Store)
+        if id(node) in self._consumed:
+            store = True  # ``c_dets[mask_c].numpy()``: a host tensor's read (``v_call``)
         if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
             if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts) and not self._numpy_bound(

@@ -1,0 +1,61 @@
+"""Hazards read on round 18's repositories (audiocraft): a per-codebook mask named ``mask_k`` indexing the loss's
+targets, and a streaming KV cache read from the module's state, concatenated and written back."""
+
+from __future__ import annotations
+
+from accelpilot.porting.scan import scan_python
+
+LOSS = """\
+import torch
+import torch.nn.functional as F
+
+
+def compute_ce(logits, targets, mask, K):
+    ce = 0
+    for k in range(K):
+        logits_k = logits[:, k].reshape(-1, logits.size(-1))
+        targets_k = targets[:, k].reshape(-1)
+        mask_k = mask[:, k].reshape(-1)
+        ce = ce + F.cross_entropy(logits_k[mask_k], targets_k[mask_k])
+        masked_tokens = targets_k[mask_tokens_count]
+    return ce
+"""
+
+
+def test_a_mask_named_for_one_codebook_indexes_by_a_boolean() -> None:
+    """``logits_k[mask_k]``: a boolean mask per codebook (a data-dependent count). Near miss: a name that only
+    starts with ``mask`` and goes on (``mask_tokens_count``) is no mask."""
+    assert [ln for r, ln, *_ in scan_python(LOSS) if r == "boolean-mask-index"] == [11]
+
+
+STREAMING = """\
+import torch
+from torch import nn
+
+
+class StreamingAttention(nn.Module):
+    def _complete_kv(self, k, v):
+        if self._streaming_state:
+            pk = self._streaming_state["past_keys"]
+            nk = torch.cat([pk, k], dim=1)
+            pv = self._streaming_state["past_values"]
+            nv = torch.cat([pv, v], dim=1)
+        else:
+            nk, nv = k, v
+        self._streaming_state["past_keys"] = nk
+        self._streaming_state["past_values"] = nv
+        return nk, nv
+
+    def _pad(self, k):
+        prev = self._streaming_state["past_keys"]
+        out = torch.cat([prev, k], dim=1)
+        return out
+"""
+
+
+def test_a_cache_read_from_the_modules_state_concatenated_and_written_back_grows_each_step() -> None:
+    """audiocraft's ``_complete_kv``: ``pk = state['past_keys']``, ``nk = torch.cat([pk, k])``, then
+    ``state['past_keys'] = nk``: the keys grow a step at a time (lines 9 and 11), the same with or without the
+    pruned scan. Near miss: a concat of the cache that is never written back (line 20) grows nothing kept."""
+    for prune in (True, False):
+        assert [ln for r, ln, *_ in scan_python(STREAMING, prune=prune) if r == "growing-sequence"] == [9, 11]
