@@ -283,6 +283,8 @@ class Finding(BaseModel):
             and message.startswith(("import ", "from "))
         ):
             severity, reason = "blocking", RUNTIME_REASON
+        if guard is not None and guard.startswith("fallback:") and severity == "warning" and porting:
+            reason = f"performance item: off CUDA the fallback runs (`{guard.partition(':')[2]}`)"
         if guard is not None and severity == "blocking":
             kind, _, what = guard.partition(":")
             severity = "warning"

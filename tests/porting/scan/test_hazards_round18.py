@@ -59,3 +59,30 @@ def test_a_cache_read_from_the_modules_state_concatenated_and_written_back_grows
     pruned scan. Near miss: a concat of the cache that is never written back (line 20) grows nothing kept."""
     for prune in (True, False):
         assert [ln for r, ln, *_ in scan_python(STREAMING, prune=prune) if r == "growing-sequence"] == [9, 11]
+
+
+FA3 = """\
+import torch
+
+
+def _load_flash_attention_3():
+    if not torch.cuda.is_available():
+        return None
+    major, _ = torch.cuda.get_device_capability()
+    from kernels import get_kernel
+    name = "varunneal/flash-attention-3" if major == 9 else "kernels-community/flash-attn3"
+    return get_kernel(name).flash_attn_interface
+
+
+def _load_always():
+    from kernels import get_kernel
+    return get_kernel("kernels-community/flash-attn3")
+"""
+
+
+def test_a_hub_kernel_loaded_after_a_cuda_early_return_is_a_performance_item() -> None:
+    """nanochat's ``_load_flash_attention_3``: off CUDA it returns None and the caller runs SDPA, so the hub kernel
+    (line 10) is a performance item naming that fallback, not a probe left out of the log. Near miss: a load with
+    no such return (line 15) stays the kernel item's plain line."""
+    found = {ln: ctx for r, ln, _, _, _, ctx in scan_python(FA3) if r == "hub-kernel"}
+    assert found == {10: "fallback:_load_flash_attention_3() returns None off CUDA", 15: None}

@@ -423,6 +423,10 @@ class CallRules(VisitorBase):
             # a kernel built for Apple's Metal/MLX runs only on MPS: like an XPU-only branch, the port leaves it be
             apple = repo is not None and bool(_APPLE_KERNEL & set(re.split(r"[/_.-]", repo.lower())))
             context = "backend-branch" if apple and self.context in (None, "optional") else None
+            if self.context == "probe" and self.def_name:
+                # nanochat's ``_load_flash_attention_3``: ``if not torch.cuda.is_available(): return None`` before
+                # the load, so off CUDA the caller's other path runs: a performance item, not a probe
+                context = f"fallback:{self.def_name}() returns None off CUDA"
             label = f"get_kernel({repo!r})" if repo else "get_kernel(...)"
             self.add("hub-kernel", node.lineno, label, subject=repo, context=context)
         elif name in ("load_dataset", "cached_file"):
