@@ -86,3 +86,36 @@ def test_a_hub_kernel_loaded_after_a_cuda_early_return_is_a_performance_item() -
     no such return (line 15) stays the kernel item's plain line."""
     found = {ln: ctx for r, ln, _, _, _, ctx in scan_python(FA3) if r == "hub-kernel"}
     assert found == {10: "fallback:_load_flash_attention_3() returns None off CUDA", 15: None}
+
+
+PRECISION = """\
+import torch
+
+
+def detect_compute_dtype():
+    if torch.cuda.is_available():
+        if torch.cuda.get_device_capability() >= (8, 0):
+            return torch.bfloat16, "bf16 supported"
+        return torch.float32, "pre-Ampere"
+    return torch.float32, "no CUDA"
+
+
+precision = "bf16-true" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "32-true"
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def get_default_precision(training):
+    if not torch.cuda.is_available() or torch.cuda.is_bf16_supported():
+        return "bf16-mixed" if training else "bf16-true"
+    return "16-mixed"
+
+
+dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
+"""
+
+
+def test_a_16_bit_precision_chosen_only_when_cuda_answers_is_fp32_on_trainium() -> None:
+    """nanochat's detect function (line 7, fp32 after the ``if``) and lit-llama's conditional expression (line 12):
+    off CUDA the run takes fp32. Near misses: a device choice (line 13), a test that sends the non-CUDA host to
+    bf16 (TinyLlama's, line 18), and an fp16 fallback (nanoGPT's, line 22: no fp32) are none."""
+    assert [ln for r, ln, *_ in scan_python(PRECISION) if r == "precision-keyed-on-cuda"] == [7, 12]

@@ -271,6 +271,21 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "loss, or bf16 weights with fp32 optimizer state) and re-validate the metrics the repository reports.",
     ),
     Rule(
+        id="precision-keyed-on-cuda",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="16-bit precision chosen only when CUDA answers (fp32 elsewhere)",
+        why="The precision is chosen by asking CUDA (`'bf16-true' if torch.cuda.is_available() and "
+        "torch.cuda.is_bf16_supported() else '32-true'`, or a detect function that returns bf16 under "
+        "`if torch.cuda.is_available():` and fp32 after it). On a Trainium host the test is false, so the run "
+        "silently takes fp32: twice the memory and a fraction of the bf16 rate the GPU run had. Ask the neuron "
+        "device too (bf16 is Trainium's native matmul type) and re-check the memory at the new precision.",
+    ),
+    Rule(
         id="manual-attention",
         category="compile_hazard",
         dimension="model",
