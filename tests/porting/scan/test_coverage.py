@@ -40,12 +40,15 @@ EXPECTED = [
     ("ckpt.py", 4, "checkpoint-map-location", None),  # torch.load without map_location
     ("dp.py", 4, "data-parallel", None),  # nn.DataParallel; DistributedDataParallel is not it
     ("fp8.py", 4, "fp8-matmul", None),  # torch._scaled_mm
+    ("fp8.py", 7, "precision-keyed-on-cuda", None),  # bf16 only when CUDA answers, else fp32
+    ("fp8.py", 7, "torch-cuda-api", "probe"),
     ("lightning_ddp.py", 4, "lightning-ddp", None),  # the trainer config's accelerator set to ddp
     ("mpi_dist.py", 1, "mpi-launch", None),  # ranks from mpi4py
     ("fid_metric.py", 2, "fid-evaluation", None),  # pytorch-fid's InceptionV3
     ("loader.py", 4, "partial-last-batch", None),  # shuffled, no drop_last
     ("syncbn.py", 4, "sync-batchnorm", None),  # convert_sync_batchnorm; a plain BatchNorm2d is not it
     ("requirements-old.txt", 2, "install-pin", None),  # torch pinned below the Neuron SDK's
+    ("requirements-old.txt", 3, "lightning-legacy", None),  # PyTorch Lightning 0.x
     ("ckpt_args.py", 10, "checkpoint-weights-only", None),  # a Namespace in the checkpoint, weights_only default
     ("parallel.py", 2, "model-parallel-library", None),  # fairscale's tensor-parallel layers
     ("attend.py", 6, "manual-attention", None),  # q @ k^T then softmax, no SDPA
