@@ -64,6 +64,10 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 17: moddednanogpt (KellerJordan/modded-nanogpt), raft (princeton-vl/RAFT), moco
   (facebookresearch/moco), nerfpl (kwea123/nerf_pl), labels 36d21f6, b06864c: first scored with the scanner at
   8b9e2cf.
+- held out, round 18: sam2 (facebookresearch/sam2), nanochat (karpathy/nanochat), audiocraft
+  (facebookresearch/audiocraft), pointnet2 (erikwijmans/Pointnet2_PyTorch), labels 9cba57c (helpers who did not
+  read the scanner's source or output and reported only a file and an item count): first scored with the scanner
+  at d07b9ef, frozen and its scans taken before the labels were read (match files 8da9928).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
