@@ -42,6 +42,8 @@ EXPECTED = [
     ("fp8.py", 4, "fp8-matmul", None),  # torch._scaled_mm
     ("fp8.py", 7, "precision-keyed-on-cuda", None),  # bf16 only when CUDA answers, else fp32
     ("fp8.py", 7, "torch-cuda-api", "probe"),
+    ("fp8.py", 10, "grad-in-step", None),  # a gradient of an intermediate
+    ("fp8.py", 16, "custom-checkpoint", None),  # autograd.grad in a Function's backward
     ("lightning_ddp.py", 4, "lightning-ddp", None),  # the trainer config's accelerator set to ddp
     ("mpi_dist.py", 1, "mpi-launch", None),  # ranks from mpi4py
     ("fid_metric.py", 2, "fid-evaluation", None),  # pytorch-fid's InceptionV3

@@ -119,3 +119,42 @@ def test_a_16_bit_precision_chosen_only_when_cuda_answers_is_fp32_on_trainium() 
     off CUDA the run takes fp32. Near misses: a device choice (line 13), a test that sends the non-CUDA host to
     bf16 (TinyLlama's, line 18), and an fp16 fallback (nanoGPT's, line 22: no fp32) are none."""
     assert [ln for r, ln, *_ in scan_python(PRECISION) if r == "precision-keyed-on-cuda"] == [7, 12]
+
+
+GRADS = """\
+import torch
+
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_function, length, *args):
+        ctx.run_function = run_function
+        with torch.no_grad():
+            return ctx.run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *output_grads):
+        with torch.enable_grad():
+            outs = ctx.run_function(*ctx.inputs)
+        return torch.autograd.grad(outs, ctx.inputs, output_grads, allow_unused=True)
+
+
+def adaptive_weight(nll_loss, g_loss, last_layer):
+    nll_grads = torch.autograd.grad(nll_loss, last_layer, retain_graph=True)[0]
+    g_grads = torch.autograd.grad(g_loss, last_layer, retain_graph=True)[0]
+    return torch.norm(nll_grads) / (torch.norm(g_grads) + 1e-4)
+
+
+def r1_penalty(real_pred, real_img):
+    (grad,) = torch.autograd.grad(outputs=real_pred.sum(), inputs=real_img, create_graph=True)
+    return grad.pow(2).sum()
+"""
+
+
+def test_gradients_taken_by_hand_in_a_step_and_in_a_checkpoint_functions_backward() -> None:
+    """latent-diffusion's ``CheckpointFunction`` (line 15: ``autograd.grad`` in a Function's backward) and its GAN
+    loss's adaptive weight (lines 19-20). Near miss: ``create_graph=True`` (StyleGAN's R1, line 25) is the
+    ``double-backward`` rule's, not these."""
+    found = sorted((r, ln) for r, ln, *_ in scan_python(GRADS) if r in ("grad-in-step", "custom-checkpoint"))
+    assert found == [("custom-checkpoint", 15), ("grad-in-step", 19), ("grad-in-step", 20)]
+    assert [ln for r, ln, *_ in scan_python(GRADS) if r == "double-backward"] == [25]

@@ -286,6 +286,34 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "device too (bf16 is Trainium's native matmul type) and re-check the memory at the new precision.",
     ),
     Rule(
+        id="grad-in-step",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="a gradient of an intermediate taken inside the step (`torch.autograd.grad`)",
+        why="The step differentiates an intermediate by hand: a GAN loss's adaptive weight from the gradients at the "
+        "decoder's last layer (`torch.autograd.grad(nll_loss, last_layer, retain_graph=True)`), or classifier/CLIP "
+        "guidance inside a sampling loop. Under torch.compile each call is one more backward graph per step and "
+        "keeps the forward graph alive; check that the neuron backend compiles it once and that memory holds.",
+    ),
+    Rule(
+        id="custom-checkpoint",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="hand-made gradient checkpointing (an autograd.Function re-running the forward)",
+        why="A custom `autograd.Function` keeps the forward's closure on `ctx` and, in `backward`, re-runs it under "
+        "`enable_grad` and calls `torch.autograd.grad` (guided-diffusion's and latent-diffusion's "
+        "`CheckpointFunction`): a reentrant checkpoint torch.compile cannot see into. Replace it with "
+        "`torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` and re-check the memory it saves.",
+    ),
+    Rule(
         id="manual-attention",
         category="compile_hazard",
         dimension="model",

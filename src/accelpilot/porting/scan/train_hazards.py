@@ -14,6 +14,7 @@ import re
 
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
 from accelpilot.porting.scan.cuda_precision import keyed_precision
+from accelpilot.porting.scan.grad_calls import grad_calls
 from accelpilot.porting.scan.nodes import dotted as _dotted
 from accelpilot.porting.scan.padding import collator_pads
 from accelpilot.porting.scan.patterns import RawFinding
@@ -73,6 +74,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         "growing-sequence": _CACHE_SLICE.search(data) is not None,
         "fp8-matmul": b"_scaled_mm(" in data,
         "partial-last-batch": b"DataLoader(" in data,
+        "grad-in-step": b"autograd.grad(" in data,
         "precision-keyed-on-cuda": b"cuda." in data and any(w in data for w in (b"bf16", b"bfloat16", b"float16")),
     }
     return {r for r, hit in gates.items() if hit}
@@ -120,6 +122,9 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         snip = lines[ln - 1] if 0 < ln <= len(lines) else ""
         out.append((rule, ln, msg, snip, subject, ctx))
 
+    if "grad-in-step" in rules:
+        for call, rule, msg in grad_calls(tree):
+            add(rule, call, msg)
     if "precision-keyed-on-cuda" in rules:
         for node, msg in keyed_precision(tree):
             add("precision-keyed-on-cuda", node, msg[:160])
