@@ -44,6 +44,7 @@ EXPECTED = [
     ("fp8.py", 7, "torch-cuda-api", "probe"),
     ("fp8.py", 10, "grad-in-step", None),  # a gradient of an intermediate
     ("fp8.py", 16, "custom-checkpoint", None),  # autograd.grad in a Function's backward
+    ("fp8.py", 19, "recurrent-layer", None),  # nn.LSTM
     ("lightning_ddp.py", 4, "lightning-ddp", None),  # the trainer config's accelerator set to ddp
     ("mpi_dist.py", 1, "mpi-launch", None),  # ranks from mpi4py
     ("fid_metric.py", 2, "fid-evaluation", None),  # pytorch-fid's InceptionV3

@@ -158,3 +158,26 @@ def test_gradients_taken_by_hand_in_a_step_and_in_a_checkpoint_functions_backwar
     found = sorted((r, ln) for r, ln, *_ in scan_python(GRADS) if r in ("grad-in-step", "custom-checkpoint"))
     assert found == [("custom-checkpoint", 15), ("grad-in-step", 19), ("grad-in-step", 20)]
     assert [ln for r, ln, *_ in scan_python(GRADS) if r == "double-backward"] == [25]
+
+
+RNN = """\
+import torch
+from torch import nn
+from torch.nn import GRU
+from mylib import LSTM
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(32, 32, bidirectional=True)
+        self.cell = torch.nn.LSTMCell(32, 32)
+        self.gru = GRU(32, 32)
+        self.other = LSTM(32)
+"""
+
+
+def test_recurrent_layers_of_torch_are_one_item_and_a_namesake_is_not() -> None:
+    """demucs's BLSTM, Tacotron 2's LSTMCell, a GRU imported from ``torch.nn`` (lines 10-12). Near miss: an
+    ``LSTM`` class of another library (line 13)."""
+    assert [ln for r, ln, *_ in scan_python(RNN) if r == "recurrent-layer"] == [10, 11, 12]

@@ -286,6 +286,20 @@ TRAIN_RULES: tuple[Rule, ...] = (
         "device too (bf16 is Trainium's native matmul type) and re-check the memory at the new precision.",
     ),
     Rule(
+        id="recurrent-layer",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        item="repo",
+        title="recurrent layers (`nn.LSTM`, `nn.GRU`, `nn.RNN` and their cells)",
+        why="On a GPU `nn.LSTM`/`nn.GRU` run cuDNN's fused RNN kernels; on the neuron device the recurrence is a "
+        "loop over time steps (or a fallback to the CPU where the backend has no lowering: unverified here), and "
+        "torch.compile unrolls a cell's Python loop. Check the layers' op coverage and speed on the device at the "
+        "sequence lengths the repository uses, or keep them on the host where they are small.",
+    ),
+    Rule(
         id="grad-in-step",
         category="unsupported_operator",
         dimension="model",

@@ -75,12 +75,25 @@ def _worth_parsing(data: bytes) -> set[str]:
         "fp8-matmul": b"_scaled_mm(" in data,
         "partial-last-batch": b"DataLoader(" in data,
         "grad-in-step": b"autograd.grad(" in data,
+        "recurrent-layer": any(w in data for w in _RNN_WORDS),
         "precision-keyed-on-cuda": b"cuda." in data and any(w in data for w in (b"bf16", b"bfloat16", b"float16")),
     }
     return {r for r, hit in gates.items() if hit}
 
 
 _ALIAS = re.compile(rb"^[ \t]*import[ \t]+torch[ \t]+as[ \t]+(\w+)", re.M)
+_RNN = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
+_RNN_WORDS = tuple(f"{n}(".encode() for n in _RNN)
+
+
+def _torch_rnn(d: str, data: bytes) -> bool:
+    """``nn.LSTM(...)``/``torch.nn.GRU(...)``, or a bare ``LSTM(...)`` the file imports from ``torch.nn``."""
+    head, _, last = d.rpartition(".")
+    if last not in _RNN:
+        return False
+    return head in ("nn", "torch.nn") or (
+        not head and re.search(rb"from[ \t]+torch\.nn[ \t]+import[^\n]*\b" + last.encode() + rb"\b", data) is not None
+    )
 
 
 _INT_CASTS = frozenset({"ceil", "floor", "round", "int", "long", "tolist", "item"})
@@ -171,6 +184,8 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         loader = "partial-last-batch" in rules and d is not None and d in loaders
         if loader and (size := _partial_batches(node)) is not None:
             add("partial-last-batch", node, f"{d}(batch_size={size}) without drop_last: a smaller last batch")
+        if "recurrent-layer" in rules and d is not None and _torch_rnn(d, data):
+            add("recurrent-layer", node, f"{d}(...)")
         if d is not None and d.rsplit(".", 1)[-1] == "grad" and _kw_true(node, "create_graph"):
             add("double-backward", node, f"{d}(create_graph=True)")
         if isinstance(f, ast.Attribute):
