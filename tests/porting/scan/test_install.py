@@ -112,3 +112,25 @@ def test_an_old_timm_pinned_by_a_root_documents_pip_line_blocks(tmp_path: Path) 
     (tmp_path / "README_deit.md").write_text(doc.replace("0.3.2", "0.4.12"))
     (tmp_path / "requirements.txt").write_text("timm==0.4.12\n")
     assert not [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]
+
+
+ENV = "name: ldm\nchannels:\n  - pytorch\ndependencies:\n  - python=3.8.5\n  - cudatoolkit=11.0\n  - pytorch=1.7.0\n"
+
+
+def test_a_conda_environment_file_the_readme_creates_pins_pytorch_unless_it_asks_for_or_later(tmp_path: Path) -> None:
+    """latent-diffusion's ``conda env create -f environment.yaml`` installs its ``- pytorch=1.7.0``: blocking, with
+    the conda command named. Near misses: EDM's "PyTorch 1.12.0 (or later)" just above its command (a warning), and
+    an environment file no command creates (a warning)."""
+    (tmp_path / "environment.yaml").write_text(ENV)
+    (tmp_path / "train.py").write_text("import torch\n")
+    (tmp_path / "README.md").write_text("```\nconda env create -f environment.yaml\npython train.py\n```\n")
+    [pin] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]
+    assert (pin.file, pin.line, pin.severity) == ("environment.yaml", 7, "blocking")
+    assert "pytorch=1.7.0 (conda)" in pin.message and "(`conda env create`)" in (pin.reason or "")
+    (tmp_path / "README.md").write_text(
+        "* PyTorch 1.7.0 (or later).\n* Create the environment:\n  - `conda env create -f environment.yaml -n x`\n"
+        "Then `python train.py`.\n"
+    )
+    assert _pins(tmp_path) == [("environment.yaml", 7, "warning")]
+    (tmp_path / "README.md").write_text("Run `python train.py`.\n")
+    assert _pins(tmp_path) == [("environment.yaml", 7, "warning")]

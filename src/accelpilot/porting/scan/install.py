@@ -29,11 +29,15 @@ _CONDA = re.compile(r"(?:conda|mamba)\s+install\s+([^\n`<|;&]*)")
 _OR_LATER = re.compile(r"\bor (?:later|newer|above|higher)\b|\bat least\b", re.I)
 _CONDA_TORCH = re.compile(r"(?<![\w.-])pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
 _REQ_FILE = re.compile(r"(?:^|\s)-r\s*([\w./-]+)")
+# ``conda env create -f environment.yaml`` (latent-diffusion, LoFTR): the environment file is installed as a whole
+_CONDA_ENV = re.compile(r"conda\s+env\s+(?:create|update)\b[^\n`]*?\s(?:-f|--file)[ =]?([\w./-]+\.ya?ml)")
 _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
 # ``torch==2.0.1``, ``torch<2``, ``torch~=1.13``, ``torch>=1.13.1,<=2.0.1`` (nanoT5), a CUDA build
 # (``torch==1.13.1+cu117``); ``torch>=2.0`` leaves the
 # Neuron build in place and is no pin here.
 _TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(?:>=?\s*[\w.*]+\s*,\s*)?(==|~=|<=|<(?!=))\s*([\w.*+]+)")
+# a conda environment file's ``- pytorch=1.7.0`` (a list entry; ``=`` pins in conda's syntax)
+_CONDA_ENV_TORCH = re.compile(r"^\s*-\s*pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
 _TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w.*]+)")
 # timm before 0.4 imports ``torch._six`` (``from torch._six import container_abcs`` in timm 0.3.2's
 # ``timm/models/layers/helpers.py``, read in its wheel; gone from 0.4.12's), a module torch 2.0 removed: the import of
@@ -61,6 +65,7 @@ def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
             files += [f.removeprefix("./") for f in _REQ_FILE.findall(args)]
             if _EDITABLE.search(args):
                 files += ["setup.py", "pyproject.toml", "setup.cfg"]
+        files += [f.removeprefix("./") for f in _CONDA_ENV.findall(line)]
     return files, lines
 
 
@@ -103,11 +108,11 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
     for n, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
             continue
-        m = _TORCH_PIN.search(line)
-        if m is not None and (m.group(1) in ("==", "~=") or _below(m.group(2), _NEURON_TORCH)):
-            out.append(
-                (n, f"torch{m.group(1)}{m.group(2)}: the install replaces the torch build TorchNeuron ships", "torch")
-            )
+        conda = _CONDA_ENV_TORCH.search(line)
+        m = _TORCH_PIN.search(line) or conda
+        if m is not None and (m.group(1) in ("==", "~=", "=") or _below(m.group(2), _NEURON_TORCH)):
+            pin = f"pytorch{m.group(1)}{m.group(2)} (conda)" if conda else f"torch{m.group(1)}{m.group(2)}"
+            out.append((n, f"{pin}: the install replaces the torch build TorchNeuron ships", "torch"))
         elif "+cu" in line and re.search(r"(?<![\w.-])torch\b", line):
             out.append((n, "a CUDA build of torch: the install replaces the torch build TorchNeuron ships", "torch"))
         if (m := _TF1.search(line)) is not None:
@@ -172,6 +177,13 @@ def install_pins(
     rule = RULES[RULE]
     out: list[Finding] = []
     candidates = [r for r in rels if _requirement_file(r)]
+    readme_lines = (text or "").splitlines()
+    floors = {
+        f.removeprefix("./")
+        for n, line in enumerate(readme_lines, start=1)
+        for f in _CONDA_ENV.findall(line)
+        if _OR_LATER.search("\n".join(readme_lines[max(0, n - 6) : n]))
+    }
     # a CUDA build of torch (``torch==2.4.1+cu121``) is the cuda-version-pin item's line: it blocks as installed there
     cuda_builds = {(f.file, f.line): f for f in findings if f.rule == "cuda-version-pin" and f.porting}
     extras: dict[str, set[int]] = {}
@@ -196,9 +208,13 @@ def install_pins(
                 snippet=snippet,
                 context=context_of_path(rel, rels, promoted),
             )
-            if rel in installed and f.context is None:
+            how = "`conda env create`" if rel.endswith((".yml", ".yaml")) else "`pip install`"
+            if rel in floors and f.context is None:
+                # EDM's "PyTorch 1.12.0 (or later)" above its ``conda env create -f environment.yml``
+                f.reason = f"the README asks for this release or later: {message} ({rel}:{n})"
+            elif rel in installed and f.context is None:
                 f.severity = "blocking"
-                f.reason = f"the README installs {rel} (`pip install`): {message} ({rel}:{n})"
+                f.reason = f"the README installs {rel} ({how}): {message} ({rel}:{n})"
             out.append(f)
     doc_lines = (text or "").splitlines()
     for n, line in enumerate(doc_lines, start=1):
@@ -252,6 +268,8 @@ def _requirement_file(rel: str) -> bool:
     """``requirements*.txt`` (any folder; LoRA's ``requirement.txt`` too), ``setup.py``/``setup.cfg``/``pyproject.toml``
     at the root."""
     name = rel.rpartition("/")[2]
+    if name.startswith("environment") and name.endswith((".yml", ".yaml")):
+        return True  # a conda environment file (its pins count where a README command installs it)
     return (name.startswith("requirement") and name.endswith(".txt")) or rel in (
         "setup.py",
         "setup.cfg",
