@@ -175,7 +175,10 @@ def _joins_state_read(data: bytes, ls: int, j: int) -> bool:
     """A name among the first arguments of the call at ``j`` is assigned in the file from an expression naming
     past keys or a cache (``dataflow._state_round_trip`` decides)."""
     names = _state_names(data)
-    return bool(names) and any(w in names for w in _WORD.findall(data, j, min(len(data), j + 120)))
+    end = data.find(b"\n", j)  # the call's first line only: the next lines hold other statements' names
+    return bool(names) and any(
+        w in names for w in _WORD.findall(data, j, min(end if end != -1 else len(data), j + 120))
+    )
 
 
 _CALL_SCAN = 4000  # bytes of a call's arguments read for the target; a longer call is kept unread
