@@ -83,6 +83,8 @@ REACH_WARNING: dict[str, str] = {
     "branch it decides is skipped on the target and behaviour differs silently from a multi-GPU host",
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
+    "vendored": "a vendored copy of another project (under `dependencies/`, `third_party/`, `vendor/`): its own "
+    "tools run it, not the repository's default commands",
 }
 
 
@@ -99,6 +101,8 @@ REACH_BLOCKING: dict[str, str] = {
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|conftest|testing_utils)\.py$")
 
 
+# A project copied into the repository: a folder under ``dependencies/`` and the like (the copy's own folder).
+_VENDORED_PATH = re.compile(r"(^|/)(dependencies|third_party|thirdparty|3rdparty|vendor|vendored)/[^/]+/")
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 
 
@@ -192,6 +196,8 @@ def context_of_path(rel: str, present: Container[str] = (), promoted: Collection
     # ``examples/NLU/src/transformers/benchmark/``): off the repository's path, as the example is
     if _EXAMPLE_PATH.search(rel) and not (promoted and rel.startswith(tuple(promoted))):
         return "example"
+    if _VENDORED_PATH.search(rel):
+        return "vendored"  # OLMo's ``inference/compression/dependencies/AutoGPTQ/``
     if _BENCH_PATH.search(rel):
         return "benchmark"
     if _CI_PATH.search(rel):

@@ -12,6 +12,7 @@ _EM = "tests/porting/scan/test_fp_classes_entry_main.py::"
 _LK = "tests/porting/scan/test_fp_classes_lock.py::"
 _R17 = "tests/porting/scan/test_fp_classes_round17.py::"
 _R18 = "tests/porting/scan/test_fp_classes_round18.py::"
+_R19 = "tests/porting/scan/test_fp_classes_round19.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -211,5 +212,21 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "A masked read turned into numpy on the spot (`c_dets[mask_c].numpy()`, YOLOX's VOC evaluator) is of host "
         "data: `.numpy()` raises on a device tensor; the same read kept as a tensor stays.",
         (_R18 + "test_a_masked_read_turned_into_numpy_is_the_hosts",),
+    ),
+    FalsePositiveClass(
+        "object-store-path-per-item",
+        "one item",
+        "Object-store paths are one item per bucket (`s3://ai2-llm`), not one per path: OLMo's configs name 6,656 "
+        "paths in two buckets; another bucket is another item.",
+        (_R19 + "test_object_store_paths_are_one_item_per_bucket",),
+    ),
+    FalsePositiveClass(
+        "vendored-project",
+        "warning",
+        "A project copied into the repository under `dependencies/`, `third_party/`, `thirdparty/`, `3rdparty/`, "
+        "`vendor/` or `vendored/` (OLMo's `inference/compression/dependencies/AutoGPTQ/`, with its own setup.py and "
+        "CUDA extensions) is run by its own tools, not the default commands: a warning (`vendored`); the same "
+        "extension in the repository's own folders blocks.",
+        (_R19 + "test_a_vendored_project_under_dependencies_is_off_the_default_path",),
     ),
 )

@@ -110,6 +110,10 @@ def item_key(f: Finding) -> tuple[str, str]:
         return f"image|{name}", f"image {name}"
     if scope == "setting":
         name = normalise_snippet(sub or f.message)
+        if f.rule == "object-store-uri" and (m := _BUCKET.search(name)) is not None:
+            # one item per bucket, not per path: OLMo's configs name 6,600 object paths in a few buckets, one
+            # data-movement decision each
+            return f"setting|{f.rule}|{m.group(0)}", m.group(0)
         return f"setting|{f.rule}|{name}", name
     if f.rule == "cuda-graphs" and f.subject in _COMPILE_MODES:
         # torch.compile's ``mode`` is an argument of the compile call (or of the config feeding it) whose backend the
@@ -129,6 +133,9 @@ def item_key(f: Finding) -> tuple[str, str]:
             return f"repo|{f.rule}|{gen.group(0)}", f"the generate loops of {gen.group(0)}/"
     family = _FILE_FAMILIES.get(f.rule, f.rule)
     return f"file|{family}|{f.file}", f.file or "model"
+
+
+_BUCKET = re.compile(r"\b(?:s3|gs|az|abfss|wasbs)://[\w.-]*")  # scheme and bucket (or container) of a URI
 
 
 # A finding's subject ``serves:<rule>:<line>`` (set by the scanner): the line only serves the work of that finding of

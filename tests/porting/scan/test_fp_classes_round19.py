@@ -1,0 +1,36 @@
+"""Classes read on round 19's repositories after their first score (OLMo): object-store paths are one item per
+bucket, and a project copied under ``dependencies/`` is off the repository's default path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+
+def test_object_store_paths_are_one_item_per_bucket(tmp_path: Path) -> None:
+    """OLMo's configs name 6,656 object paths in two buckets: one data-movement item per bucket, not per path.
+    Near miss: another bucket is another item."""
+    paths = "\n".join(f"  - s3://ai2-llm/preprocessed/part-{i:05d}.npy" for i in range(40))
+    (tmp_path / "config.yaml").write_text(f"data:\n  paths:\n{paths}\n  other: gs://other-bucket/x.npy\n")
+    log = scan_path(tmp_path, jobs=1)
+    titles = sorted(i.title for i in log.items if i.rule == "object-store-uri")
+    assert titles == ["object-store location: gs://other-bucket", "object-store location: s3://ai2-llm"]
+
+
+def test_a_vendored_project_under_dependencies_is_off_the_default_path(tmp_path: Path) -> None:
+    """OLMo's ``inference/compression/dependencies/AutoGPTQ/`` (a copy of AutoGPTQ with its own setup.py and CUDA
+    extensions): its lines are a warning, "vendored", not the default path's blockers. Near miss: the same
+    extension in the repository's own ``ops/`` blocks."""
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(name='x', ext_modules=[CUDAExtension('qlinear_cuda', ['qlinear.cu'])])\n"
+    )
+    for base in ("inference/dependencies/AutoGPTQ", "ops"):
+        (tmp_path / base).mkdir(parents=True)
+        (tmp_path / base / "setup.py").write_text(setup)
+        (tmp_path / base / "qlinear.cu").write_text("__global__ void k() {}\n")
+    by_file = {f.file: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cpp-extension-cuda"}
+    vendored = by_file["inference/dependencies/AutoGPTQ/setup.py"]
+    assert (vendored.severity, vendored.context) == ("warning", "vendored")
+    assert by_file["ops/setup.py"].severity == "blocking"
