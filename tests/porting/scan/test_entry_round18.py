@@ -70,3 +70,59 @@ def test_a_bare_script_name_finds_the_installed_packages_script_and_a_probed_fla
     assert found == {(10, "warning"), (11, "blocking")}
     present |= _write(tmp_path, {"other/train.py": TRAIN})
     assert default_entries(tmp_path, present).how == {}
+
+
+FOLD = """\
+import argparse
+import torch
+
+
+def enable_cpu_offloading(model):
+    torch.distributed.init_process_group(backend="nccl", world_size=1, rank=0)
+    return model
+
+
+def init_with_offloading(model):
+    return enable_cpu_offloading(model)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cpu-offload", action="store_true")
+    args = parser.parse_args()
+    model = torch.nn.Linear(2, 2)
+    if args.cpu_offload:
+        model = init_with_offloading(model)
+    else:
+        model.cuda()
+"""
+
+
+def test_a_console_script_the_readme_runs_is_an_entry_point_and_a_helper_under_an_unset_option_is_off_path(
+    tmp_path: Path,
+) -> None:
+    """esm's README runs ``esm-fold`` (its pasted ``usage:`` line, the bracketed options not passed), which
+    setup.py's console_scripts map to ``esm.scripts.fold`` (the file ``scripts/fold.py``): its ``model.cuda()``
+    blocks. The NCCL process group sits in a helper only ``--cpu-offload`` reaches (two calls up): "blocks when".
+    whisper's pyproject ``scripts.whisper = "whisper.transcribe:cli"`` maps the same way."""
+    present = _write(
+        tmp_path,
+        {
+            "README.md": "```\nusage: esm-fold [-h] -i FASTA -o PDB [--cpu-offload]\n```\n",
+            "setup.py": 'setup(entry_points={"console_scripts": ["esm-fold=esm.scripts.fold:main"]})\n',
+            "scripts/fold.py": FOLD,
+        },
+    )
+    assert dict(default_entries(tmp_path, present).how) == {"scripts/fold.py": "README: `esm-fold -i FASTA -o PDB`"}
+    found = {
+        (f.rule, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule in ("cuda-call", "nccl-backend")
+    }
+    assert found == {("cuda-call", "blocking"), ("nccl-backend", "warning")}
+    nccl = next(f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "nccl-backend")
+    assert "--cpu-offload is set" in (nccl.reason or "")
+    (tmp_path / "pyproject.toml").write_text('[project]\nscripts.whisper = "whisper.transcribe:cli"\n')
+    (tmp_path / "whisper").mkdir()
+    (tmp_path / "whisper" / "transcribe.py").write_text("def cli():\n    pass\n")
+    (tmp_path / "README.md").write_text("    whisper audio.flac --model turbo\n")
+    how = default_entries(tmp_path, present | {"pyproject.toml", "whisper/transcribe.py"}).how
+    assert dict(how) == {"whisper/transcribe.py": "README: `whisper audio.flac --model turbo`"}

@@ -265,6 +265,8 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
                     others.setdefault(s, []).append(how)  # RWKV-LM's prepare script, then its run script
 
     read_commands([readme, *linked_documents(text, root), *linked_scripts(text, root, present)], False)
+    for script, cmd in console_commands(text, console_scripts(root, present)).items():
+        entries.setdefault(script, f"README: `{cmd}`")
     after_cd, cd_scripts = cd_commands(text, present)
     for script, cmd in after_cd.items():
         entries.setdefault(script, f"README: `{_HTML_TAG.sub('', cmd).strip()}`")
@@ -287,6 +289,49 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
     kept = Entries({s: how for s, how in runs.items() if context_of_path(s, promoted=promoted) is None})
     kept.others = {s: tuple(o) for s, o in others.items() if s in kept}
     return kept, text
+
+
+# ``"esm-fold=esm.scripts.fold:main"`` (setup.py's console_scripts) or ``esm-fold = "esm.scripts.fold:main"``
+# (pyproject's ``[project.scripts]``): the command a README runs by name, and the module it starts.
+_CONSOLE = re.compile(r"""["']?([A-Za-z][\w.-]*)\s*=\s*["']?([A-Za-z_][\w.]*):[\w.]+["']""")
+_OPTIONAL = re.compile(r"\s*\[[^\]]*\]")
+_PROMPT = re.compile(r"^\s*(?:\$\s+|>\s+|usage:\s+)?")  # a prompt, or a CLI's pasted ``usage:`` line
+
+
+def console_scripts(root: Path, present: set[str]) -> dict[str, str]:
+    """Console script name -> the file of the module it runs (``esm.scripts.fold`` -> ``scripts/fold.py`` where
+    the package maps ``esm.scripts`` to ``scripts/``: the longest dotted suffix that names one file)."""
+    out: dict[str, str] = {}
+    for name in ("setup.py", "pyproject.toml", "setup.cfg"):
+        text = _read(root / name) if name in present else None
+        if not text or not any(w in text for w in ("console_scripts", "[project.scripts]", "scripts.")):
+            continue
+        for m in _CONSOLE.finditer(text):
+            command = m.group(1).removeprefix("scripts.")  # whisper's ``scripts.whisper = "whisper.transcribe:cli"``
+            parts = m.group(2).split(".")
+            for k in range(len(parts)):
+                cands = [f"{'/'.join(parts[k:])}{ext}" for ext in (".py", "/__main__.py")]
+                hit = [c for c in cands if c in present] or [c for c in cands if f"src/{c}" in present]
+                if hit:
+                    out.setdefault(command, hit[0] if hit[0] in present else f"src/{hit[0]}")
+                    break
+    return out
+
+
+def console_commands(text: str, scripts: dict[str, str]) -> dict[str, str]:
+    """Script -> the README line that runs it through its console script (``esm-extract esm2_t33_650M_UR50D
+    ...``, ``demucs track.mp3``): a line starting with the command's name and an argument."""
+    out: dict[str, str] = {}
+    if not scripts:
+        return out
+    for line in join_continued(text).splitlines():
+        body = _PROMPT.sub("", line, count=1)
+        if line.lstrip().startswith("usage:"):
+            body = _OPTIONAL.sub("", body)  # ``[--cpu-offload]`` in a usage line is an option, not passed
+        head, _, rest = body.partition(" ")
+        if head in scripts and rest.strip() and not rest.lstrip().startswith(("=", ":")):
+            out.setdefault(scripts[head], body.strip()[:120])
+    return out
 
 
 def default_entries(root: Path, present: set[str]) -> EntryPoints:

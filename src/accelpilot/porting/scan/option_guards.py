@@ -133,8 +133,16 @@ def _holds(test: ast.expr, opts: dict[str, tuple[str, Any, bool]], command: str)
 def _off_path(tree: ast.AST, f: Finding, opts: dict[str, tuple[str, Any, bool]], command: str) -> str | None:
     """The option condition (``--gpus > 1``) under which ``f``'s line runs when the default command does not meet
     it, with the test's line; None when the line is on the default path (or the scan cannot tell)."""
-    line = f.line or 0
-    quoted = set(_QUOTED.findall(f.message))
+    return _branch_off_path(tree, f.file, f.line or 0, f.message, opts, command) or _called_off_path(
+        tree, f.line or 0, f.file, opts, command, 3
+    )
+
+
+def _branch_off_path(
+    tree: ast.AST, file: str | None, line: int, message: str, opts: dict[str, tuple[str, Any, bool]], command: str
+) -> str | None:
+    """``_off_path`` for a line in an ``if`` (or a conditional expression) on an option."""
+    quoted = set(_QUOTED.findall(message))
     for node in ast.walk(tree):
         branch: list[ast.stmt] | list[ast.expr] = []
         if isinstance(node, ast.If):
@@ -147,8 +155,40 @@ def _off_path(tree: ast.AST, f: Finding, opts: dict[str, tuple[str, Any, bool]],
             continue
         judged = _holds(test, opts, command)
         if judged is not None and not judged[0]:
-            return f"{judged[1]} (`{ast.unparse(test)}` at {f.file}:{test.lineno})"
+            return f"{judged[1]} (`{ast.unparse(test)}` at {file}:{test.lineno})"
     return None
+
+
+def _called_off_path(
+    tree: ast.AST, line: int, file: str | None, opts: dict[str, tuple[str, Any, bool]], command: str, depth: int
+) -> str | None:
+    """``line`` is in a module-level function of the entry point whose every call in the file runs only under an
+    option the default command does not meet (esm-fold's ``enable_cpu_offloading``, called from the helper that
+    ``elif args.cpu_offload:`` calls), up to ``depth`` calls up; None otherwise."""
+    body = getattr(tree, "body", [])
+    fn = next(
+        (
+            d
+            for d in body
+            if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.lineno <= line <= (d.end_lineno or 0)
+        ),
+        None,
+    )
+    if fn is None or depth == 0 or fn.name == "main":
+        return None
+    calls = [
+        c for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == fn.name
+    ]
+    if not calls:
+        return None
+    found: str | None = None
+    for call in calls:
+        why = _branch_off_path(tree, file, call.lineno, "", opts, command)
+        why = why or _called_off_path(tree, call.lineno, file, opts, command, depth - 1)
+        if why is None:
+            return None
+        found = found or why
+    return found
 
 
 # Environment variables a distributed launcher (torchrun, torch.distributed.launch, mpirun, srun) sets.
