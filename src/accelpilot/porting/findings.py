@@ -176,6 +176,9 @@ def promoted_folders(entries: Iterable[str]) -> frozenset[str]:
     just under the ``examples/`` (or ``demo/``) match, so a sibling example (``examples/NLU/``) stays apart."""
     out: set[str] = set()
     for rel in entries:
+        if rel.endswith(".ipynb"):
+            out.add(rel)  # a notebook the README sends the user to first (Point-E's): that notebook, not its folder
+            continue
         m = _EXAMPLE_PATH.search(rel)
         if m is None or not m.group(2) or m.group(2).startswith("notebook"):
             continue

@@ -126,3 +126,26 @@ def test_a_console_script_the_readme_runs_is_an_entry_point_and_a_helper_under_a
     (tmp_path / "README.md").write_text("    whisper audio.flac --model turbo\n")
     how = default_entries(tmp_path, present | {"pyproject.toml", "whisper/transcribe.py"}).how
     assert dict(how) == {"whisper/transcribe.py": "README: `whisper audio.flac --model turbo`"}
+
+
+def test_a_readme_that_only_links_notebooks_runs_the_first_one(tmp_path: Path) -> None:
+    """Point-E's README: install, then "see the following notebooks": the first linked notebook is the default
+    path (its cells are porting work, not an example), the second stays an example. Near miss: a README with a
+    command does not look at its notebooks."""
+    cell = '{"cell_type": "code", "metadata": {}, "outputs": [], "source": ["import torch\\n", "x = torch.zeros(1).cuda()\\n"]}'
+    nb = '{"cells": [' + cell + '], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    present = _write(
+        tmp_path,
+        {
+            "README.md": "Install with `pip install -e .`.\n\n* [first](pkg/examples/first.ipynb)\n"
+            "* [second](pkg/examples/second.ipynb)\n",
+            "pkg/examples/first.ipynb": nb,
+            "pkg/examples/second.ipynb": nb,
+        },
+    )
+    assert set(default_entries(tmp_path, present).how) == {"pkg/examples/first.ipynb"}
+    found = {f.file: (f.context, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-call"}
+    assert found == {"pkg/examples/first.ipynb": (None, "blocking"), "pkg/examples/second.ipynb": ("example", "info")}
+    (tmp_path / "README.md").write_text("Run `python run.py`.\n\n* [first](pkg/examples/first.ipynb)\n")
+    (tmp_path / "run.py").write_text("print(1)\n")
+    assert set(default_entries(tmp_path, present | {"run.py"}).how) == {"run.py"}

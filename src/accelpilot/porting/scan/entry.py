@@ -294,6 +294,7 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
 # ``"esm-fold=esm.scripts.fold:main"`` (setup.py's console_scripts) or ``esm-fold = "esm.scripts.fold:main"``
 # (pyproject's ``[project.scripts]``): the command a README runs by name, and the module it starts.
 _CONSOLE = re.compile(r"""["']?([A-Za-z][\w.-]*)\s*=\s*["']?([A-Za-z_][\w.]*):[\w.]+["']""")
+_NOTEBOOK_LINK = re.compile(r"\]\(\s*(\.?/?[\w./-]+\.ipynb)\s*\)")  # ``[image2pointcloud.ipynb](point_e/...)``
 _OPTIONAL = re.compile(r"\s*\[[^\]]*\]")
 _PROMPT = re.compile(r"^\s*(?:\$\s+|>\s+|usage:\s+)?")  # a prompt, or a CLI's pasted ``usage:`` line
 
@@ -350,6 +351,10 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         scopes, how = example_entries(text, root, present)
         if scopes:
             return EntryPoints(how={rel: h for rel, h in how.items() if context_of_path(rel) is None}, scopes=scopes)
+        notebook = next((n for n in _NOTEBOOK_LINK.findall(text) if n.removeprefix("./") in present), None)
+        if notebook is not None:
+            # Point-E's README: install, then "to get started, see the following notebooks": the first is the run
+            return EntryPoints(how={notebook.removeprefix("./"): f"README: the first notebook it links ({notebook})"})
     return EntryPoints(
         how=_with_path_dirs(
             root,
