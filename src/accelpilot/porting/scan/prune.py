@@ -161,14 +161,20 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
-_STATE_READ = re.compile(rb"([A-Za-z_]\w*)[ \t]*=[^=\n]*(?:past|cache)", re.I)
+# ``pk = self._streaming_state['past_keys']``: a line that binds a name to an attribute or a subscript, nothing
+# else (anchored at the line's start, so a file's other lines are rejected at their first characters)
+_STATE_READ = re.compile(rb"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*[\w.]+(?:\[[^\]\n]*\])?[ \t]*$", re.M)
 
 
 @functools.lru_cache(maxsize=4)
 def _state_names(data: bytes) -> frozenset[bytes]:
-    """Names the file assigns from an expression naming past keys or a cache (read once per file: a bytes
+    """Names the file binds to an attribute or entry naming past keys or a cache (read once per file: a bytes
     object keeps its hash)."""
-    return frozenset(_STATE_READ.findall(data))
+    return frozenset(
+        m.group(1)
+        for m in _STATE_READ.finditer(data)
+        if b"past" in m.group(0).lower() or b"cache" in m.group(0).lower()
+    )
 
 
 def _joins_state_read(data: bytes, ls: int, j: int) -> bool:

@@ -75,8 +75,11 @@ def _worth_parsing(data: bytes) -> set[str]:
         "fp8-matmul": b"_scaled_mm(" in data,
         "partial-last-batch": b"DataLoader(" in data,
         "grad-in-step": b"autograd.grad(" in data,
-        "recurrent-layer": any(w in data for w in _RNN_WORDS),
-        "precision-keyed-on-cuda": b"cuda." in data and any(w in data for w in (b"bf16", b"bfloat16", b"float16")),
+        "recurrent-layer": any(w in data for w in _RNN_WORDS) and (b"nn." in data or b"torch.nn import" in data),
+        # a CUDA question, a 16-bit name and an fp32 name in one file (a choice between them)
+        "precision-keyed-on-cuda": any(w in data for w in _ASKS_CUDA)
+        and any(w in data for w in (b"bf16", b"bfloat16", b"float16"))
+        and any(w in data for w in (b"32", b"float\n", b"float,", b"float)")),
     }
     return {r for r, hit in gates.items() if hit}
 
@@ -84,6 +87,7 @@ def _worth_parsing(data: bytes) -> set[str]:
 _ALIAS = re.compile(rb"^[ \t]*import[ \t]+torch[ \t]+as[ \t]+(\w+)", re.M)
 _RNN = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
 _RNN_WORDS = tuple(f"{n}(".encode() for n in _RNN)
+_ASKS_CUDA = (b"cuda.is_available()", b"is_bf16_supported", b"get_device_capability")
 
 
 def _torch_rnn(d: str, data: bytes) -> bool:
