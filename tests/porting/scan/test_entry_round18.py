@@ -149,3 +149,16 @@ def test_a_readme_that_only_links_notebooks_runs_the_first_one(tmp_path: Path) -
     (tmp_path / "README.md").write_text("Run `python run.py`.\n\n* [first](pkg/examples/first.ipynb)\n")
     (tmp_path / "run.py").write_text("print(1)\n")
     assert set(default_entries(tmp_path, present | {"run.py"}).how) == {"run.py"}
+
+
+def test_a_cpu_if_not_probed_else_cuda_choice_falls_back(tmp_path: Path) -> None:
+    """GLIDE's notebook: ``has_cuda = th.cuda.is_available()`` then ``th.device('cpu' if not has_cuda else
+    'cuda')``: the CPU arm runs off CUDA, a performance item. Near miss: a name bound from a flag blocks."""
+    src = "import torch as th\n{bind}\ndevice = th.device('cpu' if not has_cuda else 'cuda')\n"
+    (tmp_path / "README.md").write_text("Run `python run.py`.\n")
+    (tmp_path / "run.py").write_text(src.format(bind="has_cuda = th.cuda.is_available()"))
+    [line] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-device-literal"]
+    assert line.severity == "warning" and (line.reason or "").startswith("performance item")
+    (tmp_path / "run.py").write_text(src.format(bind="import sys\nhas_cuda = '--gpu' in sys.argv"))
+    [line] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-device-literal"]
+    assert line.severity == "blocking"

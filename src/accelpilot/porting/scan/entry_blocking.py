@@ -56,7 +56,9 @@ _FP16_ASKED = ("fp16=True", "mixed_precision=")
 _FLAG = re.compile(r" when `([\w.]+)` is true")
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
 # args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
-_NAMED_CHOICE = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+(\w+)\s+else\s""")
+_NAMED_CHOICE = re.compile(
+    r"""["']cuda(?::\d+)?["']\s+if\s+(\w+)\s+else\s|["']cpu["']\s+if\s+not\s+(\w+)\s+else\s+["']cuda"""
+)  # also GLIDE's ``'cpu' if not has_cuda else 'cuda'``
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
 # torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``), and its exception
 # classes (``except torch.cuda.CudaError:`` names a class that a CPU build defines): no stop.
@@ -79,7 +81,9 @@ def _probed_name(snippet: str, rel: str | None, read: Callable[[str], str | None
     if m is None or rel is None or read is None:
         return False
     text = read(rel) or ""
-    return re.search(rf"^\s*{re.escape(m.group(1))}\s*=\s*[^\n]*\bis_available\(\)", text, re.M) is not None
+    name = re.escape(m.group(1) or m.group(2))
+    # a notebook's cell source is a JSON string: the binding may follow its opening quote
+    return re.search(rf'^\s*"?{name}\s*=\s*[^\n]*\bis_available\(\)', text, re.M) is not None
 
 
 def _under_probed_flag(f: Finding, read: Callable[[str], str | None] | None, flags: dict[str, set[int]]) -> bool:
