@@ -68,6 +68,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   (facebookresearch/audiocraft), pointnet2 (erikwijmans/Pointnet2_PyTorch), labels 9cba57c (helpers who did not
   read the scanner's source or output and reported only a file and an item count): first scored with the scanner
   at d07b9ef, frozen and its scans taken before the labels were read (match files 8da9928).
+- held out, round 19: esm (facebookresearch/esm), s4 (state-spaces/s4), pointe (openai/point-e), olmo
+  (allenai/OLMo), labels a80a5f6 (helpers as in round 18): first scored with the scanner at 4fbd848, frozen and its
+  scans taken before the labels were read (match files 30d12c6).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
