@@ -14,8 +14,6 @@ import posixpath
 import re
 from pathlib import Path
 
-import yaml
-
 
 def _config_file(tree: ast.Module, script: str) -> str | None:
     """The YAML file a ``@hydra.main`` decorator of the script names (relative to the tree's root)."""
@@ -44,6 +42,8 @@ def hydra_default(root: Path, script: str, tree: ast.Module, key: str) -> str | 
     rel = _config_file(tree, script)
     if rel is None:
         return None
+    import yaml  # only for a Hydra script: the scan's worker processes do not pay for the import
+
     try:
         value = yaml.safe_load((root / rel).read_text())
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
