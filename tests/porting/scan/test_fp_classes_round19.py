@@ -34,3 +34,37 @@ def test_a_vendored_project_under_dependencies_is_off_the_default_path(tmp_path:
     vendored = by_file["inference/dependencies/AutoGPTQ/setup.py"]
     assert (vendored.severity, vendored.context) == ("warning", "vendored")
     assert by_file["ops/setup.py"].severity == "blocking"
+
+
+SSM = """\
+import torch
+
+
+class SSMKernel(torch.nn.Module):
+    def __init__(
+        self,
+        backend: str = "cuda",
+        device: str = "cuda",
+    ):
+        super().__init__()
+        self.backend = backend
+        assert self.backend in ["cuda", "keops", "naive"]
+        self.device = device
+
+    def forward(self, x):
+        if self.backend == "cuda":
+            return x
+        return x * 2
+"""
+
+
+def test_a_name_compared_with_other_kernel_implementations_is_a_selector_not_a_device() -> None:
+    """S4's ``backend: str = 'cuda'`` chooses its Cauchy kernel among ``['cuda', 'keops', 'naive']``: an
+    implementation selector like ``impl="cuda"``, not a device. Near misses: ``device: str = "cuda"`` (line 8)
+    stays, and so does ``backend`` where it is compared only with ``"cpu"``."""
+    from accelpilot.porting.scan import scan_python
+
+    lines = [ln for r, ln, *_ in scan_python(SSM) if r == "cuda-device-literal"]
+    assert lines == [8]
+    plain = SSM.replace('"keops", "naive"', '"cpu"')
+    assert [ln for r, ln, *_ in scan_python(plain) if r == "cuda-device-literal"] == [7, 8]

@@ -112,6 +112,21 @@ def impl_selector(name: str | None) -> bool:
     return name is not None and IMPL_NAME.match(name) is not None
 
 
+# ``self.backend in ['cuda', 'keops']`` / ``backend == "naive"``: a name compared with another kernel implementation's
+# name holds an implementation choice (S4's ``backend: str = 'cuda'`` picks its Cauchy kernel, not a device).
+_SELECTOR_TEST = re.compile(
+    rb"(?:self\.)?([A-Za-z_]\w*)\s*(?:==|!=|in|not\s+in)\s*[\[\(]?[^\n]*?['\"](?:keops|naive|triton|pykeops|reference)['\"]"
+)
+
+
+def kernel_selectors(data: bytes) -> frozenset[str]:
+    """Names a file compares with a kernel implementation's name (``keops``, ``naive``, ``triton``): their "cuda"
+    default names the CUDA kernel among implementations, like ``impl="cuda"``."""
+    if b"keops" not in data and b"naive" not in data and b"triton" not in data and b"reference" not in data:
+        return frozenset()
+    return frozenset(m.group(1).decode() for m in _SELECTOR_TEST.finditer(data))
+
+
 # Calls whose string arguments are messages to a person (errors, logs, help): a ``--gres=gpu:1`` there asks a reader
 # to request GPUs; it is no job setting of this repository.
 MESSAGE_CALLS = frozenset(

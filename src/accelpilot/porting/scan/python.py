@@ -10,6 +10,7 @@ from accelpilot.porting.scan.decode_syncs import decode_syncs
 from accelpilot.porting.scan.dist_launch import dist_launchers
 from accelpilot.porting.scan.fid_eval import fid_lines
 from accelpilot.porting.scan.hf_generate import generate_calls
+from accelpilot.porting.scan.literals import kernel_selectors
 from accelpilot.porting.scan.padding import padding_lines
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_backend import _foreign_classes, _foreign_kernels, _helper_name, _no_fallback
@@ -47,6 +48,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     torch_file = b"torch" in data
     if not prune:
         v = PyVisitor(None, torch_file)
+        v.selectors = kernel_selectors(data)
         v.visit(ast.parse(data))
         return _post_passes(data, v) + _whole_file(data)
     hits = trigger_lines(data)
@@ -57,6 +59,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     if not hits:
         return _whole_file(data)
     v = PyVisitor(hits, torch_file)
+    v.selectors = kernel_selectors(data)
     try:
         trees = [parse_unit(data, u) for u in units(data, hits, spans)]
     except SyntaxError:

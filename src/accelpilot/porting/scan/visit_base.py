@@ -43,6 +43,7 @@ class VisitorBase:
     def __init__(self, hits: list[int] | None, torch_file: bool) -> None:
         self.hits = hits  # sorted trigger lines, or None for "visit everything"
         self.torch_file = torch_file
+        self.selectors: frozenset[str] = frozenset()  # names holding a kernel implementation choice (``literals``)
         self.aliases: dict[str, str] = dict(DEFAULT_ALIASES)
         self.found: list[RawFinding] = []
         self._seen: set[tuple[str, int]] = set()

@@ -108,7 +108,7 @@ class PyVisitor(BranchRules):
         for param, default in pairs:
             if default is None:
                 continue
-            if impl_selector(param.arg) and isinstance(default, ast.Constant):
+            if (impl_selector(param.arg) or param.arg in self.selectors) and isinstance(default, ast.Constant):
                 self._consumed.add(id(default))  # ``impl="cuda"``: a code path of the library, not a device
             saved, self._default_of = self._default_of, (self._init_owner.get(id(node), node.name), param.arg)
             try:
