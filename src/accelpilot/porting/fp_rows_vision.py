@@ -234,7 +234,7 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "no finding",
         "A parameter whose name the file compares with another kernel implementation's name (S4's `backend: str = "
         "'cuda'` beside `self.backend in ['cuda', 'keops', 'naive']`) selects an implementation, like `impl=\"cuda\"`: "
-        "its default is no device string; a `device` default, and a name compared only with `\"cpu\"`, stay.",
+        'its default is no device string; a `device` default, and a name compared only with `"cpu"`, stay.',
         (_R19 + "test_a_name_compared_with_other_kernel_implementations_is_a_selector_not_a_device",),
     ),
 )

@@ -101,3 +101,47 @@ def test_a_lightning_0x_pin_is_the_training_runtime_and_blocks_where_the_readme_
     (tmp_path / "requirements.txt").write_text("pytorch-lightning==0.7.5\n")
     [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "lightning-legacy"]
     assert item.severity == "warning"
+
+
+S4_TRAIN = """\
+import hydra
+import pytorch_lightning as pl
+
+
+def create_trainer(config):
+    return pl.Trainer(logger=None, **config.trainer)
+
+
+@hydra.main(config_path="configs", config_name="config.yaml")
+def main(config):
+    create_trainer(config).fit(None)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_trainer_built_from_a_hydra_group_whose_default_asks_for_a_gpu_blocks(tmp_path: Path) -> None:
+    """S4: ``pl.Trainer(**config.trainer)`` with ``configs/trainer/default.yaml`` saying ``accelerator: gpu``.
+    Near misses: ``accelerator: cpu``, and a command overriding ``trainer.accelerator=cpu``."""
+    files = {
+        "README.md": "Run `python -m train`.\n",
+        "train.py": S4_TRAIN,
+        "configs/config.yaml": "defaults:\n  - trainer: default\n",
+        "configs/trainer/default.yaml": "accelerator: gpu\ndevices: 1\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+
+    def lines() -> list[tuple[str, str]]:
+        return [(f.severity, f.message) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"]
+
+    [(severity, message)] = lines()
+    assert severity == "blocking" and "accelerator: gpu in configs/trainer/default.yaml" in message
+    (tmp_path / "README.md").write_text("Run `python -m train trainer.accelerator=cpu`.\n")
+    assert lines() == []
+    (tmp_path / "README.md").write_text("Run `python -m train`.\n")
+    (tmp_path / "configs/trainer/default.yaml").write_text("accelerator: cpu\n")
+    assert lines() == []

@@ -59,3 +59,19 @@ def hydra_override(command: str, key: str) -> str | None:
     """The value a command line gives ``key`` as a Hydra override (``gpus=[0,1,2,3]``, ``+trainer.gpus=2``)."""
     m = re.search(rf"(?:^|[\s`])\+{{0,2}}{re.escape(key)}=([^\s`]+)", command)
     return m.group(1).strip("'\"") if m else None
+
+
+def hydra_group_default(root: Path, script: str, tree: ast.Module, group: str) -> tuple[str, dict[str, object]] | None:
+    """(path, settings) of the ``default`` option of the Hydra config group ``group`` beside the script's primary
+    config (S4's ``configs/trainer/default.yaml`` for ``pl.Trainer(**config.trainer)``), or None."""
+    rel = _config_file(tree, script)
+    if rel is None:
+        return None
+    path = posixpath.join(posixpath.dirname(rel), group, "default.yaml")
+    import yaml  # only for a Hydra script (as ``hydra_default``)
+
+    try:
+        value = yaml.safe_load((root / path).read_text())
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+    return (path, value) if isinstance(value, dict) else None

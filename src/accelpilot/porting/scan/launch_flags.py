@@ -17,7 +17,7 @@ from pathlib import Path
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.families import _module_names, imports_of
-from accelpilot.porting.scan.hydra_config import hydra_default, hydra_override
+from accelpilot.porting.scan.hydra_config import hydra_default, hydra_group_default, hydra_override
 
 # Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
 # ``RuntimeError("`CUDAAccelerator` can not run on your system since the accelerator is not available ...")``.
@@ -180,6 +180,9 @@ def trainer_gpus_default(root: Path, script: str, cmd: str, rels: Sequence[str])
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Trainer")):
             continue
+        grouped = _trainer_group(root, script, tree, node, cmd)
+        if grouped is not None:
+            return [grouped]
         for k in node.keywords:
             if k.arg != "gpus":
                 continue
@@ -215,6 +218,32 @@ def trainer_gpus_default(root: Path, script: str, cmd: str, rels: Sequence[str])
 
 
 _WRAPS = frozenset({"list", "tuple", "int"})
+
+
+def _trainer_group(root: Path, script: str, tree: ast.Module, node: ast.Call, cmd: str) -> Finding | None:
+    """``pl.Trainer(**config.trainer)`` where the Hydra group ``trainer``'s default option asks for a GPU
+    (``accelerator: gpu``, or ``gpus`` of one or more) and the command does not override it (S4)."""
+    star = next((k.value for k in node.keywords if k.arg is None), None)
+    group = _hydra_key(star) if star is not None else None
+    found = hydra_group_default(root, script, tree, group) if group and "." not in group else None
+    if found is None or star is None:
+        return None
+    path, settings = found
+    accel = str(hydra_override(cmd, f"{group}.accelerator") or settings.get("accelerator", "")).lower()
+    gpus = str(hydra_override(cmd, f"{group}.gpus") or settings.get("gpus", "")).strip()
+    if accel not in ("gpu", "cuda") and gpus in ("", "0", "None", "none", "null", "[]"):
+        return None
+    asked = f"accelerator: {accel}" if accel in ("gpu", "cuda") else f"gpus: {gpus}"
+    f = Finding.from_rule(
+        RULES["lightning-cuda"],
+        file=script,
+        line=node.lineno,
+        message=f"Trainer(**{ast.unparse(star)}) with {asked} in {path} (Lightning's Trainer asks for CUDA)",
+        snippet=ast.unparse(node)[:200],
+    )
+    f.severity = "blocking"
+    f.reason = f"entry point {script} ({cmd[:160]}): {LIGHTNING_STOP}: {path}"
+    return f
 
 
 def _hydra_key(value: ast.expr) -> str | None:
