@@ -59,6 +59,15 @@ BY_CLASS: dict[str, EffortRow] = {
     "weeks": EffortRow(5, 15, "a rewrite of one component, validated for numerics and speed", _REASONED),
 }
 
+# A project copied into the repository (``findings.VENDORED_PATH``): one item, whatever its own kernels and devices.
+VENDORED_PROJECT = EffortRow(
+    1,
+    5,
+    "port the few entry points of the copy the repository calls, or replace the copy with the upstream release "
+    "for the target; the rest of the copy stays unported",
+    _REASONED,
+)
+
 ROWS: dict[str, EffortRow] = {
     # custom kernels: an item is one kernel (a Triton file's kernels are one family item) or one extension
     "triton-kernel": EffortRow(

@@ -102,7 +102,7 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|c
 
 
 # A project copied into the repository: a folder under ``dependencies/`` and the like (the copy's own folder).
-_VENDORED_PATH = re.compile(r"(^|/)(dependencies|third_party|thirdparty|3rdparty|vendor|vendored)/[^/]+/")
+VENDORED_PATH = re.compile(r"(^|/)(dependencies|third_party|thirdparty|3rdparty|vendor|vendored)/[^/]+/")
 _BENCH_PATH = re.compile(r"(^|/)(benchmarks?|bench)/|(^|/)bench[^/]*\.py$")
 
 
@@ -199,7 +199,7 @@ def context_of_path(rel: str, present: Container[str] = (), promoted: Collection
     # ``examples/NLU/src/transformers/benchmark/``): off the repository's path, as the example is
     if _EXAMPLE_PATH.search(rel) and not (promoted and rel.startswith(tuple(promoted))):
         return "example"
-    if _VENDORED_PATH.search(rel):
+    if VENDORED_PATH.search(rel):
         return "vendored"  # OLMo's ``inference/compression/dependencies/AutoGPTQ/``
     if _BENCH_PATH.search(rel):
         return "benchmark"

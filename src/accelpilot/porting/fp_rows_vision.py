@@ -225,8 +225,9 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "warning",
         "A project copied into the repository under `dependencies/`, `third_party/`, `thirdparty/`, `3rdparty/`, "
         "`vendor/` or `vendored/` (OLMo's `inference/compression/dependencies/AutoGPTQ/`, with its own setup.py and "
-        "CUDA extensions) is run by its own tools, not the default commands: a warning (`vendored`); the same "
-        "extension in the repository's own folders blocks.",
+        "CUDA extensions) is run by its own tools, not the default commands: a warning (`vendored`), one item for "
+        "the copy (1-5 days: port what the repository calls, or use the upstream release); the same extension in "
+        "the repository's own folders blocks.",
         (_R19 + "test_a_vendored_project_under_dependencies_is_off_the_default_path",),
     ),
     FalsePositiveClass(

@@ -18,9 +18,10 @@ from accelpilot.porting.effort import (
     ROWS,
     SMALL_EXTENSION,
     SMALL_KERNEL_BYTES,
+    VENDORED_PROJECT,
     XLA_ERA_RULES,
 )
-from accelpilot.porting.findings import INSTALL_FAILS, Finding, Item, ItemLine, normalise_snippet
+from accelpilot.porting.findings import INSTALL_FAILS, VENDORED_PATH, Finding, Item, ItemLine, normalise_snippet
 from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
 
 
@@ -77,6 +78,11 @@ FAMILY = "*"
 def item_key(f: Finding) -> tuple[str, str]:
     """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
     rule = RULES.get(f.rule)
+    if (m := VENDORED_PATH.search(f.file or "")) is not None:
+        # OLMo's AutoGPTQ copy under ``dependencies/``: one unit of work (port what the repository calls, or use
+        # the upstream release), not its kernels and device lines one by one
+        root = (f.file or "")[: m.end()].rstrip("/")
+        return f"vendored|{root}", f"vendored project {root}/"
     if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
         family = job_family(f.file)
         return f"setting|device-count|{family}", f"devices per node of the job {family}"
@@ -360,6 +366,8 @@ def _days(
     language is removing that dependency; a kernel or library that falls back off CUDA is measuring the fallback;
     a package only declared is an edit of the dependency list."""
     r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
+    if key.startswith("vendored|"):
+        return VENDORED_PROJECT.low, VENDORED_PROJECT.high, VENDORED_PROJECT.assumption
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
     if key.startswith("package|cuda-kernel-library|") and key.rpartition("|")[2] in EAGER_EQUIVALENT:
@@ -458,6 +466,8 @@ def build_items(findings: list[Finding]) -> list[Item]:
             first = next((f for f in fs if f.rule == "cpp-extension-cuda"), first)
         if key.endswith(f"|{FAMILY}"):  # a family is titled and sized by its kernels
             first = next((f for f in fs if f.message.startswith("@")), first)
+        if key.startswith("vendored|"):  # a vendored copy is named by its weightiest line (a kernel before a string)
+            first = max(fs, key=lambda f: EFFORT_RANK.get(f.effort, 0))
         rule = RULES.get(first.rule)
         effort = max((f.effort for f in fs), key=lambda e: EFFORT_RANK.get(e, 0))
         severity, reason = top.severity, top.reason if all(f.reason for f in own) else None
@@ -503,7 +513,7 @@ def build_items(findings: list[Finding]) -> list[Item]:
                 effort=effort,
                 targets=first.targets,
                 title=label
-                if key.startswith("setting|device-count|")
+                if key.startswith(("setting|device-count|", "vendored|"))
                 else f"{rule.title if rule else first.rule}: {label}",
                 file=first.file,
                 line=first.line,

@@ -30,10 +30,24 @@ def test_a_vendored_project_under_dependencies_is_off_the_default_path(tmp_path:
         (tmp_path / base).mkdir(parents=True)
         (tmp_path / base / "setup.py").write_text(setup)
         (tmp_path / base / "qlinear.cu").write_text("__global__ void k() {}\n")
-    by_file = {f.file: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cpp-extension-cuda"}
+    (tmp_path / "inference/dependencies/AutoGPTQ/util.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    log = scan_path(tmp_path, jobs=1)
+    by_file = {f.file: f for f in log.findings if f.rule == "cpp-extension-cuda"}
     vendored = by_file["inference/dependencies/AutoGPTQ/setup.py"]
     assert (vendored.severity, vendored.context) == ("warning", "vendored")
     assert by_file["ops/setup.py"].severity == "blocking"
+    # the copy is one unit of work (1-5 days), its extension and device lines together
+    [copy] = [i for i in log.items if i.key.startswith("vendored|")]
+    assert (copy.title, copy.severity, copy.days_low, copy.days_high) == (
+        "vendored project inference/dependencies/AutoGPTQ/",
+        "warning",
+        1,
+        5,
+    )
+    assert {ln.file for ln in copy.lines} >= {
+        "inference/dependencies/AutoGPTQ/setup.py",
+        "inference/dependencies/AutoGPTQ/util.py",
+    }
 
 
 SSM = """\
