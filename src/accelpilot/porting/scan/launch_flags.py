@@ -18,6 +18,7 @@ from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.families import _module_names, imports_of
 from accelpilot.porting.scan.hydra_config import hydra_default, hydra_group_default, hydra_override
+from accelpilot.porting.scan.nodes import dotted
 
 # Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
 # ``RuntimeError("`CUDAAccelerator` can not run on your system since the accelerator is not available ...")``.
@@ -248,11 +249,8 @@ def _trainer_group(root: Path, script: str, tree: ast.Module, node: ast.Call, cm
 
 def _hydra_key(value: ast.expr) -> str | None:
     """``cfg.trainer.gpus`` -> ``trainer.gpus``: the config key a Hydra ``cfg`` attribute chain reads."""
-    parts: list[str] = []
-    while isinstance(value, ast.Attribute):
-        parts.append(value.attr)
-        value = value.value
-    return ".".join(reversed(parts)) if isinstance(value, ast.Name) and value.id in ("cfg", "config", "conf") else None
+    head, _, key = (dotted(value) or "").partition(".")
+    return key if key and head in ("cfg", "config", "conf") else None
 
 
 def _default_of(option: str, sources: Sequence[str]) -> str | None:
