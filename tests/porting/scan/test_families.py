@@ -180,3 +180,17 @@ def test_kernel_modules_at_the_root_are_families_of_their_own_and_a_scripts_kern
         "blocks when train_gpt_medium.py is run: a script with its own kernels that no file imports and no README "
         "command runs",
     )
+
+
+def test_the_repositorys_own_megatron_package_is_not_the_megatron_runtime(tmp_path: Path) -> None:
+    """GPT-NeoX carries its own ``megatron/`` package: ``from megatron.training import pretrain`` is its code, not
+    the Megatron-LM training runtime. Near miss: megablocks, a runtime the tree does not hold, stays."""
+    for rel, text in {
+        "megatron/__init__.py": "",
+        "megatron/training.py": "def pretrain():\n    pass\n",
+        "train.py": "from megatron.training import pretrain\nimport megablocks.ops\n",
+    }.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    log = scan_path(tmp_path, jobs=1)
+    assert [i.key for i in log.items if i.rule == "training-runtime"] == ["package|training-runtime|megablocks"]

@@ -31,8 +31,9 @@ from accelpilot.porting.scan.default_path import (
 )
 
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w. \t,]+))", re.M)
-# Libraries whose rule stands for a CUDA-only package: a finding naming the repository's own package is dropped.
-_LIBRARY_RULES = frozenset({"cuda-kernel-library", "cuda-only-library"})
+# Libraries whose rule stands for a CUDA-only package or a training runtime: a finding naming the repository's own
+# package is dropped (GPT-NeoX's in-tree ``megatron`` package is its own code, not the Megatron-LM dependency).
+_LIBRARY_RULES = frozenset({"cuda-kernel-library", "cuda-only-library", "training-runtime"})
 # Kernel languages: a module-level import of one makes the file a kernel file (Triton's ``@triton.jit`` already does).
 KERNEL_LANGUAGES = frozenset({"tilelang", "cutlass", "triton"})
 
