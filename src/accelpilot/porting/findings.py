@@ -117,6 +117,7 @@ _CI_PATH = re.compile(
 # A script under ``docs/`` (open_clip's ``docs/script_examples/``) illustrates the documentation: an example too.
 _EXAMPLE_PATH = re.compile(
     r"(^|/)(examples?|demos?|notebooks?)/|(^|/)(demo_[^/]*|[^/]*_demo)\.py$|\.ipynb$|(^|/)[^/]*notebook[^/]*\.py$"
+    r"|(^|/)(\w+_demos?|demos?_\w+)/"  # CoTracker's ``gradio_demo/``
     r"|^docs?/"
 )
 

@@ -238,4 +238,12 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         'its default is no device string; a `device` default, and a name compared only with `"cpu"`, stay.',
         (_R19 + "test_a_name_compared_with_other_kernel_implementations_is_a_selector_not_a_device",),
     ),
+    FalsePositiveClass(
+        "demo-named-folder",
+        "example",
+        "A folder named for a demo (`gradio_demo/`, `demo_app/`: CoTracker's gradio app and the requirements that pin "
+        "torch 1.13) is example code, listed apart, even where the README installs its requirements; "
+        "`demonstration_utils/` stays the project's.",
+        (_R19 + "test_a_folder_named_for_a_demo_is_example_code",),
+    ),
 )

@@ -82,3 +82,14 @@ def test_a_name_compared_with_other_kernel_implementations_is_a_selector_not_a_d
     assert lines == [8]
     plain = SSM.replace('"keops", "naive"', '"cpu"')
     assert [ln for r, ln, *_ in scan_python(plain) if r == "cuda-device-literal"] == [7, 8]
+
+
+def test_a_folder_named_for_a_demo_is_example_code() -> None:
+    """CoTracker's ``gradio_demo/`` (its app and the requirements that pin torch==1.13.0): example code, listed apart,
+    even where the README installs its requirements. Near miss: ``demonstration_utils/`` is the project's own."""
+    from accelpilot.porting.findings import context_of_path
+
+    assert context_of_path("gradio_demo/app.py") == "example"
+    assert context_of_path("gradio_demo/requirements.txt") == "example"
+    assert context_of_path("demo_app/server.py") == "example"
+    assert context_of_path("demonstration_utils/x.py") is None
