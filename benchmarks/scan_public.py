@@ -71,6 +71,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 19: esm (facebookresearch/esm), s4 (state-spaces/s4), pointe (openai/point-e), olmo
   (allenai/OLMo), labels a80a5f6 (helpers as in round 18): first scored with the scanner at 4fbd848, frozen and its
   scans taken before the labels were read (match files 30d12c6).
+- held out, round 20: ddetr (fundamentalvision/Deformable-DETR), styletts2 (yl4579/StyleTTS2), cotracker
+  (facebookresearch/co-tracker), gptneox (EleutherAI/gpt-neox), labels 47de3f5: first scored with the scanner at
+  4e60eaa, frozen and its scans taken before the labels were read (match files 126f709).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
