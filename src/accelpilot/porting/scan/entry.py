@@ -207,8 +207,21 @@ def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> li
     for m in _DIR_LINK.finditer(text):
         folder = root / m.group(1).strip("./")
         if m.group(1).strip("./") and folder.is_dir() and folder.resolve().is_relative_to(root.resolve()):
+            if _sub_project(folder):
+                continue  # its own workflow, which the README refers to: an alternative, not the default path
             out += [p for p in sorted(folder.glob("*.sh")) if p not in out]
     return out
+
+
+_OWN_INSTALL = ("requirements.txt", "setup.py", "pyproject.toml", "environment.yml", "environment.yaml")
+
+
+def _sub_project(folder: Path) -> bool:
+    """A folder with its own README and its own install (Depth-Anything-V2's ``metric_depth/``: a README, a
+    ``requirements.txt``, its own copy of the model package and a ``dist_train.sh``): a project of its own that the
+    root README refers to ("Please refer to [metric depth estimation](./metric_depth)"), whose scripts run its own
+    workflow. TinyLlama's ``sft/`` (scripts only) is the README's own fine-tuning step."""
+    return any((folder / n).is_file() for n in _README) and any((folder / n).is_file() for n in _OWN_INSTALL)
 
 
 # A folder named in backticks in the README's prose (``follow the instructions in `examples/NLG/` ``).

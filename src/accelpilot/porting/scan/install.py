@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
 
@@ -45,6 +47,22 @@ _TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w
 _OLD_TIMM = re.compile(r"(?<![\w.-])timm\s*(==|~=|<=|<(?!=))\s*(0\.[\w.*]+)")
 # PyTorch Lightning 0.x (NeRF-pl's 0.7.5, Pointnet2_PyTorch's 0.7.1): its own rule, the runtime the trainer stands on
 _OLD_LIGHTNING = re.compile(r"(?<![\w.-])pytorch[-_]lightning\s*(==|~=|<=|<(?!=))\s*(0\.[\w.*]+)")
+# A package every release of which (the registry's newest included) fails to import beside the torchvision paired with
+# TorchNeuron's torch: basicsr 1.4.2 (the newest on PyPI, 2022; read in its sdist) imports
+# ``torchvision.transforms.functional_tensor`` at ``basicsr/data/degradations.py:8``, a module torchvision 0.17 removed,
+# and its ``__init__`` imports every subpackage (Real-ESRGAN, GFPGAN and the BasicSR family stand on it).
+_NO_IMPORT = {
+    "basicsr": (
+        "1.4.2",
+        "imports torchvision.transforms.functional_tensor (basicsr/data/degradations.py:8), which torchvision 0.17 "
+        "removed: importing basicsr fails beside the torchvision of TorchNeuron's torch",
+    ),
+}
+# the name as a requirement (a line's start, after a space, a quote or ``[``), not in a list such as isort's
+# ``known_third_party = PIL,basicsr,cv2`` (Real-ESRGAN's setup.cfg)
+_NO_IMPORT_LINE = re.compile(
+    r"(?<![^\s\"'\[])(" + "|".join(_NO_IMPORT) + r")\b(?![\w-])\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)"
+)
 _NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
 _NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
 # An upper bound below this torch release keeps out the one TorchNeuron pairs with (torch-neuronx's last release
@@ -113,7 +131,7 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
         if m is not None and (m.group(1) in ("==", "~=", "=") or _below(m.group(2), _NEURON_TORCH)):
             pin = f"pytorch{m.group(1)}{m.group(2)} (conda)" if conda else f"torch{m.group(1)}{m.group(2)}"
             out.append((n, f"{pin}: the install replaces the torch build TorchNeuron ships", "torch"))
-        elif "+cu" in line and re.search(r"(?<![\w.-])torch\b", line):
+        elif "+cu" in line and re.search(r"(?<![\w.-])torch(?![\w-])", line):
             out.append((n, "a CUDA build of torch: the install replaces the torch build TorchNeuron ships", "torch"))
         if (m := _TF1.search(line)) is not None:
             out.append(
@@ -129,10 +147,39 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
             )
         if (m := _NVCC_BUILDS.search(line)) is not None:
             out.append((n, f"{m.group(1)} builds CUDA kernels at install (needs the CUDA toolkit, nvcc)", "nvcc"))
+        if (m := _NO_IMPORT_LINE.search(line)) is not None and _admits(m.group(2), _NO_IMPORT[m.group(1)][0]):
+            newest, why = _NO_IMPORT[m.group(1)]
+            out.append((n, f"{m.group(1)} (newest release {newest}) {why}", "no-import"))
         if (m := _OLD_LIGHTNING.search(line)) is not None:
             pin = f"pytorch-lightning{m.group(1)}{m.group(2)}"
             out.append((n, f"{pin}: the 0.x Trainer API, removed in 1.0", LIGHTNING))
     return out
+
+
+# ``bash install.sh``, ``sh ./scripts/install_env.sh``, ``./install.sh``, ``source setup/install.sh``
+_INSTALL_SH = re.compile(r"^\s*(?:\$\s*)?(?:(?:ba)?sh\s+|source\s+|\.\s+)?\.?/?([\w./-]*install[\w.-]*\.sh)\b", re.M)
+
+
+def _install_scripts(text: str, rels: list[str]) -> list[str]:
+    """The tree's shell scripts named for installing that a README line runs, in README order."""
+    present = set(rels)
+    out: list[str] = []
+    for m in _INSTALL_SH.finditer(text):
+        rel = m.group(1).removeprefix("./")
+        if rel in present and rel not in out:
+            out.append(rel)
+    return out
+
+
+def _admits(spec: str, version: str) -> bool:
+    """A requirement's version spec (``>=1.4.2``, none) admits ``version``: an unreadable spec counts as admitting."""
+    spec = spec.strip().rstrip(",").replace(" ", "")
+    if not spec:
+        return True
+    try:
+        return SpecifierSet(spec).contains(version)
+    except InvalidSpecifier:
+        return True
 
 
 def _doc_text(root: Path, rel: str, read: Callable[[str], str | None], rels: list[str]) -> str | None:
@@ -173,6 +220,12 @@ def install_pins(
     doc_pips = [
         (d, n, a) for d in command_docs if "/" not in d for n, a in _installs(_doc_text(root, d, read, rels) or "")[1]
     ]
+    # ``bash install.sh`` in the README (Graphormer's, whose first line pins ``torch==1.9.1+cu111``): the script's pip
+    # lines and the files they install are the README's install
+    for script in _install_scripts(text or "", rels):
+        files, lines = _installs(_doc_text(root, script, read, rels) or "")
+        installed += files
+        doc_pips += [(script, n, a) for n, a in lines]
     promoted = promoted_folders(entries or {})
     rule = RULES[RULE]
     out: list[Finding] = []
