@@ -13,6 +13,7 @@ _LK = "tests/porting/scan/test_fp_classes_lock.py::"
 _R17 = "tests/porting/scan/test_fp_classes_round17.py::"
 _R18 = "tests/porting/scan/test_fp_classes_round18.py::"
 _R19 = "tests/porting/scan/test_fp_classes_round19.py::"
+_R21 = "tests/porting/scan/test_round21.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -245,5 +246,24 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "torch 1.13) is example code, listed apart, even where the README installs its requirements; "
         "`demonstration_utils/` stays the project's.",
         (_R19 + "test_a_folder_named_for_a_demo_is_example_code",),
+    ),
+    FalsePositiveClass(
+        "linked-sub-project",
+        "warning",
+        "A folder the README links that holds its own README and its own install (Depth-Anything-V2's "
+        "`metric_depth/`: a README, a `requirements.txt`, its own copy of the model and a `dist_train.sh`) is a "
+        "project of its own: its shell scripts are no default commands, so what they reach stays a warning; a "
+        "linked folder of scripts only (TinyLlama's `sft/`) is the README's own step, and its scripts still run.",
+        (
+            _R21 + "test_a_linked_folder_with_its_own_readme_and_install_is_no_default_path",
+            _R21 + "test_a_linked_folder_of_scripts_is_the_readmes_own_step",
+        ),
+    ),
+    FalsePositiveClass(
+        "package-list-not-requirement",
+        "no finding",
+        "A package named in a list that is no requirement (isort's `known_third_party = PIL,basicsr,cv2` in "
+        "Real-ESRGAN's setup.cfg) installs nothing; the same name on a requirements line or a pip line stays.",
+        (_R21 + "test_basicsr_blocks_where_the_readme_installs_it_unless_its_spec_excludes_1_4_2",),
     ),
 )
