@@ -69,3 +69,16 @@ def test_a_linked_folder_of_scripts_is_the_readmes_own_step(tmp_path: Path) -> N
     _sub_project(tmp_path, readme=False)
     cuda = [f for f in scan_path(tmp_path, jobs=1).findings if f.file == "metric_depth/train.py" and f.porting]
     assert any(f.severity == "blocking" for f in cuda)
+
+
+def test_a_kernel_library_imported_by_a_script_nothing_runs_blocks_when_it_is_run(tmp_path: Path) -> None:
+    """GPT-NeoX's ``tools/ckpts/convert_neox_to_mamba_ssm.py`` imports mamba_ssm at its top; no README command runs
+    it and no file imports it, so its imports block only when it is run."""
+    (tmp_path / "README.md").write_text("```\npython train.py\n```\n")
+    (tmp_path / "train.py").write_text("import torch\n\nif __name__ == '__main__':\n    torch.zeros(1)\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "convert.py").write_text(
+        "from mamba_ssm.models.config_mamba import MambaConfig\n\nif __name__ == '__main__':\n    MambaConfig()\n"
+    )
+    [f] = [f for f in scan_path(tmp_path, jobs=1).findings if f.file == "tools/convert.py" and f.porting]
+    assert f.severity == "warning" and (f.reason or "").startswith("blocks when tools/convert.py is run")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, Finding, host_side
 from accelpilot.porting.scan.default_path import reached
-from accelpilot.porting.scan.families import _module_names, imports_of
+from accelpilot.porting.scan.families import _LIBRARY_RULES, _module_names, imports_of
 
 UNREACHED = "unreached-module"
 # A quoted name in a file that imports by name (``models_dir = 'models'``, ``f"models.{name}"`` has ``'models'`` only
@@ -151,6 +151,16 @@ def _mark_loaded_by_name(
             )
 
 
+def _unrun_candidate(f: Finding) -> bool:
+    """A blocking module-level import of a runtime or kernel library: judged on the default path
+    (``RUNTIME_REASON``), or left at its rule's severity in a file the reach did not judge (GPT-NeoX's
+    ``tools/ckpts/convert_neox_to_mamba_ssm.py`` importing mamba_ssm)."""
+    if f.severity != "blocking" or not f.file or not f.file.endswith(".py"):
+        return False
+    library = f.rule in _LIBRARY_RULES and f.reason is None and f.message.startswith(("import ", "from "))
+    return f.reason == RUNTIME_REASON or library
+
+
 def mark_unrun_scripts(
     findings: list[Finding],
     imports: Callable[[], Mapping[str, set[str]]],
@@ -162,11 +172,7 @@ def mark_unrun_scripts(
     it blocks when that script is run. Judged only when README commands say what runs."""
     if not any(": `" in how for how in entries.values()):
         return
-    candidates = {
-        f.file
-        for f in findings
-        if f.severity == "blocking" and f.reason == RUNTIME_REASON and f.file and f.file not in entries
-    }
+    candidates = {f.file for f in findings if _unrun_candidate(f) and f.file not in entries}
     if not candidates:
         return
     graph = imports()  # resolved only when a candidate exists
@@ -177,7 +183,7 @@ def mark_unrun_scripts(
         if data is not None and b"__main__" in data:
             scripts.add(rel)
     for f in findings:
-        if f.file in scripts and f.severity == "blocking" and f.reason == RUNTIME_REASON:
+        if f.file in scripts and _unrun_candidate(f):
             f.severity = "warning"
             f.reason = (
                 f"blocks when {f.file} is run: a script no README command runs and no file imports, so the default "
