@@ -74,6 +74,10 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 20: ddetr (fundamentalvision/Deformable-DETR), styletts2 (yl4579/StyleTTS2), cotracker
   (facebookresearch/co-tracker), gptneox (EleutherAI/gpt-neox), labels 47de3f5: first scored with the scanner at
   4e60eaa, frozen and its scans taken before the labels were read (match files 126f709).
+- held out, round 21: esrgan (xinntao/Real-ESRGAN), torchtitan (pytorch/torchtitan), graphormer (microsoft/Graphormer),
+  depthany2 (DepthAnything/Depth-Anything-V2), labels 3bb231e, 1c2a81f, 118493c, 41131c7, written by helpers as in
+  round 18 (the scans were taken while three helpers were still labelling, so these commits follow the scan; no scan
+  was read before its labels were committed): first scored with the scanner at 42ce0a9 (match files 4410c88).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
