@@ -6,9 +6,10 @@ flash-attn in ``setup.py``).
 TorchNeuron ships as its own torch build, paired with one torch release: a requirement that pins another torch (an
 exact or upper-bound pin, or a CUDA build) makes ``pip install -r requirements.txt`` replace it, and the neuron device
 is gone; TensorFlow 1.x has no wheel for a current Python; flash-attn, mamba-ssm and causal-conv1d compile CUDA
-kernels at install and need the CUDA toolkit (nvcc). Such a line blocks when the README's own install command installs
-its file (``pip install -r requirements.txt``, ``pip install -e .`` for ``setup.py``/``pyproject.toml``) or names
-the package itself; elsewhere it is the upgrade's work (a warning).
+kernels at install and need the CUDA toolkit (nvcc); basicsr's newest release imports a torchvision module that
+torchvision 0.17 removed (``_NO_IMPORT``). Such a line blocks when the README's own install command installs
+its file (``pip install -r requirements.txt``, ``pip install -e .`` for ``setup.py``/``pyproject.toml``, also inside
+an install script the README runs) or names the package itself; elsewhere it is the upgrade's work (a warning).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.entry import _README, _RUN_SH
 
 RULE = "install-pin"
 LIGHTNING = "lightning-legacy"
-_README = ("README.md", "README.rst", "README.txt", "README")
 _PIP = re.compile(r"pip3?\s+install\s+([^\n`<|;&]*)")
 # ``conda install pytorch=1.6.0 torchvision=0.7.0 cudatoolkit=10.1 -c pytorch`` (RAFT's README): conda's ``=`` pins
 _CONDA = re.compile(r"(?:conda|mamba)\s+install\s+([^\n`<|;&]*)")
@@ -156,17 +157,15 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
-# ``bash install.sh``, ``sh ./scripts/install_env.sh``, ``./install.sh``, ``source setup/install.sh``
-_INSTALL_SH = re.compile(r"^\s*(?:\$\s*)?(?:(?:ba)?sh\s+|source\s+|\.\s+)?\.?/?([\w./-]*install[\w.-]*\.sh)\b", re.M)
-
-
 def _install_scripts(text: str, rels: list[str]) -> list[str]:
-    """The tree's shell scripts named for installing that a README line runs, in README order."""
+    """The tree's shell scripts named for installing that a README line runs (``bash install.sh``, ``sh
+    ./scripts/install_env.sh``: ``entry._RUN_SH``), in README order."""
     present = set(rels)
     out: list[str] = []
-    for m in _INSTALL_SH.finditer(text):
-        rel = m.group(1).removeprefix("./")
-        if rel in present and rel not in out:
+    for line in text.splitlines():
+        m = _RUN_SH.match(line)
+        rel = m.group(1).removeprefix("./") if m is not None else ""
+        if "install" in rel.rpartition("/")[2] and rel in present and rel not in out:
             out.append(rel)
     return out
 
