@@ -26,23 +26,33 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 
 from accelpilot.porting.findings import REACH_WARNING, Finding, context_of_path
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device, _catches_import_error
 from accelpilot.porting.scan.families import _module_names, _resolve
+from accelpilot.porting.scan.settings import Evaluator, Settings
 
 _DEPTH = 5  # callers followed up from a launch: deeper chains stay blocking
 _SOURCE_EXT = (".cu", ".cuh", ".cpp", ".cc", ".h")
 _IMPORTS = ("from ", "import ")
 _Fn = ast.FunctionDef | ast.AsyncFunctionDef
+# ``if self.is_kernel_available(mask, *input.size()):`` / ``if can_use_fused_kernel(x):``: the repository's own probe
+# of whether its kernel applies, with the same computation in PyTorch on its other path.
+_KERNEL_PROBE = re.compile(r"(?i)^(?:is_|can_)?\w*(?:kernel|fused|fusion|triton|cuda)\w*_(?:available|supported)$")
+_WHEN = "blocks when "  # a found guard that is a setting off by default, not a fallback
+_UNLESS = "` unless `"  # a fallback taken where the repository's own kernel probe says no
+_Lazy = Callable[[], "Settings | None"]
+_SETTING_SOURCE = re.compile(rb"add_argument|dataclass|class \w*(?:Args|Arguments|Config|Params|Options|Settings)\b")
 
 
 class _Parsed:
     """One file's tree, each node's parent, and its functions by name."""
 
     def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
         self.parent: dict[ast.AST, ast.AST] = {}
         self.funcs: dict[str, list[_Fn]] = {}
         self.calls: list[ast.Call] = []
@@ -147,15 +157,55 @@ def _catching(node: ast.AST, child: ast.AST) -> str | None:
     return None
 
 
-def _guard(call: ast.AST, p: _Parsed) -> tuple[str | None, _Fn | None]:
-    """(the fallback's text, None) when ``call`` runs only under a CUDA test with a fallback in its function, or in
-    a ``try`` whose handler skips its failure; else (None, the function holding it, None at module level)."""
+def _probes_kernel(test: ast.expr) -> bool:
+    """``self.is_kernel_available(...)`` (alone or in an ``and``): the repository asks whether its kernel applies."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_probes_kernel(v) for v in test.values)
+    return isinstance(test, ast.Call) and _KERNEL_PROBE.match(_callee(test)[0] or "") is not None
+
+
+def _class_of(node: ast.AST, p: _Parsed) -> ast.ClassDef | None:
+    up = p.parent.get(node)
+    while up is not None and not isinstance(up, ast.ClassDef):
+        up = p.parent.get(up)
+    return up
+
+
+def _reads_attribute(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, (ast.Name, ast.Attribute)) for n in ast.walk(test))
+
+
+def _setting_off(node: ast.If, child: ast.AST, call: ast.AST, p: _Parsed, settings: _Lazy | None) -> str | None:
+    """``if neox_args.rope_fusion:`` holding ``child`` in its body, false with the default settings (or in its
+    ``else``, true with them): the condition under which the line runs, as text."""
+    if settings is None or child is node.test or not _reads_attribute(node.test):
+        return None
+    known = settings()  # read the settings only when a guard could test one
+    if known is None:
+        return None
+    off = Evaluator(known, _class_of(call, p)).off(node.test)
+    test = ast.unparse(node.test)
+    if off is True and child in node.body:
+        return _WHEN + f"`{test}`"
+    if off is False and child in node.orelse:
+        return _WHEN + f"`not ({test})`"
+    return None
+
+
+def _guard(call: ast.AST, p: _Parsed, settings: _Lazy | None = None) -> tuple[str | None, _Fn | None]:
+    """(the fallback's text, None) when ``call`` runs only under a CUDA test or a kernel probe with a fallback in its
+    function, in a ``try`` whose handler skips its failure, or under a setting false by default (the text then
+    starts with ``_WHEN``); else (None, the function holding it, None at module level)."""
     child, node = call, p.parent.get(call)
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         caught = _catching(node, child)
         if caught is not None:
             return caught, None
-        if isinstance(node, ast.If) and _asks_cuda_device(node.test):
+        if isinstance(node, ast.If):
+            when = _setting_off(node, child, call, p, settings)
+            if when is not None:
+                return when, None
+        if isinstance(node, ast.If) and (_asks_cuda_device(node.test) or _probes_kernel(node.test)):
             in_body, in_test = child in node.body, False
             if child is node.test and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And):
                 # a later ``and`` than the device test runs only on CUDA: ``x.device.type == 'cuda' and _init()``
@@ -164,6 +214,9 @@ def _guard(call: ast.AST, p: _Parsed) -> tuple[str | None, _Fn | None]:
                 in_test = held > 0 and any(_asks_cuda_device(v) for v in values[:held])
             if in_body or in_test:
                 text = _fallback_text(_other_path(node, p.parent))
+                if text is not None and not _asks_cuda_device(node.test):
+                    probe = next(n for n in ast.walk(node.test) if isinstance(n, ast.Call) and _probes_kernel(n))
+                    text += _UNLESS + ast.unparse(probe.func) + "(...)"
                 if text is not None:
                     return text, None
         child, node = node, p.parent.get(node)
@@ -173,9 +226,17 @@ def _guard(call: ast.AST, p: _Parsed) -> tuple[str | None, _Fn | None]:
 class _Tree:
     """The tree's Python sources, parsed on demand."""
 
-    def __init__(self, sources: Iterable[tuple[str, bytes]]) -> None:
+    def __init__(self, sources: Iterable[tuple[str, bytes]], load: Callable[[_Tree], Settings] | None = None) -> None:
         self.data = dict(sources)
         self._parsed: dict[str, _Parsed | None] = {}
+        self._load = load
+        self._settings: list[Settings | None] = []
+
+    def settings(self) -> Settings | None:
+        """The default settings, read once, on the first guard that tests an attribute."""
+        if not self._settings:
+            self._settings.append(self._load(self) if self._load is not None else None)
+        return self._settings[0]
 
     def parsed(self, rel: str) -> _Parsed | None:
         if rel not in self._parsed:
@@ -200,30 +261,59 @@ class _Tree:
                     out.append((other, call))
         return out
 
+    def modules(self) -> Iterable[ast.Module]:
+        """The parsed files that may declare settings (``add_argument``, a dataclass, a ``*Config`` class)."""
+        for rel, data in self.data.items():
+            if context_of_path(rel) is None and _SETTING_SOURCE.search(data):
+                p = self.parsed(rel)
+                if p is not None:
+                    yield p.tree
+
+    def apply_callers(self, cls: str) -> list[tuple[str, ast.Call]]:
+        """``Cls.apply(...)`` calls: how an autograd Function's ``forward`` (and ``backward``) is reached."""
+        word = cls.encode()
+        out: list[tuple[str, ast.Call]] = []
+        for other, data in self.data.items():
+            if word not in data or context_of_path(other) is not None:
+                continue
+            p = self.parsed(other)
+            out += [(other, c) for c in (p.calls if p is not None else ()) if _callee(c) == ("apply", cls)]
+        return out
+
+
+def _autograd_function(fn: _Fn, p: _Parsed) -> str | None:
+    """The class name when ``fn`` is the ``forward``/``backward`` of a ``torch.autograd.Function`` subclass."""
+    cls = p.parent.get(fn)
+    if fn.name not in ("forward", "backward") or not isinstance(cls, ast.ClassDef):
+        return None
+    return cls.name if any(ast.unparse(b).endswith("Function") for b in cls.bases) else None
+
 
 def _fallbacks(tree: _Tree, rel: str, line: int) -> set[str] | None:
-    """The fallbacks that run instead of what ``rel:line`` does when the tensor is not on CUDA, if every call chain
-    reaching it has one; None when some chain reaches it unguarded (or cannot be followed)."""
+    """The fallbacks that run instead of what ``rel:line`` does when the tensor is not on CUDA (and the settings,
+    false by default, that it needs), if every call chain reaching it has one; None when some chain reaches it
+    unguarded (or cannot be followed)."""
     p = tree.parsed(rel)
     fn = p.function_at(line) if p is not None else None
-    if fn is None:
+    if fn is None or p is None:
         return None
     found: set[str] = set()
-    todo: list[tuple[str, str, int]] = [(rel, fn.name, 0)]
+    cls = _autograd_function(fn, p)
+    todo: list[tuple[str, str, int]] = [(rel, cls or fn.name, 0)]
     seen: set[tuple[str, str]] = set()
     while todo:
         file, name, depth = todo.pop()
         if (file, name) in seen:
             continue
         seen.add((file, name))
-        sites = tree.callers(file, name)
+        sites = tree.apply_callers(name) if cls is not None and depth == 0 else tree.callers(file, name)
         if not sites or depth >= _DEPTH:
             return None  # nobody in the tree calls it (an entry of its own), or too deep to tell
         for other, call in sites:
             q = tree.parsed(other)
             if q is None:
                 return None
-            text, holder = _guard(call, q)
+            text, holder = _guard(call, q, tree.settings)
             if text is not None:
                 found.add(text)
             elif holder is None:
@@ -233,8 +323,17 @@ def _fallbacks(tree: _Tree, rel: str, line: int) -> set[str] | None:
     return found
 
 
-def _reason(found: set[str]) -> str:
-    return "performance item: off CUDA the fallback runs (" + "; ".join(f"`{t}`" for t in sorted(found)) + ")"
+def _reason(found: set[str], settings: Settings | None = None) -> str:
+    when = sorted(t.removeprefix(_WHEN) for t in found if t.startswith(_WHEN))
+    falls = sorted(t for t in found if not t.startswith(_WHEN))
+    probed = any(_UNLESS in t for t in falls)
+    off = "off CUDA, or where the repository's kernel probe says no," if probed else "off CUDA"
+    fallback = f"{off} the fallback runs (" + "; ".join(f"`{t}`" for t in falls) + ")"
+    if not when:
+        return "performance item: " + fallback
+    known = settings.where() if settings is not None else "the defaults"
+    text = "optional path: blocks when " + " or ".join(when) + f" holds (it does not with {known})"
+    return text + ("; elsewhere " + fallback if falls else "")
 
 
 def _guarded(node: ast.AST, p: _Parsed) -> bool:
@@ -349,7 +448,7 @@ def _judge_called_import(tree: _Tree, f: Finding, findings: list[Finding]) -> No
     found = _fallbacks(tree, f.file or "", f.line or 0)
     if not found:
         return
-    reason = _reason(found)
+    reason = _reason(found, tree.settings())
     for g in findings:
         same = g.subject == f.subject and (g.defined_in == f.defined_in or g.file == f.defined_in)
         if g.severity == "blocking" and (g is f or (same and g.rule in ("cuda-source-file", "cpp-extension-cuda"))):
@@ -382,16 +481,21 @@ def _guarded_extension_sources(findings: list[Finding]) -> None:
                 g.severity, g.reason = "warning", reason
 
 
-def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]) -> list[Finding]:
+def fallback_reach(
+    findings: list[Finding],
+    sources: Iterable[tuple[str, bytes]],
+    settings: Callable[[Iterable[ast.Module]], Settings] | None = None,
+) -> list[Finding]:
     """The findings with each blocking kernel launch or extension build that every caller reaches only under a
-    CUDA test with a fallback made a performance item naming the fallback, and a plugin loader's plugins split into
-    one item each (the call that names it, its CUDA sources, the loader joining the first). Reads the tree's Python
-    sources again only when some launch or build blocks."""
+    CUDA test with a fallback made a performance item naming the fallback (or, under a setting false by default,
+    an optional item naming the setting), and a plugin loader's plugins split into one item each (the call that
+    names it, its CUDA sources, the loader joining the first). Reads the tree's Python sources again only when some
+    launch or build blocks; ``settings`` reads the default settings from the files that declare them."""
     _guarded_extension_sources(findings)
     targets = [f for f in findings if _is_target(f)]
     if not targets:
         return findings
-    tree = _Tree(sources)
+    tree = _Tree(sources, None if settings is None else lambda t: settings(t.modules()))
     lines = {rel: data.decode("utf-8", errors="replace").splitlines() for rel, data in tree.data.items()}
     added: list[Finding] = []
     by_file = {f.file: f for f in findings if f.rule == "cuda-source-file" and f.defined_in is None}
@@ -402,7 +506,7 @@ def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]
             continue
         found = _fallbacks(tree, f.file or "", f.line or 0)
         if found:
-            f.severity, f.reason = "warning", _reason(found)
+            f.severity, f.reason = "warning", _reason(found, tree.settings())
         if not f.message.startswith("load") or f.defined_in is not None:
             continue
         plugins = _plugin_calls(tree, f)
@@ -411,7 +515,7 @@ def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]
             if n == 0:  # the shared loader is ported (or left) with its first plugin, and says that plugin's reason
                 f.defined_in, f.subject = other, plugin
                 if found and site:
-                    f.reason = _reason(site)
+                    f.reason = _reason(site, tree.settings())
             if any(a.file == other and a.line == call.lineno for a in added):
                 continue
             text = lines.get(other, [])
@@ -425,7 +529,7 @@ def fallback_reach(findings: list[Finding], sources: Iterable[tuple[str, bytes]]
                 defined_in=other,
             )
             if site:
-                new.severity, new.reason = "warning", _reason(site)
+                new.severity, new.reason = "warning", _reason(site, tree.settings())
             added.append(new)
             for src in srcs:
                 s = by_file.get(src)

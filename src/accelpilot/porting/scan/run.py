@@ -53,6 +53,8 @@ from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.precision import fp32_training
 from accelpilot.porting.scan.prefixed_imports import prefixed_imports
 from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
+from accelpilot.porting.scan.setting_reach import mark_setting_gated
+from accelpilot.porting.scan.settings import default_settings
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.step_syncs import configured_syncs, cross_file_syncs
 from accelpilot.porting.scan.submodules import unscanned_submodules
@@ -420,7 +422,9 @@ def scan_path(
             if called:
                 mark_called_cuda(findings, entries, _python_sources([x for x in files if x[1] in called], unread), rels)
             option_guards(findings, root, entries)
-            findings = fallback_reach(findings, _python_sources(files, unread))
+            settings = default_settings(root, entries, set(rels), _text_reader(files, unread))
+            findings = fallback_reach(findings, _python_sources(files, unread), settings)
+            mark_setting_gated(findings, _python_sources(files, unread), entries, settings)
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
             findings += (

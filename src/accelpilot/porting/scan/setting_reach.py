@@ -1,0 +1,132 @@
+"""A module loaded only when a setting asks for it (issue 27: "one behind a flag is 'blocks when FLAG is set'").
+
+GPT-NeoX imports its mixture-of-experts layer, and with it megablocks, only inside the layer that uses it:
+
+    self.num_experts = neox_args.moe_num_experts if layer_number % neox_args.moe_expert_interval == 0 else 1
+    if self.num_experts > 1:
+        from megatron.model.moe import ParallelDroplessMoE       # moe.py: ``import megablocks.ops`` at its top
+
+With ``moe_num_experts`` 1 by default and in the default command's configs (``settings.py``), ``moe.py`` is never
+imported on the default path: what it imports and runs blocks only when the setting is changed. A module counts as
+loaded only under settings when every import of it (tests and examples aside) sits under an ``if`` that the default
+settings make false, or at the top of a module that is itself loaded only under settings; an entry point, a module
+with a ``__main__`` block, or one nothing imports keeps its severity.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Mapping
+
+from accelpilot.porting.findings import Finding, context_of_path
+from accelpilot.porting.scan.fallback_reach import _WHEN, _Parsed, _setting_off, _stem, _Tree
+from accelpilot.porting.scan.families import _module_names, _resolve
+from accelpilot.porting.scan.settings import Settings
+
+_DEPTH = 3  # modules followed up through module-level imports
+
+
+class _Imports:
+    """Each file's import statements, collected once."""
+
+    def __init__(self, tree: _Tree) -> None:
+        self.tree = tree
+        self._of: dict[str, list[ast.stmt]] = {}
+
+    def of(self, rel: str) -> list[ast.stmt]:
+        if rel not in self._of:
+            p = self.tree.parsed(rel)
+            nodes = p.parent if p is not None else ()
+            self._of[rel] = [n for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))]
+        return self._of[rel]
+
+
+def _imports_of(imports: _Imports, rel: str, mods: dict[str, str]) -> list[tuple[str, ast.stmt, _Parsed]]:
+    """Every import statement of module ``rel`` in the tree's other files (tests and examples aside)."""
+    tree = imports.tree
+    stem = _stem(rel).encode()
+    out: list[tuple[str, ast.stmt, _Parsed]] = []
+    for other, data in tree.data.items():
+        if other == rel or stem not in data or context_of_path(other) is not None:
+            continue
+        p = tree.parsed(other)
+        for node in imports.of(other):
+            if isinstance(node, ast.ImportFrom):
+                module, names = "." * node.level + (node.module or ""), [a.name for a in node.names]
+                hit = bool(module) and rel in _resolve(other, module, names, mods)
+            elif isinstance(node, ast.Import):
+                hit = any(rel in _resolve(other, a.name, [], mods) for a in node.names)
+            else:
+                continue
+            if hit and p is not None:
+                out.append((other, node, p))
+    return out
+
+
+def _site_guard(node: ast.stmt, p: _Parsed, settings: Callable[[], Settings | None]) -> tuple[str | None, bool]:
+    """(the setting guard holding the import, whether it sits at module level outside any ``if`` it could be under)."""
+    child: ast.AST = node
+    up = p.parent.get(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(up, ast.If):
+            when = _setting_off(up, child, node, p, settings)
+            if when is not None:
+                return when, False
+        child, up = up, p.parent.get(up)
+    return None, up is None
+
+
+def _has_main(p: _Parsed | None) -> bool:
+    return p is not None and any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in p.tree.body)
+
+
+def gated_by_settings(imports: _Imports, rel: str, mods: dict[str, str], depth: int = 0) -> set[str] | None:
+    """The settings under which module ``rel`` is loaded, when every import of it is under one; else None."""
+    tree = imports.tree
+    if depth > _DEPTH or _has_main(tree.parsed(rel)):
+        return None
+    sites = _imports_of(imports, rel, mods)
+    if not sites:
+        return None
+    guards = [(other, _site_guard(node, p, tree.settings)) for other, node, p in sites]
+    if any(when is None and not top for _, (when, top) in guards):
+        return None  # imported inside a function with no setting around it: on whatever path calls that
+    found: set[str] = set()
+    for other, (when, _) in guards:
+        above = {when.removeprefix(_WHEN)} if when is not None else gated_by_settings(imports, other, mods, depth + 1)
+        if above is None:
+            return None
+        found |= above
+    return found
+
+
+def mark_setting_gated(
+    findings: list[Finding],
+    sources: Iterable[tuple[str, bytes]],
+    entries: Mapping[str, str],
+    settings: Callable[[Iterable[ast.Module]], Settings],
+) -> None:
+    """Blocking findings in a module loaded only under settings the default path leaves false: optional, with
+    those settings as the reason."""
+    files = {f.file for f in findings if f.severity == "blocking" and f.porting and f.file and f.file.endswith(".py")}
+    files -= set(entries)
+    if not files:
+        return
+    tree = _Tree(sources, lambda t: settings(t.modules()))
+    imports = _Imports(tree)
+    mods = _module_names(tree.data)
+    judged: dict[str, set[str] | None] = {}
+    for f in findings:
+        if f.severity != "blocking" or not f.porting or f.file not in files:
+            continue
+        if f.file not in judged:
+            judged[f.file] = gated_by_settings(imports, f.file, mods)
+        when = judged[f.file]
+        if when:
+            known = tree.settings()
+            where = known.where() if known is not None else "the defaults"
+            f.severity = "warning"
+            f.reason = (
+                f"optional path: {f.file} is imported only when " + " or ".join(sorted(when)) + f" holds (it does not "
+                f"with {where})"
+            )
