@@ -33,7 +33,7 @@ from accelpilot.porting.findings import REACH_WARNING, Finding, context_of_path
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device, _catches_import_error
 from accelpilot.porting.scan.families import _module_names, _resolve
-from accelpilot.porting.scan.settings import Evaluator, Settings
+from accelpilot.porting.scan.settings import Evaluator, Settings, declaration
 
 _DEPTH = 5  # callers followed up from a launch: deeper chains stay blocking
 _SOURCE_EXT = (".cu", ".cuh", ".cpp", ".cc", ".h")
@@ -45,7 +45,6 @@ _KERNEL_PROBE = re.compile(r"(?i)^(?:is_|can_)?\w*(?:kernel|fused|fusion|triton|
 _WHEN = "blocks when "  # a found guard that is a setting off by default, not a fallback
 _UNLESS = "` unless `"  # a fallback taken where the repository's own kernel probe says no
 _Lazy = Callable[[], "Settings | None"]
-_SETTING_SOURCE = re.compile(rb"add_argument|dataclass|class \w*(?:Args|Arguments|Config|Params|Options|Settings)\b")
 
 
 class _Parsed:
@@ -261,10 +260,11 @@ class _Tree:
                     out.append((other, call))
         return out
 
-    def modules(self) -> Iterable[ast.Module]:
-        """The parsed files that may declare settings (``add_argument``, a dataclass, a ``*Config`` class)."""
+    def declaring(self, name: str) -> Iterable[ast.Module]:
+        """The parsed files that may declare setting ``name`` (a field or an ``add_argument``), tests aside."""
+        pattern = declaration(name)
         for rel, data in self.data.items():
-            if context_of_path(rel) is None and _SETTING_SOURCE.search(data):
+            if name.encode() in data and context_of_path(rel) is None and pattern.search(data):
                 p = self.parsed(rel)
                 if p is not None:
                     yield p.tree
@@ -481,21 +481,36 @@ def _guarded_extension_sources(findings: list[Finding]) -> None:
                 g.severity, g.reason = "warning", reason
 
 
+def reach_tree(
+    sources: Iterable[tuple[str, bytes]], settings: Callable[[Callable[[str], Iterable[ast.Module]]], Settings] | None
+) -> Callable[[], _Tree]:
+    """The tree's Python sources, read and parsed (on demand) once for the passes that follow calls and imports."""
+    memo: list[_Tree] = []
+
+    def get() -> _Tree:
+        if not memo:
+            memo.append(_Tree(sources, None if settings is None else lambda t: settings(t.declaring)))
+        return memo[0]
+
+    return get
+
+
 def fallback_reach(
     findings: list[Finding],
-    sources: Iterable[tuple[str, bytes]],
-    settings: Callable[[Iterable[ast.Module]], Settings] | None = None,
+    sources: Iterable[tuple[str, bytes]] | Callable[[], _Tree],
+    settings: Callable[[Callable[[str], Iterable[ast.Module]]], Settings] | None = None,
 ) -> list[Finding]:
     """The findings with each blocking kernel launch or extension build that every caller reaches only under a
     CUDA test with a fallback made a performance item naming the fallback (or, under a setting false by default,
     an optional item naming the setting), and a plugin loader's plugins split into one item each (the call that
     names it, its CUDA sources, the loader joining the first). Reads the tree's Python sources again only when some
-    launch or build blocks; ``settings`` reads the default settings from the files that declare them."""
+    launch or build blocks (``sources``: them, or the shared ``reach_tree``); ``settings`` reads the default
+    settings, given the files that may declare a name."""
     _guarded_extension_sources(findings)
     targets = [f for f in findings if _is_target(f)]
     if not targets:
         return findings
-    tree = _Tree(sources, None if settings is None else lambda t: settings(t.modules()))
+    tree = sources() if callable(sources) else reach_tree(sources, settings)()
     lines = {rel: data.decode("utf-8", errors="replace").splitlines() for rel, data in tree.data.items()}
     added: list[Finding] = []
     by_file = {f.file: f for f in findings if f.rule == "cuda-source-file" and f.defined_in is None}

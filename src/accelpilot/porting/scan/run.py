@@ -34,7 +34,7 @@ from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subj
 from accelpilot.porting.scan.entry import EntryPoints, default_entries
 from accelpilot.porting.scan.entry_blocking import mark_entry_blocking
 from accelpilot.porting.scan.ext_join import join_fallback_builds
-from accelpilot.porting.scan.fallback_reach import fallback_reach
+from accelpilot.porting.scan.fallback_reach import fallback_reach, reach_tree
 from accelpilot.porting.scan.families import (
     Prepared,
     _module_names,
@@ -423,8 +423,9 @@ def scan_path(
                 mark_called_cuda(findings, entries, _python_sources([x for x in files if x[1] in called], unread), rels)
             option_guards(findings, root, entries)
             settings = default_settings(root, entries, set(rels), _text_reader(files, unread))
-            findings = fallback_reach(findings, _python_sources(files, unread), settings)
-            mark_setting_gated(findings, _python_sources(files, unread), entries, settings)
+            tree = reach_tree(_python_sources(files, unread), settings)
+            findings = fallback_reach(findings, tree)
+            mark_setting_gated(findings, tree, entries)
             findings += model_bringup(entries, _reader(files, unread), rels)
             findings += memory_fit(root, entries) if root.is_dir() else []
             findings += (

@@ -16,6 +16,7 @@ with a ``__main__`` block, or one nothing imports keeps its severity.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
@@ -100,33 +101,66 @@ def gated_by_settings(imports: _Imports, rel: str, mods: dict[str, str], depth: 
     return found
 
 
-def mark_setting_gated(
-    findings: list[Finding],
-    sources: Iterable[tuple[str, bytes]],
-    entries: Mapping[str, str],
-    settings: Callable[[Iterable[ast.Module]], Settings],
-) -> None:
+# ``    from megatron.model.moe import ParallelDroplessMoE``: an import in a block, the only kind a setting can guard.
+_INDENTED_IMPORT = re.compile(rb"(?m)^[ \t]+(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w, \t(]+)|import[ \t]+([\w.]+))")
+
+
+def _indented_names(data: Iterable[bytes]) -> set[str]:
+    """Module and imported names of every indented import (a cheap filter before any parse)."""
+    out: set[str] = set()
+    for blob in data:
+        for m in _INDENTED_IMPORT.finditer(blob):
+            for g in m.groups():
+                if g:
+                    out.update(w for w in re.split(r"[\s,.()]+", g.decode("utf-8", "replace")) if w)
+    return out
+
+
+def _top_imports(imports: _Imports, rel: str, mods: dict[str, str]) -> set[str]:
+    """The tree's modules that ``rel`` imports at its top (outside any function)."""
+    out: set[str] = set()
+    p = imports.tree.parsed(rel)
+    for node in imports.of(rel):
+        if p is None or _site_guard(node, p, lambda: None)[1] is False:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            out |= set(_resolve(rel, "." * node.level + (node.module or ""), [a.name for a in node.names], mods))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                out |= set(_resolve(rel, a.name, [], mods))
+    return out
+
+
+def mark_setting_gated(findings: list[Finding], tree: Callable[[], _Tree], entries: Mapping[str, str]) -> None:
     """Blocking findings in a module loaded only under settings the default path leaves false: optional, with
-    those settings as the reason."""
+    those settings as the reason. Only modules some file imports inside a block (and what those import at their
+    top) are judged, so a tree with none parses nothing here."""
     files = {f.file for f in findings if f.severity == "blocking" and f.porting and f.file and f.file.endswith(".py")}
     files -= set(entries)
     if not files:
         return
-    tree = _Tree(sources, lambda t: settings(t.modules()))
-    imports = _Imports(tree)
-    mods = _module_names(tree.data)
-    judged: dict[str, set[str] | None] = {}
+    t = tree()
+    names = _indented_names(t.data.values())
+    direct = {f for f in files if _stem(f) in names}
+    if not direct:
+        return
+    imports = _Imports(t)
+    mods = _module_names(t.data)
+    judged: dict[str, set[str] | None] = {f: gated_by_settings(imports, f, mods) for f in sorted(direct)}
+    frontier = [f for f, when in judged.items() if when]
+    while frontier:  # a gated module's own imports load only under the same settings
+        for rel in sorted(_top_imports(imports, frontier.pop(), mods) - set(judged)):
+            judged[rel] = gated_by_settings(imports, rel, mods)
+            if judged[rel]:
+                frontier.append(rel)
     for f in findings:
-        if f.severity != "blocking" or not f.porting or f.file not in files:
+        when = judged.get(f.file or "")
+        if f.severity != "blocking" or not f.porting or f.file not in files or not when:
             continue
-        if f.file not in judged:
-            judged[f.file] = gated_by_settings(imports, f.file, mods)
-        when = judged[f.file]
-        if when:
-            known = tree.settings()
-            where = known.where() if known is not None else "the defaults"
-            f.severity = "warning"
-            f.reason = (
-                f"optional path: {f.file} is imported only when " + " or ".join(sorted(when)) + f" holds (it does not "
-                f"with {where})"
-            )
+        known = t.settings()
+        where = known.where() if known is not None else "the defaults"
+        f.severity = "warning"
+        f.reason = (
+            f"optional path: {f.file} is imported only when " + " or ".join(sorted(when)) + f" holds (it does not "
+            f"with {where})"
+        )

@@ -163,35 +163,71 @@ def config_values(read: Callable[[str], str | None], files: Iterable[str]) -> di
 
 
 class Settings:
-    """Settings with a value known on the default path, and where each came from."""
+    """Each setting's value on the default path, found when a guard first reads it: only the files that declare
+    that name are parsed (transformers declares hundreds of config classes no guard reads)."""
 
-    def __init__(self, values: dict[str, Any], configs: list[str]) -> None:
-        self.values = {k: v for k, v in values.items() if v is not _UNKNOWN}
-        self.configs = configs
+    def __init__(
+        self,
+        declared: Callable[[str], Iterable[ast.Module]],
+        configs: list[str],
+        config: Callable[[], dict[str, Any]],
+        shipped: Callable[[], dict[str, Any]],
+    ) -> None:
+        self._declared, self.configs, self._config, self._shipped = declared, configs, config, shipped
+        self._values: dict[str, Any] = {}
+        self._files: list[dict[str, Any]] = []
+
+    def value(self, name: str) -> Any:
+        """The setting's value, or ``_UNKNOWN``."""
+        if name not in self._values:
+            v = code_defaults(self._declared(name)).get(name, _UNKNOWN)
+            if v is not _UNKNOWN:
+                if self.configs:
+                    v = self._config().get(name, v)
+                elif name in self._shipped():
+                    v = _UNKNOWN
+            self._values[name] = v
+        return self._values[name]
 
     def where(self) -> str:
         return "the defaults" + (" and " + ", ".join(self.configs) if self.configs else "")
 
 
+def _once(fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    memo: list[dict[str, Any]] = []
+
+    def get() -> dict[str, Any]:
+        if not memo:
+            memo.append(fn())
+        return memo[0]
+
+    return get
+
+
+def declaration(name: str) -> re.Pattern[bytes]:
+    """A field ``name: type = ...`` or an ``add_argument("--name"`` (``-`` or ``_``) in a source's bytes."""
+    word = re.escape(name).replace("_", "[-_]").encode()
+    return re.compile(rb"(?m)^[ \t]+" + re.escape(name.encode()) + rb"[ \t]*:[^=\n]*=|['\"]--" + word + rb"['\"]")
+
+
 def load_settings(
-    trees: Iterable[ast.Module],
+    declared: Callable[[str], Iterable[ast.Module]],
     docs: Iterable[str],
     entries: Iterable[str],
     present: set[str],
     read: Callable[[str], str | None],
 ) -> Settings:
     """Code defaults overlaid with the default command's config files; without those, a setting that some shipped
-    config file sets is unknown (which file a user passes is not known)."""
-    values = code_defaults(trees)
+    config file sets is unknown (which file a user passes is not known). ``declared(name)``: the parsed files that
+    may declare ``name``."""
     configs = default_configs(docs, entries, present)
-    if configs:
-        values.update({k: v for k, v in config_values(read, configs).items() if k in values})
-    else:
-        shipped = sorted(r for r in present if r.endswith(_CONFIG_SUFFIX) and "/" in r)
-        for k in config_values(read, shipped):
-            if k in values:
-                values[k] = _UNKNOWN
-    return Settings(values, configs)
+    shipped = sorted(r for r in present if r.endswith(_CONFIG_SUFFIX) and "/" in r)
+    return Settings(
+        declared,
+        configs,
+        _once(lambda: config_values(read, configs)),
+        _once(lambda: config_values(read, shipped)),
+    )
 
 
 def _receiver(node: ast.expr) -> str | None:
@@ -221,9 +257,11 @@ class Evaluator:
             if recv == "self" and node.attr in self.assigned:
                 vals = [self.value(v, depth + 1) for v in self.assigned[node.attr]]
                 return vals[0] if vals and all(v is not _UNKNOWN and v == vals[0] for v in vals) else _UNKNOWN
-            if recv is not None and _CONFIG_NAME.search(recv) and node.attr in self.settings.values:
-                self.used.add(f"{recv}.{node.attr}")
-                return self.settings.values[node.attr]
+            if recv is not None and _CONFIG_NAME.search(recv):
+                v = self.settings.value(node.attr)
+                if v is not _UNKNOWN:
+                    self.used.add(f"{recv}.{node.attr}")
+                return v
             return _UNKNOWN
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             v = self.value(node.operand, depth + 1)
@@ -270,12 +308,13 @@ class Evaluator:
 
 def default_settings(
     root: Path, entries: Iterable[str], present: set[str], read: Callable[[str], str | None]
-) -> Callable[[Iterable[ast.Module]], Settings]:
-    """A reader of the default settings from the files that declare them, with the root README's commands."""
+) -> Callable[[Callable[[str], Iterable[ast.Module]]], Settings]:
+    """A reader of the default settings (given the files that may declare a name), with the root README's
+    commands."""
 
-    def load(trees: Iterable[ast.Module]) -> Settings:
+    def load(declared: Callable[[str], Iterable[ast.Module]]) -> Settings:
         docs = [t for t in (_read(root / name) for name in _README) if t]
-        return load_settings(trees, docs, entries, present, read)
+        return load_settings(declared, docs, entries, present, read)
 
     return load
 
