@@ -19,14 +19,17 @@ STACK_RULES: tuple[Rule, ...] = (
         title="stack upgrade: APIs removed since the code was written",
         why="The code uses APIs a current stack no longer has: `torch._six` (removed in torch 2.0), numpy's aliases "
         "of builtins `np.float`, `np.int`, `np.object`, `np.str`, `np.complex`, `np.unicode` (removed in numpy 1.24; "
-        "`np.bool` came back in numpy 2.0), a hard assert on a library's exact version, or Hugging Face/openai "
+        "`np.bool` came back in numpy 2.0), modules numpy 2.0 made private (`numpy.lib.arraypad`, "
+        "`numpy.lib.function_base`, ...), `torch._utils._accumulate` and `scipy.misc.imread`/`imresize` (gone from "
+        "torch 2.13 and scipy 1.17), a hard assert on a library's exact version, or Hugging Face/openai "
         "arguments a current release removed (`from_pretrained(load_in_8bit=...)`/`use_auth_token=` and "
         "`Trainer(tokenizer=...)` in transformers 5.0, the `--evaluation_strategy` field in 4.51, "
         "`openai.openai_object` in openai 1.0), or `torch.stft` of a real input without `return_complex=` (required "
         "since torch 2.0); transformers places on the neuron device only from 5.4. "
         "TorchNeuron native needs a current torch 2.x, so each site fails there: at import when it runs at module "
         "level (the entry point stops before it does anything), else when its function runs. Replace the removed "
-        "APIs (`math.inf` for `torch._six.inf`, the builtins or `np.float64` for the aliases, "
+        "APIs (`math.inf` for `torch._six.inf`, the builtins or `np.float64` for the aliases, `np.pad` for "
+        "`numpy.lib.arraypad.pad`, `itertools.accumulate` for `_accumulate`, Pillow for `scipy.misc.imread`, "
         "`processing_class=` for `tokenizer=`, `eval_strategy` for `evaluation_strategy`), lift the version pin, "
         "and re-run on the torch 2.x stack.",
     ),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
@@ -346,3 +346,93 @@ def checkpoint_loads(
                 f.reason = f"entry point {rel} ({entries[rel]}) loads it: {stops} at {where}"
             out.append(f)
     return out
+
+
+MAP_RULE = "checkpoint-map-location"
+_DEVICE_RULES = frozenset({"cuda-call", "cuda-device-literal"})
+
+
+def _state_dict_value(value: ast.expr, scope: ast.AST) -> bool:
+    """A saved value that holds a ``state_dict()`` not moved to the CPU: the call itself, a dict literal with one,
+    or a name the same scope binds to such a value (``state = {"model": model.state_dict()}``)."""
+    if isinstance(value, ast.Name):
+        bound = [
+            a.value
+            for a in ast.walk(scope)
+            if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in a.targets)
+        ]
+        return any(_state_dict_value(v, scope) for v in bound if not isinstance(v, ast.Name))
+    text = ast.unparse(value)
+    return "state_dict()" in text and "cpu" not in text
+
+
+def device_state_save(sources: Iterable[tuple[str, bytes]]) -> str | None:
+    """``file:line`` of the first ``torch.save`` of a state dict as the model holds it (RAFT's
+    ``torch.save(model.state_dict(), PATH)``, FourCastNet's ``{'model_state': model.state_dict(), ...}``), outside
+    tests and examples; None when every save moves the tensors to the CPU first or there is none."""
+    for rel, data in sources:
+        if b"torch.save(" not in data or b"state_dict()" not in data or context_of_path(rel) is not None:
+            continue
+        tree = _parse(data)
+        if tree is None:
+            continue
+        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        for node in ast.walk(tree):
+            f = node.func if isinstance(node, ast.Call) else None
+            if not (isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and f.attr == "save" and node.args):
+                continue
+            torch_save = isinstance(f.value, ast.Name) and f.value.id == "torch"
+            if torch_save and _state_dict_value(node.args[0], _scope_of(node, parents, tree)):
+                return f"{rel}:{node.lineno}"
+    return None
+
+
+def _on_cuda_branch(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
+    """The load sits in the body of an ``if`` whose test names CUDA (``use_cuda``, ``torch.cuda.is_available()``)."""
+    child, up = node, parents.get(id(node))
+    while up is not None:
+        if isinstance(up, ast.If) and child in up.body and "cuda" in ast.unparse(up.test).lower():
+            return True
+        child, up = up, parents.get(id(up))
+    return False
+
+
+def mark_device_checkpoint_loads(
+    findings: list[Finding], entries: Mapping[str, str], sources: Callable[[], Iterable[tuple[str, bytes]]]
+) -> None:
+    """A ``torch.load`` without ``map_location`` on an entry point's own unguarded lines blocks when the repository
+    places its model on CUDA and saves its state dict as the model holds it: such a checkpoint restores its tensors
+    on CUDA, and ``torch.load`` raises "Attempting to deserialize object on a CUDA device" on a host without CUDA
+    (RAFT's ``demo.py``, FourCastNet's ``inference.py`` loading what ``train.py`` saved)."""
+    loads = [
+        f
+        for f in findings
+        if f.rule == MAP_RULE and f.file in entries and f.porting and f.context is None and f.severity != "blocking"
+    ]
+    if not loads or not any(f.rule in _DEVICE_RULES for f in findings):
+        return
+    source = dict(sources())
+    saved = device_state_save(source.items())
+    if saved is None:
+        return
+    for f in loads:
+        tree = _parse(source.get(f.file or "", b""))
+        if tree is None:
+            continue
+        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_load(n) and n.lineno == f.line), None)
+        if node is None or any(k.arg == "map_location" for k in node.keywords) or len(node.args) > 1:
+            continue
+        option, caught = _guard(node, parents)
+        scope = _scope_of(node, parents, tree)
+        if option is not None or caught or (scope is not tree and _guarded_calls(scope, tree, parents) is not None):
+            continue
+        if _on_cuda_branch(node, parents):
+            continue  # Wav2Lip's ``if use_cuda: torch.load(path)`` / ``else: torch.load(path, map_location=...)``
+        f.severity = "blocking"
+        f.reason = (
+            f"entry point {f.file} ({entries[f.file or '']}) loads a checkpoint without map_location at "
+            f"{f.file}:{f.line}, and the repository saves its CUDA model's state dict as it is ({saved}): such a "
+            'checkpoint restores its tensors on CUDA, and torch.load raises "Attempting to deserialize object on a '
+            'CUDA device" on a host without CUDA'
+        )

@@ -27,7 +27,7 @@ from accelpilot.porting.log import (
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
-from accelpilot.porting.scan.checkpoints import checkpoint_loads
+from accelpilot.porting.scan.checkpoints import checkpoint_loads, mark_device_checkpoint_loads
 from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unreached_modules, mark_unrun_scripts
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
@@ -436,6 +436,7 @@ def scan_path(
             findings += unscanned_submodules(root, rels, _text_reader(files, unread), promoted) if root.is_dir() else []
             findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
+            mark_device_checkpoint_loads(findings, entries, lambda: _python_sources(files, unread))
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:
             if pool is not None:

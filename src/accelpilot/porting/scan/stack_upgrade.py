@@ -48,6 +48,36 @@ REMOVED_NUMPY = {
 }
 # Removed in 1.24 and back in 2.0 as numpy scalar types: fail on numpy 1.24-1.26 only.
 BACK_IN_NUMPY2 = frozenset({"bool", "long"})
+# Names a current stack no longer has, each import tried on the installed one (torch 2.13.0, scipy 1.17.1):
+# ``from torch._utils import _accumulate`` (deep-text-recognition-benchmark's dataset split) raises ImportError.
+REMOVED_FROM: dict[str, dict[str, str]] = {
+    "torch._utils": {"_accumulate": "torch 2.13"},
+    "torch.utils.data.dataset": {"_accumulate": "torch 2.13"},
+    "scipy.misc": {n: "scipy 1.17" for n in ("imread", "imsave", "imresize", "imrotate", "toimage", "bytescale")},
+}
+# Modules numpy 2.0 made private (``numpy.lib.arraypad`` -> ``numpy.lib._arraypad_impl``): ModuleNotFoundError on
+# numpy 2.4.6 (FourCastNet's ``from numpy.lib.arraypad import pad``, VideoMAE's ``numpy.lib.function_base``).
+REMOVED_MODULES = frozenset(
+    f"numpy.lib.{m}"
+    for m in (
+        "arraypad",
+        "arraysetops",
+        "arrayterator",
+        "function_base",
+        "histograms",
+        "index_tricks",
+        "nanfunctions",
+        "polynomial",
+        "shape_base",
+        "twodim_base",
+        "type_check",
+        "ufunclike",
+        "utils",
+    )
+)
+_REMOVED_WORDS = tuple(sorted({n.encode() for names in REMOVED_FROM.values() for n in names})) + tuple(
+    sorted({m.rsplit(".", 1)[1].encode() for m in REMOVED_MODULES})
+)
 _ALIASES = rb"(?:float|int|object|str|complex|unicode|bool|long)\b(?!\w)"
 _SIX = re.compile(rb"torch\._six|from[ \t]+torch[ \t]+import[^\n]*\b_six\b")
 _PIN = re.compile(rb"assert[^\n]*__version__")
@@ -84,10 +114,34 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if b"stft(" in data:
         return True
+    if any(w in data for w in _REMOVED_WORDS) and _removed_import(data):
+        return True
     if b"numpy" not in data:
         return False
     names = frozenset(m.group(1) or b"numpy" for m in _NUMPY_ALIAS.finditer(data))
     return bool(names) and _alias_use(names).search(data) is not None
+
+
+def _removed_import(data: bytes) -> bool:
+    """An import line naming a removed module or name (a byte test; the parse decides)."""
+    return any(m.encode() in data for m in (*REMOVED_FROM, *REMOVED_MODULES))
+
+
+def _removed_site(node: ast.AST) -> tuple[str, bool | None] | None:
+    """``from numpy.lib.arraypad import pad``, ``import numpy.lib.function_base``, ``from torch._utils import
+    _accumulate``: the import raises on the current stack."""
+    if isinstance(node, ast.Import):
+        gone = [a.name for a in node.names if a.name in REMOVED_MODULES]
+        if gone:
+            return f"import {gone[0]} (private since numpy 2.0: ModuleNotFoundError)", True
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+        if node.module in REMOVED_MODULES:
+            return f"from {node.module} import ... (private since numpy 2.0: ModuleNotFoundError)", True
+        names = REMOVED_FROM.get(node.module, {})
+        gone = [a.name for a in node.names if a.name in names]
+        if gone:
+            return f"from {node.module} import {gone[0]} (not in {names[gone[0]]}: ImportError)", True
+    return None
 
 
 @functools.lru_cache(maxsize=32)
@@ -182,7 +236,7 @@ def _stft_site(node: ast.AST) -> tuple[str, bool | None] | None:
 def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | None:
     """(message, whether it fails on the current stack; None: when the call runs) of one node that uses a removed
     API, else None."""
-    hf = _hf_site(node) or _stft_site(node)
+    hf = _hf_site(node) or _stft_site(node) or _removed_site(node)
     if hf is not None:
         return hf
     if isinstance(node, ast.Import) and any(
