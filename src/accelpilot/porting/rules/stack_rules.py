@@ -78,7 +78,9 @@ STACK_RULES: tuple[Rule, ...] = (
         why="TorchNeuron ships as its own torch build, paired with one torch release: a requirement that pins another "
         "torch (an exact or upper-bound pin, or a CUDA build) makes the install replace it, and the neuron device is "
         "gone; TensorFlow 1.x has no wheel for a current Python; timm before 0.4 imports `torch._six`, which torch "
-        "2.0 removed (read in timm 0.3.2's wheel). Where the README's install step installs the file "
+        "2.0 removed (read in timm 0.3.2's wheel); `DS_BUILD_OPS=1 pip install deepspeed` builds DeepSpeed's CUDA "
+        "ops at install time and fails without nvcc. Where the README's install step (its install script, or the "
+        "install document it links) installs the file "
         "(or names the package on its pip line), the setup stops before any command runs. Lift the pin to the Neuron "
         "SDK's torch (or drop it and install with the SDK's constraints), replace what the old pin held (TF1's "
         "HParams), and re-resolve the rest of the stack.",

@@ -22,7 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README, _RUN_SH
+from accelpilot.porting.scan.entry import _README, _RUN_SH, linked_documents
 
 RULE = "install-pin"
 LIGHTNING = "lightning-legacy"
@@ -64,6 +64,9 @@ _NO_IMPORT = {
 _NO_IMPORT_LINE = re.compile(
     r"(?<![^\s\"'\[])(" + "|".join(_NO_IMPORT) + r")\b(?![\w-])\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)"
 )
+# ``DS_BUILD_OPS=1 pip install deepspeed`` (VideoMAE's INSTALL.md): DeepSpeed's setup builds every op it names with the
+# CUDA toolkit at install time instead of JIT-loading them when used; without nvcc (a Trainium host) the install fails.
+_DS_BUILD = re.compile(r"\bDS_BUILD_(\w+)=1\b[^\n`]*?\bpip3?\s+install\b[^\n`]*?(?<![\w.-])deepspeed\b")
 _NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
 _NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
 # An upper bound below this torch release keeps out the one TorchNeuron pairs with (torch-neuronx's last release
@@ -221,7 +224,12 @@ def install_pins(
     ]
     # ``bash install.sh`` in the README (Graphormer's, whose first line pins ``torch==1.9.1+cu111``): the script's pip
     # lines and the files they install are the README's install
-    for script in _install_scripts(text or "", rels):
+    # the README's install scripts and the install document it links (VideoMAE's "follow the instructions in
+    # [INSTALL.md](INSTALL.md)"): their pip lines and the files they install are the README's install
+    install_docs = _install_scripts(text or "", rels) + [
+        d.name for d in linked_documents(text or "", root) if "install" in d.name.lower()
+    ]
+    for script in install_docs:
         files, lines = _installs(_doc_text(root, script, read, rels) or "")
         installed += files
         doc_pips += [(script, n, a) for n, a in lines]
@@ -299,6 +307,7 @@ def install_pins(
             f.severity = "blocking"
             f.reason = f"the README's install command: {message} ({doc}:{n})"
             out.append(f)
+    out += _prebuilt_ops([(d, _doc_text(root, d, read, rels) or "") for d in [readme or "", *install_docs] if d])
     for f in findings:
         if (
             f.rule in _NVCC_RULES
@@ -313,6 +322,25 @@ def install_pins(
                 f"{INSTALL_FAILS}: without the CUDA toolkit (nvcc) on a Trainium host the install fails "
                 f"({f.file}:{f.line})"
             )
+    return out
+
+
+def _prebuilt_ops(docs: list[tuple[str, str]]) -> list[Finding]:
+    """``DS_BUILD_OPS=1 pip install deepspeed`` in the README's install (or a document or script it runs): blocking."""
+    out: list[Finding] = []
+    for doc, text in docs:
+        for n, line in enumerate(text.splitlines(), start=1):
+            m = _DS_BUILD.search(line)
+            if m is None:
+                continue
+            message = (
+                f"DS_BUILD_{m.group(1)}=1 pip install deepspeed pre-builds DeepSpeed's CUDA ops at install time "
+                "(needs the CUDA toolkit, nvcc)"
+            )
+            f = Finding.from_rule(RULES[RULE], file=doc, line=n, message=message, snippet=m.group(0).strip()[:200])
+            f.severity = "blocking"
+            f.reason = f"the README's install command: {message}: the install fails on a Trainium host ({doc}:{n})"
+            out.append(f)
     return out
 
 
