@@ -471,3 +471,15 @@ def test_a_compile_mode_joins_the_compile_backend_item_and_graph_capture_stays_i
         ),
         "repo|cuda-graphs": ("cuda-graphs", [("capture.py", 3, "cuda-graphs")]),
     }
+
+
+def test_launch_scripts_in_per_experiment_folders_under_scripts_are_one_job() -> None:
+    """VideoMAE's ``scripts/kinetics/<experiment>/pretrain.sh`` (nine folders) is one launcher change; folders of a
+    package (torchtitan's ``torchtitan/models/flux/``) stay separate jobs."""
+    from accelpilot.porting.items import job_family
+
+    assert job_family("scripts/kinetics/vit_b_800/pretrain.sh") == "scripts/**/*.sh"
+    assert job_family("scripts/ssv2/vit_s_2400/finetune.sh") == "scripts/**/*.sh"
+    assert job_family("scripts/run.sh") == "scripts/*.sh"
+    assert job_family("torchtitan/models/flux/run_train.sh") == "torchtitan/models/flux/*.sh"
+    assert job_family("train.slurm") == "*.slurm"

@@ -61,12 +61,21 @@ _DEVICE_COUNT = re.compile(r"--gres[= ]gpu|--gpus|nvidia\.com/gpu|GPUS_PER_NODE|
 _DEVICE_COUNT_RULES = frozenset({"slurm-gpu-gres", "k8s-gpu-resource", "gpu-launcher-setting"})
 
 
+# Top folders that hold launch scripts only, one sub-folder per experiment: their jobs are one launcher change.
+_JOB_FOLDERS = frozenset({"scripts", "script", "jobs", "slurm", "launch", "launchers", "exps", "experiments_scripts"})
+
+
 def job_family(rel: str | None) -> str:
     """One job and its copies: the files of one kind in one folder (``slurm/train_8x.slurm`` and
-    ``slurm/train_16x.slurm`` are ``slurm/*.slurm``); a job in another folder or format is another job."""
+    ``slurm/train_16x.slurm`` are ``slurm/*.slurm``), or under a top folder of launch scripts with one sub-folder per
+    experiment (VideoMAE's ``scripts/kinetics/<experiment>/pretrain.sh``, nine folders: ``scripts/**/*.sh``, one
+    launcher change); a job in another folder (a package's ``torchtitan/models/flux/``) or format is another job."""
     folder, _, name = (rel or "").rpartition("/")
     stem, dot, ext = name.rpartition(".")
     pattern = f"*.{ext}" if dot and stem else name
+    top = folder.split("/", 1)[0]
+    if "/" in folder and top in _JOB_FOLDERS:
+        return f"{top}/**/{pattern}"
     return f"{folder}/{pattern}" if folder else pattern
 
 
