@@ -14,6 +14,7 @@ _R11 = "tests/porting/scan/test_fp_classes_round11.py::"
 _R13 = "tests/porting/scan/test_fp_classes_round13.py::"
 _R15 = "tests/porting/scan/test_fp_classes_round15.py::"
 _R16 = "tests/porting/scan/test_fp_classes_round16.py::"
+_ST = "tests/porting/scan/test_settings.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -249,5 +250,40 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "A script under `docs/` (open_clip's `docs/script_examples/`) illustrates the documentation: its lines are "
         "example lines, listed apart; the same script under `scripts/` stays.",
         (_R16 + "test_a_script_under_docs_is_an_example",),
+    ),
+    FalsePositiveClass(
+        "setting-off-by-default",
+        "warning",
+        "A kernel built or called only under a setting the default path leaves false (GPT-NeoX's "
+        "`if neox_args.rope_fusion:`, a dataclass field `rope_fusion: bool = False` that the README command's "
+        "`125M.yml` keeps false) blocks only when the setting is on, and says so with the configs it read; a default "
+        "config that turns it on keeps it blocking, and so does a command that names no config while a shipped one "
+        "sets it.",
+        (
+            _ST + "test_a_kernel_built_only_when_a_setting_is_on_blocks_only_when_it_is",
+            _ST + "test_the_same_kernel_blocks_when_the_default_config_turns_the_setting_on",
+            _ST + "test_without_a_default_command_a_setting_some_shipped_config_sets_is_unknown",
+        ),
+    ),
+    FalsePositiveClass(
+        "module-under-setting",
+        "warning",
+        "A module imported only inside `if self.num_experts > 1:` (GPT-NeoX's `moe.py`, and with it megablocks), "
+        "with the count 1 by default, loads only when the setting is changed: what it imports blocks then.",
+        (
+            _ST + "test_a_module_imported_only_under_a_setting_is_optional",
+            _ST + "test_the_module_blocks_when_the_default_config_asks_for_experts",
+        ),
+    ),
+    FalsePositiveClass(
+        "kernel-probe-fallback",
+        "warning",
+        "An autograd Function's kernel reached through `Cls.apply` only where the repository's own probe says yes "
+        "(`if self.is_kernel_available(...)` / `else: return self.forward_torch_softmax(...)`) has a PyTorch path: a "
+        "performance item naming it; decoding state in a dataclass (`inference_params.seqlen_offset`) is no setting.",
+        (
+            _ST + "test_an_autograd_function_behind_a_kernel_probe_with_a_torch_path_is_a_performance_item",
+            _ST + "test_decoding_state_in_a_params_dataclass_is_no_setting",
+        ),
     ),
 )
