@@ -14,6 +14,7 @@ an install script the README runs) or names the package itself; elsewhere it is 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,7 +23,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README, _RUN_SH, linked_documents
+from accelpilot.porting.scan.entry import _README, _RUN_SH
 
 RULE = "install-pin"
 LIGHTNING = "lightning-legacy"
@@ -67,6 +68,8 @@ _NO_IMPORT_LINE = re.compile(
 # ``DS_BUILD_OPS=1 pip install deepspeed`` (VideoMAE's INSTALL.md): DeepSpeed's setup builds every op it names with the
 # CUDA toolkit at install time instead of JIT-loading them when used; without nvcc (a Trainium host) the install fails.
 _DS_BUILD = re.compile(r"\bDS_BUILD_(\w+)=1\b[^\n`]*?\bpip3?\s+install\b[^\n`]*?(?<![\w.-])deepspeed\b")
+# an install that skips the kernel build (flash-attn's ``FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE``): Python code only
+_SKIPS_BUILD = re.compile(r"SKIP_CUDA_BUILD\s*=\s*(?:1|TRUE|true)")
 _NVCC_BUILDS = re.compile(r"(?<![\w.-])(flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d)\b")
 _NVCC_RULES = frozenset({"flash-attn", "cuda-kernel-library"})
 # An upper bound below this torch release keeps out the one TorchNeuron pairs with (torch-neuronx's last release
@@ -173,6 +176,25 @@ def _install_scripts(text: str, rels: list[str]) -> list[str]:
     return out
 
 
+# ``[INSTALL.md](INSTALL.md)`` (VideoMAE), ``See [here](docs/env_setup.md) for setting up the environment``
+# (Equiformer): a document the README links, named for installing or setting up the environment
+_DOC_LINK = re.compile(r"\]\(\s*\.?/?([\w./-]+\.md)(?:#[^)\s]*)?\s*\)")
+_INSTALL_DOC = re.compile(r"(?i)install|env(?:ironment)?[_-]?setup|^setup|^environment")
+
+
+def _install_documents(text: str, root: Path) -> list[str]:
+    """The tree's markdown documents the README links whose name says they install (``INSTALL.md``,
+    ``docs/env_setup.md``), in README order (the scan's file list holds no markdown: read from ``root``)."""
+    out: list[str] = []
+    for m in _DOC_LINK.finditer(text):
+        rel = posixpath.normpath(m.group(1))
+        if rel.startswith("..") or rel in out or not _INSTALL_DOC.search(posixpath.basename(rel)):
+            continue
+        if (root / rel).is_file():
+            out.append(rel)
+    return out
+
+
 def _admits(spec: str, version: str) -> bool:
     """A requirement's version spec (``>=1.4.2``, none) admits ``version``: an unreadable spec counts as admitting."""
     spec = spec.strip().rstrip(",").replace(" ", "")
@@ -226,9 +248,7 @@ def install_pins(
     # lines and the files they install are the README's install
     # the README's install scripts and the install document it links (VideoMAE's "follow the instructions in
     # [INSTALL.md](INSTALL.md)"): their pip lines and the files they install are the README's install
-    install_docs = _install_scripts(text or "", rels) + [
-        d.name for d in linked_documents(text or "", root) if "install" in d.name.lower()
-    ]
+    install_docs = _install_scripts(text or "", rels) + _install_documents(text or "", root)
     for script in install_docs:
         files, lines = _installs(_doc_text(root, script, read, rels) or "")
         installed += files
@@ -236,7 +256,8 @@ def install_pins(
     promoted = promoted_folders(entries or {})
     rule = RULES[RULE]
     out: list[Finding] = []
-    candidates = [r for r in rels if _requirement_file(r)]
+    # a conda environment file an install command names (Equiformer's ``env/env_equiformer.yml``) whatever its name
+    candidates = [r for r in rels if _requirement_file(r) or (r in installed and r.endswith((".yml", ".yaml")))]
     readme_lines = (text or "").splitlines()
     floors = {
         f.removeprefix("./")
@@ -293,9 +314,15 @@ def install_pins(
                 f.severity = "blocking"
                 f.reason = f"the README's install command: {message} ({readme}:{n})"
             out.append(f)
-    for doc, n, args in [(readme, n, a) for n, a in pip_lines] + doc_pips:
+    texts: dict[str, list[str]] = {}
+    for doc, n, args in [(readme or "", n, a) for n, a in pip_lines] + doc_pips:
+        if doc not in texts:
+            texts[doc] = (_doc_text(root, doc, read, rels) or "").splitlines() if doc else []
+        line = texts[doc][n - 1] if 0 < n <= len(texts[doc]) else args
         for _, message, kind in _pins(args):
-            if kind == "nvcc":
+            # flash-attn's setup builds (or fetches a CUDA wheel for) its kernels unless told to skip; mamba-ssm and
+            # causal-conv1d now install without their CUDA build by default (mamba's README at e9594ce says so)
+            if kind == "nvcc" and (not message.startswith("flash") or _SKIPS_BUILD.search(line)):
                 continue
             f = Finding.from_rule(
                 RULES[LIGHTNING] if kind == LIGHTNING else rule,
@@ -305,7 +332,8 @@ def install_pins(
                 snippet=f"pip install {args}".strip(),
             )
             f.severity = "blocking"
-            f.reason = f"the README's install command: {message} ({doc}:{n})"
+            stops = ": the install fails on a Trainium host" if kind == "nvcc" else ""
+            f.reason = f"the README's install command: {message}{stops} ({doc}:{n})"
             out.append(f)
     out += _prebuilt_ops([(d, _doc_text(root, d, read, rels) or "") for d in [readme or "", *install_docs] if d])
     for f in findings:

@@ -75,6 +75,18 @@ REMOVED_MODULES = frozenset(
         "utils",
     )
 )
+# torchaudio 2.9 moved its I/O onto torchcodec and dropped the rest (read in torchaudio 2.11.1's wheel: its
+# ``__init__.py`` defines ``load``/``save`` as ``load_with_torchcodec``/``save_with_torchcodec``, which import
+# ``torchcodec`` when called and raise ImportError without it; torchcodec is no dependency of the wheel, whose only
+# requirement is torch; ``info``, ``set_audio_backend``, ``list_audio_backends`` and the ``backend``, ``io``,
+# ``sox_effects`` and ``kaldi_io`` modules are gone). TorchNeuron's torch pairs with such a torchaudio.
+TORCHAUDIO_IO = frozenset({"load", "save"})
+TORCHAUDIO_GONE = frozenset({"info", "set_audio_backend", "list_audio_backends", "get_audio_backend"})
+TORCHAUDIO_GONE_MODULES = frozenset({"backend", "io", "sox_effects", "kaldi_io"})
+_TORCHAUDIO_ALIAS = re.compile(rb"^[ \t]*import[ \t]+torchaudio(?:[ \t]+as[ \t]+(\w+))?[ \t]*$", re.M)
+_TORCHAUDIO_USE = re.compile(
+    rb"\.(?:load|save|info|set_audio_backend|list_audio_backends|get_audio_backend)\(|torchaudio\.(?:backend|io|sox_effects|kaldi_io)\b"
+)
 _REMOVED_WORDS = tuple(sorted({n.encode() for names in REMOVED_FROM.values() for n in names})) + tuple(
     sorted({m.rsplit(".", 1)[1].encode() for m in REMOVED_MODULES})
 )
@@ -116,6 +128,8 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if any(w in data for w in _REMOVED_WORDS) and _removed_import(data):
         return True
+    if b"torchaudio" in data and _TORCHAUDIO_USE.search(data) is not None:
+        return True
     if b"numpy" not in data:
         return False
     names = frozenset(m.group(1) or b"numpy" for m in _NUMPY_ALIAS.finditer(data))
@@ -125,6 +139,30 @@ def worth_parsing(data: bytes) -> bool:
 def _removed_import(data: bytes) -> bool:
     """An import line naming a removed module or name (a byte test; the parse decides)."""
     return any(m.encode() in data for m in (*REMOVED_FROM, *REMOVED_MODULES))
+
+
+def _torchaudio_site(node: ast.AST, audio_names: set[str]) -> tuple[str, bool | None] | None:
+    """``torchaudio.load(...)``/``save(...)`` (ImportError when called, without torchcodec), a removed torchaudio
+    function called, or a removed torchaudio module imported."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        name, attr = node.func.value.id, node.func.attr
+        if name in audio_names and attr in TORCHAUDIO_IO:
+            return (
+                f"{name}.{attr}(...) (torchaudio >= 2.9 reads and writes audio through torchcodec, which it does not "
+                "install: ImportError)",
+                None,
+            )
+        if name in audio_names and attr in TORCHAUDIO_GONE:
+            return f"{name}.{attr}(...) (removed in torchaudio 2.9: AttributeError)", None
+    mods: list[str] = []
+    if isinstance(node, ast.Import):
+        mods = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+        mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names if node.module == "torchaudio"]
+    gone = [m for m in mods if m.startswith("torchaudio.") and m.split(".")[1] in TORCHAUDIO_GONE_MODULES]
+    if gone:
+        return f"import {gone[0]} (removed in torchaudio 2.9: ModuleNotFoundError)", True
+    return None
 
 
 def _removed_site(node: ast.AST) -> tuple[str, bool | None] | None:
@@ -174,7 +212,9 @@ def _version_pin(node: ast.Assert) -> str | None:
     return None
 
 
-def _sites(tree: ast.Module, numpy_names: set[str]) -> Iterable[tuple[ast.AST, str, bool | None]]:
+def _sites(
+    tree: ast.Module, numpy_names: set[str], audio_names: frozenset[str] = frozenset()
+) -> Iterable[tuple[ast.AST, str, bool | None]]:
     """(node, message, blocks at import) of each use, walking with what runs at import and what is guarded; None
     for a call of a removed Hugging Face keyword (it fails when the call runs)."""
 
@@ -187,7 +227,7 @@ def _sites(tree: ast.Module, numpy_names: set[str]) -> Iterable[tuple[ast.AST, s
             return
         if isinstance(node, _FUNC):
             at_import = False
-        site = None if guarded else _site(node, numpy_names)
+        site = None if guarded else _site(node, numpy_names) or _torchaudio_site(node, set(audio_names))
         if site is not None:
             message, blocks = site
             yield node, message, None if blocks is None else blocks and at_import
@@ -284,7 +324,8 @@ def stack_sites(data: bytes) -> list[RawFinding]:
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[RawFinding] = []
     seen: set[int] = set()
-    for node, message, at_import in _sites(tree, numpy_names):
+    audio = frozenset((m.group(1) or b"torchaudio").decode() for m in _TORCHAUDIO_ALIAS.finditer(data))
+    for node, message, at_import in _sites(tree, numpy_names, audio):
         ln = getattr(node, "lineno", 0)
         if ln in seen:
             continue  # one finding per line (an import statement and its attribute)
@@ -325,6 +366,8 @@ def mark_stack_blocking(
             stack = (
                 "the torchvision paired with the torch TorchNeuron needs"
                 if "(torchvision " in f.message
+                else "the torchaudio paired with the torch TorchNeuron needs"
+                if "torchaudio" in f.message
                 else "the current Hugging Face stack (transformers >= 5.4 is the first to place on the neuron device)"
             )
             f.reason = (
