@@ -101,16 +101,23 @@ def gated_by_settings(imports: _Imports, rel: str, mods: dict[str, str], depth: 
     return found
 
 
-# ``    from megatron.model.moe import ParallelDroplessMoE``: an import in a block, the only kind a setting can guard.
-_INDENTED_IMPORT = re.compile(rb"(?m)^[ \t]+(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w, \t(]+)|import[ \t]+([\w.]+))")
+# ``if self.num_experts > 1:`` and, on its next line, ``from megatron.model.moe import ParallelDroplessMoE``: an import
+# right under an ``if`` that reads an attribute, the only kind a setting can guard (a cheap filter before any parse;
+# transformers' many lazy imports inside functions are not candidates).
+_GUARDED_IMPORT = re.compile(
+    rb"(?m)^([ \t]*)(?:el)?if [^\n]*\.\w[^\n]*:[ \t]*\n\1[ \t]+"
+    rb"(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w, \t(]+)|import[ \t]+([\w.]+))"
+)
 
 
-def _indented_names(data: Iterable[bytes]) -> set[str]:
-    """Module and imported names of every indented import (a cheap filter before any parse)."""
+def _guarded_names(data: Iterable[bytes]) -> set[str]:
+    """Module and imported names of every import right under an ``if`` on an attribute."""
     out: set[str] = set()
     for blob in data:
-        for m in _INDENTED_IMPORT.finditer(blob):
-            for g in m.groups():
+        if b"import" not in blob:
+            continue
+        for m in _GUARDED_IMPORT.finditer(blob):
+            for g in m.groups()[1:]:
                 if g:
                     out.update(w for w in re.split(r"[\s,.()]+", g.decode("utf-8", "replace")) if w)
     return out
@@ -133,14 +140,14 @@ def _top_imports(imports: _Imports, rel: str, mods: dict[str, str]) -> set[str]:
 
 def mark_setting_gated(findings: list[Finding], tree: Callable[[], _Tree], entries: Mapping[str, str]) -> None:
     """Blocking findings in a module loaded only under settings the default path leaves false: optional, with
-    those settings as the reason. Only modules some file imports inside a block (and what those import at their
-    top) are judged, so a tree with none parses nothing here."""
+    those settings as the reason. Only modules some file imports right under an ``if`` on an attribute (and what
+    those import at their top) are judged, so a tree with none parses nothing here."""
     files = {f.file for f in findings if f.severity == "blocking" and f.porting and f.file and f.file.endswith(".py")}
     files -= set(entries)
     if not files:
         return
     t = tree()
-    names = _indented_names(t.data.values())
+    names = _guarded_names(t.data.values())
     direct = {f for f in files if _stem(f) in names}
     if not direct:
         return
