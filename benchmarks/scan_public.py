@@ -78,6 +78,14 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   depthany2 (DepthAnything/Depth-Anything-V2), labels 3bb231e, 1c2a81f, 118493c, 41131c7, written by helpers as in
   round 18 (the scans were taken while three helpers were still labelling, so these commits follow the scan; no scan
   was read before its labels were committed): first scored with the scanner at 42ce0a9 (match files 4410c88).
+- held out, round 22: fourcastnet (NVlabs/FourCastNet), dtrb (clovaai/deep-text-recognition-benchmark), openfold
+  (aqlaboratory/openfold), videomae (MCG-NJU/VideoMAE), labels b1e7fe7 (helpers as in round 18, committed unread):
+  first scored with the scanner at 4c331e5, frozen and its scans taken before the labels were read (match files
+  8ade18b).
+- held out, round 23: animatediff (guoyww/AnimateDiff), alignhb (huggingface/alignment-handbook), equiformer
+  (atomicarchitects/equiformer), encodec (facebookresearch/encodec), labels a544ce2 (helpers as in round 18): first
+  scored with the scanner at bf0fcdd, frozen and its scans taken while the helpers were still labelling (match files
+  9b80b19).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
