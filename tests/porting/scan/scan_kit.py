@@ -20,3 +20,8 @@ def findings_in(root: Path, name: str) -> list[tuple[str, int, str | None]]:
 def item_lines(root: Path) -> list[tuple[str, list[int]]]:
     """(key, lines) of every item of the tree."""
     return [(i.key, [ln.line or 0 for ln in i.lines]) for i in scan_path(root, jobs=1).items if i.rule != BRINGUP]
+
+
+def rule_lines(root: Path, rule: str) -> list[tuple[str, int, str]]:
+    """(file, line, severity) of every finding of ``rule`` in a scan of the tree, in the log's order."""
+    return [(f.file or "", f.line or 0, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == rule]

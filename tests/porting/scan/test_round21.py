@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import rule_lines
+
 from accelpilot.porting.scan import scan_path
-
-
-def _pins(root: Path) -> list[tuple[str, int, str]]:
-    return [
-        (f.file or "", f.line or 0, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "install-pin"
-    ]
 
 
 def test_basicsr_blocks_where_the_readme_installs_it_unless_its_spec_excludes_1_4_2(tmp_path: Path) -> None:
@@ -20,13 +16,13 @@ def test_basicsr_blocks_where_the_readme_installs_it_unless_its_spec_excludes_1_
     (tmp_path / "setup.cfg").write_text("[isort]\nknown_third_party = PIL,basicsr,cv2\n")  # a list, no requirement
     (tmp_path / "README.md").write_text("```\npip install basicsr\npip install -r requirements.txt\n```\n")
     (tmp_path / "inference.py").write_text("import basicsr\n")
-    assert _pins(tmp_path) == [("README.md", 2, "blocking"), ("requirements.txt", 1, "blocking")]
+    assert rule_lines(tmp_path, "install-pin") == [("README.md", 2, "blocking"), ("requirements.txt", 1, "blocking")]
     [f] = [f for f in scan_path(tmp_path, jobs=1).findings if f.file == "requirements.txt"]
     assert "torchvision.transforms.functional_tensor" in f.message
     (tmp_path / "README.md").write_text("See requirements.txt.\n")
-    assert _pins(tmp_path) == [("requirements.txt", 1, "warning")]  # not installed by the README
+    assert rule_lines(tmp_path, "install-pin") == [("requirements.txt", 1, "warning")]  # not installed by the README
     (tmp_path / "requirements.txt").write_text("basicsr>1.4.2\nbasicsr-fixed\n")  # a later release; another package
-    assert _pins(tmp_path) == []
+    assert rule_lines(tmp_path, "install-pin") == []
 
 
 def test_the_pip_lines_of_an_install_script_the_readme_runs_are_its_install(tmp_path: Path) -> None:
@@ -37,9 +33,9 @@ def test_the_pip_lines_of_an_install_script_the_readme_runs_are_its_install(tmp_
     (tmp_path / "README.md").write_text("```\nbash install.sh\n```\n")
     (tmp_path / "train.py").write_text("import torch\n")
     # the torch pin blocks; torch-scatter's wheel index names torch but pins no torch
-    assert _pins(tmp_path) == [("install.sh", 2, "blocking")]
+    assert rule_lines(tmp_path, "install-pin") == [("install.sh", 2, "blocking")]
     (tmp_path / "README.md").write_text("See install.sh.\n")  # named, not run
-    assert _pins(tmp_path) == []
+    assert rule_lines(tmp_path, "install-pin") == []
 
 
 def _sub_project(root: Path, readme: bool) -> None:

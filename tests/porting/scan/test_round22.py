@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.porting.scan.scan_kit import rule_lines
 
 from accelpilot.porting.scan import scan_path
 
@@ -106,12 +107,6 @@ def test_a_load_on_the_cuda_branch_or_under_an_option_keeps_its_severity(tmp_pat
     assert _ckpt(tmp_path, load="torch.load(args.model) if args.resume else None")[0] == "warning"
 
 
-def _install(root: Path) -> list[tuple[str, int, str]]:
-    return [
-        (f.file or "", f.line or 0, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "install-pin"
-    ]
-
-
 def test_the_install_document_a_readme_links_is_its_install(tmp_path: Path) -> None:
     """VideoMAE's README: "Please follow the instructions in [INSTALL.md](INSTALL.md)"; ConvNeXt's pins torch there."""
     (tmp_path / "README.md").write_text("Please follow the instructions in [INSTALL.md](INSTALL.md).\n")
@@ -119,16 +114,16 @@ def test_the_install_document_a_readme_links_is_its_install(tmp_path: Path) -> N
         "# Installation\n\n`DS_BUILD_OPS=1 pip install deepspeed`\n\n```\npip install torch==1.8.0+cu111\n```\n"
     )
     (tmp_path / "train.py").write_text("import torch\n")
-    assert _install(tmp_path) == [("INSTALL.md", 3, "blocking"), ("INSTALL.md", 6, "blocking")]
+    assert rule_lines(tmp_path, "install-pin") == [("INSTALL.md", 3, "blocking"), ("INSTALL.md", 6, "blocking")]
     [ds] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin" and f.line == 3]
     assert "DS_BUILD_OPS=1" in ds.message and "nvcc" in ds.message
     (tmp_path / "README.md").write_text("See the [notes](NOTES.md).\n")  # a linked document that is no install
     (tmp_path / "NOTES.md").write_text((tmp_path / "INSTALL.md").read_text())
     (tmp_path / "INSTALL.md").unlink()
-    assert _install(tmp_path) == []
+    assert rule_lines(tmp_path, "install-pin") == []
 
 
 def test_deepspeed_installed_without_prebuilt_ops_is_no_install_stop(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("```\npip install deepspeed\nDS_BUILD_OPS=0 pip install deepspeed\n```\n")
     (tmp_path / "train.py").write_text("import torch\n")
-    assert _install(tmp_path) == []
+    assert rule_lines(tmp_path, "install-pin") == []

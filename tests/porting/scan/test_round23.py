@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import rule_lines
+
 from accelpilot.porting.scan import scan_path
 
 
@@ -50,21 +52,15 @@ def test_other_loads_named_load_are_no_torchaudio_site(tmp_path: Path) -> None:
     assert _stack(tmp_path) == []
 
 
-def _install(root: Path) -> list[tuple[str, int, str]]:
-    return [
-        (f.file or "", f.line or 0, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "install-pin"
-    ]
-
-
 def test_the_readmes_flash_attn_install_blocks_unless_it_skips_the_build(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch\n")
     (tmp_path / "README.md").write_text('```\nuv pip install "flash-attn==2.7.4.post1" --no-build-isolation\n```\n')
-    assert _install(tmp_path) == [("README.md", 2, "blocking")]
+    assert rule_lines(tmp_path, "install-pin") == [("README.md", 2, "blocking")]
     (tmp_path / "README.md").write_text("```\nFLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE pip install flash-attn\n```\n")
-    assert _install(tmp_path) == []
+    assert rule_lines(tmp_path, "install-pin") == []
     # mamba-ssm's own README (e9594ce): "Installs `mamba-ssm` ... and does not compile CUDA extensions"
     (tmp_path / "README.md").write_text("```\npip install mamba-ssm --no-build-isolation\n```\n")
-    assert _install(tmp_path) == []
+    assert rule_lines(tmp_path, "install-pin") == []
 
 
 def test_a_setup_document_the_readme_links_installs_the_conda_file_it_names(tmp_path: Path) -> None:
@@ -74,7 +70,9 @@ def test_a_setup_document_the_readme_links_installs_the_conda_file_it_names(tmp_
     (tmp_path / "env").mkdir()
     (tmp_path / "env" / "env_model.yml").write_text("name: model\ndependencies:\n  - pytorch=1.10.2=py3.8_cuda11.3\n")
     (tmp_path / "train.py").write_text("import torch\n")
-    assert _install(tmp_path) == [("env/env_model.yml", 3, "blocking")]
+    assert rule_lines(tmp_path, "install-pin") == [("env/env_model.yml", 3, "blocking")]
     (tmp_path / "README.md").write_text("See [the notes](docs/notes.md).\n")  # a linked document that is no setup
     (tmp_path / "docs" / "env_setup.md").rename(tmp_path / "docs" / "notes.md")
-    assert _install(tmp_path) == []  # a conda file no install names, and not named environment*.yml: not read
+    assert (
+        rule_lines(tmp_path, "install-pin") == []
+    )  # a conda file no install names, and not named environment*.yml: not read

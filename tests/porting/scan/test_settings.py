@@ -103,9 +103,15 @@ def _line(root: Path, file: str, start: str) -> tuple[str, str | None]:
 def test_defaults_come_from_dataclass_fields_and_argparse() -> None:
     tree = ast.parse(
         _ARGS + "import argparse\np = argparse.ArgumentParser()\np.add_argument('--use_fused', action='store_true')\n"
-        "p.add_argument('--layers', type=int, default=12)\n"
+        "p.add_argument('--layers', type=int, default=12)\np.add_argument('--use-amp', '--amp', action='store_false')\n"
     )
-    assert code_defaults([tree]) == {"rope_fusion": False, "moe_num_experts": 1, "use_fused": False, "layers": 12}
+    assert code_defaults([tree]) == {
+        "rope_fusion": False,
+        "moe_num_experts": 1,
+        "use_fused": False,
+        "layers": 12,
+        "use_amp": True,  # argparse names it after the first long option
+    }
 
 
 def test_the_first_command_whose_config_files_exist_is_the_default_configuration() -> None:

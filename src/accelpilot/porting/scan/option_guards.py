@@ -58,9 +58,14 @@ def options(tree: ast.AST) -> dict[str, tuple[str, Any, bool]]:
             if name in ("option", "add_argument") and longs:
                 default = next((k.value for k in node.keywords if k.arg == "default"), None)
                 known, value = _literal(default)
+                action = next((k.value for k in node.keywords if k.arg == "action"), None)
+                switch = action.value if isinstance(action, ast.Constant) else None
+                if default is None and switch in ("store_true", "store_false"):
+                    value = switch == "store_false"  # argparse's default for a switch
                 dest = next((k.value for k in node.keywords if k.arg == "dest"), None)
                 d = dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else None
-                out[d or longs[-1][2:].replace("-", "_")] = (longs[-1], value, known)
+                # argparse names the attribute after the first long option (``--use-fused``, ``--fused``: use_fused)
+                out[d or longs[0][2:].replace("-", "_")] = (longs[0], value, known)
             binds += [(k.arg, k.value.id) for k in node.keywords if k.arg and isinstance(k.value, ast.Name)]
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
             for t in node.targets:

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from accelpilot.porting.scan.option_guards import options
+
 _UNKNOWN = object()
 # The receiver of a setting read: ``neox_args.x``, ``self.neox_args.x``, ``args.x``, ``cfg.x``, ``config.x``, ``opt.x``.
 # Not ``params``: ``inference_params.seqlen_offset`` (mamba) is decoding state in a dataclass, not a setting.
@@ -83,22 +85,8 @@ def code_defaults(trees: Iterable[ast.Module]) -> dict[str, Any]:
                 for st in node.body:
                     if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
                         _merge(out, st.target.id, _literal(st.value))
-            elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".add_argument"):
-                flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-                longs = [f for f in flags if f.startswith("--")]
-                if not longs:
-                    continue
-                kw = {k.arg: k.value for k in node.keywords if k.arg}
-                dest = _literal(kw.get("dest")) if "dest" in kw else longs[0][2:].replace("-", "_")
-                action = _literal(kw.get("action"))
-                if "default" in kw:
-                    value = _literal(kw["default"])
-                elif action in ("store_true", "store_false"):
-                    value = action == "store_false"
-                else:
-                    value = None
-                if isinstance(dest, str):
-                    _merge(out, dest, value)
+        for dest, (_, value, known) in options(tree).items():  # ``add_argument``/``click.option`` defaults
+            _merge(out, dest, value if known else _UNKNOWN)
     return out
 
 
