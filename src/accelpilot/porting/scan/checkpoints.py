@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.call_reach import _cuda_test
 from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.prune import parse_unit, units
 
@@ -388,10 +389,11 @@ def device_state_save(sources: Iterable[tuple[str, bytes]]) -> str | None:
 
 
 def _on_cuda_branch(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
-    """The load sits in the body of an ``if`` whose test names CUDA (``use_cuda``, ``torch.cuda.is_available()``)."""
+    """The load sits in the body of an ``if`` whose test asks for CUDA or names it (``use_cuda``,
+    ``torch.cuda.is_available()``: ``call_reach._cuda_test``)."""
     child, up = node, parents.get(id(node))
     while up is not None:
-        if isinstance(up, ast.If) and child in up.body and "cuda" in ast.unparse(up.test).lower():
+        if isinstance(up, ast.If) and child in up.body and _cuda_test(up.test):
             return True
         child, up = up, parents.get(id(up))
     return False
