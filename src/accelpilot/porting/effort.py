@@ -391,6 +391,11 @@ OPTIONAL_LIBRARY = EffortRow(
 DECLARED_ONLY = EffortRow(
     0.25, 1, "make the declared dependency an optional extra (or drop it) for the target", _REASONED
 )
+# A ``stack-upgrade`` item of numpy's removed names (``np.float``, ``np.RankWarning``, ``numpy.lib.function_base``):
+# each site has a one-line replacement named in the rule, and numpy needs no pin lifted with it.
+NUMPY_NAMES = EffortRow(
+    0.25, 1, "replace numpy's removed names with the ones the rule names and re-run the path", _REASONED
+)
 # Each further kernel of a family: its variants (forward/backward, varlen, autotuned configurations) share the op's
 # reference, tests and tiling, so each adds a fraction of the first kernel's range.
 FAMILY_STEP = (0.25, 1.0)

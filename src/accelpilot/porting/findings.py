@@ -71,6 +71,8 @@ RUNTIME_REASON = "imported at module level with no guard: the default path does 
 FILE_WIDE = frozenset({"generator-source", "other-runtime"})
 # The reason text of a package line the README's install cannot build (``scan/install.py``): a declared dependency
 # that blocks the install itself, which the item keeps blocking (``items.py``).
+# The subject ``scan/config_device.py`` gives a shipped config's ``device: cuda`` line (one item per repository).
+CONFIG_DEVICE = "config-device"
 INSTALL_FAILS = "compiles CUDA kernels at install"
 
 

@@ -1,4 +1,5 @@
-"""Findings into porting items: the key of a finding's item, then the joins (serving lines, same-function hazards)."""
+"""Findings into porting items: the key of a finding's item (``item_keys.py``), then the joins (serving lines,
+same-function hazards), then each item's severity, reason and days."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from accelpilot.porting.effort import (
     FAMILY_NOTE,
     FAMILY_STEP,
     KERNEL_LANGUAGE,
+    NUMPY_NAMES,
     OPTIONAL_LIBRARY,
     ROWS,
     SMALL_EXTENSION,
@@ -21,136 +23,11 @@ from accelpilot.porting.effort import (
     VENDORED_PROJECT,
     XLA_ERA_RULES,
 )
-from accelpilot.porting.findings import INSTALL_FAILS, VENDORED_PATH, Finding, Item, ItemLine, normalise_snippet
+from accelpilot.porting.findings import INSTALL_FAILS, Finding, Item, ItemLine
+from accelpilot.porting.item_keys import FAMILY, FAMILY_RULES, HF_GENERATE, item_key, job_family, stack_library
 from accelpilot.porting.rules import EFFORT_RANK, RULES, SEVERITY_RANK
 
-
-def _subject_key(text: str) -> str:
-    """``flash-attn>=2.5`` and ``flash_attn`` name the same package."""
-    return re.split(r"[=<>!~\[;@ ]", text.strip(), maxsplit=1)[0].lower().replace("-", "_")
-
-
-# Rules that stand for several packages (the subject tells which); the others are one package each.
-_NAMED_PACKAGES = frozenset(
-    {
-        "cuda-only-library",
-        "cloud-storage-sdk",
-        "aws-storage-sdk",
-        "cuda-kernel-library",
-        "training-runtime",
-        "model-parallel-library",
-    }
-)
-
-
-# Rules that are one piece of work within a file: hard-coded CUDA placement is fixed once per file (one device
-# setting), whether it shows as ``.cuda()``, ``"cuda"`` or ``torch.cuda.set_device``.
-_FILE_FAMILIES = {
-    "cuda-call": "device-placement",
-    "cuda-device-literal": "device-placement",
-    "torch-cuda-api": "device-placement",
-}
-
-
-# Settings that say how many devices a job uses per node: the GPU request (Slurm ``--gres=gpu:N``/``--gpus*``,
-# Kubernetes ``nvidia.com/gpu``) and the process count that follows it (``GPUS_PER_NODE``, ``--nproc_per_node``).
-# A port changes them together (GPUs per node -> NeuronCores per node), so they are one item per job.
-_DEVICE_COUNT = re.compile(r"--gres[= ]gpu|--gpus|nvidia\.com/gpu|GPUS_PER_NODE|--nproc[_-]per[_-]node")
-
-
-_DEVICE_COUNT_RULES = frozenset({"slurm-gpu-gres", "k8s-gpu-resource", "gpu-launcher-setting"})
-
-
-# Top folders that hold launch scripts only, one sub-folder per experiment: their jobs are one launcher change.
-_JOB_FOLDERS = frozenset({"scripts", "script", "jobs", "slurm", "launch", "launchers", "exps", "experiments_scripts"})
-
-
-def job_family(rel: str | None) -> str:
-    """One job and its copies: the files of one kind in one folder (``slurm/train_8x.slurm`` and
-    ``slurm/train_16x.slurm`` are ``slurm/*.slurm``), or under a top folder of launch scripts with one sub-folder per
-    experiment (VideoMAE's ``scripts/kinetics/<experiment>/pretrain.sh``, nine folders: ``scripts/**/*.sh``, one
-    launcher change); a job in another folder (a package's ``torchtitan/models/flux/``) or format is another job."""
-    folder, _, name = (rel or "").rpartition("/")
-    stem, dot, ext = name.rpartition(".")
-    pattern = f"*.{ext}" if dot and stem else name
-    top = folder.split("/", 1)[0]
-    if "/" in folder and top in _JOB_FOLDERS:
-        return f"{top}/**/{pattern}"
-    return f"{folder}/{pattern}" if folder else pattern
-
-
-# Kernel rules whose kernels of one defining file make one item (a family), keyed with FAMILY for the kernel name.
-FAMILY_RULES = frozenset({"triton-kernel"})
-FAMILY = "*"
-
-
-def item_key(f: Finding) -> tuple[str, str]:
-    """(key, label) of the item a finding belongs to; the rule's ``item`` scope decides."""
-    rule = RULES.get(f.rule)
-    if (m := VENDORED_PATH.search(f.file or "")) is not None:
-        # OLMo's AutoGPTQ copy under ``dependencies/``: one unit of work (port what the repository calls, or use
-        # the upstream release), not its kernels and device lines one by one
-        root = (f.file or "")[: m.end()].rstrip("/")
-        return f"vendored|{root}", f"vendored project {root}/"
-    if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
-        family = job_family(f.file)
-        return f"setting|device-count|{family}", f"devices per node of the job {family}"
-    if f.family is not None:
-        # one unit of porting work: the family's kernels, their wrappers, device calls and every launch site
-        return f"kernel|triton-kernel|{f.family}|{FAMILY}", f"kernel family {f.family}"
-    scope = rule.item if rule is not None else "file"
-    sub = f.subject
-    if scope == "kernel":
-        if f.rule in FAMILY_RULES and sub and not f.message.startswith(("import ", "from ", "package ", "string ")):
-            # the Triton kernels of one file are one family: one port (shared wrapper, tests, tuning), every launch
-            # and import of any of them joined (issue 27: 57 kernels were 57 items of two weeks each)
-            home = f.defined_in or f.file
-            return f"kernel|{f.rule}|{home}|{FAMILY}", f"Triton kernels of {home}"
-        if f.defined_in is not None and sub:  # a launch, an import or a use of a kernel defined elsewhere
-            rid = "cpp-extension-cuda" if f.rule == "cuda-source-file" else f.rule  # the sources of an extension
-            return f"kernel|{rid}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"
-        if f.rule == "cuda-source-file":
-            folder = (f.file or "").rpartition("/")[0] or "."
-            return f"kernel|{f.rule}|{folder}", f"CUDA sources in {folder}/"
-        if f.message.startswith(("import ", "from ", "package ", "string ")):  # the kernel language, not a kernel
-            return f"package|{f.rule}|{_subject_key(sub or f.rule)}", f"{_subject_key(sub or f.rule)} dependency"
-        if sub:
-            return f"kernel|{f.rule}|{f.file}|{sub}", f"kernel {sub} ({f.file})"
-        return f"kernel|{f.rule}|{f.file}", f"kernels in {f.file}"
-    if scope == "package":
-        name = _subject_key(sub) if sub and f.rule in _NAMED_PACKAGES else f.rule
-        return f"package|{f.rule}|{name}", f"{name} dependency"
-    if scope == "image":
-        name = (sub or f.message).strip().strip("\"'").lower()
-        return f"image|{name}", f"image {name}"
-    if scope == "setting":
-        name = normalise_snippet(sub or f.message)
-        if f.rule == "object-store-uri" and (m := _BUCKET.search(name)) is not None:
-            # one item per bucket, not per path: OLMo's configs name 6,600 object paths in a few buckets, one
-            # data-movement decision each
-            return f"setting|{f.rule}|{m.group(0)}", m.group(0)
-        return f"setting|{f.rule}|{name}", name
-    if f.rule == "cuda-graphs" and f.subject in _COMPILE_MODES:
-        # torch.compile's ``mode`` is an argument of the compile call (or of the config feeding it) whose backend the
-        # compile-backend item already changes: the port sets backend and mode in one edit, it captures no graph
-        return "repo|compile-backend", "whole repository"
-    if scope == "repo":
-        return f"repo|{f.rule}", "whole repository"
-    if scope == "op":
-        name = sub or f.snippet or f.message
-        return f"op|{f.rule}|{name}", name
-    if f.rule == "growing-sequence" and sub == HF_GENERATE:
-        # every Hugging Face generate() call grows the same library cache: one port (a static cache, buckets)
-        return f"repo|{f.rule}|{sub}", "Hugging Face generate() calls"
-    if f.rule == "growing-sequence":
-        gen = _GENERATION_DIR.match(f.file or "")
-        if gen is not None:  # the library's generate loops: a port replaces them once, with a fixed-size decode
-            return f"repo|{f.rule}|{gen.group(0)}", f"the generate loops of {gen.group(0)}/"
-    family = _FILE_FAMILIES.get(f.rule, f.rule)
-    return f"file|{family}|{f.file}", f.file or "model"
-
-
-_BUCKET = re.compile(r"\b(?:s3|gs|az|abfss|wasbs)://[\w.-]*")  # scheme and bucket (or container) of a URI
+__all__ = ["FAMILY", "FAMILY_RULES", "HF_GENERATE", "build_items", "item_key", "job_family", "stack_library"]
 
 
 # A finding's subject ``serves:<rule>:<line>`` (set by the scanner): the line only serves the work of that finding of
@@ -187,16 +64,6 @@ def _module_file(file: str, module: str) -> tuple[str, str]:
     base = parts[: len(parts) - (level - 1)]
     stem = "/".join(base + [p for p in module.lstrip(".").split(".") if p])
     return f"{stem}.py", f"{stem}/__init__.py"
-
-
-# torch.compile modes that capture CUDA graphs (the scanner reads them as ``cuda-graphs`` strings).
-_COMPILE_MODES = frozenset({"reduce-overhead", "max-autotune"})
-
-
-# A ``generation/`` package (transformers' decode loops, assisted decoding, candidate generators): its growing
-# sequences are one item, as a port swaps the generate machinery for one fixed-size decode loop, not file by file.
-_GENERATION_DIR = re.compile(r"^(?:.*/)?generation(?=/)")
-HF_GENERATE = "hf-generate"  # the subject of a ``growing-sequence`` line of a Hugging Face generate() call
 
 
 # Compile hazards of the model graph: one rewrite of a function (static shapes, no host sync) fixes all of them in
@@ -377,6 +244,8 @@ def _days(
     r = ROWS.get(rule) or BY_CLASS.get(effort) or BY_CLASS["days"]
     if key.startswith("vendored|"):
         return VENDORED_PROJECT.low, VENDORED_PROJECT.high, VENDORED_PROJECT.assumption
+    if key == "repo|stack-upgrade|numpy":
+        return NUMPY_NAMES.low, NUMPY_NAMES.high, NUMPY_NAMES.assumption
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
     if key.startswith("package|cuda-kernel-library|") and key.rpartition("|")[2] in EAGER_EQUIVALENT:
@@ -448,19 +317,24 @@ def build_items(findings: list[Finding]) -> list[Item]:
             for f in groups[k][1]:
                 if f.defined_in is not None and f.file is not None:
                     first_kernel.setdefault((f.rule, f.file), k)
+    imports_moved: set[int] = set()
     for k in [k for k in groups if k.startswith(("kernel|", "package|"))]:
         kept: list[Finding] = []
         for f in groups[k][1]:
             target = first_kernel.get((f.rule, f.file or ""))
             if target is not None and target != k and k.count("|") != 3:
                 groups[target][1].append(f)
+                if f.message.startswith(("import ", "from ")):
+                    # ``from torch.utils.cpp_extension import load`` runs on any torch: the kernel's builds and
+                    # launches say whether the default path stops, not the import of the kernel language
+                    imports_moved.add(id(f))
             else:
                 kept.append(f)
         if kept:
             groups[k] = (groups[k][0], kept)
         else:
             del groups[k]
-    folded = _fold_kernel_languages(groups)
+    folded = _fold_kernel_languages(groups) | imports_moved
     _join_serving(groups, serving)
     _merge_same_function(groups)
     items: list[Item] = []
@@ -488,6 +362,23 @@ def build_items(findings: list[Finding]) -> list[Item]:
             if worst.severity != "blocking":
                 severity = worst.severity
                 reason = "; ".join(sorted({f.reason for f in launches if f.reason})) or None
+        uses = [f for f in fs if f.message.startswith(("imports the built extension", "calls "))]
+        if (
+            key.startswith("kernel|cpp-extension-cuda|")
+            and severity == "blocking"
+            and uses
+            and all(f.severity != "blocking" for f in uses)
+            and not any(
+                INSTALL_FAILS in (f.reason or "") or f.file == "setup.py" for f in fs if f.severity == "blocking"
+            )
+        ):
+            # GPTQ's ``try: import quant_cuda`` / ``except: print(...)``: the code runs without the extension, so
+            # its own build script (``setup_cuda.py``, run only when someone runs it; not the package's ``setup.py``,
+            # which installing the package runs, as Mamba's builds ``selective_scan_cuda``) does not stop the default
+            # path
+            worst = max(uses, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
+            severity = worst.severity
+            reason = "; ".join(sorted({f.reason for f in uses if f.reason})) or None
         if severity == "blocking" and reason is None:
             reason = _blocking_reason(own)
         if (

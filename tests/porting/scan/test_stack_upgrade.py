@@ -12,7 +12,14 @@ import pytest
 
 from accelpilot.porting.items import build_items
 from accelpilot.porting.scan import scan_path
-from accelpilot.porting.scan.stack_upgrade import BACK_IN_NUMPY2, CALL_TIME, IMPORT_TIME, REMOVED_NUMPY, stack_sites
+from accelpilot.porting.scan.stack_upgrade import (
+    BACK_IN_NUMPY2,
+    CALL_TIME,
+    IMPORT_TIME,
+    REMOVED_NUMPY,
+    REMOVED_NUMPY2,
+    stack_sites,
+)
 
 
 def _sites(source: str) -> list[tuple[int | None, str | None]]:
@@ -67,6 +74,10 @@ def test_the_removed_names_match_the_installed_stack() -> None:
         assert not any(hasattr(np, name) for name in REMOVED_NUMPY)
     if int(np.__version__.split(".")[0]) >= 2:
         assert all(hasattr(np, name) for name in BACK_IN_NUMPY2)
+    if int(np.__version__.split(".")[0]) >= 2:
+        major_minor = tuple(int(x) for x in np.__version__.split(".")[:2])
+        gone = [n for n, v in REMOVED_NUMPY2.items() if tuple(int(x) for x in v.split(".")) <= major_minor]
+        assert gone and not any(hasattr(np, name) for name in gone)
     if importlib.util.find_spec("torch") is not None:
         assert importlib.util.find_spec("torch._six") is None
 
@@ -113,9 +124,17 @@ def test_import_time_sites_on_the_default_path_block_and_the_rest_are_listed(tmp
     assert by_file["util/pos.py"].severity == "warning"  # in a function: fails when called, not at import
     assert by_file["util/lazy.py"].severity == "warning"  # a lazy import is not the module-level reach
     assert by_file["util/unused.py"].severity == "warning"  # not imported by the default path
-    items = [i for i in build_items(log.findings) if i.rule == "stack-upgrade"]
-    assert len(items) == 1 and len(items[0].lines) == 5
-    assert items[0].severity == "blocking" and items[0].reason and items[0].effort == "days"
+    items = {i.title.rsplit(": ", 1)[1]: i for i in build_items(log.findings) if i.rule == "stack-upgrade"}
+    # one upgrade per library: the timm pin, torch's removed module, numpy's removed aliases
+    assert {lib: (len(i.lines), i.severity) for lib, i in items.items()} == {
+        "timm": (1, "blocking"),
+        "torch": (2, "blocking"),
+        "numpy": (2, "warning"),
+    }
+    assert items["torch"].reason and items["torch"].effort == "days"
+    # numpy's removed names are one-line edits with no pin to lift: a smaller range than a library upgrade
+    assert (items["numpy"].days_low, items["numpy"].days_high) == (0.25, 1)
+    assert (items["torch"].days_low, items["torch"].days_high) == (1, 3)
 
 
 def test_an_stft_without_return_complex_in_a_module_the_default_path_imports_blocks(tmp_path: Path) -> None:
@@ -131,3 +150,21 @@ def test_an_stft_without_return_complex_in_a_module_the_default_path_imports_blo
         f.file: f.severity for f in scan_path(tmp_path, jobs=1).findings if f.rule == "stack-upgrade" and f.porting
     }
     assert sites == {"meldataset.py": "blocking", "spec_tools.py": "warning"}
+
+
+def test_numpy2_names_timm_modules_and_torchtext_are_sites_and_a_feature_test_is_not() -> None:
+    """Depth Anything V2's ``np.RankWarning`` (gone in numpy 2.0), VideoMAE's ``timm.optim.novograd`` (gone in timm
+    1.0: listed, as a timm pin keeps it), the Annotated Transformer's ``torchtext.data`` (torchtext's native library
+    does not load on a torch after 2.3). Near miss: yolov5's ``np.trapezoid if hasattr(np, "trapezoid") else
+    np.trapz`` already picks what exists."""
+    source = (
+        "import warnings\nimport numpy as np\nfrom timm.optim.novograd import NovoGrad\nimport torchtext.data\n"
+        "from torchtext import datasets\nwarnings.simplefilter('ignore', np.RankWarning)\n"
+        "trapezoid = np.trapezoid if hasattr(np, 'trapezoid') else np.trapz\n"
+        "if hasattr(np, 'in1d'):\n    isin = np.in1d\n"
+    )
+    sites = {(ln, subject) for _, ln, _, _, subject, _ in stack_sites(source.encode())}
+    assert sites == {(3, None), (4, "import-time"), (5, "import-time"), (6, "import-time")}
+    messages = {ln: m for _, ln, m, _, _, _ in stack_sites(source.encode())}
+    assert "timm 1.0" in messages[3] and "torch 2.3" in messages[4] and "numpy 2.0" in messages[6]
+    assert messages[5].startswith("from torchtext import")

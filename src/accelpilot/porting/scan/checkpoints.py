@@ -223,6 +223,43 @@ def _guard(load: ast.Call, parents: Mapping[int, ast.AST]) -> tuple[str | None, 
     return option, caught
 
 
+def _resumes_own(load: ast.Call, parents: Mapping[int, ast.AST], tree: ast.Module) -> bool:
+    """A resume: the load sits under ``if <path>.exists()`` (or ``os.path.exists(<path>)``/``isfile``) of the path
+    it loads, and the same file ``torch.save``s to that path. The file is the run's own, written on the device the
+    port runs on; a fresh run does not load it."""
+    if not load.args:
+        return False
+    path = ast.unparse(load.args[0])
+    child: ast.AST = load
+    up = parents.get(id(load))
+    while up is not None:
+        if isinstance(up, ast.If) and child in up.body and path in _exists_paths(up.test):
+            break
+        child, up = up, parents.get(id(up))
+    else:
+        return False
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "save"
+        and len(n.args) > 1
+        and ast.unparse(n.args[1]) == path
+        for n in ast.walk(tree)
+    )
+
+
+def _exists_paths(test: ast.expr) -> set[str]:
+    """The paths a test asks to exist: ``p.exists()``, ``os.path.exists(p)``, ``os.path.isfile(p)``."""
+    out: set[str] = set()
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in ("exists", "is_file") and not n.args:
+                out.add(ast.unparse(n.func.value))
+            elif n.func.attr in ("exists", "isfile") and len(n.args) == 1:
+                out.add(ast.unparse(n.args[0]))
+    return out
+
+
 def _guarded_calls(scope: ast.AST, tree: ast.Module, parents: Mapping[int, ast.AST]) -> str | None:
     """For a load inside a def: the test of the branch every same-file call of that def sits under (WaveGlow's
     ``if checkpoint_path != "": load_checkpoint(...)``), as ``--option`` or the test's text; None when a call is
@@ -431,6 +468,8 @@ def mark_device_checkpoint_loads(
             continue
         if _on_cuda_branch(node, parents):
             continue  # Wav2Lip's ``if use_cuda: torch.load(path)`` / ``else: torch.load(path, map_location=...)``
+        if _resumes_own(node, parents, tree):
+            continue  # DreamerV3's ``if (logdir / "latest.pt").exists(): torch.load(logdir / "latest.pt")``
         f.severity = "blocking"
         f.reason = (
             f"entry point {f.file} ({entries[f.file or '']}) loads a checkpoint without map_location at "

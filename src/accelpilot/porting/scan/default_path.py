@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.findings import Finding, context_of_path
 
@@ -152,9 +152,16 @@ def mark_sparse_buffers(findings: list[Finding], default: set[str]) -> None:
             )
 
 
-def mark_raising_constructors(findings: list[Finding], default: set[str], entries: Iterable[str]) -> None:
+def mark_raising_constructors(
+    findings: list[Finding],
+    default: set[str],
+    entries: Iterable[str],
+    read: Callable[[str], bytes | None] | None = None,
+) -> None:
     """A ``torch.cuda.Event``/``Stream`` built unguarded in a module the default path imports stops a host without
-    CUDA when that code runs: blocking, with the reason (entry points have their own rule, ``entry.py``)."""
+    CUDA when that code runs: blocking, with the reason (entry points have their own rule, ``entry.py``). Not when
+    it sits in a top-level class or def whose name no Python source of the tree names again (DreamerV3's
+    ``TimeRecording``, a timing helper nothing uses): that code never runs."""
     skip = set(entries)
     for f in findings:
         if (
@@ -164,12 +171,40 @@ def mark_raising_constructors(findings: list[Finding], default: set[str], entrie
             and f.context is None
             and f.porting
             and RAISES_WITHOUT_CUDA.match(f.message)
+            and not (read is not None and _unused_holder(f, read, default))
         ):
             f.severity = "blocking"
             f.reason = (
                 f"{f.message} raises on a torch build without CUDA (a Neuron host's), built unguarded in "
                 f"{f.file}, which the default path imports: {f.file}:{f.line}"
             )
+
+
+def _unused_holder(f: Finding, read: Callable[[str], bytes | None], rels: Iterable[str]) -> bool:
+    """Whether the top-level class or def holding ``f``'s line is named nowhere else: not again in its own file,
+    nor in any Python source of ``rels`` (the default path's modules, which are what could run it)."""
+    data = read(f.file or "")
+    if data is None or f.line is None:
+        return False
+    try:
+        tree = ast.parse(data)
+    except SyntaxError:
+        return False
+    holder = next(
+        (
+            n
+            for n in tree.body
+            if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.lineno <= f.line <= (n.end_lineno or n.lineno)
+        ),
+        None,
+    )
+    if holder is None:
+        return False
+    word = re.compile(rb"\b%s\b" % re.escape(holder.name.encode()))
+    if len(word.findall(data)) > 1:
+        return False
+    return not any(rel != f.file and (d := read(rel)) is not None and word.search(d) for rel in rels)
 
 
 def judge_families(
@@ -179,6 +214,7 @@ def judge_families(
     top: dict[str, set[str]],
     roots: set[str],
     optional: dict[str, str],
+    read: Callable[[str], bytes | None] | None = None,
 ) -> None:
     """A kernel family no default-path file imports: its blocking lines become warnings that say when it blocks.
     ``imports``: every import of each file (who uses a family); ``top``: module-level imports only, what importing
@@ -186,7 +222,7 @@ def judge_families(
     if not roots:
         return
     default = reached(roots, top, set(optional))
-    mark_raising_constructors(findings, default, roots)
+    mark_raising_constructors(findings, default, roots, read)
     mark_sparse_buffers(findings, default)
     members: dict[str, set[str]] = {}
     for k, fam in family_of.items():

@@ -385,4 +385,4 @@ def assign_families(
         home = f.file if f.file in fam else f.defined_in  # a kernel file's own lines stay with its family
         if home in fam:
             f.family = fam[home]
-    judge_families(findings, fam, imports, top, roots, optional_modules(choosers, mods))
+    judge_families(findings, fam, imports, top, roots, optional_modules(choosers, mods), read)

@@ -28,8 +28,11 @@ from accelpilot.porting.scan.visit_base import FUNCTION_RULES
 from accelpilot.porting.scan.visitor import PyVisitor
 
 # A cpp_extension ``load(...)`` or ``CppExtension(...)`` call carries no trigger token of its own: in files that
-# name cpp_extension, these lines (and the import that makes ``load`` cpp_extension's) are triggers too.
-_EXTENSION_LINE = re.compile(rb"cpp_extension|CppExtension|\bload(?:_inline)?[ \t]*\(")
+# name cpp_extension, these lines (and the import that makes ``load`` cpp_extension's) are triggers too, and so is a
+# test of a GPU flag the caller passes (``if ... or not use_gpu: return`` before ColBERT's CUDA builds).
+_EXTENSION_LINE = re.compile(
+    rb"cpp_extension|CppExtension|\bload(?:_inline)?[ \t]*\(|\bnot[ \t]+(?:use_|on_|is_|has_|with_)?(?:gpu|cuda)s?\b"
+)
 
 
 def _with_extension_lines(data: bytes, hits: list[int]) -> list[int]:
@@ -104,10 +107,46 @@ def _cpu_extension(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
     """A file whose only extension builder is ``CppExtension`` and that names no CUDA source (no ``.cu`` file, no
     ``CUDAExtension``, no ``cuda_sources=``) builds a C++ extension for the host (YOLOX's ``FastCOCOEvalOp`` of
     ``cocoeval.cpp``, through ``CppExtension`` or its ``load()`` fallback): no CUDA kernel, so its builder lines are
-    no ``cpp-extension-cuda`` finding."""
-    if b"CppExtension" not in data or _CUDA_SOURCE.search(data):
+    no ``cpp-extension-cuda`` finding. So is a ``load()`` call whose sources are all C++ files (ColBERT's
+    ``load(name="segmented_maxsim_cpp", sources=[... "segmented_maxsim.cpp"])``, built on the host when no GPU is
+    visible), though the same file builds a CUDA extension with another call."""
+    if b"CppExtension" in data and not _CUDA_SOURCE.search(data):
+        return [f for f in found if f[0] != "cpp-extension-cuda"]
+    if b"load(" not in data or not any(f[0] == "cpp-extension-cuda" for f in found):
         return found
-    return [f for f in found if f[0] != "cpp-extension-cuda"]
+    host = _host_loads(data)
+    return [f for f in found if not (f[0] == "cpp-extension-cuda" and f[1] in host)]
+
+
+_CPP_SOURCE = (".cpp", ".cc", ".cxx", ".c")
+
+
+def _host_loads(data: bytes) -> set[int]:
+    """Lines of the ``load(...)`` calls that build C++ sources only: named sources, none a ``.cu``/``.cuh``, and
+    no ``cuda_sources=`` or ``with_cuda=True``."""
+    try:
+        tree = _tree(data)
+    except SyntaxError:
+        return set()
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name != "load":
+            continue
+        words = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        cuda = any(w.endswith((".cu", ".cuh")) for w in words) or any(
+            k.arg == "cuda_sources" or (k.arg == "with_cuda" and not _false(k.value)) for k in node.keywords
+        )
+        if not cuda and any(w.endswith(_CPP_SOURCE) for w in words):
+            out.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return out
+
+
+def _false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (False, None)
 
 
 def _dispatched_bodies(data: bytes, v: PyVisitor) -> list[RawFinding]:

@@ -46,6 +46,11 @@ _DEPTH = 4  # re-exports followed through package ``__init__`` files
 
 def _blocks(text: str) -> list[tuple[str, int, str]]:
     """(heading above, heading's offset, code) of each Python fence, in order."""
+    return [(head, pos, code) for head, pos, code, _ in _fences(text)]
+
+
+def _fences(text: str) -> list[tuple[str, int, str, int]]:
+    """``_blocks`` with the README line of each fence's first code line."""
     fences = [m.span() for m in _ANY_FENCE.finditer(text)]  # a ``# comment`` in a fence is no heading
     heads = [
         (m.start(), m.group(1).strip())
@@ -56,7 +61,7 @@ def _blocks(text: str) -> list[tuple[str, int, str]]:
     for m in _FENCE.finditer(text):
         above = [(pos, h) for pos, h in heads if pos < m.start()]
         pos, head = above[-1] if above else (-1, "")
-        out.append((head, pos, textwrap.dedent(m.group(1))))
+        out.append((head, pos, textwrap.dedent(m.group(1)), text.count("\n", 0, m.start(1)) + 1))
     return out
 
 
@@ -160,9 +165,11 @@ def example_entries(text: str, root: Path, rels: Iterable[str]) -> tuple[dict[st
                 module, name = names[f.id]
             elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names:
                 module, name = names[f.value.id]
-                if name:
-                    continue  # a method of an imported class, not a function of an imported module
-                name = f.attr
+                if name and f.attr.startswith("_"):
+                    continue
+                # ``Chronos2Pipeline.from_pretrained(...)``: the imported class is what the example builds; a
+                # function of an imported module is that function
+                name = name or f.attr
             else:
                 continue
             defined = resolver.define(module, name)
@@ -186,3 +193,44 @@ def example_entries(text: str, root: Path, rels: Iterable[str]) -> tuple[dict[st
 
 def _passed(true: frozenset[str]) -> str:
     return ", ".join(f"{k}=True" for k in sorted(true)) or "..."
+
+
+# ``device_map="cuda"``, ``device="cuda:0"``, ``.to("cuda")``, ``.cuda()``: the example places its work on CUDA.
+_DEVICE_KEYWORDS = frozenset({"device", "device_map"})
+
+
+def example_device_lines(text: str, rels: Iterable[str]) -> list[tuple[int, str, str]]:
+    """(README line, the line, what it does) of each CUDA placement in the README's example section (the first
+    section whose Python example imports the repository's own code, as ``example_entries`` reads it): Chronos-2's
+    ``Chronos2Pipeline.from_pretrained("amazon/chronos-2", device_map="cuda")``."""
+    mods = _module_names(rels)
+    lines = text.splitlines()
+    section: int | None = None
+    out: list[tuple[int, str, str]] = []
+    for _, pos, code, first in _fences(text):
+        if section is not None and pos != section:
+            break
+        tree = _parse(code)
+        if tree is None or (section is None and _calls(tree, mods) is None):
+            continue
+        section = pos
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Call):
+                continue
+            what = None
+            for k in n.keywords:
+                if k.arg in _DEVICE_KEYWORDS and _cuda_string(k.value):
+                    what = f"{k.arg}={ast.unparse(k.value)}"
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr == "cuda" and not n.args:
+                what = ".cuda()"
+            if isinstance(f, ast.Attribute) and f.attr == "to" and n.args and _cuda_string(n.args[0]):
+                what = f".to({ast.unparse(n.args[0])})"
+            if what is not None:
+                ln = first + n.lineno - 1
+                out.append((ln, lines[ln - 1].strip() if 0 < ln <= len(lines) else "", what))
+    return out
+
+
+def _cuda_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"

@@ -28,6 +28,7 @@ from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.checkpoints import checkpoint_loads, mark_device_checkpoint_loads
+from accelpilot.porting.scan.config_device import mark_config_devices, readme_example_devices
 from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unreached_modules, mark_unrun_scripts
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
@@ -437,6 +438,8 @@ def scan_path(
             findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             mark_device_checkpoint_loads(findings, entries, lambda: _python_sources(files, unread))
+            mark_config_devices(findings, entries, _text_reader(files, unread))
+            findings += readme_example_devices(root, entries, rels) if root.is_dir() else []
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:
             if pool is not None:

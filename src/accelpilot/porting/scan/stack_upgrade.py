@@ -48,6 +48,64 @@ REMOVED_NUMPY = {
 }
 # Removed in 1.24 and back in 2.0 as numpy scalar types: fail on numpy 1.24-1.26 only.
 BACK_IN_NUMPY2 = frozenset({"bool", "long"})
+# Names numpy 2 took out of its main namespace (NEP 52; ``trapz`` and ``in1d`` in 2.4), each ``hasattr`` tried on the
+# installed numpy 2.4.6 -> the release that removed it (AttributeError). Depth Anything V2's metric trainer starts
+# with ``warnings.simplefilter('ignore', np.RankWarning)``.
+REMOVED_NUMPY2 = {
+    **dict.fromkeys(
+        (
+            "float_",
+            "complex_",
+            "unicode_",
+            "string_",
+            "NaN",
+            "NAN",
+            "Inf",
+            "Infinity",
+            "infty",
+            "PINF",
+            "NINF",
+            "RankWarning",
+            "product",
+            "cumproduct",
+            "sometrue",
+            "alltrue",
+            "asfarray",
+            "find_common_type",
+            "round_",
+            "msort",
+            "cast",
+            "mat",
+            "longfloat",
+            "cfloat",
+            "int0",
+            "bool8",
+            "object0",
+            "ComplexWarning",
+            "VisibleDeprecationWarning",
+            "AxisError",
+        ),
+        "2.0",
+    ),
+    "trapz": "2.4",
+    "in1d": "2.4",
+}
+# timm modules 0.4.12 had and 1.0.31 has not (the two wheels' file lists compared; ``timm.models.layers`` itself stays
+# as a shim, its submodules do not): the import raises ModuleNotFoundError on timm >= 1.0. A repository that pins
+# timm 0.4 keeps working, so a site is listed, never blocking (VideoMAE's and EquiFormer's ``timm.optim.novograd``).
+TIMM_GONE_PREFIXES = (
+    "timm.optim.novograd",
+    "timm.models.layers.",
+    "timm.data.parsers",
+    "timm.models.efficientnet_blocks",
+    "timm.models.efficientnet_builder",
+    "timm.models.gluon_",
+)
+# torchtext's last release (0.18.0, April 2024) is built for torch 2.3: on the installed torch 2.13 ``import
+# torchtext`` raises ``OSError: Could not load this library: .../libtorchtext.so`` (tried). No torchtext pairs with the
+# torch TorchNeuron ships, so an import the default path makes stops it (The Annotated Transformer reimplementations'
+# legacy ``torchtext.data.Field``, S4's LRA loaders imported by every run).
+TORCHTEXT = "torchtext"
 # Names a current stack no longer has, each import tried on the installed one (torch 2.13.0, scipy 1.17.1):
 # ``from torch._utils import _accumulate`` (deep-text-recognition-benchmark's dataset split) raises ImportError.
 REMOVED_FROM: dict[str, dict[str, str]] = {
@@ -87,7 +145,11 @@ _TORCHAUDIO_ALIAS = re.compile(rb"^[ \t]*import[ \t]+torchaudio(?:[ \t]+as[ \t]+
 _TORCHAUDIO_USE = re.compile(
     rb"\.(?:load|save|info|set_audio_backend|list_audio_backends|get_audio_backend)\(|torchaudio\.(?:backend|io|sox_effects|kaldi_io)\b"
 )
-_ALIASES = rb"(?:float|int|object|str|complex|unicode|bool|long)\b(?!\w)"
+_ALIASES = (
+    rb"(?:float_?|int0?|object0?|str|complex_?|unicode_?|bool8?|long|string_|NaN|NAN|Inf|Infinity|infty|PINF|NINF"
+    rb"|RankWarning|product|cumproduct|sometrue|alltrue|asfarray|find_common_type|round_|msort|cast|mat|longfloat"
+    rb"|cfloat|ComplexWarning|VisibleDeprecationWarning|AxisError|trapz|in1d)\b(?!\w)"
+)
 _SIX = re.compile(rb"torch\._six|from[ \t]+torch[ \t]+import[^\n]*\b_six\b")
 _PIN = re.compile(rb"assert[^\n]*__version__")
 # Bytes a removed Hugging Face/openai API needs: the call's name and one of its removed keywords
@@ -123,7 +185,11 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if b"stft(" in data:
         return True
-    if (b"numpy.lib." in data or b"_accumulate" in data or b"scipy.misc" in data) and _removed_import(data):
+    if (
+        b"numpy.lib." in data or b"_accumulate" in data or b"scipy.misc" in data or b"timm." in data
+    ) and _removed_import(data):
+        return True
+    if b"torchtext" in data and _TORCHTEXT.search(data) is not None:
         return True
     if b"torchaudio" in data and _TORCHAUDIO_USE.search(data) is not None:
         return True
@@ -135,7 +201,15 @@ def worth_parsing(data: bytes) -> bool:
 
 def _removed_import(data: bytes) -> bool:
     """An import line naming a removed module or name (a byte test; the parse decides)."""
-    return any(m.encode() in data for m in (*REMOVED_FROM, *REMOVED_MODULES))
+    return any(m.encode() in data for m in (*REMOVED_FROM, *REMOVED_MODULES, *TIMM_GONE_PREFIXES))
+
+
+_TORCHTEXT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+torchtext\b", re.M)
+
+
+def _timm_gone(module: str) -> bool:
+    """A timm module 1.0 no longer has (``timm.models.layers`` itself is a shim there, its submodules are gone)."""
+    return module.startswith(TIMM_GONE_PREFIXES)
 
 
 def _torchaudio_site(node: ast.AST, audio_names: set[str]) -> tuple[str, bool | None] | None:
@@ -165,6 +239,23 @@ def _torchaudio_site(node: ast.AST, audio_names: set[str]) -> tuple[str, bool | 
 def _removed_site(node: ast.AST) -> tuple[str, bool | None] | None:
     """``from numpy.lib.arraypad import pad``, ``import numpy.lib.function_base``, ``from torch._utils import
     _accumulate``: the import raises on the current stack."""
+    mods = (
+        [a.name for a in node.names]
+        if isinstance(node, ast.Import)
+        else [node.module]
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None
+        else []
+    )
+    how = "from {} import ..." if isinstance(node, ast.ImportFrom) else "import {}"
+    if any(m == TORCHTEXT or m.startswith(TORCHTEXT + ".") for m in mods):
+        return (
+            f"{how.format(mods[0])} (torchtext's last release, 0.18.0, is built for torch 2.3: on a later torch its "
+            "native library fails to load, OSError)",
+            True,
+        )
+    timm = [m for m in mods if _timm_gone(m)]
+    if timm:
+        return f"{how.format(timm[0])} (not in timm 1.0: ModuleNotFoundError unless timm stays below 1.0)", False
     if isinstance(node, ast.Import):
         gone = [a.name for a in node.names if a.name in REMOVED_MODULES]
         if gone:
@@ -222,6 +313,13 @@ def _sites(
             for rest in (*node.handlers, *node.orelse, *node.finalbody):
                 yield from walk(rest, at_import, guarded)
             return
+        if isinstance(node, (ast.If, ast.IfExp)) and _feature_test(node.test):
+            # ``np.trapezoid if hasattr(np, "trapezoid") else np.trapz``: the code already picks what exists
+            yield from walk(node.test, at_import, guarded)
+            arms: list[ast.AST] = [*node.body, *node.orelse] if isinstance(node, ast.If) else [node.body, node.orelse]
+            for arm in arms:
+                yield from walk(arm, at_import, True)
+            return
         if isinstance(node, _FUNC):
             at_import = False
         site = None if guarded else _site(node, numpy_names) or _torchaudio_site(node, set(audio_names))
@@ -232,6 +330,16 @@ def _sites(
             yield from walk(child, at_import, guarded)
 
     yield from walk(tree, True, False)
+
+
+def _feature_test(test: ast.expr) -> bool:
+    """A test that asks what the installed library has: ``hasattr(np, "trapezoid")``, ``X.__version__ ...``."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr":
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == "__version__":
+            return True
+    return False
 
 
 def _hf_site(node: ast.AST) -> tuple[str, bool | None] | None:
@@ -295,6 +403,12 @@ def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | Non
                 return (
                     f"{node.value.id}.{node.attr} (numpy alias of the builtin {REMOVED_NUMPY[node.attr]}, removed in "
                     f"numpy 1.24)",
+                    True,
+                )
+            if node.attr in REMOVED_NUMPY2:
+                return (
+                    f"{node.value.id}.{node.attr} (removed from numpy's namespace in numpy "
+                    f"{REMOVED_NUMPY2[node.attr]}: AttributeError)",
                     True,
                 )
             if node.attr in BACK_IN_NUMPY2:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from accelpilot.porting.scan.config_device import CONFIG_DEVICE, config_device_line
 from accelpilot.porting.scan.mounts import drop_container_paths
 from accelpilot.porting.scan.patterns import STRING_RULES, RawFinding
 from accelpilot.porting.scan.suppress import SUPPRESS
@@ -123,6 +124,10 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             continue
         if hash_comments and stripped.startswith("#") and not stripped.startswith(("#SBATCH", "#PBS", "#$")):
             continue
+        if kind in ("yaml", "json") and (dev := config_device_line(line)) is not None:
+            key, value = dev
+            found.append(("cuda-device-literal", lineno, f"config sets {key}: {value}", line, CONFIG_DEVICE, None))
+            seen.add(("cuda-device-literal", lineno))
         if kind in ("yaml", "json"):
             for m3 in _IMAGE.finditer(line):
                 rule = _image_rule(m3.group(1))

@@ -40,6 +40,9 @@ from accelpilot.porting.scan.patterns import (
 from accelpilot.porting.scan.varlen import _names_varlen
 from accelpilot.porting.scan.visit_calls import CallRules
 
+# A parameter named for whether the caller runs on a GPU (``use_gpu``, ``use_cuda``, ``on_gpu``, ``cuda``).
+_GPU_PARAM = re.compile(r"(?:use_|on_|is_|has_|with_)?(?:gpu|cuda)s?")
+
 
 class BranchRules(CallRules):
     """The visitor's rules on branches: probes, per-backend dispatch, requirements and the target's own arm."""
@@ -64,7 +67,7 @@ class BranchRules(CallRules):
                 self._unrolled.pop()
                 self._fresh.pop()
             return
-        if isinstance(node, ast.If) and self.context in (None, "optional") and exits_unless(node, self._asks_cuda):
+        if isinstance(node, ast.If) and self.context in (None, "optional") and exits_unless(node, self._asks_gpu):
             # ``if not torch.cuda.is_available() or not flash: return``: what follows in the block runs only on CUDA,
             # as the body of ``if torch.cuda.is_available():`` would (a probe when it only asks, else optional)
             after = _block_after(self.def_node, node)
@@ -454,6 +457,17 @@ class BranchRules(CallRules):
             elif d != "torch.cuda" and sub.attr in ("cuda", "to"):
                 return False  # ``x.cuda()``: placement under the probe
         return used
+
+    def _asks_gpu(self, test: ast.expr) -> bool:
+        """``_asks_cuda``, or a parameter of the def that its caller sets to whether a GPU is in use (ColBERT's
+        ``try_load_torch_extensions(cls, use_gpu)``: ``if ... or not use_gpu: return`` before the CUDA builds)."""
+        if self._asks_cuda(test):
+            return True
+        fn = self.def_node
+        if not isinstance(test, ast.Name) or fn is None or _GPU_PARAM.fullmatch(test.id) is None:
+            return False
+        a = fn.args
+        return test.id in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
 
     def _asks_cuda(self, test: ast.expr) -> bool:
         """A called CUDA availability probe, or ``len(torch.cuda.default_generators) > 0`` /
