@@ -34,7 +34,20 @@ _OR_LATER = re.compile(r"\bor (?:later|newer|above|higher)\b|\bat least\b", re.I
 _CONDA_TORCH = re.compile(r"(?<![\w.-])pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
 _REQ_FILE = re.compile(r"(?:^|\s)-r\s*([\w./-]+)")
 # ``conda env create -f environment.yaml`` (latent-diffusion, LoFTR): the environment file is installed as a whole
-_CONDA_ENV = re.compile(r"conda\s+env\s+(?:create|update)\b[^\n`]*?\s(?:-f|--file)[ =]?([\w./-]+\.ya?ml)")
+_CONDA_ENV = re.compile(r"conda\s+env\s+(?:create|update)\b[^\n`]*?\s(?:-f|--file)[ =]?([\w./\[\]-]+\.ya?ml)")
+# ``conda env create -f conda_env[_cpu].yml`` (ColBERT): an optional part in brackets names two files, both installs
+_OPTIONAL_PART = re.compile(r"\[([\w.-]*)\]")
+
+
+def _conda_files(line: str) -> list[str]:
+    """The environment files a ``conda env create`` line names, a bracketed optional part read both ways."""
+    out: list[str] = []
+    for f in _CONDA_ENV.findall(line):
+        f = f.removeprefix("./")
+        out += [_OPTIONAL_PART.sub("", f), _OPTIONAL_PART.sub(r"\1", f)] if _OPTIONAL_PART.search(f) else [f]
+    return out
+
+
 _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
 # ``torch==2.0.1``, ``torch<2``, ``torch~=1.13``, ``torch>=1.13.1,<=2.0.1`` (nanoT5), a CUDA build
 # (``torch==1.13.1+cu117``); ``torch>=2.0`` leaves the
@@ -90,7 +103,7 @@ def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
             files += [f.removeprefix("./") for f in _REQ_FILE.findall(args)]
             if _EDITABLE.search(args):
                 files += ["setup.py", "pyproject.toml", "setup.cfg"]
-        files += [f.removeprefix("./") for f in _CONDA_ENV.findall(line)]
+        files += _conda_files(line)
     return files, lines
 
 
@@ -260,9 +273,9 @@ def install_pins(
     candidates = [r for r in rels if _requirement_file(r) or (r in installed and r.endswith((".yml", ".yaml")))]
     readme_lines = (text or "").splitlines()
     floors = {
-        f.removeprefix("./")
+        f
         for n, line in enumerate(readme_lines, start=1)
-        for f in _CONDA_ENV.findall(line)
+        for f in _conda_files(line)
         if _OR_LATER.search("\n".join(readme_lines[max(0, n - 6) : n]))
     }
     # a CUDA build of torch (``torch==2.4.1+cu121``) is the cuda-version-pin item's line: it blocks as installed there
