@@ -131,3 +131,21 @@ def test_a_cuda_placement_in_the_readme_example_blocks_when_the_example_is_the_d
         "# Chronos\n\n```\npython src/chronos/pipeline.py\n```\n\n## Forecasting\n\n" + example
     )
     assert rule_lines(tmp_path, "cuda-device-literal") == []
+
+
+def test_a_cuda_device_constant_of_an_imported_module_blocks_where_the_entry_point_uses_it(tmp_path: Path) -> None:
+    """GPTQ: ``modelutils.DEV = torch.device('cuda:0')``, and ``opt.py`` (the README's command) passes ``DEV`` to
+    every layer. Near miss: an entry point that uses it only under a CUDA test."""
+    (tmp_path / "README.md").write_text("```\npython opt.py facebook/opt-125m c4\n```\n")
+    (tmp_path / "modelutils.py").write_text("import torch\n\n\nDEV = torch.device('cuda:0')\n")
+    (tmp_path / "opt.py").write_text(
+        "import torch\nfrom modelutils import *\n\n\nif __name__ == '__main__':\n    model = torch.nn.Linear(2, 2)\n"
+        "    model.to(DEV)\n"
+    )
+    assert rule_lines(tmp_path, "cuda-device-literal") == [("modelutils.py", 4, "blocking")]
+    (tmp_path / "opt.py").write_text(
+        (tmp_path / "opt.py")
+        .read_text()
+        .replace("    model.to(DEV)", "    if torch.cuda.is_available():\n        model.to(DEV)")
+    )
+    assert rule_lines(tmp_path, "cuda-device-literal") == [("modelutils.py", 4, "warning")]

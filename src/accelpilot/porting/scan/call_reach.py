@@ -293,6 +293,7 @@ def mark_called_cuda(
         except (KeyError, SyntaxError, ValueError):
             continue
         funcs, modules = _targets(entry, tree, mods)
+        _mark_device_constants(findings, entry, entries, tree, data, funcs, modules, mods)
         firm = _calls(tree, funcs, modules, firm=True)
         for (rel, function), at in sorted(_calls(tree, funcs, modules).items()):
             todo = [f for f in findings if f.file == rel and _candidate(f, entries)]
@@ -341,3 +342,86 @@ def _mark_launcher(f: Finding, entry: str, entries: dict[str, str], function: st
         f"{where}, which asks Slurm for NVIDIA GPUs through submitit, a request a Trainium cluster (Neuron devices, "
         f"not GPU gres) cannot grant: {f.message} at {rel}:{f.line}"
     )
+
+
+def _mark_device_constants(
+    findings: list[Finding],
+    entry: str,
+    entries: dict[str, str],
+    tree: ast.Module,
+    data: dict[str, bytes],
+    funcs: dict[str, tuple[str, str]],
+    modules: dict[str, str],
+    mods: dict[str, str],
+) -> None:
+    """A module-level device constant of an imported module (GPTQ's ``modelutils.DEV = torch.device('cuda:0')``) that
+    the entry point uses outside a CUDA test (``opt_sequential(model, dataloader, DEV)``, ``model.to(DEV)``): the
+    default command places its work on CUDA, so the constant's line blocks."""
+    star = {
+        mods[n.module]
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.module in mods and n.level == 0 and [a.name for a in n.names] == ["*"]
+    }
+    todo = [f for f in findings if f.rule == "cuda-device-literal" and _candidate(f, entries) and f.file in data]
+    for f in todo:
+        rel = f.file or ""
+        name = _device_constant(data[rel], f.line or 0)
+        if name is None:
+            continue
+        local = {k for k, (r, n) in funcs.items() if r == rel and n == name} | ({name} if rel in star else set())
+        via = {k for k, r in modules.items() if r == rel}
+        at = _unguarded_use(tree, local, via, name)
+        if at is None:
+            continue
+        f.severity = "blocking"
+        f.reason = (
+            f"entry point {entry} ({entries[entry]}) uses {name} of {rel} at {entry}:{at} with no guard, and {rel} "
+            f"binds it to a CUDA device: {f.message} at {rel}:{f.line}"
+        )
+
+
+def _device_constant(source: bytes, line: int) -> str | None:
+    """The name a module-level ``NAME = torch.device("cuda...")`` (or ``NAME = "cuda..."``) on ``line`` binds."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and node.lineno == line and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "device":
+            value = value.args[0] if value.args else value
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+            and _CUDA_LITERAL.fullmatch(value.value)
+        ):
+            return target.id
+    return None
+
+
+def _unguarded_use(tree: ast.Module, local: set[str], via: set[str], name: str) -> int | None:
+    """The first line where the entry point reads the constant (``DEV`` imported, or ``modelutils.DEV``) outside a
+    CUDA test; None when it does not."""
+    guarded = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _cuda_test(node.test)
+        for st in node.body
+        for n in ast.walk(st)
+    }
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Name) and node.id in local and isinstance(node.ctx, ast.Load):
+            return node.lineno
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == name
+            and isinstance(node.value, ast.Name)
+            and node.value.id in via
+        ):
+            return node.lineno
+    return None
