@@ -34,19 +34,27 @@ def config_device_line(line: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def mark_config_devices(findings: list[Finding], entries: Mapping[str, str], read: Callable[[str], str | None]) -> None:
-    """A config's ``device: cuda`` blocks when an entry point reads that config (it names the file) or the README
-    command passes it."""
+def mark_config_devices(
+    findings: list[Finding], entries: Mapping[str, str], read: Callable[[str], str | None], rels: list[str]
+) -> None:
+    """A config's ``device: cuda`` blocks when an entry point reads that config (it names the file, or the README
+    command passes it) and the code reads the config's device (the entry point, or a module such as Denoiser's
+    ``solver.py`` with ``args.device``)."""
     lines = [f for f in findings if f.subject == CONFIG_DEVICE and f.porting and f.message.startswith(_BLOCKS)]
     if not lines:
         return
     sources = {e: read(e) or "" for e in entries}
+    code_reads: bool | None = None  # read once, only when an entry point names a config
     for f in lines:
         rel = f.file or ""
-        reader = next(
-            (e for e in entries if (rel in entries[e] or _names(sources[e], rel)) and _READS.search(sources[e])), None
-        )
-        if reader is not None:
+        reader = next((e for e in entries if rel in entries[e] or _names(sources[e], rel)), None)
+        if reader is None:
+            continue
+        if code_reads is None:
+            code_reads = any(
+                _READS.search(sources.get(r) or read(r) or "") is not None for r in rels if r.endswith(".py")
+            )
+        if code_reads:
             f.severity = "blocking"
             f.reason = (
                 f"the shipped config {rel} sets {f.message.removeprefix('config sets ')}, and entry point {reader} "
@@ -55,8 +63,8 @@ def mark_config_devices(findings: list[Finding], entries: Mapping[str, str], rea
 
 
 _BLOCKS = "config sets device:"
-# The entry point reads the config's device (``config.device``, ``cfg["device"]``, ``hps.get("device")``), not its own
-# (StyleTTS 2's stage 1 names its config but places on ``accelerator.device``).
+# The code reads the config's device (``config.device``, ``cfg["device"]``, ``hps.get("device")``), not its own
+# (StyleTTS 2 names its config but places on ``accelerator.device`` and a literal ``'cuda'``).
 _READS = re.compile(
     r"""\b(?:config|cfg|conf|args|opt|hparams|hps|params)\w*\.device\b|\[["']device["']\]|get\(["']device["']"""
 )  # the key ``device`` itself: the run's device, not one component's

@@ -497,7 +497,20 @@ def grown_cache(node: ast.Assign, fn: ast.FunctionDef | ast.AsyncFunctionDef | N
     kept = isinstance(target, (ast.Attribute, ast.Subscript)) or (isinstance(target, ast.Name) and target.id in params)
     if named and kept and any(ast.unparse(e) == ast.unparse(target) for e in v.args[0].elts):
         return True
+    if fn is not None and _past_tuple_cat(v.args[0].elts, fn):
+        return True
     return fn is not None and _state_round_trip(v.args[0].elts, fn)
+
+
+def _past_tuple_cat(elts: list[ast.expr], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``key_states = torch.cat([past_key_value[0], key_states], dim=2)`` (the legacy Hugging Face cache: a tuple
+    handed in as a parameter named for past states, its entry concatenated with this step's keys and handed back):
+    the first element indexes a parameter naming past states or a cache, the second is this step's tensor."""
+    if len(elts) != 2 or not isinstance(elts[0], ast.Subscript) or not isinstance(elts[0].value, ast.Name):
+        return False
+    name = elts[0].value.id
+    params = {x.arg for x in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    return name in params and ("past" in name.lower() or "cache" in name.lower()) and isinstance(elts[1], ast.Name)
 
 
 def _state_round_trip(elts: list[ast.expr], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -285,23 +285,34 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
         entries.setdefault(script, f"README: `{_HTML_TAG.sub('', cmd).strip()}`")
     read_commands([root / rel for rel in cd_scripts], False)
     promoted: frozenset[str] = frozenset()
-    if not any(context_of_path(s) is None for s in entries):
+    ran = [s for s in entries if not _installs(s)]
+    if (ran or not entries) and not any(context_of_path(s) is None for s in ran):
         # no command of its own: the sub-folder documents it sends the user to hold the run (their commands run
         # in that folder), even under ``examples/`` (LoRA reproduces its paper in ``examples/NLG/``); a shell script
         # of an example folder that no such document runs stays an example (LoRA's ``examples/NLU/*.sh``)
         # only the first such document with a command: the README's headline application (EfficientViT's DC-AE);
         # the other applications it lists are alternatives, listed apart
+        own = dict(entries)
         entries.clear()
         for doc in folder_documents(text, root):
             read_commands([doc], True)
             if entries:
                 break
+        if not entries:
+            # no such document: the README's own command is the run, though its script sits in an example folder
+            # (StreamingLLM's only command, ``python examples/run_streaming_llama.py --enable_streaming``)
+            entries.update(own)
         promoted = promoted_folders(entries)
-    # ``python setup.py build_ext --inplace`` (SAM 2's INSTALL.md) builds the package: an install step, not a run
-    runs = {s: how for s, how in entries.items() if s.rpartition("/")[2] != "setup.py"}
+    runs = {s: how for s, how in entries.items() if not _installs(s)}
     kept = Entries({s: how for s, how in runs.items() if context_of_path(s, promoted=promoted) is None})
     kept.others = {s: tuple(o) for s, o in others.items() if s in kept}
     return kept, text
+
+
+def _installs(script: str) -> bool:
+    """``python setup.py build_ext --inplace`` (SAM 2's INSTALL.md), ``python setup.py develop`` (StreamingLLM's
+    README): the package's build, an install step, not a run."""
+    return script.rpartition("/")[2] == "setup.py"
 
 
 # ``"esm-fold=esm.scripts.fold:main"`` (setup.py's console_scripts) or ``esm-fold = "esm.scripts.fold:main"``

@@ -57,8 +57,8 @@ _FLAG = re.compile(r" when `([\w.]+)` is true")
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
 # args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
 _NAMED_CHOICE = re.compile(
-    r"""["']cuda(?::\d+)?["']\s+if\s+(\w+)\s+else\s|["']cpu["']\s+if\s+not\s+(\w+)\s+else\s+["']cuda"""
-)  # also GLIDE's ``'cpu' if not has_cuda else 'cuda'``
+    r"""["']cuda(?::\d+)?["']\s+if\s+([\w.]+)\s+else\s|["']cpu["']\s+if\s+not\s+([\w.]+)\s+else\s+["']cuda"""
+)  # also GLIDE's ``'cpu' if not has_cuda else 'cuda'`` and the EGNN scripts' ``"cuda" if args.cuda else "cpu"``
 _FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
 # torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``), and its exception
 # classes (``except torch.cuda.CudaError:`` names a class that a CPU build defines): no stop.
@@ -114,9 +114,24 @@ def _probed_flag_lines(text: str) -> set[int]:
             continue
         test = node.test
         values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        if any(ast.unparse(v) in probed for v in values):
+        if any(ast.unparse(v) in probed or _counts_gpus(v) for v in values):
             lines |= {n.lineno for st in node.body for n in ast.walk(st) if hasattr(n, "lineno")}
     return lines
+
+
+def _counts_gpus(test: ast.expr) -> bool:
+    """``torch.cuda.device_count() > 1`` (the EGNN scripts' ``if args.dp and torch.cuda.device_count() > 1:``): 0 on
+    a host without CUDA, so the body is skipped."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Call)
+        and ast.unparse(test.left.func) == "torch.cuda.device_count"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Gt, ast.GtE))
+        and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.comparators[0].value, int)
+        and test.comparators[0].value >= (1 if isinstance(test.ops[0], ast.GtE) else 0)
+    )
 
 
 def mark_entry_blocking(

@@ -140,6 +140,8 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
     target = data[ls:i].split(b"=", 1)[0].strip().split(b"[", 1)[0].rpartition(b".")[2].lower()
     if b"cache" in target or b"past" in target:
         return True  # a KV cache grown by concatenation, in a loop or not (``PyVisitor._grown_cache``)
+    if _PAST_FIRST.match(data, i + n) is not None:
+        return True  # ``torch.cat([past_key_value[0], key_states], dim=2)``: the legacy tuple cache (``dataflow``)
     line = data[ls:i]
     indent = len(line) - len(line.lstrip(b" \t"))
     end = ls - 1
@@ -159,6 +161,8 @@ def _grows_in_loop(data: bytes, i: int, n: int) -> bool:
 
 
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+# the call's first element indexes a name of past states or a cache: ``([past_key_value[0], ...``, ``([layer_past[1]``
+_PAST_FIRST = re.compile(rb"[ \t]*\([ \t]*[\[(][ \t]*\w*(?:past|cache)\w*[ \t]*\[", re.I)
 
 
 # ``pk = self._streaming_state['past_keys']``: a line that binds a name to an attribute or a subscript, nothing

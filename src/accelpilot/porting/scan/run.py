@@ -438,7 +438,7 @@ def scan_path(
             findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
             mark_device_checkpoint_loads(findings, entries, lambda: _python_sources(files, unread))
-            mark_config_devices(findings, entries, _text_reader(files, unread))
+            mark_config_devices(findings, entries, _text_reader(files, unread), rels)
             findings += readme_example_devices(root, entries, rels) if root.is_dir() else []
             findings += fp32_training(entries, precision)
         except KeyboardInterrupt:
