@@ -86,6 +86,12 @@ Rounds (labels by hand, each committed before the repository's first scan, never
   (atomicarchitects/equiformer), encodec (facebookresearch/encodec), labels a544ce2 (helpers as in round 18): first
   scored with the scanner at bf0fcdd, frozen and its scans taken while the helpers were still labelling (match files
   9b80b19).
+- held out, round 24: gptq (IST-DASLab/gptq), chronos (amazon-science/chronos-forecasting), colbert
+  (stanford-futuredata/ColBERT), dreamerv3 (NM512/dreamerv3-torch), labels 5ac2ec3 (helpers as in round 18): first
+  scored with the scanner at 0d37792, frozen and its scans taken before the labels were read (match files 1d2b42f).
+- held out, round 25: denoiser (facebookresearch/denoiser), e3diff (ehoogeboom/e3_diffusion_for_molecules), kge
+  (DeepGraphLearning/KnowledgeGraphEmbedding), streamllm (mit-han-lab/streaming-llm), labels 80b4e51: first scored
+  with the scanner at d5a3581, frozen the same way (match files aa0f4e4).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.

@@ -9,7 +9,7 @@ from pathlib import Path
 from accelpilot.porting.findings import NOT_PORTING
 from accelpilot.porting.fp_classes import BEGIN, END, main, render, rewrite
 from accelpilot.porting.fp_rows import OUTCOMES
-from accelpilot.porting.fp_rows_vision import CLASSES
+from accelpilot.porting.fp_rows_guards import CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 # The modules whose every test (but the pruned-equals-full-parse checks) holds one false-positive class.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from accelpilot.porting.fp_rows_vision import CLASSES
+from accelpilot.porting.fp_rows_guards import CLASSES
 
 BEGIN = "<!-- fp-classes:begin (generated from src/accelpilot/porting/fp_classes.py; do not edit) -->"
 END = "<!-- fp-classes:end -->"

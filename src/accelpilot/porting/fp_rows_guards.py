@@ -1,0 +1,54 @@
+"""False-positive classes of guards the scanner learned to read in rounds 24-25 (issue 27), appended to the table the
+README's list is generated from (``fp_classes.py``)."""
+
+from __future__ import annotations
+
+from accelpilot.porting.fp_rows import FalsePositiveClass
+from accelpilot.porting.fp_rows_vision import CLASSES as _EARLIER
+
+_R24 = "tests/porting/scan/test_round24.py::"
+_R25 = "tests/porting/scan/test_round25.py::"
+_SU = "tests/porting/scan/test_stack_upgrade.py::"
+
+CLASSES: tuple[FalsePositiveClass, ...] = (
+    *_EARLIER,
+    FalsePositiveClass(
+        "host-cpp-load",
+        "no finding",
+        "A JIT `load()` whose sources are all C++ files (ColBERT's `segmented_maxsim.cpp`, built on the host when no "
+        "GPU is visible) builds a host extension: no CUDA extension item. A CUDA build behind `if ... or not "
+        "use_gpu: return`, a GPU flag its caller passes, is a warning; the same build without that return blocks.",
+        (_R24 + "test_a_host_cpp_load_is_no_cuda_extension_and_a_gpu_flag_return_guards_the_cuda_build",),
+    ),
+    FalsePositiveClass(
+        "extension-imported-behind-fallback",
+        "warning",
+        "A CUDA extension that the code imports only under an `except` (GPTQ's `try: import quant_cuda`) and that "
+        "its own build script builds (`setup_cuda.py`) does not stop the default path; built by the package's own "
+        "`setup.py`, which installing the package runs, it stays blocking.",
+        (_R24 + "test_an_extension_the_code_imports_behind_a_fallback_does_not_block_unless_the_package_builds_it",),
+    ),
+    FalsePositiveClass(
+        "unused-helper-or-resume",
+        "warning",
+        "A `torch.cuda.Event` in a top-level class no source names again (DreamerV3's `TimeRecording`), and a "
+        "`torch.load` under `if <path>.exists()` of a path the file saves to (a resume of the run's own checkpoint), "
+        "do not block; the helper once used, or a load of another path, does.",
+        (_R24 + "test_an_unused_event_helper_and_a_resume_of_the_runs_own_checkpoint_do_not_block",),
+    ),
+    FalsePositiveClass(
+        "attribute-flag-probe",
+        "warning",
+        "`torch.device('cuda' if args.cuda else 'cpu')` where the file binds `args.cuda = ... "
+        "torch.cuda.is_available()`, and DataParallel under `torch.cuda.device_count() > 1`, fall back off CUDA "
+        "(the EGNN scripts); a flag the file does not bind to the probe stays blocking.",
+        (_R25 + "test_a_device_chosen_by_an_attribute_flag_bound_to_the_probe_falls_back",),
+    ),
+    FalsePositiveClass(
+        "feature-tested-removal",
+        "no finding",
+        "A removed numpy name under a feature test (`np.trapezoid if hasattr(np, 'trapezoid') else np.trapz`) "
+        "is no stack-upgrade site; the same name outside the test is.",
+        (_SU + "test_numpy2_names_timm_modules_and_torchtext_are_sites_and_a_feature_test_is_not",),
+    ),
+)
