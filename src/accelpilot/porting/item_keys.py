@@ -144,14 +144,16 @@ def item_key(f: Finding) -> tuple[str, str]:
 
 # The library a ``stack-upgrade`` line's message names (the scanner writes it: "np.float (numpy alias ...)",
 # "torchaudio.load(...) (torchaudio >= 2.9 ...)", "assert on timm.__version__ ..."); torch's own removals otherwise.
-_STACK_LIBRARY = re.compile(r"\b(torchaudio|torchtext|torchvision|timm|transformers|openai|numpy|scipy)\b")
+_STACK_LIBRARY = re.compile(
+    r"\b(torchaudio|torchtext|torchvision|timm|transformers|openai|numpy|scipy|matplotlib|Python)\b"
+)
 
 
 def stack_library(message: str) -> str:
     """The library whose upgrade a ``stack-upgrade`` line belongs to."""
     m = _STACK_LIBRARY.search(message)
     if m is not None:
-        return m.group(1)
+        return m.group(1).lower()
     return "transformers" if "TrainingArguments" in message else "torch"
 
 

@@ -168,3 +168,20 @@ def test_numpy2_names_timm_modules_and_torchtext_are_sites_and_a_feature_test_is
     messages = {ln: m for _, ln, m, _, _, _ in stack_sites(source.encode())}
     assert "timm 1.0" in messages[3] and "torch 2.3" in messages[4] and "numpy 2.0" in messages[6]
     assert messages[5].startswith("from torchtext import")
+
+
+def test_matplotlib_and_python_removals_are_sites_of_their_own_library() -> None:
+    """E(3) diffusion's ``ax.w_xaxis`` (matplotlib 3.8), CoTracker's ``cm.get_cmap`` (3.9) and ``from collections
+    import Mapping`` (Python 3.10), each checked on the installed matplotlib 3.11 and Python 3.11. Near misses:
+    ``from collections import OrderedDict`` and ``plt.get_cmap``, which remain."""
+    source = (
+        "from collections import Mapping, OrderedDict\nimport matplotlib.cm as cm\nimport matplotlib.pyplot as plt\n"
+        "\n\ndef f(ax):\n    ax.w_xaxis.line.set_color('k')\n    return cm.get_cmap('jet'), plt.get_cmap('jet')\n"
+    )
+    sites = {ln or 0: (m, subject) for _, ln, m, _, subject, _ in stack_sites(source.encode())}
+    assert sorted(sites) == [1, 7, 8]
+    assert sites[1][1] == "import-time" and "Python 3.10" in sites[1][0]
+    assert "matplotlib 3.8" in sites[7][0] and "matplotlib 3.9" in sites[8][0] and sites[8][0].startswith("cm.")
+    assert (
+        stack_sites(b"from collections import OrderedDict\nimport matplotlib.pyplot as plt\nplt.get_cmap('x')\n") == []
+    )

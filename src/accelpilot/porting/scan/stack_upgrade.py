@@ -101,6 +101,23 @@ TIMM_GONE_PREFIXES = (
     "timm.models.efficientnet_builder",
     "timm.models.gluon_",
 )
+# ``collections`` aliases of its ABCs, removed in Python 3.10 (``collections.Callable`` is an AttributeError, ``from
+# collections import Mapping`` an ImportError on the Python 3.11 here; Neuron's torch needs Python 3.10 or later).
+COLLECTIONS_ABCS = frozenset(
+    {
+        "Awaitable", "AsyncIterable", "AsyncIterator", "ByteString", "Callable", "Container", "Coroutine",
+        "Generator", "Hashable", "ItemsView", "Iterable", "Iterator", "KeysView", "Mapping", "MappingView",
+        "MutableMapping", "MutableSequence", "MutableSet", "Sequence", "Set", "Sized", "ValuesView",
+    }
+)  # fmt: skip
+# matplotlib APIs gone from the installed 3.11.2 (``hasattr`` tried): ``cm.get_cmap`` (removed in 3.9; use
+# ``matplotlib.colormaps[name]``) and Axes3D's ``w_xaxis``/``w_yaxis``/``w_zaxis`` (removed in 3.8; use ``xaxis``),
+# E(3) diffusion's visualiser, run every test epoch.
+MPL_AXES = frozenset({"w_xaxis", "w_yaxis", "w_zaxis"})
+_COLLECTIONS = re.compile(
+    rb"collections\.(?:%s)\b|from[ \t]+collections[ \t]+import[^\n]*\b(?:%s)\b"
+    % (b"|".join(sorted(a.encode() for a in COLLECTIONS_ABCS)), b"|".join(sorted(a.encode() for a in COLLECTIONS_ABCS)))
+)
 # torchtext's last release (0.18.0, April 2024) is built for torch 2.3: on the installed torch 2.13 ``import
 # torchtext`` raises ``OSError: Could not load this library: .../libtorchtext.so`` (tried). No torchtext pairs with the
 # torch TorchNeuron ships, so an import the default path makes stops it (The Annotated Transformer reimplementations'
@@ -190,6 +207,12 @@ def worth_parsing(data: bytes) -> bool:
     ) and _removed_import(data):
         return True
     if b"torchtext" in data and _TORCHTEXT.search(data) is not None:
+        return True
+    if b"_axis" in data and any(a.encode() in data for a in MPL_AXES):
+        return True
+    if b"get_cmap" in data and b"matplotlib" in data:
+        return True
+    if b"collections" in data and _COLLECTIONS.search(data) is not None:
         return True
     if b"torchaudio" in data and _TORCHAUDIO_USE.search(data) is not None:
         return True
@@ -417,8 +440,36 @@ def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | Non
                     f"fails on numpy 1.24-1.26 only)",
                     False,
                 )
+    other = _mpl_or_collections_site(node)
+    if other is not None:
+        return other
     if isinstance(node, ast.Assert) and (lib := _version_pin(node)) is not None:
         return f"assert on {lib}.__version__ (a hard version pin: {ast.unparse(node.test)[:60]})", True
+    return None
+
+
+def _mpl_or_collections_site(node: ast.AST) -> tuple[str, bool | None] | None:
+    """Axes3D's ``w_xaxis`` (matplotlib 3.8), ``cm.get_cmap(...)`` (3.9), ``collections.Mapping`` and ``from
+    collections import Mapping`` (Python 3.10)."""
+    if isinstance(node, ast.Attribute) and node.attr in MPL_AXES:
+        return f"{ast.unparse(node)} (Axes3D's {node.attr}, removed in matplotlib 3.8: AttributeError)", None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_cmap":
+        owner = node.func.value
+        if (isinstance(owner, ast.Name) and owner.id == "cm") or (
+            isinstance(owner, ast.Attribute) and owner.attr == "cm"
+        ):
+            return f"{ast.unparse(node.func)}(...) (removed in matplotlib 3.9: AttributeError)", None
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "collections"
+        and node.attr in COLLECTIONS_ABCS
+    ):
+        return f"collections.{node.attr} (removed in Python 3.10: AttributeError)", True
+    if isinstance(node, ast.ImportFrom) and node.module == "collections" and node.level == 0:
+        gone = [a.name for a in node.names if a.name in COLLECTIONS_ABCS]
+        if gone:
+            return f"from collections import {gone[0]} (removed in Python 3.10: ImportError)", True
     return None
 
 
