@@ -149,3 +149,20 @@ def test_a_cuda_device_constant_of_an_imported_module_blocks_where_the_entry_poi
         .replace("    model.to(DEV)", "    if torch.cuda.is_available():\n        model.to(DEV)")
     )
     assert rule_lines(tmp_path, "cuda-device-literal") == [("modelutils.py", 4, "warning")]
+
+
+def test_a_repositorys_own_tokenizer_wrapper_padding_to_the_longest_is_porting_work(tmp_path: Path) -> None:
+    """ColBERT's ``doc_tokenization.py`` calls its tokenizer with ``padding='longest', return_tensors='pt'`` for
+    every document batch the encoder runs: the batch's length changes per batch, on the device. Near miss: the same
+    call in an image processor's file stays host-side (a library's option)."""
+    (tmp_path / "README.md").write_text("```\npython index.py\n```\n")
+    (tmp_path / "index.py").write_text("from doc_tokenization import DocTokenizer\n")
+    call = (
+        "class DocTokenizer:\n    def tensorize(self, batch_text):\n"
+        "        return self.tok(batch_text, padding='longest', return_tensors='pt')\n"
+    )
+    (tmp_path / "doc_tokenization.py").write_text(call)
+    assert rule_lines(tmp_path, "dynamic-padding") == [("doc_tokenization.py", 3, "warning")]
+    (tmp_path / "doc_tokenization.py").rename(tmp_path / "image_processing.py")
+    (tmp_path / "index.py").write_text("from image_processing import DocTokenizer\n")
+    assert [s for *_, s in rule_lines(tmp_path, "dynamic-padding")] == ["info"]

@@ -66,8 +66,9 @@ from accelpilot.porting.scan.walk import display_name, walk
 # in the data loader, and the shapes it makes reach the device; timm's Mixup is built in the data module (Swin's
 # ``data/build.py``) and applied to the device batch in the training loop.
 _FROM_HOST = frozenset({"dynamic-padding", "device-augmentation"})
-# ... but a tokenizer's or processor's padding is a library's option, not the batches the default path makes.
-_LIBRARY_HOST = re.compile(r"tokeniz|processing|processor|_utils\.py$")
+# ... but a processor's padding is a library's option, not the batches the default path makes (a repository's own
+# tokenizer wrapper, ColBERT's ``doc_tokenization.py``, pads the batches its encoder runs: porting work).
+_LIBRARY_HOST = re.compile(r"processing|processor|_utils\.py$")
 # Not compile hazards, but host work in a data file: a loader mixing datasets draws which one to read next with
 # ``probs.multinomial(1)`` on the CPU (SAM 2's ``training/dataset/``), no token sampled on the device.
 _HOST_IN_DATA = frozenset({"sampling-ops"})
