@@ -94,3 +94,16 @@ def test_a_config_device_blocks_when_any_module_reads_the_configs_device(tmp_pat
     # near miss: no module reads a device from the config
     (tmp_path / "solver.py").write_text("class Solver:\n    def __init__(self, args):\n        self.device = 'cpu'\n")
     assert [i.severity for i in scan_path(tmp_path, jobs=1).items if i.key == "setting|config-device"] == ["warning"]
+
+
+def test_a_pad_sequence_in_a_helper_a_collator_calls_pads_each_batch(tmp_path: Path) -> None:
+    """The E(3) diffusion's ``qm9/data/collate.py``: ``collate_fn`` applies ``batch_stack`` (``pad_sequence``) to
+    every property, so each batch is padded to its largest molecule. Near miss: a helper no collator calls."""
+    source = (
+        "import torch\n\n\ndef batch_stack(props):\n    return torch.nn.utils.rnn.pad_sequence(props, batch_first=True)\n"
+        "\n\nclass PreprocessQM9:\n    def collate_fn(self, batch):\n"
+        "        return {k: batch_stack([m[k] for m in batch]) for k in batch[0]}\n"
+    )
+    assert [ln for r, ln, *_ in scan_python(source) if r == "dynamic-padding"] == [5]
+    unused = source.replace("batch_stack([m[k] for m in batch])", "[m[k] for m in batch]")
+    assert [ln for r, ln, *_ in scan_python(unused) if r == "dynamic-padding"] == []

@@ -31,15 +31,25 @@ def collator_pads(tree: ast.Module) -> list[tuple[ast.Call, str]]:
     """``pad_sequence`` calls in a collator (a class or def named ``*collat*``): torch pads to the longest sequence
     of the list, so every batch has its own length (a new shape, a recompile, under torch.compile)."""
     out: list[tuple[ast.Call, str]] = []
-    for scope in ast.walk(tree):
-        if not isinstance(scope, (ast.ClassDef, *_FUNC)) or "collat" not in scope.name.lower():
-            continue
+    collators = [s for s in ast.walk(tree) if isinstance(s, (ast.ClassDef, *_FUNC)) and "collat" in s.name.lower()]
+    # a module-level helper a collator calls by name (the E(3) diffusion's ``batch_stack``, which ``collate_fn``
+    # applies to every property): its pads are the collator's
+    helpers = {n.name: n for n in tree.body if isinstance(n, _FUNC)}
+    called = {
+        c.func.id: scope.name
+        for scope in collators
+        for c in ast.walk(scope)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in helpers
+    }
+    scopes: list[tuple[ast.AST, str]] = [(s, s.name) for s in collators]
+    scopes += [(helpers[h], f"{h} (called by {by})") for h, by in called.items()]
+    for scope, where in scopes:
         for node in ast.walk(scope):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
                 if name == "pad_sequence":
-                    out.append((node, scope.name))
+                    out.append((node, where))
     unique = {id(n): (n, w) for n, w in out}  # a def inside a collator class is walked twice
     return list(unique.values())
 
