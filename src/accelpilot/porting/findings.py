@@ -53,6 +53,8 @@ NOT_PORTING: dict[str, str] = {
     "call) and converted before it is kept: it runs once on the host and the compiled forward never sees it",
     "unreached-module": "a module of a scripts repository that no file imports, no command runs and that has no "
     "`__main__` block: it runs on no path (listed apart)",
+    "unused-def": "a function defined inside another function that nothing there names (not called, returned or "
+    "passed on): it never runs",
     "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
     "path the model is trained or served on (listed apart; in an entry script such as train.py it stays porting work)",
 }
@@ -69,10 +71,10 @@ RUNTIME_REASON = "imported at module level with no guard: the default path does 
 
 # Contexts that hold for every line of a file, whatever the line's own reach.
 FILE_WIDE = frozenset({"generator-source", "other-runtime"})
-# The reason text of a package line the README's install cannot build (``scan/install.py``): a declared dependency
-# that blocks the install itself, which the item keeps blocking (``items.py``).
 # The subject ``scan/config_device.py`` gives a shipped config's ``device: cuda`` line (one item per repository).
 CONFIG_DEVICE = "config-device"
+# The reason text of a package line the README's install cannot build (``scan/install.py``): a declared dependency
+# that blocks the install itself, which the item keeps blocking (``items.py``).
 INSTALL_FAILS = "compiles CUDA kernels at install"
 
 

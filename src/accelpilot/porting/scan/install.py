@@ -35,6 +35,8 @@ _CONDA_TORCH = re.compile(r"(?<![\w.-])pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
 _REQ_FILE = re.compile(r"(?:^|\s)-r\s*([\w./-]+)")
 # ``conda env create -f environment.yaml`` (latent-diffusion, LoFTR): the environment file is installed as a whole
 _CONDA_ENV = re.compile(r"conda\s+env\s+(?:create|update)\b[^\n`]*?\s(?:-f|--file)[ =]?([\w./\[\]-]+\.ya?ml)")
+# a conda environment's ``- pytorch-cuda=12.1``: the pytorch channel's CUDA build of PyTorch comes with it
+_PYTORCH_CUDA = re.compile(r"(?<![\w.-])pytorch-cuda\s*[=<>]=?\s*[\d.*]+")
 # ``conda env create -f conda_env[_cpu].yml`` (ColBERT): an optional part in brackets names two files, both installs
 _OPTIONAL_PART = re.compile(r"\[([\w.-]*)\]")
 
@@ -153,6 +155,11 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
             out.append((n, f"{pin}: the install replaces the torch build TorchNeuron ships", "torch"))
         elif "+cu" in line and re.search(r"(?<![\w.-])torch(?![\w-])", line):
             out.append((n, "a CUDA build of torch: the install replaces the torch build TorchNeuron ships", "torch"))
+        elif (cu := _PYTORCH_CUDA.search(line)) is not None:
+            # mdlm's ``- pytorch-cuda=12.1``: the conda environment installs PyTorch's CUDA build (torch unpinned)
+            out.append(
+                (n, f"{cu.group(0).strip()} (conda): a CUDA build of PyTorch, which replaces TorchNeuron's", "torch")
+            )
         if (m := _TF1.search(line)) is not None:
             out.append(
                 (n, f"tensorflow{m.group(1)}{m.group(2)}: TensorFlow 1.x has no wheel for a current Python", "tf1")
@@ -229,7 +236,23 @@ def _doc_text(root: Path, rel: str, read: Callable[[str], str | None], rels: lis
     return text
 
 
-_DOC = re.compile(r"([\w./-]+\.md): `")  # an entry's ``how``: the sub-folder document whose command runs it
+_DOC = re.compile(r"([\w./-]+\.md): `")
+# ``name="open_flamingo"`` in setup.py, ``name = "open-flamingo"`` in pyproject.toml/setup.cfg
+_DIST_NAME = re.compile(r"""^\s*name\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""", re.M)
+_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""")
+
+
+def _dist(word: str) -> str:
+    """A distribution name as pip compares it (PEP 503): lower case, runs of ``-_.`` one ``-``."""
+    return re.sub(r"[-_.]+", "-", word.split("[", 1)[0].strip("'\"")).lower()
+
+
+def _own_distribution(read: Callable[[str], str | None], rels: list[str]) -> str | None:
+    """The distribution name the repository's root packaging file declares, normalised, or None."""
+    for rel, pattern in (("pyproject.toml", _DIST_NAME), ("setup.cfg", _DIST_NAME), ("setup.py", _SETUP_NAME)):
+        if rel in rels and (m := pattern.search(read(rel) or "")) is not None:
+            return _dist(m.group(1))
+    return None  # an entry's ``how``: the sub-folder document whose command runs it
 
 
 def install_pins(
@@ -246,6 +269,11 @@ def install_pins(
     readme = next((n for n in _README if (root / n).is_file()), None)
     text = _doc_text(root, readme, read, rels) if readme is not None else None
     installed, pip_lines = _installs(text or "")
+    own = _own_distribution(read, rels)
+    if own is not None and any(own in {_dist(w) for w in args.split()} for _, args in pip_lines):
+        # ``pip install open-flamingo``: the repository's own package from the index, with the install_requires
+        # (and pins) its packaging file declares
+        installed += [f for f in ("setup.py", "pyproject.toml", "setup.cfg") if f in rels]
     docs = sorted({m.group(1) for how in (entries or {}).values() if (m := _DOC.match(how)) and "/" in m.group(1)})
     for doc in docs:
         base = doc.rpartition("/")[0]

@@ -16,7 +16,7 @@ from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_backend import _foreign_classes, _foreign_kernels, _helper_name, _no_fallback
 from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkeeping, _post_generate
 from accelpilot.porting.scan.post_join import _feeds_varlen, _serving_lines
-from accelpilot.porting.scan.post_kit import _reach, _tree
+from accelpilot.porting.scan.post_kit import _reach, _tree, unused_nested
 from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
 from accelpilot.porting.scan.runtime_calls import runtime_calls
 from accelpilot.porting.scan.setup_flow import host_setup_pass
@@ -53,7 +53,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         v = PyVisitor(None, torch_file)
         v.selectors = kernel_selectors(data)
         v.visit(ast.parse(data))
-        return _post_passes(data, v) + _whole_file(data)
+        return unused_nested(data, _post_passes(data, v) + _whole_file(data))
     hits = trigger_lines(data)
     spans = string_spans(data) if hits else []
     hits = outside_docstrings(data, hits, spans)
@@ -71,7 +71,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [_tree(data)]
     for t in trees:
         v.visit(t)
-    return _post_passes(data, v) + _whole_file(data)
+    return unused_nested(data, _post_passes(data, v) + _whole_file(data))
 
 
 def _whole_file(data: bytes) -> list[RawFinding]:
