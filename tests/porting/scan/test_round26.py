@@ -50,3 +50,12 @@ def test_a_def_nested_in_a_def_that_nothing_names_runs_on_no_path() -> None:
     used = source.replace("    return latents\n", "    return empirical_stat(latents, indices)\n")
     found = {(r, ln): ctx for r, ln, _, _, _, ctx in scan_python(used)}
     assert found[("growing-sequence", 8)] is None
+
+
+def test_a_method_of_a_class_defined_in_a_def_is_no_unused_nested_def() -> None:
+    """QLoRA defines ``MMLUEvalCallback`` inside ``train``; the Trainer calls its ``on_evaluate``."""
+    source = (
+        "import torch\n\n\ndef train(trainer):\n    class Callback:\n        def on_evaluate(self, labels):\n"
+        "            return labels[labels != -100]\n    trainer.add_callback(Callback)\n"
+    )
+    assert {ctx for r, _, _, _, _, ctx in scan_python(source) if r == "boolean-mask-index"} == {None}

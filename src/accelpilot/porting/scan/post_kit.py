@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from collections import deque
 from collections.abc import Collection, Iterator
 
@@ -118,57 +117,41 @@ class LineSink:
 
 
 UNUSED_DEF = "unused-def"
-_HEADER = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
 
 
-def unused_nested(data: bytes, found: list[RawFinding]) -> list[RawFinding]:
+def unused_nested(data: bytes, found: list[RawFinding], nested: list[tuple[int, int]]) -> list[RawFinding]:
     """Findings inside a def nested in another def that nothing in the outer def names (DeepSDF's
-    ``empirical_stat``, defined in ``main`` and never called) run on no path: context ``unused-def``. Read from the
-    lines first (a finding whose enclosing header is a ``def`` inside a ``def``); only then the blocks holding them
-    are parsed. A decorated nested def (registered by its decorator) counts as used."""
-    lines = data.splitlines()
-    candidates = {ln for _, ln, _, _, _, ctx in found if ctx is None and ln and _in_nested_def(lines, ln)}
+    ``empirical_stat``, defined in ``main`` and never called) run on no path: context ``unused-def``. ``nested``:
+    the line spans of the undecorated defs the visitor met inside a def (most files have none); only the blocks
+    holding a finding in one are parsed. A decorated nested def (registered by its decorator) counts as used."""
+    if not nested:
+        return found
+    candidates = {ln for _, ln, _, _, _, ctx in found if ctx is None and ln and any(a <= ln <= b for a, b in nested)}
     if not candidates:
         return found
     tree = _tree_holding(data, candidates)
+    parent = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     dead: list[tuple[int, int]] = []
-    for outer in ast.walk(tree):
-        if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    for inner in ast.walk(tree):
+        if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) or inner.decorator_list:
             continue
-        for inner in ast.walk(outer):
-            if inner is outer or not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) or inner.decorator_list:
-                continue
-            span = (inner.lineno, inner.end_lineno or inner.lineno)
-            if not any(span[0] <= ln <= span[1] for ln in candidates):
-                continue
-            named = any(
-                isinstance(n, ast.Name) and n.id == inner.name and not (span[0] <= n.lineno <= span[1])
-                for n in ast.walk(outer)
-            )
-            if not named:
-                dead.append(span)
+        span = (inner.lineno, inner.end_lineno or inner.lineno)
+        if not any(span[0] <= ln <= span[1] for ln in candidates):
+            continue
+        outer = parent.get(id(inner))
+        while outer is not None and not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            outer = parent.get(id(outer))
+        if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue  # a method of a class (QLoRA's callback defined inside ``train``): its framework calls it
+        named = any(
+            isinstance(n, ast.Name) and n.id == inner.name and not (span[0] <= n.lineno <= span[1])
+            for n in ast.walk(outer)
+        )
+        if not named:
+            dead.append(span)
     if not dead:
         return found
     return [
         (r, ln, m, snip, sub, UNUSED_DEF if ctx is None and ln and any(a <= ln <= b for a, b in dead) else ctx)
         for r, ln, m, snip, sub, ctx in found
     ]
-
-
-def _in_nested_def(lines: list[bytes], ln: int) -> bool:
-    """Whether line ``ln``'s innermost enclosing header is a ``def`` that itself sits inside a ``def`` (by
-    indentation, read upwards; other statements, such as an ``if`` the def sits in, are passed over)."""
-    if not 0 < ln <= len(lines):
-        return False
-    text = lines[ln - 1]
-    indent = len(text) - len(text.lstrip())
-    kinds: list[bytes] = []
-    for i in range(ln - 2, -1, -1):
-        m = _HEADER.match(lines[i])
-        if m is None or len(m.group(1)) >= indent:
-            continue
-        kinds.append(m.group(2))
-        indent = len(m.group(1))
-        if len(kinds) == 2 or indent == 0:
-            break
-    return kinds[:2] == [b"def", b"def"]

@@ -53,7 +53,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         v = PyVisitor(None, torch_file)
         v.selectors = kernel_selectors(data)
         v.visit(ast.parse(data))
-        return unused_nested(data, _post_passes(data, v) + _whole_file(data))
+        return unused_nested(data, _post_passes(data, v) + _whole_file(data), v.nested_defs)
     hits = trigger_lines(data)
     spans = string_spans(data) if hits else []
     hits = outside_docstrings(data, hits, spans)
@@ -71,7 +71,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
         trees = [_tree(data)]
     for t in trees:
         v.visit(t)
-    return unused_nested(data, _post_passes(data, v) + _whole_file(data))
+    return unused_nested(data, _post_passes(data, v) + _whole_file(data), v.nested_defs)
 
 
 def _whole_file(data: bytes) -> list[RawFinding]:

@@ -114,10 +114,9 @@ COLLECTIONS_ABCS = frozenset(
 # ``matplotlib.colormaps[name]``) and Axes3D's ``w_xaxis``/``w_yaxis``/``w_zaxis`` (removed in 3.8; use ``xaxis``),
 # E(3) diffusion's visualiser, run every test epoch.
 MPL_AXES = frozenset({"w_xaxis", "w_yaxis", "w_zaxis"})
-_COLLECTIONS = re.compile(
-    rb"collections\.(?:%s)\b|from[ \t]+collections[ \t]+import[^\n]*\b(?:%s)\b"
-    % (b"|".join(sorted(a.encode() for a in COLLECTIONS_ABCS)), b"|".join(sorted(a.encode() for a in COLLECTIONS_ABCS)))
-)
+_ABC_NAMES = b"|".join(sorted(a.encode() for a in COLLECTIONS_ABCS))
+_COLLECTIONS_ATTR = re.compile(rb"collections\.(?:%s)\b" % _ABC_NAMES)  # literal-first: sre's fast search
+_COLLECTIONS_FROM = re.compile(rb"from[ \t]+collections[ \t]+import[^\n]*\b(?:%s)\b" % _ABC_NAMES)
 # torchtext's last release (0.18.0, April 2024) is built for torch 2.3: on the installed torch 2.13 ``import
 # torchtext`` raises ``OSError: Could not load this library: .../libtorchtext.so`` (tried). No torchtext pairs with the
 # torch TorchNeuron ships, so an import the default path makes stops it (The Annotated Transformer reimplementations'
@@ -212,7 +211,9 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if b"get_cmap" in data and b"matplotlib" in data:
         return True
-    if b"collections" in data and _COLLECTIONS.search(data) is not None:
+    if b"collections." in data and _COLLECTIONS_ATTR.search(data) is not None:
+        return True
+    if b"from collections import" in data and _COLLECTIONS_FROM.search(data) is not None:
         return True
     if b"torchaudio" in data and _TORCHAUDIO_USE.search(data) is not None:
         return True

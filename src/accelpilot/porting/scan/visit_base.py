@@ -75,6 +75,8 @@ class VisitorBase:
         self._tables: set[int] = set()  # literal containers already read as a whole (device or dtype tables)
         # classes of this file handed to a default dispatcher by a call (python.py sets their bodies apart)
         self.dispatched: set[str] = set()
+        # (first, last line) of each undecorated def visited inside another def (``post_kit.unused_nested``)
+        self.nested_defs: list[tuple[int, int]] = []
         # per def read by ``_not_a_mask_read``: its bindings, and (every parameter, the host-typed ones)
         self._def_names: dict[int, tuple[dict[str, list[ast.expr] | None], tuple[frozenset[str], frozenset[str]]]] = {}
         self._binds: dict[int, dict[str, list[ast.expr] | None]] = {}  # id(def) -> its ``_bindings``

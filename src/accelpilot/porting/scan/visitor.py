@@ -70,6 +70,8 @@ class PyVisitor(BranchRules):
         """ "Inside forward" means: the innermost enclosing def (or class) is ``def forward``."""
         saved = (self.forward_depth, self.def_name, self.loop_depth, self.def_node, self.backend_branch)
         saved_vars, saved_once, saved_fresh = self._loop_vars, self._once_at, self._fresh
+        if self.def_node is not None and not node.decorator_list:
+            self.nested_defs.append((node.lineno, node.end_lineno or node.lineno))
         self.forward_depth = 1 if node.name == "forward" else 0
         self.def_name, self.def_node = node.name, node
         self.loop_depth = 0  # a def inside a loop is not run per iteration
