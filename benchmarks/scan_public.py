@@ -92,6 +92,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 25: denoiser (facebookresearch/denoiser), e3diff (ehoogeboom/e3_diffusion_for_molecules), kge
   (DeepGraphLearning/KnowledgeGraphEmbedding), streamllm (mit-han-lab/streaming-llm), labels 80b4e51: first scored
   with the scanner at d5a3581, frozen the same way (match files aa0f4e4).
+- held out, round 26: gptfast (pytorch-labs/gpt-fast), mdlm (kuleshov-group/mdlm), flamingo
+  (mlfoundations/open_flamingo), deepsdf (facebookresearch/DeepSDF), labels cae32a4: first scored with the scanner
+  at 742184d, frozen the same way (match files 21a1c59).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
