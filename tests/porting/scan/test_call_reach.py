@@ -104,7 +104,7 @@ def test_guarded_lines_calls_that_return_and_uncalled_functions_stay_warnings(tm
     assert by_line[("engine.py", 10)][1] == "warning"  # max_memory_allocated returns 0 without CUDA
     assert by_line[("engine.py", 11)][1] == "warning"  # torch.device("cuda") builds a device, raises nothing
     assert by_line[("engine.py", 13)][1] == "warning"  # in a try with a handler: a fallback
-    assert by_line[("engine.py", 18)][1] == "warning"  # a nested def: not run by the call
+    assert by_line[("engine.py", 18)][1] == "info"  # a nested def nothing calls: not run (``unused-def``)
     assert by_line[("engine.py", 22)][1] == "warning"  # evaluate(): the entry point never calls it
     assert by_line[("util/misc.py", 10)][1] == "warning"  # process-group setup: launch_reach.py judges it
     assert by_line[("util/misc.py", 17)][1] == "warning"  # after `if not torch.cuda.is_available(): return`
