@@ -124,13 +124,15 @@ def test_a_conda_environment_file_the_readme_creates_pins_pytorch_unless_it_asks
     (tmp_path / "environment.yaml").write_text(ENV)
     (tmp_path / "train.py").write_text("import torch\n")
     (tmp_path / "README.md").write_text("```\nconda env create -f environment.yaml\npython train.py\n```\n")
-    [pin] = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]
+    py, pin = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin"]
     assert (pin.file, pin.line, pin.severity) == ("environment.yaml", 7, "blocking")
     assert "pytorch=1.7.0 (conda)" in pin.message and "(`conda env create`)" in (pin.reason or "")
+    # its ``- python=3.8.5`` too: no torch TorchNeuron pairs with has a Python 3.8 wheel
+    assert (py.line, py.severity) == (5, "blocking") and py.message.startswith("python=3.8 (conda)")
     (tmp_path / "README.md").write_text(
         "* PyTorch 1.7.0 (or later).\n* Create the environment:\n  - `conda env create -f environment.yaml -n x`\n"
         "Then `python train.py`.\n"
     )
-    assert _pins(tmp_path) == [("environment.yaml", 7, "warning")]
+    assert _pins(tmp_path) == [("environment.yaml", 5, "warning"), ("environment.yaml", 7, "warning")]
     (tmp_path / "README.md").write_text("Run `python train.py`.\n")
-    assert _pins(tmp_path) == [("environment.yaml", 7, "warning")]
+    assert _pins(tmp_path) == [("environment.yaml", 5, "warning"), ("environment.yaml", 7, "warning")]

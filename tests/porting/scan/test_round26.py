@@ -59,3 +59,18 @@ def test_a_method_of_a_class_defined_in_a_def_is_no_unused_nested_def() -> None:
         "            return labels[labels != -100]\n    trainer.add_callback(Callback)\n"
     )
     assert {ctx for r, _, _, _, _, ctx in scan_python(source) if r == "boolean-mask-index"} == {None}
+
+
+def test_an_environment_pinned_to_a_python_before_3_10_blocks_where_the_readme_builds_it(tmp_path: Path) -> None:
+    """StreamingLLM's README builds ``conda create -yn streaming python=3.8``: no torch TorchNeuron pairs with (2.9
+    and later) has a Python 3.8 or 3.9 wheel. Near miss: ``python=3.10``, and a floor (``python >= 3.8``)."""
+    (tmp_path / "main.py").write_text("import torch\n")
+    (tmp_path / "README.md").write_text("```bash\nconda create -yn streaming python=3.8\npython main.py\n```\n")
+    assert rule_lines(tmp_path, "install-pin") == [("README.md", 2, "blocking")]
+    (tmp_path / "README.md").write_text("```bash\nconda create -yn streaming python=3.10\npython main.py\n```\n")
+    assert rule_lines(tmp_path, "install-pin") == []
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - python >= 3.8\n  - pytorch\n")
+    assert rule_lines(tmp_path, "install-pin") == []
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - python=3.9\n  - pytorch\n")
+    (tmp_path / "README.md").write_text("```bash\nconda env create -f environment.yml\npython main.py\n```\n")
+    assert rule_lines(tmp_path, "install-pin") == [("environment.yml", 2, "blocking")]

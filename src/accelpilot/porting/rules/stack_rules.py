@@ -79,7 +79,9 @@ STACK_RULES: tuple[Rule, ...] = (
         title="install pins a stack the Neuron environment cannot keep (a torch pin, TensorFlow 1.x)",
         why="TorchNeuron ships as its own torch build, paired with one torch release: a requirement that pins another "
         "torch (an exact or upper-bound pin, or a CUDA build) makes the install replace it, and the neuron device is "
-        "gone; TensorFlow 1.x has no wheel for a current Python; timm before 0.4 imports `torch._six`, which torch "
+        "gone (a conda environment's `pytorch-cuda=` installs PyTorch's CUDA build); an environment pinned to a Python "
+        "before 3.10 cannot hold it (no torch from 2.9 on has a wheel for Python 3.9 or older); TensorFlow 1.x has no "
+        "wheel for a current Python; timm before 0.4 imports `torch._six`, which torch "
         "2.0 removed (read in timm 0.3.2's wheel); `DS_BUILD_OPS=1 pip install deepspeed` builds DeepSpeed's CUDA "
         "ops at install time, and a README's `pip install flash-attn` its kernels, and both fail without nvcc. "
         "Where the README's install step (its install script, or the install document it links) installs the file "

@@ -57,6 +57,12 @@ _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
 _TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(?:>=?\s*[\w.*]+\s*,\s*)?(==|~=|<=|<(?!=))\s*([\w.*+]+)")
 # a conda environment file's ``- pytorch=1.7.0`` (a list entry; ``=`` pins in conda's syntax)
 _CONDA_ENV_TORCH = re.compile(r"^\s*-\s*pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
+# A Python before 3.10 pinned for the environment: no torch release TorchNeuron pairs with (2.9 and later) has a wheel
+# for it (``pip index versions torch --python-version 3.9``: 2.8.0 the newest; for 3.8 none on manylinux_2_28).
+_OLD_PYTHON = re.compile(r"(?:^\s*-\s*|\bconda\s+create\b[^\n`]*?\s)python\s*==?\s*(3\.[0-9])(?![0-9])")
+_PYTHON_WHY = (
+    "no torch that TorchNeuron pairs with (2.9 and later) has a wheel for it; the newest for Python 3.9 is 2.8"
+)
 _TF1 = re.compile(r"(?<![\w.-])tensorflow(?:-gpu)?\s*(==|~=|<=|<(?!=))\s*(1\.[\w.*]+)")
 # timm before 0.4 imports ``torch._six`` (``from torch._six import container_abcs`` in timm 0.3.2's
 # ``timm/models/layers/helpers.py``, read in its wheel; gone from 0.4.12's), a module torch 2.0 removed: the import of
@@ -160,6 +166,8 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
             out.append(
                 (n, f"{cu.group(0).strip()} (conda): a CUDA build of PyTorch, which replaces TorchNeuron's", "torch")
             )
+        if (m := _OLD_PYTHON.search(line)) is not None:
+            out.append((n, f"python={m.group(1)} (conda): {_PYTHON_WHY}", "python"))
         if (m := _TF1.search(line)) is not None:
             out.append(
                 (n, f"tensorflow{m.group(1)}{m.group(2)}: TensorFlow 1.x has no wheel for a current Python", "tf1")
@@ -340,6 +348,13 @@ def install_pins(
             out.append(f)
     doc_lines = (text or "").splitlines()
     for n, line in enumerate(doc_lines, start=1):
+        if "conda" in line and (py := _OLD_PYTHON.search(line)) is not None:
+            # StreamingLLM's ``conda create -yn streaming python=3.8``: the environment the README builds
+            message = f"python={py.group(1)} (conda): {_PYTHON_WHY}"
+            f = Finding.from_rule(rule, file=readme, line=n, message=message, snippet=py.group(0).strip()[:200])
+            f.severity = "blocking"
+            f.reason = f"the README's install command: {message} ({readme}:{n})"
+            out.append(f)
         for m in _CONDA.finditer(line):
             pin = _CONDA_TORCH.search(m.group(1))
             if pin is None or (pin.group(1) not in ("=", "==") and not _below(pin.group(2), _NEURON_TORCH)):
