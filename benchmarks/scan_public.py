@@ -234,7 +234,27 @@ def main(argv: list[str] | None = None) -> int:
             print(_render(name, out[name]))
     if args.json:
         print(json.dumps(out, indent=1))
+    elif len(out) > 1:
+        print(_summary(out))
     return 0
+
+
+def _summary(out: dict[str, dict]) -> str:
+    """The figures over several repositories, as the README states them: means of precision and recall (and how many
+    reach 0.95 and 0.90), hand-blocking labels blocking, blocking items on no default path, exit tests within 2x."""
+    fs = list(out.values())
+    p = [f["precision"] for f in fs]
+    r = [f["recall"] for f in fs]
+    hit = sum(len(f["hand_blocking_found_blocking"]) for f in fs)
+    false = sum(len(f["blocking_items_blocking_no_default_path"]) for f in fs)
+    within = sum(0.5 <= f["exit_ratio"] <= 2 for f in fs)
+    return (
+        f"== {len(fs)} repositories: precision mean {sum(p) / len(p):.2f} ({sum(x >= 0.95 for x in p)} at 0.95 or "
+        f"more), recall mean {sum(r) / len(r):.2f} ({sum(x >= 0.9 for x in r)} at 0.90 or more), {hit} of "
+        f"{sum(f['hand_blocking'] for f in fs)} hand-blocking labels blocking, {false} of "
+        f"{sum(f['produced_blocking'] for f in fs)} blocking items on no default path, exit within 2x on {within} "
+        f"of {len(fs)}"
+    )
 
 
 if __name__ == "__main__":

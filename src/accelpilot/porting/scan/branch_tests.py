@@ -279,6 +279,11 @@ def _flag(test: ast.expr) -> str | None:
     return ast.unparse(test) if name is not None and _FLAG_NAME.match(name) else None
 
 
+# A parameter or flag named for whether the caller runs on a GPU (``use_gpu``, ``use_cuda``, ``on_gpu``, ``cuda``):
+# ``visit_branches`` reads an early return on it, ``python.py`` makes its test line a trigger.
+GPU_FLAG = r"(?:use_|on_|is_|has_|with_)?(?:gpu|cuda)s?"
+
+
 def _asks_cuda_device(test: ast.expr) -> bool:
     """``x.is_cuda``, ``x.device.type == "cuda"``, ``torch.cuda.is_available()``, alone or in an ``and``."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):

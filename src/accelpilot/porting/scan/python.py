@@ -6,6 +6,7 @@ import ast
 import re
 
 from accelpilot.porting.scan.attention import manual_attention
+from accelpilot.porting.scan.branch_tests import GPU_FLAG
 from accelpilot.porting.scan.decode_syncs import decode_syncs
 from accelpilot.porting.scan.dist_launch import dist_launchers
 from accelpilot.porting.scan.fid_eval import fid_lines
@@ -31,7 +32,7 @@ from accelpilot.porting.scan.visitor import PyVisitor
 # name cpp_extension, these lines (and the import that makes ``load`` cpp_extension's) are triggers too, and so is a
 # test of a GPU flag the caller passes (``if ... or not use_gpu: return`` before ColBERT's CUDA builds).
 _EXTENSION_LINE = re.compile(
-    rb"cpp_extension|CppExtension|\bload(?:_inline)?[ \t]*\(|\bnot[ \t]+(?:use_|on_|is_|has_|with_)?(?:gpu|cuda)s?\b"
+    rb"cpp_extension|CppExtension|\bload(?:_inline)?[ \t]*\(|\bnot[ \t]+" + GPU_FLAG.encode() + rb"\b"
 )
 
 

@@ -10,6 +10,7 @@ from accelpilot.porting.scan.branch_tests import (
     _CUDA_QUERIES,
     _PLACEMENT,
     _TARGET_DEVICES,
+    GPU_FLAG,
     _asks_flash,
     _asks_gpu_only_runtime,
     _block_after,
@@ -40,8 +41,7 @@ from accelpilot.porting.scan.patterns import (
 from accelpilot.porting.scan.varlen import _names_varlen
 from accelpilot.porting.scan.visit_calls import CallRules
 
-# A parameter named for whether the caller runs on a GPU (``use_gpu``, ``use_cuda``, ``on_gpu``, ``cuda``).
-_GPU_PARAM = re.compile(r"(?:use_|on_|is_|has_|with_)?(?:gpu|cuda)s?")
+_GPU_PARAM = re.compile(GPU_FLAG)
 
 
 class BranchRules(CallRules):
