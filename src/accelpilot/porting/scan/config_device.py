@@ -22,6 +22,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import CONFIG_DEVICE, Finding
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.entry import _README
 from accelpilot.porting.scan.readme_example import example_device_lines
 
 # ``device: 'cuda:0'``, ``"device": "cuda",``, ``ema_device: cuda  # comment``: a key naming a device, a CUDA value.
@@ -78,9 +79,6 @@ def _names(source: str, rel: str) -> bool:
         if q in (rel, base) or rel.endswith("/" + q):
             return True
     return False
-
-
-_README = ("README.md", "README.rst", "README")
 
 
 def readme_example_devices(root: Path, entries: Mapping[str, str], rels: list[str]) -> list[Finding]:

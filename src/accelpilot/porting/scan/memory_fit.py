@@ -18,11 +18,10 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import linked_documents
+from accelpilot.porting.scan.entry import _README, linked_documents
 
 MEMORY_FIT = "memory-fit"
 NEURONCORE_GIB = 16  # trn1: 32 GiB of HBM per chip, 2 NeuronCores (DOMAIN.md)
-_README = ("README.md", "README.rst", "README.txt", "README")
 # ``40GB``, ``112 GB``, ``A100-80G``, ``V100-16GB``, ``24GiB``: a memory figure.
 _FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d+)?)\s?(?:GB|GiB|G)\b")
 # A word that makes a line's figure GPU memory (not disk, FLOPs or a dataset's size).

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from accelpilot.porting.scan.entry import _README
 from accelpilot.porting.scan.option_guards import options
 
 _UNKNOWN = object()
@@ -54,7 +55,6 @@ _OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.NotIn: lambda a, b: a not in b,
 }
 _MAX_CONFIG_BYTES = 200_000
-_README = ("README.md", "README.rst", "README.txt", "README")
 
 
 def _literal(node: ast.AST | None) -> Any:
