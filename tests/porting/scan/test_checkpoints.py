@@ -79,6 +79,9 @@ def test_plain_data_beside_the_weights_and_explicit_weights_only_are_no_item(tmp
     assert [ln for _, ln, _, _ in _loads(_tree(tmp_path, train=yacs))] == [9, 12]
     explicit = _GENERATE.replace('map_location="cpu")', 'map_location="cpu", weights_only=False)')
     assert _loads(_tree(tmp_path, generate=explicit)) == []
+    # diffusion_policy: a load that passes a pickle_module keeps weights_only=False in torch
+    dill = _GENERATE.replace('map_location="cpu")', 'map_location="cpu", pickle_module=dill)')
+    assert _loads(_tree(tmp_path, generate=dill)) == []
     other_key = _GENERATE.replace('["g_ema"]', '["state"]')
     assert _loads(_tree(tmp_path, generate=other_key)) == []  # not read as the checkpoint train.py saves
 

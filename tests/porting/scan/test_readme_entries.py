@@ -319,3 +319,20 @@ def test_a_module_that_launches_an_entry_point_the_readme_also_runs_is_an_altern
         (f.file, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule in ("torch-cuda-api", "cuda-call")
     }
     assert found == {("train.py", "blocking"), ("multiproc.py", "warning")}
+
+
+def test_a_function_of_an_imported_submodule_is_the_examples_entry(tmp_path: Path) -> None:
+    """ImageBind's README: ``from imagebind.models import imagebind_model`` then
+    ``imagebind_model.imagebind_huge(pretrained=True)``: the submodule's function is what the example runs."""
+    readme = (
+        "# Lib\n\n## Usage\n\n```python\nfrom lib.models import model_a\n\n"
+        "model = model_a.build_huge(pretrained=True)\nmodel.eval()\n```\n"
+    )
+    code = "import torch\n\n\ndef build_huge(pretrained=False):\n    return torch.nn.Linear(2, 2)\n"
+    root = _write(
+        tmp_path,
+        {"README.md": readme, "lib/__init__.py": "", "lib/models/__init__.py": "", "lib/models/model_a.py": code},
+    )
+    entries = default_entries(root, _present(root))
+    assert entries.how == {"lib/models/model_a.py": "README example under 'Usage': build_huge(pretrained=True)"}
+    assert entries.scopes == {"lib/models/model_a.py": [("build_huge", 4, 5, frozenset({"pretrained"}))]}

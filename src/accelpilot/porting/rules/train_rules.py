@@ -264,8 +264,9 @@ TRAIN_RULES: tuple[Rule, ...] = (
         targets=NEURON,
         effort="days",
         item="repo",
-        title="default path trains in fp32 (no autocast, bf16 or fp16)",
-        why="The repository trains in fp32: no autocast, half or bf16 anywhere in its code. Trainium's matrix "
+        title="default path runs in fp32 (no autocast, bf16 or fp16)",
+        why="The default path trains (or, with no training step, infers) in fp32: no autocast, half or bf16 in the "
+        "code it runs (a separate script's autocast is its own item). Trainium's matrix "
         "engines run bf16 at several times their fp32 rate, so a port that keeps fp32 keeps a fraction of the chip. "
         'Decide the precision (`torch.autocast(device_type="neuron", dtype=torch.bfloat16)` around the forward and '
         "loss, or bf16 weights with fp32 optimizer state) and re-validate the metrics the repository reports.",

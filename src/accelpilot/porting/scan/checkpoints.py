@@ -164,6 +164,12 @@ def _is_load(node: ast.AST) -> bool:
     )
 
 
+def _weights_only_load(node: ast.AST) -> bool:
+    """A ``torch.load`` that torch >= 2.6 runs with ``weights_only=True``: not one that passes a ``pickle_module``
+    (``pickle_module=dill``, diffusion_policy's workspaces), for which torch keeps ``weights_only=False``."""
+    return _is_load(node) and not any(k.arg == "pickle_module" for k in node.keywords)  # type: ignore[attr-defined]
+
+
 def _key(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -349,7 +355,7 @@ def checkpoint_loads(
         lines = data.decode("utf-8", "replace").splitlines()
         parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Call) or not _is_load(node):
+            if not isinstance(node, ast.Call) or not _weights_only_load(node):
                 continue
             keys = _keys_read(node, parents, _scope_of(node, parents, tree))
             own = sorted(k for k in keys if k in saved)

@@ -165,6 +165,9 @@ def example_entries(text: str, root: Path, rels: Iterable[str]) -> tuple[dict[st
                 module, name = names[f.id]
             elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names:
                 module, name = names[f.value.id]
+                if name and f"{module}.{name}" in resolver.mods:
+                    # ``from imagebind.models import imagebind_model``: a submodule, whose function is called
+                    module, name = f"{module}.{name}", ""
                 if name and f.attr.startswith("_"):
                     continue
                 # ``Chronos2Pipeline.from_pretrained(...)``: the imported class is what the example builds; a

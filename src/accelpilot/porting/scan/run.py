@@ -441,7 +441,7 @@ def scan_path(
             mark_device_checkpoint_loads(findings, entries, lambda: _python_sources(files, unread))
             mark_config_devices(findings, entries, _text_reader(files, unread), rels)
             findings += readme_example_devices(root, entries, rels) if root.is_dir() else []
-            findings += fp32_training(entries, precision)
+            findings += fp32_training(entries, precision, _importers(prepared, rels))
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
