@@ -396,6 +396,11 @@ DECLARED_ONLY = EffortRow(
 NUMPY_NAMES = EffortRow(
     0.25, 1, "replace numpy's removed names with the ones the rule names and re-run the path", _REASONED
 )
+# A ``stack-upgrade`` item of ``pkg_resources`` (gone from setuptools 82): ``importlib.resources`` and
+# ``importlib.metadata`` replace its few calls, or setuptools is pinned below 82.
+PKG_RESOURCES_CALLS = EffortRow(
+    0.1, 0.5, "replace pkg_resources calls with importlib.resources/importlib.metadata and re-run the path", _REASONED
+)
 # Each further kernel of a family: its variants (forward/backward, varlen, autotuned configurations) share the op's
 # reference, tests and tiling, so each adds a fraction of the first kernel's range.
 FAMILY_STEP = (0.25, 1.0)

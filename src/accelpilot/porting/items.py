@@ -17,6 +17,7 @@ from accelpilot.porting.effort import (
     KERNEL_LANGUAGE,
     NUMPY_NAMES,
     OPTIONAL_LIBRARY,
+    PKG_RESOURCES_CALLS,
     ROWS,
     SMALL_EXTENSION,
     SMALL_KERNEL_BYTES,
@@ -246,6 +247,8 @@ def _days(
         return VENDORED_PROJECT.low, VENDORED_PROJECT.high, VENDORED_PROJECT.assumption
     if key == "repo|stack-upgrade|numpy":
         return NUMPY_NAMES.low, NUMPY_NAMES.high, NUMPY_NAMES.assumption
+    if key == "repo|stack-upgrade|setuptools":
+        return PKG_RESOURCES_CALLS.low, PKG_RESOURCES_CALLS.high, PKG_RESOURCES_CALLS.assumption
     if key.startswith("package|") and RULES.get(rule) is not None and RULES[rule].item == "kernel":
         r = KERNEL_LANGUAGE
     if key.startswith("package|cuda-kernel-library|") and key.rpartition("|")[2] in EAGER_EQUIVALENT:

@@ -185,3 +185,18 @@ def test_matplotlib_and_python_removals_are_sites_of_their_own_library() -> None
     assert (
         stack_sites(b"from collections import OrderedDict\nimport matplotlib.pyplot as plt\nplt.get_cmap('x')\n") == []
     )
+
+
+def test_pkg_resources_is_a_setuptools_site_with_its_own_effort(tmp_path: Path) -> None:
+    """ImageBind's ``import pkg_resources`` (setuptools 82.0 removed it): an import-time site of its own library,
+    blocking on the default path, sized as a few calls to replace (0.1-0.5 d), not as a library upgrade. Near miss:
+    the word in a string."""
+    sites = stack_sites(b"import pkg_resources\n\nPATH = pkg_resources.resource_filename('lib', 'v.txt')\n")
+    assert [(ln, subject) for _, ln, _, _, subject, _ in sites] == [(1, "import-time")]
+    assert "setuptools removed pkg_resources in 82.0" in sites[0][2]
+    assert stack_sites(b"import torch\nNOTE = 'pkg_resources is gone'\n") == []
+    (tmp_path / "run.py").write_text("from pkg_resources import resource_filename\n\nprint(resource_filename)\n")
+    (tmp_path / "README.md").write_text("Run `python run.py`.\n")
+    items = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "stack-upgrade"]
+    assert [(i.severity, i.days_low, i.days_high) for i in items] == [("blocking", 0.1, 0.5)]
+    assert items[0].title.endswith("setuptools")

@@ -207,6 +207,8 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if b"torchtext" in data and _TORCHTEXT.search(data) is not None:
         return True
+    if b"pkg_resources" in data and _PKG_RESOURCES.search(data) is not None:
+        return True
     if b"_axis" in data and any(a.encode() in data for a in MPL_AXES):
         return True
     if b"get_cmap" in data and b"matplotlib" in data:
@@ -229,6 +231,11 @@ def _removed_import(data: bytes) -> bool:
 
 
 _TORCHTEXT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+torchtext\b", re.M)
+# setuptools 82.0.0 (February 2026) removed ``pkg_resources`` (its changelog): a fresh environment's setuptools has
+# none, so ``import pkg_resources`` raises unless setuptools is pinned below 82 (ImageBind's packaged-vocabulary
+# lookup); ``importlib.resources``/``importlib.metadata`` replace it.
+PKG_RESOURCES = "pkg_resources"
+_PKG_RESOURCES = re.compile(rb"^[ \t]*(?:import|from)[ \t]+pkg_resources\b", re.M)
 
 
 def _timm_gone(module: str) -> bool:
@@ -275,6 +282,12 @@ def _removed_site(node: ast.AST) -> tuple[str, bool | None] | None:
         return (
             f"{how.format(mods[0])} (torchtext's last release, 0.18.0, is built for torch 2.3: on a later torch its "
             "native library fails to load, OSError)",
+            True,
+        )
+    if any(m == PKG_RESOURCES or m.startswith(PKG_RESOURCES + ".") for m in mods):
+        return (
+            f"{how.format(mods[0])} (setuptools removed pkg_resources in 82.0: ModuleNotFoundError unless "
+            "setuptools stays below 82)",
             True,
         )
     timm = [m for m in mods if _timm_gone(m)]
