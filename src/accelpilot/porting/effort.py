@@ -129,6 +129,12 @@ ROWS: dict[str, EffortRow] = {
         "vendor the model's Hub code at a pinned revision so the port can edit and review it",
         _REASONED,
     ),
+    "parity-validation": EffortRow(
+        0,
+        0,
+        "counted once as the exit test's re-validation on the destination (2 d): this item names the reference",
+        _REASONED,
+    ),
     "model-bringup": EffortRow(
         0.5,
         2,

@@ -222,6 +222,19 @@ MODEL_RULES: tuple[Rule, ...] = (
         "pad to a fixed (bucketed) size with a mask instead.",
     ),
     Rule(
+        id="parity-validation",
+        item="repo",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="output parity on the neuron device (against the repository's own reference)",
+        why="A port is done when the default path's outputs on the `neuron` device match the source's: the metrics "
+        "the README reports, the repository's tests, or CPU outputs recorded first where it ships neither. The "
+        "exit test counts this re-validation once (2 engineer-days); the item says what it is checked against.",
+    ),
+    Rule(
         id="model-bringup",
         item="repo",
         category="unsupported_operator",

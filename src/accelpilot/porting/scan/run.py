@@ -60,6 +60,7 @@ from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.step_syncs import configured_syncs, cross_file_syncs
 from accelpilot.porting.scan.submodules import unscanned_submodules
 from accelpilot.porting.scan.timm_pins import mark_timm_mixup, timm_pin
+from accelpilot.porting.scan.validation import parity_validation
 from accelpilot.porting.scan.walk import display_name, walk
 
 # Compile hazards whose cause is host-side code by nature: a collator padding each batch to its longest sample runs
@@ -429,6 +430,7 @@ def scan_path(
             findings = fallback_reach(findings, tree)
             mark_setting_gated(findings, tree, entries)
             findings += model_bringup(entries, _reader(files, unread), rels)
+            findings += parity_validation(root, entries, rels) if root.is_dir() else []
             findings += memory_fit(root, entries) if root.is_dir() else []
             findings += (
                 install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
