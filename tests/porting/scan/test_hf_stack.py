@@ -242,3 +242,38 @@ def test_llavas_shape_a_wrapper_script_a_pinned_stack_and_a_trainer_subclass(tmp
     (root / "pyproject.toml").write_text('[project]\nname = "llava"\ndependencies = ["transformers>=4.37"]\n')
     by = {(f.rule, f.file, f.line): f for f in scan_path(root, jobs=1).findings}
     assert by[("stack-upgrade", "scripts/pretrain.sh", 2)].severity == "blocking"
+
+
+LEGACY_README = """\
+# Heads
+
+```bash
+python -m heads.cli --model m
+```
+
+## Training (legacy)
+
+```bash
+torchrun --nproc_per_node=4 heads/train_legacy.py \\
+    --evaluation_strategy "no" \\
+    --tf32 True
+```
+"""
+CLI = "import torch\n\ndef main():\n    print(torch.zeros(1))\n\nif __name__ == '__main__':\n    main()\n"
+
+
+def test_a_superseded_training_script_blocks_only_when_it_is_run(tmp_path: Path) -> None:
+    """Medusa's shape: the README's current command serves; its legacy section runs ``train_legacy.py``, whose
+    removed Trainer field and ``--tf32`` would stop that command only, so they are warnings that say so."""
+    files = {"README.md": LEGACY_README, "heads/__init__.py": "", "heads/cli.py": CLI, "heads/train_legacy.py": TRAIN}
+    root = _write(tmp_path, {**files, "heads/utils.py": "", "requirements.txt": "transformers>=4.28.1\n"})
+    log = scan_path(root, jobs=1)
+    flags = {f.rule: f for f in log.findings if f.file == "README.md" and f.line in (11, 12)}
+    assert set(flags) == {"stack-upgrade", "trainer-cuda-setting"}
+    for f in flags.values():
+        assert f.severity == "warning" and (f.reason or "").startswith("blocks when it is run: superseded script")
+    # with no other command, the legacy script is the run, and its flags block
+    (root / "README.md").write_text(LEGACY_README.replace("python -m heads.cli --model m", "pip install -e ."))
+    log = scan_path(root, jobs=1)
+    tf32 = next(f for f in log.findings if f.rule == "trainer-cuda-setting")
+    assert tf32.severity == "blocking" and (tf32.reason or "").startswith("entry point heads/train_legacy.py")

@@ -304,9 +304,16 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
             entries.update(own)
         promoted = promoted_folders(entries)
     runs = {s: how for s, how in entries.items() if not _installs(s)}
-    kept = Entries({s: how for s, how in runs.items() if context_of_path(s, promoted=promoted) is None})
+    current = {s: how for s, how in runs.items() if not _LEGACY.search(s.rpartition("/")[2])}
+    kept = Entries({s: how for s, how in (current or runs).items() if context_of_path(s, promoted=promoted) is None})
     kept.others = {s: tuple(o) for s, o in others.items() if s in kept}
+    kept.superseded = {s: how for s, how in runs.items() if current and s not in current}
     return kept, text
+
+
+# A script its own name marks as superseded (Medusa's ``medusa/train/train_legacy.py``, run by the README's section
+# on "the initial release"): an alternative to the README's current runs, the default path only when nothing else runs.
+_LEGACY = re.compile(r"(?:^|[_.-])(?:legacy|deprecated|old)(?:[_.-]|$)", re.IGNORECASE)
 
 
 def _installs(script: str) -> bool:
@@ -370,6 +377,7 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         wraps |= {e: m for e, m in _script_launchers(entries).items() if e not in wraps}
         run = _with_path_dirs(root, entries, present)
         run.others = getattr(entries, "others", {})
+        run.superseded = getattr(entries, "superseded", {})
         return EntryPoints(how=run, wraps=wraps)
     if text is not None:
         scopes, how = example_entries(text, root, present)

@@ -67,10 +67,13 @@ class Modules(dict[str, str]):
 class Entries(dict[str, str]):
     """Entry point -> how it is known (a README command ...); ``path_dirs``: the folders its scripts put on
     ``sys.path`` (RAFT's ``sys.path.append('core')``), where every module of the run finds a bare import;
-    ``others``: the later commands that run a script too (RWKV-LM's prepare, then run script)."""
+    ``others``: the later commands that run a script too (RWKV-LM's prepare, then run script); ``superseded``: the
+    scripts a README runs that their own names mark as superseded (``train_legacy.py``), no entry point while another
+    command runs, kept with their commands so that what they would stop is said as "blocks when it is run"."""
 
     path_dirs: frozenset[str] = frozenset()
     others: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # replaced per instance, never mutated
+    superseded: Mapping[str, str] = MappingProxyType({})
 
 
 def script_dirs(entries: Iterable[str]) -> frozenset[str]:

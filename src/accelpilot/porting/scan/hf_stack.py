@@ -23,7 +23,7 @@ Facts, each checked in the wheels on PyPI (2026-12-06), kept here as data:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,16 +162,19 @@ def launch_settings(
 ) -> list[Finding]:
     """Findings for the ``TrainingArguments`` flags of each entry script's README command (its default command):
     ``--tf32 True`` (blocking), removed fields (``stack-upgrade``; blocking unless the parser keeps unknown
-    strings), ``--fsdp`` (the Trainer's FSDP; FSDP2 on a current transformers)."""
+    strings), ``--fsdp`` (the Trainer's FSDP; FSDP2 on a current transformers). A superseded script's command
+    (``Entries.superseded``) gets the same findings, none blocking: each blocks when that command is run."""
     out: list[Finding] = []
     mods = _module_names(rels, how)
-    for script, cmd in how.items():
+    superseded: Mapping[str, str] = getattr(how, "superseded", {})
+    for script, cmd in [*how.items(), *superseded.items()]:
+        first = len(out)
         src = _parser_source(script, read, mods)
         if src is None:
             continue
         command = doc_command(root, cmd)
         lenient = b"return_remaining_strings=True" in src
-        where = f"entry point {script} ({cmd[:160]})"
+        where = f"{'superseded script' if script in superseded else 'entry point'} {script} ({cmd[:160]})"
         for name, val, ln, text in command_flags(command):
             doc = command[0][1]
             f = None
@@ -224,6 +227,11 @@ def launch_settings(
             if f is not None:
                 out.append(f)
         out += _alternatives(root, script, command)
+        if script in superseded:
+            for f in out[first:]:
+                if f.severity == "blocking":
+                    f.severity = "warning"
+                    f.reason = f"blocks when it is run: {f.reason}"
     return out
 
 
