@@ -90,6 +90,9 @@ def test_pins_are_read_from_requirements_setup_and_pyproject(tmp_path: Path) -> 
     ("source", "sites"),
     [
         ("from openai import openai_object\n", [(1, IMPORT_TIME)]),
+        # Medusa's vendored Llama: gone from transformers 4.39.0's utils (in 4.38.2's)
+        ("from transformers.utils import (\n    logging,\n    is_flash_attn_available,\n)\n", [(1, IMPORT_TIME)]),
+        ("from transformers.utils import is_flash_attn_2_available\n", []),
         ("import transformers\nm = transformers.AutoModel.from_pretrained('x', load_in_8bit=True)\n", [(2, CALL_TIME)]),
         ("def f(t):\n    return Trainer(model=None, tokenizer=t)\n", [(2, CALL_TIME)]),
         ("args = TrainingArguments(evaluation_strategy='no')\n", [(1, CALL_TIME)]),

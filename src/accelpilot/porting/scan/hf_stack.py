@@ -64,7 +64,12 @@ REMOVED_KWARGS: dict[str, dict[str, tuple[str, str]]] = {
     "save_image": {"range": ("torchvision", "0.17")},
 }
 # Names removed from a module: module -> name -> (library, version).
-REMOVED_NAMES = {"openai": {"openai_object": ("openai", "1.0")}}
+# ``is_flash_attn_available``: in transformers 4.38.2's ``transformers/utils/__init__.py``, not in 4.39.0's (read in the
+# wheels; ``is_flash_attn_2_available`` replaced it): Medusa's vendored Llama imports it at module level.
+REMOVED_NAMES = {
+    "openai": {"openai_object": ("openai", "1.0")},
+    "transformers.utils": {"is_flash_attn_available": ("transformers", "4.39")},
+}
 # TrainingArguments fields a command line may still pass: flag -> (library, version that removed it).
 REMOVED_FLAGS = dict(REMOVED_KWARGS["TrainingArguments"])
 TF32_STOP = (
