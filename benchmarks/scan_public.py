@@ -95,6 +95,12 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 26: gptfast (pytorch-labs/gpt-fast), mdlm (kuleshov-group/mdlm), flamingo
   (mlfoundations/open_flamingo), deepsdf (facebookresearch/DeepSDF), labels cae32a4: first scored with the scanner
   at 742184d, frozen the same way (match files 21a1c59).
+- held out, round 27: dpolicy (real-stanford/diffusion_policy), tabpfn (automl/TabPFN), hrnet
+  (leoxiaobin/deep-high-resolution-net.pytorch), imagebind (facebookresearch/ImageBind), labels 209a9cd: first scored
+  with the scanner at 3c57147, frozen the same way (match files f767ce5).
+- held out, round 28: neuralop (neuraloperator/neuraloperator), fastmoe (laekov/fastmoe), medusa
+  (FasterDecoding/Medusa), clap (LAION-AI/CLAP), labels 9c151be: first scored with the scanner of the working tree
+  after 3d2388a with the parity-validation item (committed in a8b03fe), frozen the same way (match files 9c6d560).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
