@@ -42,6 +42,8 @@ def _sites(source: str) -> list[tuple[int | None, str | None]]:
         ("import timm\nassert timm.__version__.startswith('0.3')\n", [(2, IMPORT_TIME)]),
         ("import torch\n\ndef spec(y):\n    return torch.stft(y, 1024, hop_length=256)\n", [(4, CALL_TIME)]),
         ("import torch\n\ndef spec(y):\n    return y.stft(512, center=False)\n", [(4, CALL_TIME)]),
+        # CLAP's long-audio crop: numpy.random has no ``integers`` (a Generator method)
+        ("import numpy as np\n\ndef crop(n):\n    return np.random.integers(0, n + 1)\n", [(4, None)]),
     ],
 )
 def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | None]]) -> None:
@@ -58,6 +60,9 @@ def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | No
         "import torch\nassert torch.__version__ >= '2.0'\n",  # a lower bound, not a pin
         "import timm\nif timm.__version__ == '0.3.2':\n    pass\n",  # a test, not an assert
         "import somelib as np\nx = np.float\n",  # no numpy import: not numpy's alias
+        # numpy.random's own names, a Generator's method, and a module-level import-time draw
+        "import numpy as np\nrng = np.random.default_rng(0)\nk = rng.integers(0, 3) + np.random.randint(3)\n",
+        "import numpy as np\nnp.random.seed(0)\nx = np.random.RandomState(1).random_integers(1, 2)\n",
         "import torch\nS = torch.stft(y, 1024, return_complex=True)\n",  # the argument torch 2.0 asks for
         "import librosa\nS = librosa.stft(y, n_fft=1024)\n",  # librosa's stft, not torch's
         "from scipy import signal\nf, t, S = signal.stft(y)\n",

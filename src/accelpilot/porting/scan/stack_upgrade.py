@@ -33,130 +33,28 @@ from accelpilot.porting.scan.families import _module_names, imports_of
 from accelpilot.porting.scan.hf_stack import REMOVED_KWARGS, REMOVED_NAMES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.stack_tables import (
+    BACK_IN_NUMPY2,
+    COLLECTIONS_ABCS,
+    MPL_AXES,
+    NUMPY_RANDOM,
+    REMOVED_FROM,
+    REMOVED_MODULES,
+    REMOVED_NUMPY,
+    REMOVED_NUMPY2,
+    TIMM_GONE_PREFIXES,
+    TORCHAUDIO_GONE,
+    TORCHAUDIO_GONE_MODULES,
+    TORCHAUDIO_IO,
+    TORCHTEXT,
+)
 
 RULE = "stack-upgrade"
 IMPORT_TIME = "import-time"
 CALL_TIME = "call-time"
-# numpy aliases removed in 1.24 -> what they were (AttributeError on numpy 2.4.6).
-REMOVED_NUMPY = {
-    "float": "float",
-    "int": "int",
-    "object": "object",
-    "str": "str",
-    "complex": "complex",
-    "unicode": "str",
-}
-# Removed in 1.24 and back in 2.0 as numpy scalar types: fail on numpy 1.24-1.26 only.
-BACK_IN_NUMPY2 = frozenset({"bool", "long"})
-# Names numpy 2 took out of its main namespace (NEP 52; ``trapz`` and ``in1d`` in 2.4), each ``hasattr`` tried on the
-# installed numpy 2.4.6 -> the release that removed it (AttributeError). Depth Anything V2's metric trainer starts
-# with ``warnings.simplefilter('ignore', np.RankWarning)``.
-REMOVED_NUMPY2 = {
-    **dict.fromkeys(
-        (
-            "float_",
-            "complex_",
-            "unicode_",
-            "string_",
-            "NaN",
-            "NAN",
-            "Inf",
-            "Infinity",
-            "infty",
-            "PINF",
-            "NINF",
-            "RankWarning",
-            "product",
-            "cumproduct",
-            "sometrue",
-            "alltrue",
-            "asfarray",
-            "find_common_type",
-            "round_",
-            "msort",
-            "cast",
-            "mat",
-            "longfloat",
-            "cfloat",
-            "int0",
-            "bool8",
-            "object0",
-            "ComplexWarning",
-            "VisibleDeprecationWarning",
-            "AxisError",
-        ),
-        "2.0",
-    ),
-    "trapz": "2.4",
-    "in1d": "2.4",
-}
-# timm modules 0.4.12 had and 1.0.31 has not (the two wheels' file lists compared; ``timm.models.layers`` itself stays
-# as a shim, its submodules do not): the import raises ModuleNotFoundError on timm >= 1.0. A repository that pins
-# timm 0.4 keeps working, so a site is listed, never blocking (VideoMAE's and EquiFormer's ``timm.optim.novograd``).
-TIMM_GONE_PREFIXES = (
-    "timm.optim.novograd",
-    "timm.models.layers.",
-    "timm.data.parsers",
-    "timm.models.efficientnet_blocks",
-    "timm.models.efficientnet_builder",
-    "timm.models.gluon_",
-)
-# ``collections`` aliases of its ABCs, removed in Python 3.10 (``collections.Callable`` is an AttributeError, ``from
-# collections import Mapping`` an ImportError on the Python 3.11 here; Neuron's torch needs Python 3.10 or later).
-COLLECTIONS_ABCS = frozenset(
-    {
-        "Awaitable", "AsyncIterable", "AsyncIterator", "ByteString", "Callable", "Container", "Coroutine",
-        "Generator", "Hashable", "ItemsView", "Iterable", "Iterator", "KeysView", "Mapping", "MappingView",
-        "MutableMapping", "MutableSequence", "MutableSet", "Sequence", "Set", "Sized", "ValuesView",
-    }
-)  # fmt: skip
-# matplotlib APIs gone from the installed 3.11.2 (``hasattr`` tried): ``cm.get_cmap`` (removed in 3.9; use
-# ``matplotlib.colormaps[name]``) and Axes3D's ``w_xaxis``/``w_yaxis``/``w_zaxis`` (removed in 3.8; use ``xaxis``),
-# E(3) diffusion's visualiser, run every test epoch.
-MPL_AXES = frozenset({"w_xaxis", "w_yaxis", "w_zaxis"})
 _ABC_NAMES = b"|".join(sorted(a.encode() for a in COLLECTIONS_ABCS))
 _COLLECTIONS_ATTR = re.compile(rb"collections\.(?:%s)\b" % _ABC_NAMES)  # literal-first: sre's fast search
 _COLLECTIONS_FROM = re.compile(rb"from[ \t]+collections[ \t]+import[^\n]*\b(?:%s)\b" % _ABC_NAMES)
-# torchtext's last release (0.18.0, April 2024) is built for torch 2.3: on the installed torch 2.13 ``import
-# torchtext`` raises ``OSError: Could not load this library: .../libtorchtext.so`` (tried). No torchtext pairs with the
-# torch TorchNeuron ships, so an import the default path makes stops it (The Annotated Transformer reimplementations'
-# legacy ``torchtext.data.Field``, S4's LRA loaders imported by every run).
-TORCHTEXT = "torchtext"
-# Names a current stack no longer has, each import tried on the installed one (torch 2.13.0, scipy 1.17.1):
-# ``from torch._utils import _accumulate`` (deep-text-recognition-benchmark's dataset split) raises ImportError.
-REMOVED_FROM: dict[str, dict[str, str]] = {
-    "torch._utils": {"_accumulate": "torch 2.13"},
-    "torch.utils.data.dataset": {"_accumulate": "torch 2.13"},
-    "scipy.misc": {n: "scipy 1.17" for n in ("imread", "imsave", "imresize", "imrotate", "toimage", "bytescale")},
-}
-# Modules numpy 2.0 made private (``numpy.lib.arraypad`` -> ``numpy.lib._arraypad_impl``): ModuleNotFoundError on
-# numpy 2.4.6 (FourCastNet's ``from numpy.lib.arraypad import pad``, VideoMAE's ``numpy.lib.function_base``).
-REMOVED_MODULES = frozenset(
-    f"numpy.lib.{m}"
-    for m in (
-        "arraypad",
-        "arraysetops",
-        "arrayterator",
-        "function_base",
-        "histograms",
-        "index_tricks",
-        "nanfunctions",
-        "polynomial",
-        "shape_base",
-        "twodim_base",
-        "type_check",
-        "ufunclike",
-        "utils",
-    )
-)
-# torchaudio 2.9 moved its I/O onto torchcodec and dropped the rest (read in torchaudio 2.11.1's wheel: its
-# ``__init__.py`` defines ``load``/``save`` as ``load_with_torchcodec``/``save_with_torchcodec``, which import
-# ``torchcodec`` when called and raise ImportError without it; torchcodec is no dependency of the wheel, whose only
-# requirement is torch; ``info``, ``set_audio_backend``, ``list_audio_backends`` and the ``backend``, ``io``,
-# ``sox_effects`` and ``kaldi_io`` modules are gone). TorchNeuron's torch pairs with such a torchaudio.
-TORCHAUDIO_IO = frozenset({"load", "save"})
-TORCHAUDIO_GONE = frozenset({"info", "set_audio_backend", "list_audio_backends", "get_audio_backend"})
-TORCHAUDIO_GONE_MODULES = frozenset({"backend", "io", "sox_effects", "kaldi_io"})
 _TORCHAUDIO_ALIAS = re.compile(rb"^[ \t]*import[ \t]+torchaudio(?:[ \t]+as[ \t]+(\w+))?[ \t]*$", re.M)
 _TORCHAUDIO_USE = re.compile(
     rb"\.(?:load|save|info|set_audio_backend|list_audio_backends|get_audio_backend)\(|torchaudio\.(?:backend|io|sox_effects|kaldi_io)\b"
@@ -222,7 +120,11 @@ def worth_parsing(data: bytes) -> bool:
     if b"numpy" not in data:
         return False
     names = frozenset(m.group(1) or b"numpy" for m in _NUMPY_ALIAS.finditer(data))
-    return bool(names) and _alias_use(names).search(data) is not None
+    if not names:
+        return False
+    if b".random." in data and any(m.group(1).decode() not in NUMPY_RANDOM for m in _random_use(names).finditer(data)):
+        return True
+    return _alias_use(names).search(data) is not None
 
 
 def _removed_import(data: bytes) -> bool:
@@ -311,6 +213,25 @@ def _removed_site(node: ast.AST) -> tuple[str, bool | None] | None:
 def _alias_use(names: frozenset[bytes]) -> re.Pattern[bytes]:
     """A removed alias after any of the names numpy is imported as (``np``, almost always: compiled once)."""
     return re.compile(rb"\b(?:%s)\.%s" % (b"|".join(re.escape(n) for n in sorted(names)), _ALIASES))
+
+
+@functools.cache
+def _random_use(names: frozenset[bytes]) -> re.Pattern[bytes]:
+    """``np.random.<name>(`` after any of the names numpy is imported as."""
+    return re.compile(rb"\b(?:%s)\.random\.([A-Za-z]\w*)\b" % b"|".join(re.escape(n) for n in sorted(names)))
+
+
+def _numpy_random_site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | None:
+    """``np.random.integers(...)``: a name numpy.random has never had (``integers`` is a ``Generator`` method), an
+    AttributeError on any numpy, the current one included."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)):
+        return None
+    owner = node.value
+    if owner.attr != "random" or not isinstance(owner.value, ast.Name) or owner.value.id not in numpy_names:
+        return None
+    if node.attr.startswith("_") or node.attr in NUMPY_RANDOM:
+        return None
+    return f"{owner.value.id}.random.{node.attr} (numpy.random has no {node.attr}: AttributeError on any numpy)", True
 
 
 def _version_pin(node: ast.Assert) -> str | None:
@@ -454,7 +375,7 @@ def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | Non
                     f"fails on numpy 1.24-1.26 only)",
                     False,
                 )
-    other = _mpl_or_collections_site(node)
+    other = _mpl_or_collections_site(node) or _numpy_random_site(node, numpy_names)
     if other is not None:
         return other
     if isinstance(node, ast.Assert) and (lib := _version_pin(node)) is not None:
