@@ -69,11 +69,17 @@ def mark_unreached_modules(
     for f in findings:
         # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it (a ``setup.py``
         # build is run by an install command, not by an import: RAFT's ``alt_cuda_corr``)
-        jit = f.rule == "cuda-source-file" and f.defined_in in dead and not f.defined_in.endswith("setup.py")
+        jit = f.rule == "cuda-source-file" and f.defined_in in dead and not _setup_file(f.defined_in)
         if (f.file in dead or jit) and f.porting:
             _unreach(f)
     if loaded:
         _mark_loaded_by_name(findings, graph, loaded, set(entries))
+
+
+def _setup_file(rel: str) -> bool:
+    """``setup.py`` or a variant (HRNet's ``lib/nms/setup_linux.py``, run by ``make``): an install step runs it."""
+    name = rel.rpartition("/")[2]
+    return name.startswith("setup") and name.endswith(".py")
 
 
 def _unreach(f: Finding) -> None:
@@ -199,7 +205,11 @@ def _mark_unrun_trees(findings: list[Finding], rels: list[str], entries: Mapping
     beside ``RWKV-v7/train_temp/train.py``, the README's run): an older generation or a side project of the
     repository, whose kernels no command builds. Their lines are listed apart (``unreached-module``). A folder of
     sources only (``csrc/``), with no Python of its own, is left to the loaders that build it."""
+    # the folders an entry script puts on ``sys.path`` are the run's too (HRNet's ``lib/``, added by
+    # ``tools/_init_paths.py``, holds the NMS extension its datasets import)
     tops = {e.split("/", 1)[0] for e in entries if "/" in e}
+    if tops:  # with every entry at the root, no folder is set apart
+        tops |= {d.split("/", 1)[0] for d in getattr(entries, "path_dirs", ())}
     python_tops = {r.split("/", 1)[0] for r in rels if r.endswith(".py") and "/" in r}
     for f in findings:
         if not (f.file and f.porting and f.file.endswith(_SOURCES) and "/" in f.file):

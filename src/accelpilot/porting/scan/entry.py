@@ -416,17 +416,49 @@ def _with_path_dirs(root: Path, how: dict[str, str], present: set[str]) -> Entri
     """``how`` with the tree folders its scripts put on ``sys.path`` at module level or in a function, each read
     beside the script and else from the root (where a README command runs)."""
     out = Entries(how)
-    folders = {rel.rpartition("/")[0] for rel in present}
+    # every folder holding a scanned file at any depth (HRNet's ``lib/`` holds only packages)
+    folders = {rel.rsplit("/", k)[0] for rel in present for k in range(1, rel.count("/") + 1)}
     dirs: set[str] = set()
     for script in how:
         text = _read(root / script) if script.endswith(".py") else None
+        here = script.rpartition("/")[0]
         for m in _SYS_PATH.finditer(text or ""):
-            here = script.rpartition("/")[0]
             for cand in (posixpath.normpath(posixpath.join(here, m.group(1))), posixpath.normpath(m.group(1))):
                 if cand not in (".", "") and not cand.startswith("..") and cand in folders:
                     dirs.add(cand)
                     break
+        for rel in _path_helpers(root, here, text or "", present):
+            dirs |= _joined_path_dirs(_read(root / rel) or "", here, folders)
     out.path_dirs = frozenset(dirs)
+    return out
+
+
+# ``import _init_paths`` beside the script (HRNet's and Faster R-CNN's ``tools/``): a sibling module imported by its
+# bare name at module level, read when it edits ``sys.path``.
+_BARE_IMPORT = re.compile(r"^import[ \t]+(\w+)[ \t]*(?:#.*)?$", re.M)
+# ``osp.join(this_dir, '..', 'lib')``: the folder a path helper joins from its own (the string parts after the first).
+_JOINED = re.compile(r"""\.join\(\s*[\w.()]+\s*,\s*((?:['"][\w.-]+['"]\s*,\s*)*['"][\w./-]+['"])\s*\)""")
+
+
+def _path_helpers(root: Path, here: str, text: str, present: set[str]) -> list[str]:
+    """The sibling modules ``text`` imports by a bare name that edit ``sys.path``."""
+    out = []
+    for m in _BARE_IMPORT.finditer(text):
+        rel = posixpath.join(here, f"{m.group(1)}.py") if here else f"{m.group(1)}.py"
+        if rel in present and "sys.path." in (_read(root / rel) or ""):
+            out.append(rel)
+    return out
+
+
+def _joined_path_dirs(text: str, here: str, folders: set[str]) -> set[str]:
+    """The tree folders a path helper joins from its own folder and puts on ``sys.path`` (``add_path(lib_path)``
+    after ``lib_path = osp.join(this_dir, '..', 'lib')``)."""
+    out = set()
+    for m in _JOINED.finditer(text):
+        rel = "/".join(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1)))
+        cand = posixpath.normpath(posixpath.join(here, rel))
+        if cand not in (".", "") and not cand.startswith("..") and cand in folders:
+            out.add(cand)
     return out
 
 

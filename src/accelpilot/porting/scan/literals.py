@@ -23,6 +23,18 @@ def _dtype_table(node: ast.Dict) -> bool:
 _EXT_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "load_inline"})
 
 
+def cuda_distutils_extension(node: ast.Call, name: str) -> bool:
+    """``Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], ...)``: a setuptools/distutils extension with a CUDA
+    source among its literal sources (the Faster R-CNN-era NMS builds, compiled by a custom nvcc step: HRNet's
+    ``lib/nms/setup_linux.py``). One of Python or Cython sources only builds for the host."""
+    if name != "Extension":
+        return False
+    arg = next((k.value for k in node.keywords if k.arg == "sources"), node.args[1] if len(node.args) > 1 else None)
+    return isinstance(arg, (ast.List, ast.Tuple)) and any(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.endswith((".cu", ".cuh")) for e in arg.elts
+    )
+
+
 _DATASET_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset"})
 
 

@@ -93,6 +93,7 @@ class Index:
     def __init__(self, definitions: Iterable[Definition]) -> None:
         self.kernels: dict[str, list[tuple[str, str]]] = {}  # name -> [(rule, file)]
         self.extensions: dict[str, tuple[str, str]] = {}  # module name -> (rule, file)
+        self.canonical: dict[str, str] = {}  # an in-place build's import name -> the name its builder gives it
         self.modules: dict[str, list[str]] = {}
         for rule, file, subject, message in sorted(definitions):
             if rule in _LAUNCHED_RULES and _is_definition(rule, message):
@@ -101,6 +102,15 @@ class Index:
                     self.modules.setdefault(file, module_parts(file))
             elif rule == "cpp-extension-cuda" and message == _BUILT.format(message.split("(", 1)[0], subject):
                 self.extensions.setdefault(subject, (rule, file))
+                if message.startswith("Extension(") and "." not in subject:
+                    # a setuptools extension built in place beside its setup file (``build_ext --inplace``): HRNet's
+                    # ``gpu_nms`` of ``lib/nms/setup_linux.py`` is imported as ``nms.gpu_nms`` or ``lib.nms.gpu_nms``
+                    # (a JIT ``load()`` names no folder: its module is not the file beside it)
+                    folder = module_parts(file)[:-1]
+                    for k in range(len(folder)):
+                        alias = ".".join([*folder[k:], subject])
+                        self.extensions.setdefault(alias, (rule, file))
+                        self.canonical.setdefault(alias, subject)
         # what an import statement naming a kernel must also name: the defining module (or its package)
         self.homes = {
             name.encode(): {self.modules[f][-1].encode() for _, f in defs if self.modules[f]}
@@ -152,9 +162,10 @@ class Index:
         """(rule, defining file, module) when ``dotted`` is a built extension module or a name inside one."""
         parts = dotted.split(".")
         for n in range(len(parts), 0, -1):
-            hit = self.extensions.get(".".join(parts[:n]))
+            name = ".".join(parts[:n])
+            hit = self.extensions.get(name)
             if hit is not None:
-                return hit[0], hit[1], ".".join(parts[:n])
+                return hit[0], hit[1], self.canonical.get(name, name)
         return None
 
 
@@ -235,7 +246,7 @@ class RefVisitor(PyVisitor):
     def r_call(self, node: ast.Call) -> None:
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-        if name in _BUILDERS or (name == "load" and self.dotted(f) in _LOADERS):
+        if name in _BUILDERS or (name == "load" and self.dotted(f) in _LOADERS) or name == "Extension":
             self._sources(node)
         if isinstance(f, ast.Subscript):
             d = self.dotted(f.value)

@@ -21,7 +21,14 @@ from accelpilot.porting.scan.dataflow import (
     _targets,
 )
 from accelpilot.porting.scan.int_ranges import bounded_draw
-from accelpilot.porting.scan.literals import _EXT_BUILDERS, MESSAGE_CALLS, _local_source, _upload_method, impl_selector
+from accelpilot.porting.scan.literals import (
+    _EXT_BUILDERS,
+    MESSAGE_CALLS,
+    _local_source,
+    _upload_method,
+    cuda_distutils_extension,
+    impl_selector,
+)
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     BENCHMARK_MODULES,
@@ -169,7 +176,11 @@ class CallRules(VisitorBase):
                 self._read_back(node, name)
             if name in ("autocast", "GradScaler"):
                 self._amp(node, name)
-            elif name in _EXT_BUILDERS or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load"):
+            elif (
+                name in _EXT_BUILDERS
+                or (name == "load" and self.dotted(f) == "torch.utils.cpp_extension.load")
+                or cuda_distutils_extension(node, name)
+            ):
                 ext = self._ext_name(node)
                 self.add("cpp-extension-cuda", node.lineno, f"{name}({ext!r})" if ext else f"{name}(...)", subject=ext)
             elif name in HUB_CALLS or (name == "load" and recv == "torch.hub"):
