@@ -136,3 +136,22 @@ def test_a_conda_environment_file_the_readme_creates_pins_pytorch_unless_it_asks
     assert _pins(tmp_path) == [("environment.yaml", 5, "warning"), ("environment.yaml", 7, "warning")]
     (tmp_path / "README.md").write_text("Run `python train.py`.\n")
     assert _pins(tmp_path) == [("environment.yaml", 5, "warning"), ("environment.yaml", 7, "warning")]
+
+
+def test_a_torch_pin_after_the_quick_starts_own_package_install_blocks_only_when_that_environment_is_built(
+    tmp_path: Path,
+) -> None:
+    """CLAP: the quick start runs ``pip install laion-clap`` (the repository's own distribution); a later section
+    pins ``torch==1.11.0+cu113`` for those who reuse the repository's code. Near miss: with the pin first, or with no
+    install of the own distribution, the pin is the README's install and blocks."""
+    setup = "from setuptools import setup\nsetup(name='laion_clap', install_requires=['numpy'])\n"
+    pin = "pip install torch==1.11.0+cu113 -f https://download.pytorch.org/whl/torch_stable.html"
+    (tmp_path / "setup.py").write_text(setup)
+    (tmp_path / "demo.py").write_text("import torch\n")
+    (tmp_path / "README.md").write_text(f"```\npip install laion-clap\n```\n\n## Environment\n```\n{pin}\n```\n")
+    findings = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin" and f.file == "README.md"]
+    assert [(f.line, f.severity) for f in findings] == [(7, "warning")]
+    assert (findings[0].reason or "").startswith("blocks when this environment is built")
+    (tmp_path / "README.md").write_text(f"```\n{pin}\npip install laion-clap\n```\n")
+    findings = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin" and f.file == "README.md"]
+    assert [(f.line, f.severity) for f in findings] == [(2, "blocking")]

@@ -371,6 +371,10 @@ def install_pins(
                 f.reason = f"the README's install command: {message} ({readme}:{n})"
             out.append(f)
     texts: dict[str, list[str]] = {}
+    # ``pip install laion-clap`` in the quick start: the repository's own package from the index is the user's
+    # install, and a torch pinned on a later README line is another environment's (CLAP's "install the same
+    # environment as we use" for reusing the repository's code): it blocks when that environment is built
+    user = next((n for n, args in pip_lines if own is not None and own in {_dist(w) for w in args.split()}), None)
     for doc, n, args in [(readme or "", n, a) for n, a in pip_lines] + doc_pips:
         if doc not in texts:
             texts[doc] = (_doc_text(root, doc, read, rels) or "").splitlines() if doc else []
@@ -387,9 +391,15 @@ def install_pins(
                 message=message,
                 snippet=f"pip install {args}".strip(),
             )
-            f.severity = "blocking"
             stops = ": the install fails on a Trainium host" if kind == "nvcc" else ""
-            f.reason = f"the README's install command: {message}{stops} ({doc}:{n})"
+            if user is not None and doc == readme and n > user:
+                f.reason = (
+                    f"blocks when this environment is built: the README's install is `pip install {own}` "
+                    f"({readme}:{user}), and this later line pins {message}{stops} ({doc}:{n})"
+                )
+            else:
+                f.severity = "blocking"
+                f.reason = f"the README's install command: {message}{stops} ({doc}:{n})"
             out.append(f)
     out += _prebuilt_ops([(d, _doc_text(root, d, read, rels) or "") for d in [readme or "", *install_docs] if d])
     for f in findings:
