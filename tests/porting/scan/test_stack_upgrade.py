@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from accelpilot.porting.item_keys import stack_library
 from accelpilot.porting.items import build_items
 from accelpilot.porting.scan import scan_path
 from accelpilot.porting.scan.stack_upgrade import (
@@ -42,6 +43,11 @@ def _sites(source: str) -> list[tuple[int | None, str | None]]:
         ("import timm\nassert timm.__version__.startswith('0.3')\n", [(2, IMPORT_TIME)]),
         ("import torch\n\ndef spec(y):\n    return torch.stft(y, 1024, hop_length=256)\n", [(4, CALL_TIME)]),
         ("import torch\n\ndef spec(y):\n    return y.stft(512, center=False)\n", [(4, CALL_TIME)]),
+        # TabPFN's fit: scikit-learn 1.8 removed ``force_all_finite`` (renamed ``ensure_all_finite`` in 1.6)
+        (
+            "from sklearn.utils import check_X_y\n\ndef fit(X, y):\n    return check_X_y(X, y, force_all_finite=False)\n",
+            [(4, CALL_TIME)],
+        ),
         # CLAP's long-audio crop: numpy.random has no ``integers`` (a Generator method)
         ("import numpy as np\n\ndef crop(n):\n    return np.random.integers(0, n + 1)\n", [(4, None)]),
     ],
@@ -60,6 +66,7 @@ def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | No
         "import torch\nassert torch.__version__ >= '2.0'\n",  # a lower bound, not a pin
         "import timm\nif timm.__version__ == '0.3.2':\n    pass\n",  # a test, not an assert
         "import somelib as np\nx = np.float\n",  # no numpy import: not numpy's alias
+        "from sklearn.utils import check_array\nX = check_array([[1.0]], ensure_all_finite=False)\n",
         # numpy.random's own names, a Generator's method, and a module-level import-time draw
         "import numpy as np\nrng = np.random.default_rng(0)\nk = rng.integers(0, 3) + np.random.randint(3)\n",
         "import numpy as np\nnp.random.seed(0)\nx = np.random.RandomState(1).random_integers(1, 2)\n",
@@ -205,3 +212,8 @@ def test_pkg_resources_is_a_setuptools_site_with_its_own_effort(tmp_path: Path) 
     items = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "stack-upgrade"]
     assert [(i.severity, i.days_low, i.days_high) for i in items] == [("blocking", 0.1, 0.5)]
     assert items[0].title.endswith("setuptools")
+
+
+def test_a_removed_scikit_learn_argument_is_a_line_of_the_scikit_learn_upgrade() -> None:
+    message = "check_X_y(force_all_finite=...) (scikit-learn 1.8 removed the argument: TypeError)"
+    assert stack_library(message) == "scikit-learn"

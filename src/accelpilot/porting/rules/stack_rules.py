@@ -26,7 +26,7 @@ STACK_RULES: tuple[Rule, ...] = (
         "`io` modules, a hard assert on a library's exact version, or Hugging Face/openai "
         "arguments a current release removed (`from_pretrained(load_in_8bit=...)`/`use_auth_token=` and "
         "`Trainer(tokenizer=...)` in transformers 5.0, the `--evaluation_strategy` field in 4.51, "
-        "`transformers.utils.is_flash_attn_available` in 4.39, "
+        "`transformers.utils.is_flash_attn_available` in 4.39, scikit-learn's `force_all_finite=` in 1.8, "
         "`openai.openai_object` in openai 1.0), or `torch.stft` of a real input without `return_complex=` (required "
         "since torch 2.0); transformers places on the neuron device only from 5.4. "
         "TorchNeuron native needs a current torch 2.x, so each site fails there: at import when it runs at module "

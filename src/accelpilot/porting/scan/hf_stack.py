@@ -62,6 +62,9 @@ REMOVED_KWARGS: dict[str, dict[str, tuple[str, str]]] = {
     # pairs with a later torchvision
     "make_grid": {"range": ("torchvision", "0.17")},
     "save_image": {"range": ("torchvision", "0.17")},
+    # scikit-learn renamed ``force_all_finite`` to ``ensure_all_finite`` in 1.6 and removed it in 1.8 (read in the
+    # 1.7.2 and 1.8.0 wheels' ``sklearn/utils/validation.py``; no ``**kwargs``): TabPFN's ``check_X_y`` in ``fit``
+    **{call: {"force_all_finite": ("scikit-learn", "1.8")} for call in ("check_array", "check_X_y", "as_float_array")},
 }
 # Names removed from a module: module -> name -> (library, version).
 # ``is_flash_attn_available``: in transformers 4.38.2's ``transformers/utils/__init__.py``, not in 4.39.0's (read in the

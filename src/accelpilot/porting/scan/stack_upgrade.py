@@ -447,6 +447,16 @@ def _reach(roots: set[str], read: Callable[[str], bytes | None], mods: dict[str,
     return seen
 
 
+# The stack a call-time site fails on, by a marker of its message (the first that matches); else Hugging Face's.
+_CALL_STACKS = (
+    ("(torchvision ", "the torchvision paired with the torch TorchNeuron needs"),
+    ("torchaudio", "the torchaudio paired with the torch TorchNeuron needs"),
+    ("(scikit-learn ", "scikit-learn 1.8 or later, what a fresh install resolves"),
+    ("numpy.random has no", "any numpy"),
+)
+_HF_STACK = "the current Hugging Face stack (transformers >= 5.4 is the first to place on the neuron device)"
+
+
 def mark_stack_blocking(
     findings: list[Finding],
     roots: set[str],
@@ -460,13 +470,7 @@ def mark_stack_blocking(
     for f in findings:
         if f.rule == RULE and f.subject == CALL_TIME and f.context is None and f.porting and f.file in entries:
             f.severity = "blocking"
-            stack = (
-                "the torchvision paired with the torch TorchNeuron needs"
-                if "(torchvision " in f.message
-                else "the torchaudio paired with the torch TorchNeuron needs"
-                if "torchaudio" in f.message
-                else "the current Hugging Face stack (transformers >= 5.4 is the first to place on the neuron device)"
-            )
+            stack = next((s for marker, s in _CALL_STACKS if marker in f.message), _HF_STACK)
             f.reason = (
                 f"entry point {f.file} ({entries[f.file]}) calls it, and it fails on {stack}: {f.message} at "
                 f"{f.file}:{f.line}"
