@@ -127,3 +127,18 @@ def test_deepspeed_installed_without_prebuilt_ops_is_no_install_stop(tmp_path: P
     (tmp_path / "README.md").write_text("```\npip install deepspeed\nDS_BUILD_OPS=0 pip install deepspeed\n```\n")
     (tmp_path / "train.py").write_text("import torch\n")
     assert rule_lines(tmp_path, "install-pin") == []
+
+
+def test_a_load_read_by_keys_takes_its_evidence_from_the_saves_of_a_dict_with_those_keys(tmp_path: Path) -> None:
+    """diffusion_policy: the evaluation reads ``payload['cfg']``, its workspace's checkpoint, whose state dicts are
+    copied to the CPU; a vendored trainer elsewhere saves its CUDA model's state dict, another checkpoint. Near miss:
+    a load read by the trainer's own key keeps that save as its evidence."""
+    (tmp_path / "workspace.py").write_text(
+        "import torch\n\n\ndef save(model, cfg, path):\n"
+        "    payload = {'cfg': cfg, 'state_dicts': {k: v.cpu() for k, v in model.state_dict().items()}}\n"
+        "    torch.save(payload, path)\n"
+    )
+    load = "torch.load(args.model)['cfg']"
+    assert _ckpt(tmp_path, saved="model.state_dict()", load=load)[0] == "warning"
+    severity, reason = _ckpt(tmp_path, saved="{'net': model.state_dict()}", load="torch.load(args.model)['net']")
+    assert severity == "blocking" and "train.py:6" in reason

@@ -410,12 +410,33 @@ def _state_dict_value(value: ast.expr, scope: ast.AST) -> bool:
     return "state_dict()" in text and "cpu" not in text
 
 
-def device_state_save(sources: Iterable[tuple[str, bytes]]) -> str | None:
-    """``file:line`` of the first ``torch.save`` of a state dict as the model holds it (RAFT's
-    ``torch.save(model.state_dict(), PATH)``, FourCastNet's ``{'model_state': model.state_dict(), ...}``), outside
-    tests and examples; None when every save moves the tensors to the CPU first or there is none."""
+# One ``torch.save`` of the tree: (``file:line``, the string keys of the dict it saves, whether it saves a state dict
+# as the model holds it).
+Save = tuple[str, frozenset[str], bool]
+
+
+def _saved_keys(value: ast.expr, scope: ast.AST) -> frozenset[str]:
+    """The string keys of a saved dict literal, or of the dict literal the same scope binds the saved name to
+    (diffusion_policy's ``payload = {'cfg': self.cfg, 'state_dicts': dict(), ...}``)."""
+    if isinstance(value, ast.Name):
+        bound = [
+            a.value
+            for a in ast.walk(scope)
+            if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in a.targets)
+        ]
+        return frozenset().union(*(_saved_keys(v, scope) for v in bound if isinstance(v, ast.Dict)))
+    if isinstance(value, ast.Dict):
+        return frozenset(k for k in (_key(k) for k in value.keys if k is not None) if k)
+    return frozenset()
+
+
+def state_saves(sources: Iterable[tuple[str, bytes]]) -> list[Save]:
+    """Every ``torch.save`` outside tests and examples, with its dict keys and whether it saves a state dict as the
+    model holds it (RAFT's ``torch.save(model.state_dict(), PATH)``, FourCastNet's ``{'model_state':
+    model.state_dict(), ...}``; not one moved to the CPU first)."""
+    out: list[Save] = []
     for rel, data in sources:
-        if b"torch.save(" not in data or b"state_dict()" not in data or context_of_path(rel) is not None:
+        if b"torch.save(" not in data or context_of_path(rel) is not None:
             continue
         tree = _parse(data)
         if tree is None:
@@ -425,10 +446,22 @@ def device_state_save(sources: Iterable[tuple[str, bytes]]) -> str | None:
             f = node.func if isinstance(node, ast.Call) else None
             if not (isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and f.attr == "save" and node.args):
                 continue
-            torch_save = isinstance(f.value, ast.Name) and f.value.id == "torch"
-            if torch_save and _state_dict_value(node.args[0], _scope_of(node, parents, tree)):
-                return f"{rel}:{node.lineno}"
-    return None
+            if not (isinstance(f.value, ast.Name) and f.value.id == "torch"):
+                continue
+            scope = _scope_of(node, parents, tree)
+            device = b"state_dict()" in data and _state_dict_value(node.args[0], scope)
+            out.append((f"{rel}:{node.lineno}", _saved_keys(node.args[0], scope), device))
+    return out
+
+
+def device_state_save(saves: Iterable[Save], keys: Collection[str] = ()) -> str | None:
+    """``file:line`` of the first save of a state dict as the model holds it; with the keys a load reads, among the
+    saves of a dict holding all of them when there is one (the checkpoint that load reads: diffusion_policy's
+    ``payload['cfg']`` is its workspace's save, not a vendored trainer's ``torch.save(model.state_dict(), ...)``);
+    None when every such save moves the tensors to the CPU first or there is none."""
+    saves = list(saves)
+    matching = [s for s in saves if keys and set(keys) <= s[1]]
+    return next((where for where, _, device in matching or saves if device), None)
 
 
 def _on_cuda_branch(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
@@ -457,8 +490,8 @@ def mark_device_checkpoint_loads(
     if not loads or not any(f.rule in _DEVICE_RULES for f in findings):
         return
     source = dict(sources())
-    saved = device_state_save(source.items())
-    if saved is None:
+    saves = state_saves(source.items())
+    if device_state_save(saves) is None:
         return
     for f in loads:
         tree = _parse(source.get(f.file or "", b""))
@@ -476,6 +509,9 @@ def mark_device_checkpoint_loads(
             continue  # Wav2Lip's ``if use_cuda: torch.load(path)`` / ``else: torch.load(path, map_location=...)``
         if _resumes_own(node, parents, tree):
             continue  # DreamerV3's ``if (logdir / "latest.pt").exists(): torch.load(logdir / "latest.pt")``
+        saved = device_state_save(saves, _keys_read(node, parents, scope))
+        if saved is None:
+            continue
         f.severity = "blocking"
         f.reason = (
             f"entry point {f.file} ({entries[f.file or '']}) loads a checkpoint without map_location at "
