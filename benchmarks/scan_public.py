@@ -105,7 +105,7 @@ Rounds 6-9 were labelled under written rules (a target, a blocking definition, u
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
 
-    git --git-dir=$(fetch github:state-spaces/mamba) archive HEAD | tar -x -C /tmp/mamba   # commit: see labels
+    PYTHONPATH=src .venv/bin/python benchmarks/extract_public.py mamba $(fetch github:state-spaces/mamba) /tmp/mamba
     PYTHONPATH=src .venv/bin/python benchmarks/scan_public.py mamba --tree /tmp/mamba
     PYTHONPATH=src .venv/bin/python benchmarks/scan_public.py nanogpt --scan /tmp/scan_nanogpt.json
 """
