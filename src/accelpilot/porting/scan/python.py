@@ -38,7 +38,6 @@ _EXTENSION_LINE = re.compile(
 
 # A setuptools ``Extension(...)`` with a ``.cu`` source (``literals.cuda_distutils_extension``): its line is a trigger.
 _DISTUTILS_EXTENSION = re.compile(rb"\bExtension[ \t]*\(")
-_CU_SOURCE = re.compile(rb"\.cuh?['\"]")
 
 
 def _with_extension_lines(data: bytes, hits: list[int], lines_of: re.Pattern[bytes] = _EXTENSION_LINE) -> list[int]:
@@ -65,7 +64,7 @@ def scan_python(source: str | bytes, *, prune: bool = True) -> list[RawFinding]:
     hits = outside_docstrings(data, hits, spans)
     if b"cpp_extension" in data:
         hits = _with_extension_lines(data, hits)
-    elif b"Extension(" in data and _CU_SOURCE.search(data) is not None:
+    elif b"Extension(" in data and _CUDA_SOURCE.search(data) is not None:
         hits = _with_extension_lines(data, hits, _DISTUTILS_EXTENSION)
     if not hits:
         return _whole_file(data)
