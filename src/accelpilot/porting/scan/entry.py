@@ -316,6 +316,16 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
 _LEGACY = re.compile(r"(?:^|[_.-])(?:legacy|deprecated|old)(?:[_.-]|$)", re.IGNORECASE)
 
 
+# What a README runs besides its commands (an entry's ``how`` starts so; a command's holds ``: `cmd` ``).
+_README_RUNS = ("README example", "README: the first notebook")
+
+
+def says_what_runs(entries: Mapping[str, str]) -> bool:
+    """Some entry point is a README command, example or notebook: the README says what runs (a library with none
+    leaves its precision and validation to its users)."""
+    return any(": `" in how or how.startswith(_README_RUNS) for how in entries.values())
+
+
 def _installs(script: str) -> bool:
     """``python setup.py build_ext --inplace`` (SAM 2's INSTALL.md), ``python setup.py develop`` (StreamingLLM's
     README): the package's build, an install step, not a run."""
@@ -423,12 +433,12 @@ def _with_path_dirs(root: Path, how: dict[str, str], present: set[str]) -> Entri
         text = _read(root / script) if script.endswith(".py") else None
         here = script.rpartition("/")[0]
         for m in _SYS_PATH.finditer(text or ""):
-            for cand in (posixpath.normpath(posixpath.join(here, m.group(1))), posixpath.normpath(m.group(1))):
-                if cand not in (".", "") and not cand.startswith("..") and cand in folders:
-                    dirs.add(cand)
-                    break
-        for rel in _path_helpers(root, here, text or "", present):
-            dirs |= _joined_path_dirs(_read(root / rel) or "", here, folders)
+            cands = (posixpath.normpath(posixpath.join(here, m.group(1))), posixpath.normpath(m.group(1)))
+            hit = next((c for c in cands if _tree_folder(c, folders)), None)
+            if hit is not None:
+                dirs.add(hit)
+        for helper in _path_helpers(root, here, text or "", present):
+            dirs |= _joined_path_dirs(helper, here, folders)
     out.path_dirs = frozenset(dirs)
     return out
 
@@ -440,13 +450,19 @@ _BARE_IMPORT = re.compile(r"^import[ \t]+(\w+)[ \t]*(?:#.*)?$", re.M)
 _JOINED = re.compile(r"""\.join\(\s*[\w.()]+\s*,\s*((?:['"][\w.-]+['"]\s*,\s*)*['"][\w./-]+['"])\s*\)""")
 
 
+def _tree_folder(cand: str, folders: set[str]) -> bool:
+    """``cand`` (normalised, from the root) is a folder of the tree, not the root nor above it."""
+    return cand not in (".", "") and not cand.startswith("..") and cand in folders
+
+
 def _path_helpers(root: Path, here: str, text: str, present: set[str]) -> list[str]:
-    """The sibling modules ``text`` imports by a bare name that edit ``sys.path``."""
+    """The texts of the sibling modules ``text`` imports by a bare name that edit ``sys.path``."""
     out = []
     for m in _BARE_IMPORT.finditer(text):
         rel = posixpath.join(here, f"{m.group(1)}.py") if here else f"{m.group(1)}.py"
-        if rel in present and "sys.path." in (_read(root / rel) or ""):
-            out.append(rel)
+        helper = _read(root / rel) if rel in present else None
+        if helper is not None and "sys.path." in helper:
+            out.append(helper)
     return out
 
 
@@ -457,7 +473,7 @@ def _joined_path_dirs(text: str, here: str, folders: set[str]) -> set[str]:
     for m in _JOINED.finditer(text):
         rel = "/".join(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1)))
         cand = posixpath.normpath(posixpath.join(here, rel))
-        if cand not in (".", "") and not cand.startswith("..") and cand in folders:
+        if _tree_folder(cand, folders):
             out.add(cand)
     return out
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Set
 
 from accelpilot.porting.findings import Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
+from accelpilot.porting.scan.entry import says_what_runs
 
 RULE = "fp32-training"
 _MIXED = (
@@ -40,7 +41,6 @@ _MIXED = (
     b"HalfTensor",  # LLaMA's ``torch.set_default_tensor_type(torch.cuda.HalfTensor)``: fp16 everywhere
     b"from apex import",
 )
-_README_RUNS = ("README example", "README: the first notebook")  # what a README runs besides its commands
 _STEPS = (b".backward(", b"def training_step(")  # a step by hand, or a Lightning module's
 _INFERENCE = (b"torch.no_grad()", b"torch.inference_mode()", b".eval()")  # a forward that does not train
 # (line of the file's first ``.backward(``, a precision word in the file, line of its first inference marker,
@@ -104,7 +104,7 @@ def fp32_training(
     """The ``fp32-training`` finding of a tree: at most one, at the first training step of an entry point (else of
     a default-path file; else its first inference, an entry's first), when no default-path file names a precision.
     ``imports``: each Python file's in-tree imports (None: every porting file is on the default path)."""
-    if not any(": `" in how or how.startswith(_README_RUNS) for how in entries.values()):
+    if not says_what_runs(entries):
         return []  # no command says what runs: a library's precision is its users'
     promoted = promoted_folders(entries)  # an example folder a README command runs is the default path
     porting = {rel: f for rel, f in facts.items() if context_of_path(rel, promoted=promoted) is None}

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README
+from accelpilot.porting.scan.entry import _README, says_what_runs
 
 VALIDATION = "parity-validation"
-_README_RUNS = ("README example", "README: the first notebook")  # what a README runs besides its commands
 # A results-table row: a Markdown table line naming a metric, with a number on it.
 _METRIC = re.compile(
     r"\b(?:acc(?:uracy)?|acc@1|top-?1|mAP|AP(?:50|75)?|FID|BLEU|ROUGE|PSNR|SSIM|perplexity|PPL|PCKh?|WER|CER|MSE|MAE"
@@ -47,7 +46,7 @@ def _results_row(text: str) -> tuple[int, str] | None:
 
 def parity_validation(root: Path, entries: Mapping[str, str], rels: list[str]) -> list[Finding]:
     """The repository's ``parity-validation`` finding, or none when no README command or example says what runs."""
-    if not any(": `" in how or how.startswith(_README_RUNS) for how in entries.values()):
+    if not says_what_runs(entries):
         return []
     readme = next((n for n in _README if (root / n).is_file()), None)
     row = _results_row((root / readme).read_text(encoding="utf-8", errors="replace")) if readme else None
