@@ -215,7 +215,7 @@ def _alias_use(names: frozenset[bytes]) -> re.Pattern[bytes]:
     return re.compile(rb"\b(?:%s)\.%s" % (b"|".join(re.escape(n) for n in sorted(names)), _ALIASES))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=32)  # bounded like ``_alias_use``: one pattern per set of numpy aliases
 def _random_use(names: frozenset[bytes]) -> re.Pattern[bytes]:
     """``np.random.<name>(`` after any of the names numpy is imported as."""
     return re.compile(rb"\b(?:%s)\.random\.([A-Za-z]\w*)\b" % b"|".join(re.escape(n) for n in sorted(names)))
