@@ -6,20 +6,26 @@ from pathlib import Path
 
 from accelpilot.porting.scan import scan_path
 from accelpilot.porting.scan.bringup import BRINGUP
+from accelpilot.porting.scan.compile_step import COMPILE_STEP
 
-# The repository's bring-up item (``scan/bringup.py``, its own tests) lists every model file of a tree with a README
-# command; the false-positive class tests read the other rules.
+# The repository's bring-up and compile items (``scan/bringup.py``, ``scan/compile_step.py``, their own tests) list
+# model files of a tree with a README command; the false-positive class tests read the other rules.
+_REPO_ITEMS = frozenset({BRINGUP, COMPILE_STEP})
 
 
 def findings_in(root: Path, name: str) -> list[tuple[str, int, str | None]]:
     """(rule, line, context) of every finding of file ``name``, sorted."""
     log = scan_path(root, jobs=1)
-    return sorted((f.rule, f.line or 0, f.context) for f in log.findings if f.file == name and f.rule != BRINGUP)
+    return sorted(
+        (f.rule, f.line or 0, f.context) for f in log.findings if f.file == name and f.rule not in _REPO_ITEMS
+    )
 
 
 def item_lines(root: Path) -> list[tuple[str, list[int]]]:
     """(key, lines) of every item of the tree."""
-    return [(i.key, [ln.line or 0 for ln in i.lines]) for i in scan_path(root, jobs=1).items if i.rule != BRINGUP]
+    return [
+        (i.key, [ln.line or 0 for ln in i.lines]) for i in scan_path(root, jobs=1).items if i.rule not in _REPO_ITEMS
+    ]
 
 
 def rule_lines(root: Path, rule: str) -> list[tuple[str, int, str]]:

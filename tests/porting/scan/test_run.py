@@ -159,13 +159,15 @@ def test_every_static_rule_is_covered_by_the_fixtures() -> None:
     seen = {r for v in EXPECTED.values() for _, r in v}
     seen |= {f.rule for f in scan_path(REPO.parent / "coverage", jobs=1).findings}  # test_coverage.py's fixture
     inventory_only = {"graph-break", "export-failure", "unsupported-op"}
-    # rocm-base-image has its own test below, model-bringup, memory-fit, launcher-local-rank, fp32-training and
-    # submodule-unscanned and prefixed-import theirs (test_bringup.py, test_memory_fit.py, test_launch_flags.py,
+    # rocm-base-image has its own test below, model-bringup, compile-step, memory-fit, launcher-local-rank,
+    # fp32-training and submodule-unscanned and prefixed-import theirs (test_bringup.py, test_compile_step.py,
+    # test_memory_fit.py, test_launch_flags.py,
     # test_precision.py: the coverage tree names precisions, so no fp32 item; test_submodules.py: a tree with a
     # .gitmodules; test_entry_paths.py: an entry point's import); nothing else may go untested
     assert set(RULES) - seen - inventory_only == {
         "rocm-base-image",
         "model-bringup",
+        "compile-step",
         "memory-fit",
         "launcher-local-rank",
         "fp32-training",

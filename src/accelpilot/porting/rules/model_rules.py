@@ -250,6 +250,21 @@ MODEL_RULES: tuple[Rule, ...] = (
         "An unsupported operator found this way becomes its own item.",
     ),
     Rule(
+        id="compile-step",
+        item="repo",
+        category="compile_hazard",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title='the default step under torch.compile(backend="neuron") (nothing on the default path is compiled)',
+        why="TorchNeuron runs the default path in eager as it is, one operator at a time; its speed on Trainium comes "
+        'from `torch.compile(backend="neuron")`. Compile the step: remove or accept the graph breaks listed (a '
+        "Python branch on a tensor, `.item()` in a forward, a data-dependent op), bucket or mark dynamic the shapes "
+        "that change per batch, and time the first compile and the number of graphs against the step. The bring-up "
+        "item checks the operators; this one is the speed path.",
+    ),
+    Rule(
         id="checkpoint-map-location",
         item="repo",
         category="data_movement",

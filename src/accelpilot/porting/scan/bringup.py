@@ -68,7 +68,7 @@ def _classes(tree: ast.Module) -> list[tuple[str, int, list[str]]]:
     return out
 
 
-def _reached(entries: Iterable[str], read: Callable[[str], bytes | None], rels: list[str]) -> dict[str, bytes]:
+def default_sources(entries: Iterable[str], read: Callable[[str], bytes | None], rels: list[str]) -> dict[str, bytes]:
     """The sources of the entry points and of every in-tree file they import, at any level, transitively (only
     those are read). Tests, examples and demos are not followed."""
     mods = _module_names(rels, entries)
@@ -89,12 +89,17 @@ def _reached(entries: Iterable[str], read: Callable[[str], bytes | None], rels: 
     return out
 
 
-def model_bringup(entries: Mapping[str, str], read: Callable[[str], bytes | None], rels: list[str]) -> list[Finding]:
+def commanded(entries: Mapping[str, str]) -> bool:
+    """A README command or example says what runs (a library's modules are its users' to bring up)."""
+    return any(": `" in how or how.startswith("README example") for how in entries.values())
+
+
+def model_bringup(entries: Mapping[str, str], sources: Mapping[str, bytes]) -> list[Finding]:
     """One finding per file that defines the default path's torch modules (or loads a Hugging Face model): the lines
-    of the repository's bring-up item. ``entries``: entry point -> how it is known; nothing without a command."""
-    if not any(": `" in how or how.startswith("README example") for how in entries.values()):
+    of the repository's bring-up item. ``entries``: entry point -> how it is known, nothing without a command;
+    ``sources``: the files the entry points reach (``default_sources``)."""
+    if not commanded(entries):
         return []
-    sources = _reached(entries, read, rels)
     defined: dict[str, list[tuple[str, int, list[str]]]] = {}
     for rel, data in sources.items():
         if b"class " not in data:

@@ -25,9 +25,10 @@ from accelpilot.porting.log import (
     promoted_folders,
 )
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.bringup import model_bringup
+from accelpilot.porting.scan.bringup import commanded, default_sources, model_bringup
 from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.checkpoints import checkpoint_loads, mark_device_checkpoint_loads
+from accelpilot.porting.scan.compile_step import compile_step
 from accelpilot.porting.scan.config_device import mark_config_devices, readme_example_devices
 from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unreached_modules, mark_unrun_scripts
 from accelpilot.porting.scan.default_path import default_roots
@@ -429,7 +430,9 @@ def scan_path(
             tree = reach_tree(_python_sources(files, unread), settings)
             findings = fallback_reach(findings, tree)
             mark_setting_gated(findings, tree, entries)
-            findings += model_bringup(entries, _reader(files, unread), rels)
+            reached_sources = default_sources(entries, _reader(files, unread), rels) if commanded(entries) else {}
+            bringup = model_bringup(entries, reached_sources)
+            findings += bringup + compile_step(bringup, findings, reached_sources)
             findings += parity_validation(root, entries, rels) if root.is_dir() else []
             findings += memory_fit(root, entries) if root.is_dir() else []
             findings += (
