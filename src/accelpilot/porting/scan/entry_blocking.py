@@ -32,6 +32,7 @@ BLOCKS_IN_ENTRY = frozenset(
         "amp-cuda",
         "slurm-gpu-gres",
         "nvidia-smi",
+        "flash-attn",
     }
 )
 # Why such a line stops the entry point where it is not CUDA placement itself.
@@ -43,6 +44,8 @@ _STOPS = {
     "amp-cuda": "fp16=True asks for CUDA AMP, which the Trainer refuses on a device that is not a GPU",
     "nvidia-smi": "subprocess runs the nvidia-smi executable, which a host without the NVIDIA driver lacks, so it "
     "raises FileNotFoundError",
+    "flash-attn": "it asks transformers for attn_implementation='flash_attention_2', which raises ImportError where "
+    "the flash_attn package is missing, and flash-attn builds only with CUDA",
     "slurm-gpu-gres": "its README command asks Slurm for NVIDIA GPUs through submitit, which a Trainium cluster "
     "(Neuron devices, not GPU gres) cannot grant",
 }
@@ -55,15 +58,19 @@ _ACCELERATE_FP16_STOP = "fp16 mixed precision is CUDA AMP, which accelerate refu
 _FP16_ASKED = ("fp16=True", "mixed_precision=")
 _FLAG = re.compile(r" when `([\w.]+)` is true")
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
-# args.cuda else "cpu"``): off CUDA the condition is false, so the CPU arm runs.
+# args.cuda else "cpu"``), in parentheses (``'cuda' if (args.cuda and torch.cuda.is_available()) else 'cpu'``) or
+# with the device built in each arm (PANNs' ``torch.device('cuda') if args.cuda and torch.cuda.is_available() else
+# torch.device('cpu')``): off CUDA the condition is false, so the CPU arm runs.
+_CUDA_ARM = r"""["']cuda(?::\d+)?["']\s*\)?\s+if\s+"""  # ``"cuda" if`` or ``torch.device("cuda") if``
 _NAMED_CHOICE = re.compile(
-    r"""["']cuda(?::\d+)?["']\s+if\s+([\w.]+)\s+else\s|["']cpu["']\s+if\s+not\s+([\w.]+)\s+else\s+["']cuda"""
+    _CUDA_ARM + r"""([\w.]+)\s+else\s|["']cpu["']\s+if\s+not\s+([\w.]+)\s+else\s+["']cuda"""
 )  # also GLIDE's ``'cpu' if not has_cuda else 'cuda'`` and the EGNN scripts' ``"cuda" if args.cuda else "cpu"``
-_FALLBACK = re.compile(r"""["']cuda(?::\d+)?["']\s+if\s+.*\bis_available\(\)(?:\s+and\s+[\w.()\[\]]+)*\s+else\s""")
+_FALLBACK = re.compile(_CUDA_ARM + r"""\(?.*\bis_available\(\)\)*(?:\s+and\s+[\w.()\[\]]+)*\)*\s+else\s""")
 # torch.cuda calls that return without CUDA (measured on torch 2.13 CPU; ``call_reach.py``), and its exception
 # classes (``except torch.cuda.CudaError:`` names a class that a CPU build defines): no stop.
 _RETURNS_WITHOUT_CUDA = re.compile(
     r"^torch\.cuda\.(?:max_memory_allocated|memory_allocated|memory_reserved|max_memory_reserved|empty_cache"
+    r"|device_count|is_initialized"
     r"|manual_seed(?:_all)?|CudaError|OutOfMemoryError)$"
 )
 # ``device_type = 'cuda' if 'cuda' in device else 'cpu'`` (nanoGPT, llama2.c): a name that follows the device.
@@ -71,6 +78,8 @@ _FOLLOWS = re.compile(r"""["']cuda["']\s+if\s+["']cuda["']\s+in\s+[\w.]+\s+else\
 # ``subprocess.run(["nvidia-smi"])``: an argument list (no shell) raises FileNotFoundError where the executable is
 # missing; ``os.popen``/``os.system``/``shell=True`` only print "not found" and return, so they do not stop the run.
 _EXEC_NVIDIA_SMI = re.compile(r"subprocess\.(?:run|check_output|check_call|call|Popen)\(\s*\[\s*[\"']nvidia-smi")
+# The string a script passes as ``attn_implementation`` to load a transformers model with FlashAttention-2.
+_FLASH_ATTENTION_2 = "string 'flash_attention_2'"
 _REQUIRES_CUDA = re.compile(r"^\s*assert\s+torch\.cuda\.is_available\(\)")
 
 
@@ -154,6 +163,8 @@ def mark_entry_blocking(
             continue  # ``torch.cuda.amp.GradScaler``: disabled off CUDA, a precision hazard, not a stop
         if f.rule == "nvidia-smi" and not _EXEC_NVIDIA_SMI.search(f.snippet or ""):
             continue  # a shell that does not find nvidia-smi prints an error and returns
+        if f.rule == "flash-attn" and f.message != _FLASH_ATTENTION_2:
+            continue  # its imports are runtime lines (``findings.RUNTIME_REASON``), judged by their reach
         if f.rule == "slurm-gpu-gres" and not f.message.startswith("submitit"):
             continue  # a ``--gres=gpu`` string of the script: the job-spec rules judge it
         if f.rule == "torch-cuda-api" and _RETURNS_WITHOUT_CUDA.match(f.message):

@@ -45,6 +45,7 @@ from accelpilot.porting.scan.families import (
     own_packages,
     resolve_imports,
 )
+from accelpilot.porting.scan.guarded_reach import mark_guarded_runtime_imports
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
 from accelpilot.porting.scan.install import install_pins
 from accelpilot.porting.scan.launch_flags import lightning_settings, local_rank_flag
@@ -417,6 +418,8 @@ def scan_path(
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             mark_entry_blocking(findings, found, _text_reader(files, unread))
             mark_unrun_scripts(findings, lambda: _importers(prepared, rels), entries, _reader(files, unread))
+            if commanded(entries):
+                mark_guarded_runtime_imports(findings, _python_sources(files, unread), rels, roots)
             pins = stack_pins(_text_reader(files, unread), rels)
             mark_trainer_stack(findings, pins)
             findings += launch_settings(root, entries, _reader(files, unread), pins, rels)
