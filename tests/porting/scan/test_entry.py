@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from accelpilot.porting.scan import scan_path
-from accelpilot.porting.scan.entry import readme_entry_points
+from accelpilot.porting.scan.entry import default_entries, readme_entry_points
 from accelpilot.porting.scan.entry_blocking import variant_of
 
 README = """\
@@ -155,3 +155,27 @@ def test_a_variants_cuda_lines_block_only_when_it_is_run(tmp_path: Path) -> None
     assert (by["main_moe.py"].reason or "").startswith(
         "blocks when main_moe.py is run, a variant of the entry point main.py"
     )
+
+
+def test_an_install_only_readme_runs_the_commands_of_the_folder_it_links(tmp_path: Path) -> None:
+    """torchdiffeq: the README installs (``pip install thing``, "running python setup.py install") and sends the user
+    to ``[examples](./examples)``, whose README runs ``python demo.py --viz``: that is the default path, its folder
+    promoted. Near miss: a README command of its own keeps the folder an example."""
+    files = {
+        "README.md": "Install with `pip install thing` or by running python setup.py install.\n\n"
+        "Examples are in the [`examples`](./examples) directory.\n",
+        "setup.py": "from setuptools import setup\nsetup(name='thing')\n",
+        "thing/__init__.py": "",
+        "examples/README.md": "Run\n```\npython demo.py --viz\n```\n",
+        "examples/demo.py": "import torch\n\nx = torch.ones(1).cuda()\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    found = default_entries(tmp_path, set(files))
+    assert dict(found.how) == {"examples/demo.py": "examples/README.md: `python demo.py --viz`"}
+    contexts = {f.context for f in scan_path(tmp_path, jobs=1).findings if f.file == "examples/demo.py"}
+    assert contexts == {None}
+    (tmp_path / "README.md").write_text(files["README.md"] + "\nTrain with `python train.py`.\n")
+    (tmp_path / "train.py").write_text("print(1)\n")
+    assert "examples/demo.py" not in default_entries(tmp_path, {*files, "train.py"}).how

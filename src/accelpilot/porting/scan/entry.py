@@ -376,6 +376,20 @@ def console_commands(text: str, scripts: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def _folder_entries(text: str, root: Path, present: set[str]) -> Entries:
+    """With no command, example or notebook of the README's own (only an install: torchdiffeq's "pip install
+    torchdiffeq"), the commands of the first sub-folder document it sends the user to (its ``examples/README.md``:
+    ``python ode_demo.py --viz``), run in that folder, which they promote to the default path."""
+    for doc in folder_documents(text, root):
+        rel = doc.relative_to(root).as_posix()
+        found, _ = readme_entry_points(_read(doc) or "", present, doc.parent.relative_to(root).as_posix())
+        runs = {s: f"{rel}: `{_HTML_TAG.sub('', c).strip()}`" for s, c in found.items() if not _installs(s)}
+        if runs:
+            promoted = promoted_folders(runs)
+            return Entries({s: how for s, how in runs.items() if context_of_path(s, promoted=promoted) is None})
+    return Entries()
+
+
 def default_entries(root: Path, present: set[str]) -> EntryPoints:
     """The default entry points: README (and linked documents') commands and the scripts they run; else the
     README's Python example; else root scripts by name."""
@@ -397,6 +411,9 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         if notebook is not None:
             # Point-E's README: install, then "to get started, see the following notebooks": the first is the run
             return EntryPoints(how={notebook.removeprefix("./"): f"README: the first notebook it links ({notebook})"})
+        folder = _folder_entries(text, root, present)
+        if folder:
+            return EntryPoints(how=_with_path_dirs(root, folder, present))
     return EntryPoints(
         how=_with_path_dirs(
             root,
