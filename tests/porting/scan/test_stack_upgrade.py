@@ -13,6 +13,7 @@ import pytest
 from accelpilot.porting.item_keys import stack_library
 from accelpilot.porting.items import build_items
 from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.hf_stack import REMOVED_METHODS
 from accelpilot.porting.scan.stack_upgrade import (
     BACK_IN_NUMPY2,
     CALL_TIME,
@@ -50,6 +51,12 @@ def _sites(source: str) -> list[tuple[int | None, str | None]]:
         ),
         # CLAP's long-audio crop: numpy.random has no ``integers`` (a Generator method)
         ("import numpy as np\n\ndef crop(n):\n    return np.random.integers(0, n + 1)\n", [(4, None)]),
+        # GroundingDINO's BertModelWarper: methods transformers' PreTrainedModel no longer has (5.0 and 5.17)
+        (
+            "from transformers import BertModel\n\nclass W:\n    def __init__(self, bert):\n"
+            "        self.mask = bert.get_extended_attention_mask\n        self.heads = bert.get_head_mask\n",
+            [(5, CALL_TIME), (6, CALL_TIME)],
+        ),
     ],
 )
 def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | None]]) -> None:
@@ -73,6 +80,9 @@ def test_each_removed_api_is_a_site(source: str, sites: list[tuple[int, str | No
         "import torch\nS = torch.stft(y, 1024, return_complex=True)\n",  # the argument torch 2.0 asks for
         "import librosa\nS = librosa.stft(y, n_fft=1024)\n",  # librosa's stft, not torch's
         "from scipy import signal\nf, t, S = signal.stft(y)\n",
+        # a model that keeps its own method (BLIP's med.py), and a file that does not import transformers
+        "from transformers import BertModel\n\ndef get_head_mask(m, n):\n    return m\n\nh = x.get_head_mask(1, 2)\n",
+        "import torch\nh = model.get_extended_attention_mask(mask, shape)\n",
     ],
 )
 def test_near_misses_are_not_sites(source: str) -> None:
@@ -92,6 +102,13 @@ def test_the_removed_names_match_the_installed_stack() -> None:
         assert gone and not any(hasattr(np, name) for name in gone)
     if importlib.util.find_spec("torch") is not None:
         assert importlib.util.find_spec("torch._six") is None
+    if importlib.util.find_spec("transformers") is not None:
+        import transformers
+        from transformers import PreTrainedModel
+
+        installed = tuple(int(x) for x in transformers.__version__.split(".")[:2])
+        gone = [m for m, (_, v) in REMOVED_METHODS.items() if tuple(int(x) for x in v.split(".")) <= installed]
+        assert not any(hasattr(PreTrainedModel, m) for m in gone)
 
 
 MAIN = """\

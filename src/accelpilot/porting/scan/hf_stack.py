@@ -73,6 +73,15 @@ REMOVED_NAMES = {
     "openai": {"openai_object": ("openai", "1.0")},
     "transformers.utils": {"is_flash_attn_available": ("transformers", "4.39")},
 }
+# Methods of transformers' PreTrainedModel (its ``ModuleUtilsMixin``) removed: code that wraps a model's internals
+# (GroundingDINO's ``BertModelWarper``: ``bert_model.get_extended_attention_mask``) fails with AttributeError.
+# ``get_head_mask``: in 4.57.6's ``modeling_utils.py``, not in 5.0.0's; ``invert_attention_mask`` and
+# ``get_extended_attention_mask``: in 5.16.0's, not in 5.17.0's (wheels read).
+REMOVED_METHODS = {
+    "get_head_mask": ("transformers", "5.0"),
+    "invert_attention_mask": ("transformers", "5.17"),
+    "get_extended_attention_mask": ("transformers", "5.17"),
+}
 # TrainingArguments fields a command line may still pass: flag -> (library, version that removed it).
 REMOVED_FLAGS = dict(REMOVED_KWARGS["TrainingArguments"])
 TF32_STOP = (

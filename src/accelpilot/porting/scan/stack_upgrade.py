@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.families import _module_names, imports_of
-from accelpilot.porting.scan.hf_stack import REMOVED_KWARGS, REMOVED_NAMES
+from accelpilot.porting.scan.hf_stack import REMOVED_KWARGS, REMOVED_METHODS, REMOVED_NAMES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 from accelpilot.porting.scan.stack_tables import (
@@ -79,6 +79,8 @@ _HF_CALLS = tuple(
 )
 _HF_WORDS = tuple(sorted({w for _, words, _ in _HF_CALLS for w in words}))
 _HF_NAMES = tuple(sorted({n.encode() for names in REMOVED_NAMES.values() for n in names}))
+_HF_METHODS = tuple(sorted(("." + m).encode() for m in REMOVED_METHODS))
+_IMPORTS_TRANSFORMERS = re.compile(rb"^[ \t]*(?:from|import)[ \t]+transformers\b", re.M)
 _NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _OTHER_STFT = frozenset({"librosa", "signal", "scipy", "np", "numpy", "tf", "jnp", "jax", "core", "spectrum"})
@@ -96,6 +98,8 @@ def worth_parsing(data: bytes) -> bool:
             if call in data and any(w in data for w in words) and kw.search(data) is not None:
                 return True
     if any(n in data for n in _HF_NAMES):
+        return True
+    if any(m in data for m in _HF_METHODS) and _IMPORTS_TRANSFORMERS.search(data) is not None:
         return True
     if b"stft(" in data:
         return True
@@ -310,6 +314,9 @@ def _hf_site(node: ast.AST) -> tuple[str, bool | None] | None:
         if args and args[0] is not None:
             lib, ver = removed[args[0]]
             return f"{name}({args[0]}=...) ({lib} {ver} removed the argument: TypeError)", None
+    if isinstance(node, ast.Attribute) and node.attr in REMOVED_METHODS:
+        lib, ver = REMOVED_METHODS[node.attr]
+        return f".{node.attr} of a transformers model (removed in {lib} {ver}: AttributeError)", None
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in REMOVED_NAMES:
         names = REMOVED_NAMES[node.module]
         imported = [a.name for a in node.names if a.name in names]
@@ -422,7 +429,13 @@ def stack_sites(data: bytes) -> list[RawFinding]:
     out: list[RawFinding] = []
     seen: set[int] = set()
     audio = frozenset((m.group(1) or b"torchaudio").decode() for m in _TORCHAUDIO_ALIAS.finditer(data))
+    # a removed model method counts where the file imports transformers and defines no method of that name (BLIP's
+    # ``med.py`` keeps its own ``get_extended_attention_mask``)
+    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    hf_model = _IMPORTS_TRANSFORMERS.search(data) is not None
     for node, message, at_import in _sites(tree, numpy_names, audio):
+        if isinstance(node, ast.Attribute) and node.attr in REMOVED_METHODS and (node.attr in own or not hf_model):
+            continue
         ln = getattr(node, "lineno", 0)
         if ln in seen:
             continue  # one finding per line (an import statement and its attribute)
