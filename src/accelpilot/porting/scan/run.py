@@ -58,6 +58,7 @@ from accelpilot.porting.scan.prefixed_imports import prefixed_imports
 from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.setting_reach import mark_setting_gated
 from accelpilot.porting.scan.settings import default_settings
+from accelpilot.porting.scan.setup_ext import glob_extensions
 from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.step_syncs import configured_syncs, cross_file_syncs
 from accelpilot.porting.scan.submodules import unscanned_submodules
@@ -137,6 +138,7 @@ def _cross_file(
     unread: set[str],
     tap: Mentions | None = None,
     promoted: frozenset[str] = frozenset(),
+    globbed: dict[str, tuple[str, str]] | None = None,
 ) -> list[Finding]:
     """The findings with launches and imports of the tree's kernels and importers of its built extensions added
     as lines of the item they belong to (second pass: reads again only the few files that may use one). ``tap``
@@ -155,6 +157,7 @@ def _cross_file(
     present = {rel for _, rel, _ in files}
     out: list[Finding] = []
     refs, built = find_refs(sources(), index)
+    built = {**(globbed or {}), **built}  # a setup file's globbed sources (``setup_ext.py``), literal lists first
     # a CUDA source an extension builds from is part of that extension's item, and so are the headers beside its
     # sources (``csrc/scan/*.cuh`` included by the ``.cu`` files setup.py lists)
     exts: dict[str, set[tuple[str, str]]] = {}
@@ -397,7 +400,9 @@ def scan_path(
             unread = {s.path for s in skipped}
             wanted = _wanted_defaults(findings)
             mentions = Mentions({f for f, _ in wanted}) if wanted else None
-            findings = _cross_file(files, findings, unread, mentions, promoted)
+            ext_lines, ext_sources = glob_extensions(rels, _reader(files, unread))
+            findings += ext_lines
+            findings = _cross_file(files, findings, unread, mentions, promoted, ext_sources)
             findings = _overridden_defaults(files, findings, unread, mentions, pool)
             present = set(rels)
             findings += cross_file_syncs(

@@ -1,0 +1,87 @@
+"""A setup.py that builds its CUDA extension through a name bound to ``CUDAExtension`` and globs its sources
+(``scan/setup_ext.py``; GroundingDINO's and Deformable-DETR's detectron2-style builds): one extension item joining the
+build, its CUDA sources under the globbed folder and its importers; a warning where the name is a CUDA builder only
+under a CUDA test whose other arm builds without it, the build line blocking where that arm raises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.scan import scan_path
+
+SETUP = """\
+import glob
+import os
+
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
+
+
+def get_extensions():
+    this_dir = os.path.dirname(os.path.abspath(__file__))
+    extensions_dir = os.path.join(this_dir, "pkg", "csrc")
+    sources = glob.glob(os.path.join(extensions_dir, "*.cpp"))
+    source_cuda = glob.glob(os.path.join(extensions_dir, "**", "*.cu"))
+    extension = CppExtension
+    if CUDA_HOME is not None and torch.cuda.is_available():
+        extension = CUDAExtension
+        sources += source_cuda
+    else:
+        return None
+    return [extension("pkg._C", sources)]
+
+
+setup(name="pkg", ext_modules=get_extensions())
+"""
+OPS = """\
+import torch
+try:
+    from pkg import _C
+except ImportError:
+    _C = None
+
+
+def attn(x):
+    if torch.cuda.is_available() and x.is_cuda:
+        return _C.forward(x)
+    return x * 2
+"""
+
+
+def _tree(root: Path, setup: str) -> Path:
+    files = {
+        "setup.py": setup,
+        "README.md": "Install with `pip install -e .`, then run `python demo.py`.\n",
+        "demo.py": "import torch\nfrom pkg.ops import attn\n\nprint(attn(torch.ones(2)))\n",
+        "pkg/__init__.py": "",
+        "pkg/ops.py": OPS,
+        "pkg/csrc/vision.cpp": "// host\n",
+        "pkg/csrc/attn/attn_cuda.cu": "__global__ void k() {}\n",
+        "pkg/csrc/attn/attn_cuda.cuh": "// header\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _kernel_items(root: Path) -> list[tuple[str, str]]:
+    items = scan_path(root, jobs=1).items
+    return sorted((i.title, i.severity) for i in items if i.rule in ("cpp-extension-cuda", "cuda-source-file"))
+
+
+def test_a_cuda_build_only_where_cuda_is_present_is_one_warning_item(tmp_path: Path) -> None:
+    root = _tree(tmp_path, SETUP)
+    titles = _kernel_items(root)
+    assert ("CUDA C++ extension: kernel pkg._C (setup.py)", "warning") in titles
+    assert not any(t.startswith("CUDA source file") for t, _ in titles)  # the sources joined the extension
+    lines = {(f.file, f.rule): f for f in scan_path(root, jobs=1).findings if f.subject == "pkg._C"}
+    assert lines[("setup.py", "cpp-extension-cuda")].reason.startswith("setup.py builds pkg._C with CUDA only when")
+    assert lines[("pkg/csrc/attn/attn_cuda.cu", "cuda-source-file")].severity == "warning"
+
+
+def test_a_build_whose_other_arm_raises_blocks(tmp_path: Path) -> None:
+    root = _tree(tmp_path, SETUP.replace("        return None\n", "        raise NotImplementedError('Cuda')\n"))
+    build = next(f for f in scan_path(root, jobs=1).findings if f.file == "setup.py" and f.subject == "pkg._C")
+    assert build.severity == "blocking"
