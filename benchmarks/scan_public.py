@@ -101,6 +101,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 28: neuralop (neuraloperator/neuraloperator), fastmoe (laekov/fastmoe), medusa
   (FasterDecoding/Medusa), clap (LAION-AI/CLAP), labels 9c151be: first scored with the scanner of the working tree
   after 3d2388a with the parity-validation item (committed in a8b03fe), frozen the same way (match files 9c6d560).
+- held out, round 29: torchdiffeq (rtqichen/torchdiffeq), gdino (IDEA-Research/GroundingDINO), awq
+  (mit-han-lab/llm-awq), panns (qiuqiangkong/audioset_tagging_cnn), labels f03eaab: first scored with the scanner at
+  4331994, frozen the same way (match files 0adfad4).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
