@@ -223,6 +223,17 @@ def _blocking_reason(fs: list[Finding]) -> str:
     return out
 
 
+def _nested_build(f: Finding) -> bool:
+    """A builder's definition line (``CUDAExtension('ft_attention')``) in a setup script below the root."""
+    name = (f.file or "").rpartition("/")[2]
+    return (
+        "/" in (f.file or "")
+        and name.startswith("setup")
+        and name.endswith(".py")
+        and f.message.startswith(("CUDAExtension(", "Extension("))
+    )
+
+
 def family_kernels(fs: list[Finding]) -> list[str]:
     """The kernels of a family: those defined in its files, less the files none of whose kernels is launched (a
     file of ``@triton.jit`` helpers that other kernels call is inlined into them: part of their port)."""
@@ -382,6 +393,24 @@ def build_items(findings: list[Finding]) -> list[Item]:
             worst = max(uses, key=lambda f: SEVERITY_RANK.get(f.severity, 0))
             severity = worst.severity
             reason = "; ".join(sorted({f.reason for f in uses if f.reason})) or None
+        if key.startswith("kernel|cpp-extension-cuda|") and severity == "blocking" and not uses:
+            builds = [  # the sources and the builder's import follow the build
+                f
+                for f in fs
+                if f.severity == "blocking"
+                and f.rule != "cuda-source-file"
+                and not f.message.startswith(("import ", "from "))
+            ]
+            scripts = {f.file for f in builds}
+            if builds and all(_nested_build(f) for f in builds) and len(scripts) == 1:
+                # llm-awq's ``awq/kernels/csrc/attention/setup.py`` builds ``ft_attention``, which no file imports:
+                # a build script of its own in a sub-folder, run only by someone who runs it (the package's root
+                # ``setup.py`` is run by installing the package, and stays)
+                severity = "warning"
+                reason = (
+                    f"blocks when {next(iter(scripts))} is run: no file of the tree imports the extension it builds, "
+                    "and no install of the package runs that script"
+                )
         if severity == "blocking" and reason is None:
             reason = _blocking_reason(own)
         if (

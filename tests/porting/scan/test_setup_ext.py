@@ -77,7 +77,9 @@ def test_a_cuda_build_only_where_cuda_is_present_is_one_warning_item(tmp_path: P
     assert ("CUDA C++ extension: kernel pkg._C (setup.py)", "warning") in titles
     assert not any(t.startswith("CUDA source file") for t, _ in titles)  # the sources joined the extension
     lines = {(f.file, f.rule): f for f in scan_path(root, jobs=1).findings if f.subject == "pkg._C"}
-    assert lines[("setup.py", "cpp-extension-cuda")].reason.startswith("setup.py builds pkg._C with CUDA only when")
+    assert (lines[("setup.py", "cpp-extension-cuda")].reason or "").startswith(
+        "setup.py builds pkg._C with CUDA only when"
+    )
     assert lines[("pkg/csrc/attn/attn_cuda.cu", "cuda-source-file")].severity == "warning"
 
 
@@ -85,3 +87,31 @@ def test_a_build_whose_other_arm_raises_blocks(tmp_path: Path) -> None:
     root = _tree(tmp_path, SETUP.replace("        return None\n", "        raise NotImplementedError('Cuda')\n"))
     build = next(f for f in scan_path(root, jobs=1).findings if f.file == "setup.py" and f.subject == "pkg._C")
     assert build.severity == "blocking"
+
+
+def test_an_extension_only_a_nested_setup_script_builds_and_nothing_imports_blocks_when_run(tmp_path: Path) -> None:
+    """llm-awq's ``awq/kernels/csrc/attention/setup.py`` builds ``ft_attention``, which no file imports. Near
+    misses: the same build in the root ``setup.py`` (installing the package runs it), and an import of it."""
+    nested = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+        "setup(name='ft', ext_modules=[CUDAExtension('ft_attention', ['ft.cu'])])\n"
+    )
+    files = {
+        "pyproject.toml": "[project]\nname = 'thing'\n",  # a package, as llm-awq is
+        "README.md": "Run `python demo.py`.\n",
+        "demo.py": "import torch\nprint(torch.ones(1))\n",
+        "kernels/attention/setup.py": nested,
+        "kernels/attention/ft.cu": "__global__ void k() {}\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+
+    def ft() -> tuple[str, str]:
+        item = next(i for i in scan_path(tmp_path, jobs=1).items if "ft_attention" in i.title)
+        return item.severity, item.reason or ""
+
+    severity, reason = ft()
+    assert severity == "warning" and reason.startswith("blocks when kernels/attention/setup.py is run")
+    (tmp_path / "demo.py").write_text("import torch\nimport ft_attention\nprint(torch.ones(1))\n")
+    assert ft()[0] == "blocking"  # imported at the top of the README's script
