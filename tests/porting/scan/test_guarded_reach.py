@@ -56,12 +56,17 @@ def test_cpu_fallbacks_with_the_device_built_in_the_arm_do_not_block(tmp_path: P
         "a = torch.device('cuda') if args.cuda and torch.cuda.is_available() else torch.device('cpu')\n"
         "b = 'cuda' if (args.cuda and torch.cuda.is_available()) else 'cpu'\n"
         "c = torch.device('cuda')\n"
+        "d = torch.device('cuda:' + str(args.gpu)\n"
+        "                 if torch.cuda.is_available() else 'cpu')\n"  # torchdiffeq's cnf.py, over two lines
+        "e = [torch.device('cuda:' + str(k)) for k in range(2)]\n"  # DLRM's per-table devices: not read
     )
     root = _write(tmp_path, {"README.md": "Run `python infer.py --cuda`.\n", "infer.py": infer})
     lines = _lines(root, "cuda-device-literal")
     assert lines[("infer.py", 5)][0] == lines[("infer.py", 6)][0] == "warning"
     assert lines[("infer.py", 5)][1].startswith("performance item: off CUDA it falls back to the CPU")
     assert lines[("infer.py", 7)][0] == "blocking"  # near miss: no fallback
+    assert lines[("infer.py", 8)][1].startswith("performance item: off CUDA it falls back to the CPU")
+    assert ("infer.py", 10) not in lines
 
 
 def test_flash_attention_2_asked_on_an_entry_points_line_blocks(tmp_path: Path) -> None:

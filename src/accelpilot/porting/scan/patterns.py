@@ -167,6 +167,9 @@ BACKEND_SPEC = re.compile(r"^(?:[a-z]+:[a-z]+,)*cuda:nccl(?:,[a-z]+:[a-z]+)*$")
 # ``"cuda:"`` (``"cuda:" + str(k)``, an f-string's head) is not read: DLRM's builds its devices only in a
 # multi-device forward the default command never calls, which the entry-point reach cannot tell.
 DEVICE = re.compile(r"^(cuda|neuron|xla|mps)(?::(?:\d+|\{[^}]*\}|%[ds]))?$")
+# The message of ``'cuda:' + str(i) if torch.cuda.is_available() else 'cpu'`` (the visitor's ``v_ifexp``): a CUDA
+# device with a CPU fallback, whatever lines the expression spans.
+INDEXED_CHOICE = "device string 'cuda:' + index, if torch.cuda.is_available()"
 DEVICE_RULE = {"cuda": "cuda-device-literal", "neuron": "neuron-api", "xla": "xla-api", "mps": "mps-device"}
 NON_TORCH_MODULES = ("numpy", "pandas", "jax", "tensorflow", "scipy", "cupy")
 DEFAULT_ALIASES = {"np": "numpy", "pd": "pandas", "jnp": "jax.numpy", "tf": "tensorflow"}

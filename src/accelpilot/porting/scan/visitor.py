@@ -46,6 +46,7 @@ from accelpilot.porting.scan.patterns import (
     DEVICE_RULE,
     DISPATCHED_BY_DEFAULT,
     EXACT_STRINGS,
+    INDEXED_CHOICE,
     STRING_RULES,
     STRING_TRIGGER,
     TENSOR_VALUE_METHODS,
@@ -317,6 +318,14 @@ class PyVisitor(BranchRules):
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
+        b = node.body
+        if (  # ``'cuda:' + str(args.gpu) if torch.cuda.is_available() else 'cpu'`` (torchdiffeq): a device choice
+            isinstance(b, ast.BinOp)
+            and isinstance(b.left, ast.Constant)
+            and b.left.value == "cuda:"
+            and any(isinstance(n, ast.Attribute) and n.attr == "is_available" for n in ast.walk(node.test))
+        ):
+            self.add("cuda-device-literal", b.left.lineno, INDEXED_CHOICE)
         if self.context in (None, "optional") and (self._uses_given_cuda_object(node) or self._made_for_given(node)):
             # ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call only enters a CUDA object made
             # elsewhere (its creation is that line's finding); without one the no-op fallback runs. Or the object is
