@@ -63,6 +63,7 @@ from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
 from accelpilot.porting.scan.step_syncs import configured_syncs, cross_file_syncs
 from accelpilot.porting.scan.submodules import unscanned_submodules
 from accelpilot.porting.scan.timm_pins import mark_timm_mixup, timm_pin
+from accelpilot.porting.scan.trainer_subclass import trainer_subclass_calls
 from accelpilot.porting.scan.validation import parity_validation
 from accelpilot.porting.scan.walk import display_name, walk
 
@@ -421,6 +422,7 @@ def scan_path(
             mark_unreached_modules(findings, _python_sources(files, unread), rels, entries, _text_reader(files, unread))
             assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
+            findings += trainer_subclass_calls(findings, entries, _text_reader(files, unread))
             mark_entry_blocking(findings, found, _text_reader(files, unread))
             mark_unrun_scripts(findings, lambda: _importers(prepared, rels), entries, _reader(files, unread))
             if commanded(entries):
