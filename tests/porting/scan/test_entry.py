@@ -179,3 +179,17 @@ def test_an_install_only_readme_runs_the_commands_of_the_folder_it_links(tmp_pat
     (tmp_path / "README.md").write_text(files["README.md"] + "\nTrain with `python train.py`.\n")
     (tmp_path / "train.py").write_text("print(1)\n")
     assert "examples/demo.py" not in default_entries(tmp_path, {*files, "train.py"}).how
+
+
+def test_a_shell_script_the_readme_names_in_backticks_runs_its_commands(tmp_path: Path) -> None:
+    """SimCSE: "In `run_unsup_example.sh`, we provide a single-GPU example" and that script runs ``python
+    train.py``: train.py is an entry point. Near miss: a backticked script the tree lacks names nothing."""
+    files = {
+        "README.md": "In `run_example.sh`, we provide an example; `missing.sh` is not shipped.\n",
+        "run_example.sh": "#!/bin/bash\npython train.py --lr 1e-3\n",
+        "train.py": "print(1)\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    how = dict(default_entries(tmp_path, set(files)).how)
+    assert how == {"train.py": "run_example.sh: `python train.py --lr 1e-3`"}

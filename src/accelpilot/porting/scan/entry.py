@@ -195,6 +195,10 @@ def cd_commands(text: str, present: set[str]) -> tuple[dict[str, str], list[str]
     return entries, scripts
 
 
+# A shell script of the tree named in backticks in the README's prose: a script it tells the user to run.
+_TICKED_SCRIPT = re.compile(r"(?<![\w`])`(\.?/?[\w-]+(?:/[\w.-]+)*\.sh)`(?!`)")
+
+
 def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> list[Path]:
     """Shell scripts the README links directly, or in a folder it links (``[finetuning](sft)`` and
     ``sft/script.sh``), or by their GitHub address (``own_blob_links``): a README that points at scripts runs its
@@ -202,6 +206,10 @@ def linked_scripts(text: str, root: Path, present: set[str] | None = None) -> li
     out: list[Path] = [root / rel for rel in own_blob_links(text, present or set(), ".sh")]
     for m in _SH_LINK.finditer(text):  # ``[scripts/launch.sh](scripts/launch.sh)`` (consistency_models)
         script = root / m.group(1).removeprefix("./").lstrip("/")
+        if script.is_file() and script.resolve().is_relative_to(root.resolve()) and script not in out:
+            out.append(script)
+    for m in _TICKED_SCRIPT.finditer(text):  # "In `run_unsup_example.sh`, we provide ... example" (SimCSE)
+        script = root / m.group(1).removeprefix("./")
         if script.is_file() and script.resolve().is_relative_to(root.resolve()) and script not in out:
             out.append(script)
     for m in _DIR_LINK.finditer(text):
