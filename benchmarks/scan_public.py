@@ -104,6 +104,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 29: torchdiffeq (rtqichen/torchdiffeq), gdino (IDEA-Research/GroundingDINO), awq
   (mit-han-lab/llm-awq), panns (qiuqiangkong/audioset_tagging_cnn), labels f03eaab: first scored with the scanner at
   4331994, frozen the same way (match files 0adfad4).
+- held out, round 30: simcse (princeton-nlp/SimCSE), easyocr (JaidedAI/EasyOCR), deepxde (lululxvi/deepxde), sb3
+  (DLR-RM/stable-baselines3), labels fa488ef: first scored with the scanner at 0070e90, frozen the same way (match
+  files 073cb4f).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
