@@ -1,4 +1,4 @@
-"""What the false-positive class tests read from a scan of a small tree (shared by their modules)."""
+"""What the scanner's tests write as a small tree and read from its scan (shared by their modules)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,14 @@ from accelpilot.porting.scan.compile_step import COMPILE_STEP
 # The repository's bring-up and compile items (``scan/bringup.py``, ``scan/compile_step.py``, their own tests) list
 # model files of a tree with a README command; the false-positive class tests read the other rules.
 _REPO_ITEMS = frozenset({BRINGUP, COMPILE_STEP})
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` (path -> text) under ``root``, folders made; returns ``root``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
 
 
 def findings_in(root: Path, name: str) -> list[tuple[str, int, str | None]]:

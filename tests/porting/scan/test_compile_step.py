@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import write_tree
+
 from accelpilot.porting.effort import ROWS
 from accelpilot.porting.scan import scan_path
 
@@ -25,13 +27,6 @@ TRAIN = (
 )
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 def _compile_lines(root: Path) -> list[tuple[str, int, str]]:
     return [
         (f.file or "", f.line or 0, f.message) for f in scan_path(root, jobs=1).findings if f.rule == "compile-step"
@@ -39,7 +34,7 @@ def _compile_lines(root: Path) -> list[tuple[str, int, str]]:
 
 
 def test_an_uncompiled_default_step_is_one_item_naming_its_graph_breaks(tmp_path: Path) -> None:
-    root = _write(tmp_path, {"train.py": TRAIN, "model.py": MODEL, "README.md": "Train with `python train.py`.\n"})
+    root = write_tree(tmp_path, {"train.py": TRAIN, "model.py": MODEL, "README.md": "Train with `python train.py`.\n"})
     lines = _compile_lines(root)
     assert len(lines) == 1
     rel, line, msg = lines[0]
@@ -53,7 +48,7 @@ def test_an_uncompiled_default_step_is_one_item_naming_its_graph_breaks(tmp_path
 
 
 def test_a_default_path_that_compiles_or_a_library_gets_none(tmp_path: Path) -> None:
-    root = _write(tmp_path, {"train.py": TRAIN, "model.py": MODEL, "README.md": "Train with `python train.py`.\n"})
+    root = write_tree(tmp_path, {"train.py": TRAIN, "model.py": MODEL, "README.md": "Train with `python train.py`.\n"})
     (root / "train.py").write_text(TRAIN.replace("    net = Net()\n", "    net = torch.compile(Net())\n"))
     assert _compile_lines(root) == []
     (root / "train.py").write_text(
@@ -68,6 +63,6 @@ def test_a_break_off_the_default_path_is_not_named(tmp_path: Path) -> None:
     files = {"train.py": TRAIN, "model.py": MODEL.replace("        if x.sum() > 0:\n            x = x * 2\n", "")}
     files["extras/__init__.py"] = "from .branchy import Net\n"  # a package of its own the entry point never imports
     files["extras/branchy.py"] = MODEL
-    root = _write(tmp_path, {**files, "README.md": "Train with `python train.py`.\n"})
+    root = write_tree(tmp_path, {**files, "README.md": "Train with `python train.py`.\n"})
     [(rel, _, msg)] = _compile_lines(root)
     assert rel == "model.py" and "no graph break the scan can see" in msg

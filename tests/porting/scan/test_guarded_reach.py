@@ -8,18 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import write_tree
+
 from accelpilot.porting.scan import scan_path
 
 GUARDED = "import torch\ntry:\n    from extra.models import Net\nexcept ImportError:\n    Net = None\n\nprint(torch.ones(1))\n"
 OPEN = "import torch\nfrom extra.models import Net\n\nprint(torch.ones(1))\n"
 MODELS = "from flash_attn import flash_attn_func\n\n\nclass Net:\n    pass\n"
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
 
 
 def _lines(root: Path, rule: str) -> dict[tuple[str, int], tuple[str, str]]:
@@ -39,7 +34,7 @@ def test_a_runtime_behind_an_import_error_guard_blocks_only_when_used(tmp_path: 
         "extra/models.py": MODELS,
         "extra/kernels.py": "import deepspeed\n",  # a module of the package nothing on the default path imports
     }
-    root = _write(tmp_path, files)
+    root = write_tree(tmp_path, files)
     severity, reason = _lines(root, "flash-attn")[("extra/models.py", 1)]
     assert severity == "warning"
     assert reason.startswith("reached only through an import inside `try: ... except ImportError` (run.py:3)")
@@ -60,7 +55,7 @@ def test_cpu_fallbacks_with_the_device_built_in_the_arm_do_not_block(tmp_path: P
         "                 if torch.cuda.is_available() else 'cpu')\n"  # torchdiffeq's cnf.py, over two lines
         "e = [torch.device('cuda:' + str(k)) for k in range(2)]\n"  # DLRM's per-table devices: not read
     )
-    root = _write(tmp_path, {"README.md": "Run `python infer.py --cuda`.\n", "infer.py": infer})
+    root = write_tree(tmp_path, {"README.md": "Run `python infer.py --cuda`.\n", "infer.py": infer})
     lines = _lines(root, "cuda-device-literal")
     assert lines[("infer.py", 5)][0] == lines[("infer.py", 6)][0] == "warning"
     assert lines[("infer.py", 5)][1].startswith("performance item: off CUDA it falls back to the CPU")
@@ -75,7 +70,7 @@ def test_flash_attention_2_asked_on_an_entry_points_line_blocks(tmp_path: Path) 
         "model = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2')\n"
     )
     helper = "def load(m):\n    return m.from_pretrained('m', attn_implementation='flash_attention_2')\n"
-    root = _write(
+    root = write_tree(
         tmp_path,
         {"README.md": "Train with `python train.py`.\n", "train.py": train + "import helper\n", "helper.py": helper},
     )

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import write_tree
+
 from accelpilot.porting.scan import scan_path
 
 SETUP = """\
@@ -60,10 +62,7 @@ def _tree(root: Path, setup: str) -> Path:
         "pkg/csrc/attn/attn_cuda.cu": "__global__ void k() {}\n",
         "pkg/csrc/attn/attn_cuda.cuh": "// header\n",
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_tree(root, files)
 
 
 def _kernel_items(root: Path) -> list[tuple[str, str]]:
@@ -103,9 +102,7 @@ def test_an_extension_only_a_nested_setup_script_builds_and_nothing_imports_bloc
         "kernels/attention/setup.py": nested,
         "kernels/attention/ft.cu": "__global__ void k() {}\n",
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    write_tree(tmp_path, files)
 
     def ft() -> tuple[str, str]:
         item = next(i for i in scan_path(tmp_path, jobs=1).items if "ft_attention" in i.title)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import write_tree
+
 from accelpilot.porting.scan import scan_path
 
 TRAINERS = "from transformers import Trainer\n\n\nclass CLTrainer(Trainer):\n    pass\n"
@@ -26,10 +28,7 @@ def test_an_entry_points_call_of_a_trainer_subclass_is_its_trainer_line(tmp_path
         "pkg/__init__.py": "",
         "pkg/trainers.py": TRAINERS,
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    lines = _lines(tmp_path)
+    lines = _lines(write_tree(tmp_path, files))
     assert lines[("train.py", 3)] == "blocking"  # transformers 4.2.1 places on CUDA or the CPU
     assert lines[("pkg/trainers.py", 4)] == "warning"  # the class line, as before
     assert ("other.py", 2) not in lines
