@@ -483,3 +483,28 @@ def test_launch_scripts_in_per_experiment_folders_under_scripts_are_one_job() ->
     assert job_family("scripts/run.sh") == "scripts/*.sh"
     assert job_family("torchtitan/models/flux/run_train.sh") == "torchtitan/models/flux/*.sh"
     assert job_family("train.slurm") == "*.slurm"
+
+
+def test_a_package_item_is_titled_by_its_package_whatever_line_joined_it_first() -> None:
+    """SimCSE's ``_setup_devices``: CUDA device lines serving an optional ``import deepspeed`` later in the function
+    join DeepSpeed's item, which keeps DeepSpeed's rule and title (it took the first line's, a device string's)."""
+    from accelpilot.porting.findings import Finding
+    from accelpilot.porting.items import build_items
+    from accelpilot.porting.rules import RULES
+
+    def line(rule: str, n: int, message: str, subject: str) -> Finding:
+        return Finding.from_rule(RULES[rule], file="train.py", line=n, message=message, subject=subject)
+
+    items = build_items(
+        [
+            line("cuda-device-literal", 216, "device string 'cuda:0'", "serves:deepspeed:233"),
+            line("deepspeed", 233, "import deepspeed", "deepspeed"),
+        ]
+    )
+    [item] = items
+    assert (item.key, item.rule, item.title) == (
+        "package|deepspeed|deepspeed",
+        "deepspeed",
+        "DeepSpeed: deepspeed dependency",
+    )
+    assert [ln.line for ln in item.lines] == [216, 233]

@@ -359,6 +359,8 @@ def build_items(findings: list[Finding]) -> list[Item]:
         # a repository item takes the rule its key names when it holds a line of that rule (lines of another rule
         # may join it, as compile modes join compile-backend)
         first = next((f for f in fs if key == f"repo|{f.rule}"), fs[0])
+        if key.startswith("package|"):  # a package's item, whatever line joined it first (SimCSE's device lines)
+            first = next((f for f in fs if key.startswith(f"package|{f.rule}|")), first)
         if key.startswith("kernel|cpp-extension-cuda|"):  # an extension, whatever file of it sorts first
             first = next((f for f in fs if f.rule == "cpp-extension-cuda"), first)
         if key.endswith(f"|{FAMILY}"):  # a family is titled and sized by its kernels
