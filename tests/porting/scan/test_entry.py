@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.porting.scan.scan_kit import write_tree
 
 from accelpilot.porting.scan import scan_path
 from accelpilot.porting.scan.entry import default_entries, readme_entry_points
@@ -169,10 +170,7 @@ def test_an_install_only_readme_runs_the_commands_of_the_folder_it_links(tmp_pat
         "examples/README.md": "Run\n```\npython demo.py --viz\n```\n",
         "examples/demo.py": "import torch\n\nx = torch.ones(1).cuda()\n",
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    found = default_entries(tmp_path, set(files))
+    found = default_entries(write_tree(tmp_path, files), set(files))
     assert dict(found.how) == {"examples/demo.py": "examples/README.md: `python demo.py --viz`"}
     contexts = {f.context for f in scan_path(tmp_path, jobs=1).findings if f.file == "examples/demo.py"}
     assert contexts == {None}
@@ -189,7 +187,5 @@ def test_a_shell_script_the_readme_names_in_backticks_runs_its_commands(tmp_path
         "run_example.sh": "#!/bin/bash\npython train.py --lr 1e-3\n",
         "train.py": "print(1)\n",
     }
-    for rel, text in files.items():
-        (tmp_path / rel).write_text(text)
-    how = dict(default_entries(tmp_path, set(files)).how)
+    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
     assert how == {"train.py": "run_example.sh: `python train.py --lr 1e-3`"}
