@@ -43,6 +43,8 @@ NOT_PORTING: dict[str, str] = {
     "accelerator; an environment note (egress, a pinned revision, a local cache), listed apart, not porting work",
     "overridden-default": "a parameter's default that every call in the repository overrides (each passes that "
     "argument by keyword): the default never runs; the callers' values are scanned where they are made",
+    "forwarded-default": "a device default of a subclass's `__init__` that hands the device unchanged to "
+    "`super().__init__`: the base class places with it, and its own default and callers are scanned where they are",
     "backend-branch": "one backend's branch of a per-backend dispatch with a fallback: the target takes its own "
     "branch or the fallback, and this call (not placement) only serves the backend it names",
     "example": "example or demo code (`examples/`, `demo/`, `demo_*.py`, notebooks): run by hand, not the path the "

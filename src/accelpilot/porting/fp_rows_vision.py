@@ -75,6 +75,15 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         (_SE + "test_a_constructor_default_that_every_instantiation_overrides_is_an_overridden_default",),
     ),
     FalsePositiveClass(
+        "forwarded-default",
+        "forwarded-default",
+        "`device=torch.device('cuda')` in a subclass's `__init__` that hands `device` unchanged to "
+        "`super().__init__` (nnU-Net's trainer variants): the base places with it, so the default repeats the base's "
+        "choice, found where the base makes it. A subclass that keeps the parameter, or a forwarded non-device value "
+        "(`dtype=torch.float64`), stays.",
+        (_SE + "test_a_subclass_default_handed_to_the_base_init_is_a_forwarded_default",),
+    ),
+    FalsePositiveClass(
         "bounded-random-draw",
         "no finding",
         "`torch.randint(0, self.num_timesteps, (b,)).long()`: a draw below a count (an int literal under 2**31, a "

@@ -189,3 +189,24 @@ def test_a_shell_script_the_readme_names_in_backticks_runs_its_commands(tmp_path
     }
     how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
     assert how == {"train.py": "run_example.sh: `python train.py --lr 1e-3`"}
+
+
+def test_a_lower_case_readme_sends_the_user_to_a_document_that_runs_a_console_script(tmp_path: Path) -> None:
+    """nnU-Net: ``readme.md`` (lower case) links ``documentation/how-to/train-models.md``, which runs the package's
+    console script ``nnUNetv2_train DATASET CONFIGURATION FOLD`` (``[project.scripts]``): its module is the entry
+    point. Near miss: the script named only in prose (`` `nnUNetv2_predict` ``, no argument) runs nothing."""
+    files = {
+        "readme.md": "# thing\n\n- Training workflow: [Train models](documentation/how-to/train-models.md)\n",
+        "pyproject.toml": '[project.scripts]\nnnUNetv2_train = "nnunetv2.run.run_training:run_training_entry"\n'
+        'nnUNetv2_predict = "nnunetv2.inference.predict:predict_entry"\n',
+        "documentation/how-to/train-models.md": "Then use `nnUNetv2_predict`.\n\n```bash\n"
+        "nnUNetv2_train DATASET_NAME_OR_ID CONFIGURATION FOLD\n```\n",
+        "nnunetv2/__init__.py": "",
+        "nnunetv2/run/run_training.py": "import torch\n\ndef run_training_entry():\n    pass\n",
+        "nnunetv2/inference/predict.py": "def predict_entry():\n    pass\n",
+    }
+    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    assert how == {
+        "nnunetv2/run/run_training.py": "documentation/how-to/train-models.md: "
+        "`nnUNetv2_train DATASET_NAME_OR_ID CONFIGURATION FOLD`"
+    }

@@ -214,6 +214,53 @@ def test_a_constructor_default_that_every_instantiation_overrides_is_an_overridd
     ]
 
 
+TRAINERS = """\
+import torch
+
+
+class BaseTrainer:
+    def __init__(self, plans, device=torch.device("cuda")):
+        self.device = device
+
+
+class FiveEpochs(BaseTrainer):
+    def __init__(self, plans, device: torch.device = torch.device("cuda")):
+        super().__init__(plans, device)
+
+
+class NoMirroring(BaseTrainer):
+    def __init__(self, plans, device=torch.device("cuda")):
+        super().__init__(plans, device=device)
+
+
+class OwnDevice(BaseTrainer):
+    def __init__(self, plans, device=torch.device("cuda")):
+        super().__init__(plans)
+        self.net = torch.nn.Linear(2, 2).to(device)
+
+
+class Placed(BaseTrainer):
+    def __init__(self, plans, where="cuda"):
+        super().__init__(plans, where)
+"""
+
+
+def test_a_subclass_default_handed_to_the_base_init_is_a_forwarded_default(tmp_path: Path) -> None:
+    """nnU-Net's trainer variants: ``def __init__(self, plans, device=torch.device('cuda')):
+    super().__init__(plans, device)``. The default is a copy of the base class's, found where the base defines it.
+    Stays: the base's own default, a subclass that keeps the parameter for itself instead of passing it on, and
+    a forwarded parameter that is not named a device (torchdiffeq's ``dtype=torch.float64`` is one, and its base
+    takes it without a default)."""
+    (tmp_path / "trainers.py").write_text(TRAINERS)
+    assert findings_in(tmp_path, "trainers.py") == [
+        ("cuda-device-literal", 5, None),
+        ("cuda-device-literal", 10, "forwarded-default"),
+        ("cuda-device-literal", 15, "forwarded-default"),
+        ("cuda-device-literal", 20, None),
+        ("cuda-device-literal", 26, None),
+    ]
+
+
 DRAWS = """\
 import torch
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import CONFIG_DEVICE, Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README
+from accelpilot.porting.scan.entry import readme_path
 from accelpilot.porting.scan.readme_example import example_device_lines
 
 # ``device: 'cuda:0'``, ``"device": "cuda",``, ``ema_device: cuda  # comment``: a key naming a device, a CUDA value.
@@ -84,7 +84,7 @@ def _names(source: str, rel: str) -> bool:
 def readme_example_devices(root: Path, entries: Mapping[str, str], rels: list[str]) -> list[Finding]:
     """The README example's CUDA placements, blocking, when the example is the default path (its entries)."""
     example = [e for e, how in entries.items() if how.startswith("README example")]
-    readme = next((root / n for n in _README if (root / n).is_file()), None)
+    readme = readme_path(root)
     if not example or readme is None:
         return []
     text = readme.read_text(encoding="utf-8", errors="replace")

@@ -109,3 +109,27 @@ def _callee(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
+
+
+def forwarded_to_base(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """``fn`` is an ``__init__`` that hands its device parameter ``param`` unchanged to ``super().__init__(...)``
+    (positionally or as ``param=param``): the base class places with that device, so the subclass's default repeats
+    the base's choice, scanned where the base makes it (its own default, its callers' values). nnU-Net's 21 trainer
+    variants each pass ``device=torch.device('cuda')`` on to ``nnUNetTrainer``. Only a device parameter: another
+    value (torchdiffeq's ``dtype=torch.float64``, which its base takes without a default) stays the subclass's."""
+    if fn.name != "__init__" or "device" not in param.lower():
+        return False
+    for node in walk(fn):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super"
+        ):
+            continue
+        given = [*node.args, *(k.value for k in node.keywords if k.arg == param)]
+        if any(isinstance(a, ast.Name) and a.id == param for a in given):
+            return True
+    return False

@@ -25,11 +25,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from accelpilot.porting.findings import context_of_path, entry_script, promoted_folders
+from accelpilot.porting.scan.console import console_commands, console_scripts
 from accelpilot.porting.scan.families import Entries, _module_names
 from accelpilot.porting.scan.launch_flags import join_continued
 from accelpilot.porting.scan.readme_example import Scope, example_entries
 
 _README = ("README.md", "README.rst", "README.txt", "README")
+
+
+def readme_path(root: Path) -> Path | None:
+    """The repository's README: by its usual names, else whatever case the file has (nnU-Net's ``readme.md``)."""
+    hit = next((root / n for n in _README if (root / n).is_file()), None)
+    if hit is not None:
+        return hit
+    try:
+        names = {p.name.lower(): p for p in root.iterdir() if p.is_file()}
+    except OSError:
+        return None
+    return next((names[n.lower()] for n in _README if n.lower() in names), None)
+
+
 # ``python -m llava.serve.cli ...``: a module of the tree run as a script (``-m torch.distributed.run`` names no file of
 # the tree, and its script is read by ``_COMMAND``).
 _MODULE_COMMAND = re.compile(
@@ -266,12 +281,13 @@ def _read(path: Path) -> str | None:
 def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str | None]:
     """Script -> the README command that runs it (the README's own commands first, then the linked documents'; the
     later commands that run it too in ``Entries.others``), and the README's text (None without a README)."""
-    readme = next((root / n for n in _README if (root / n).is_file()), None)
+    readme = readme_path(root)
     text = _read(readme) if readme is not None else None
     if readme is None or text is None:
         return {}, None
     entries: dict[str, str] = {}
     others: dict[str, list[str]] = {}
+    consoles = console_scripts(root, present)
 
     def read_commands(paths: list[Path], folder_base: bool) -> None:
         for path in paths:
@@ -279,6 +295,8 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
             sub = path.parent.relative_to(root).as_posix()
             base = sub if path.suffix == ".sh" or folder_base else ""
             found, _ = readme_entry_points(doc or "", present, base, shell=path.suffix == ".sh")
+            if path != readme:  # a document's console commands (nnU-Net's getting-started: ``nnUNetv2_train ...``)
+                found = {**console_commands(doc or "", consoles), **found}
             label = "README" if path == readme else path.relative_to(root).as_posix()
             for s, cmd in found.items():
                 how = f"{label}: `{_HTML_TAG.sub('', cmd).strip()}`"
@@ -286,7 +304,7 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
                     others.setdefault(s, []).append(how)  # RWKV-LM's prepare script, then its run script
 
     read_commands([readme, *linked_documents(text, root), *linked_scripts(text, root, present)], False)
-    for script, cmd in console_commands(text, console_scripts(root, present)).items():
+    for script, cmd in console_commands(text, consoles).items():
         entries.setdefault(script, f"README: `{cmd}`")
     after_cd, cd_scripts = cd_commands(text, present)
     for script, cmd in after_cd.items():
@@ -340,48 +358,7 @@ def _installs(script: str) -> bool:
     return script.rpartition("/")[2] == "setup.py"
 
 
-# ``"esm-fold=esm.scripts.fold:main"`` (setup.py's console_scripts) or ``esm-fold = "esm.scripts.fold:main"``
-# (pyproject's ``[project.scripts]``): the command a README runs by name, and the module it starts.
-_CONSOLE = re.compile(r"""["']?([A-Za-z][\w.-]*)\s*=\s*["']?([A-Za-z_][\w.]*):[\w.]+["']""")
 _NOTEBOOK_LINK = re.compile(r"\]\(\s*(\.?/?[\w./-]+\.ipynb)\s*\)")  # ``[image2pointcloud.ipynb](point_e/...)``
-_OPTIONAL = re.compile(r"\s*\[[^\]]*\]")
-_PROMPT = re.compile(r"^\s*(?:\$\s+|>\s+|usage:\s+)?")  # a prompt, or a CLI's pasted ``usage:`` line
-
-
-def console_scripts(root: Path, present: set[str]) -> dict[str, str]:
-    """Console script name -> the file of the module it runs (``esm.scripts.fold`` -> ``scripts/fold.py`` where
-    the package maps ``esm.scripts`` to ``scripts/``: the longest dotted suffix that names one file)."""
-    out: dict[str, str] = {}
-    for name in ("setup.py", "pyproject.toml", "setup.cfg"):
-        text = _read(root / name) if name in present else None
-        if not text or not any(w in text for w in ("console_scripts", "[project.scripts]", "scripts.")):
-            continue
-        for m in _CONSOLE.finditer(text):
-            command = m.group(1).removeprefix("scripts.")  # whisper's ``scripts.whisper = "whisper.transcribe:cli"``
-            parts = m.group(2).split(".")
-            for k in range(len(parts)):
-                cands = [f"{'/'.join(parts[k:])}{ext}" for ext in (".py", "/__main__.py")]
-                hit = [c for c in cands if c in present] or [c for c in cands if f"src/{c}" in present]
-                if hit:
-                    out.setdefault(command, hit[0] if hit[0] in present else f"src/{hit[0]}")
-                    break
-    return out
-
-
-def console_commands(text: str, scripts: dict[str, str]) -> dict[str, str]:
-    """Script -> the README line that runs it through its console script (``esm-extract esm2_t33_650M_UR50D
-    ...``, ``demucs track.mp3``): a line starting with the command's name and an argument."""
-    out: dict[str, str] = {}
-    if not scripts:
-        return out
-    for line in join_continued(text).splitlines():
-        body = _PROMPT.sub("", line, count=1)
-        if line.lstrip().startswith("usage:"):
-            body = _OPTIONAL.sub("", body)  # ``[--cpu-offload]`` in a usage line is an option, not passed
-        head, _, rest = body.partition(" ")
-        if head in scripts and rest.strip() and not rest.lstrip().startswith(("=", ":")):
-            out.setdefault(scripts[head], body.strip()[:120])
-    return out
 
 
 def _folder_entries(text: str, root: Path, present: set[str]) -> Entries:

@@ -23,7 +23,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README, _RUN_SH
+from accelpilot.porting.scan.entry import _RUN_SH, readme_path
 
 RULE = "install-pin"
 LIGHTNING = "lightning-legacy"
@@ -274,7 +274,8 @@ def install_pins(
     pip lines), blocking where the README's install installs them; the package lines of nvcc-built libraries the
     README's install installs become blocking too. A sub-folder document whose commands are the default path
     (``entries``: LoRA's ``examples/NLG/README.md``) installs its files from its own folder."""
-    readme = next((n for n in _README if (root / n).is_file()), None)
+    found = readme_path(root)
+    readme = found.name if found is not None else None
     text = _doc_text(root, readme, read, rels) if readme is not None else None
     installed, pip_lines = _installs(text or "")
     own = _own_distribution(read, rels)

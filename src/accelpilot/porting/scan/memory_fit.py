@@ -18,7 +18,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README, linked_documents
+from accelpilot.porting.scan.entry import linked_documents, readme_path
 
 MEMORY_FIT = "memory-fit"
 NEURONCORE_GIB = 16  # trn1: 32 GiB of HBM per chip, 2 NeuronCores (DOMAIN.md)
@@ -48,7 +48,7 @@ def memory_fit(root: Path, entries: Mapping[str, str]) -> list[Finding]:
     if not any(": `" in how or how.startswith("README example") for how in entries.values()):
         return []
     best: tuple[float, int, str, str] | None = None
-    readme = next((root / n for n in _README if (root / n).is_file()), None)
+    readme = readme_path(root)
     if readme is None:
         return []
     text = readme.read_text(encoding="utf-8", errors="replace")

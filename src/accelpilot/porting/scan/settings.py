@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from accelpilot.porting.scan.entry import _README
+from accelpilot.porting.scan.entry import readme_path
 from accelpilot.porting.scan.option_guards import options
 
 _UNKNOWN = object()
@@ -301,7 +301,8 @@ def default_settings(
     commands."""
 
     def load(declared: Callable[[str], Iterable[ast.Module]]) -> Settings:
-        docs = [t for t in (_read(root / name) for name in _README) if t]
+        readme = readme_path(root)
+        docs = [t for t in [_read(readme) if readme is not None else None] if t]
         return load_settings(declared, docs, entries, present, read)
 
     return load

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _README, says_what_runs
+from accelpilot.porting.scan.entry import readme_path, says_what_runs
 
 VALIDATION = "parity-validation"
 # A results-table row: a Markdown table line naming a metric, with a number on it.
@@ -48,7 +48,8 @@ def parity_validation(root: Path, entries: Mapping[str, str], rels: list[str]) -
     """The repository's ``parity-validation`` finding, or none when no README command or example says what runs."""
     if not says_what_runs(entries):
         return []
-    readme = next((n for n in _README if (root / n).is_file()), None)
+    found = readme_path(root)
+    readme = found.name if found is not None else None
     row = _results_row((root / readme).read_text(encoding="utf-8", errors="replace")) if readme else None
     tests = sorted(r for r in rels if _TEST_FILE.search(r) and not r.endswith("__init__.py"))
     oracle: list[str] = []

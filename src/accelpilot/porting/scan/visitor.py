@@ -29,7 +29,7 @@ from accelpilot.porting.scan.dataflow import (
     _remapped_after,
     grown_cache,
 )
-from accelpilot.porting.scan.defaults import init_owners
+from accelpilot.porting.scan.defaults import forwarded_to_base, init_owners
 from accelpilot.porting.scan.literals import (
     _DTYPE_TESTS,
     JOB_SPEC_RULES,
@@ -114,10 +114,14 @@ class PyVisitor(BranchRules):
             if (impl_selector(param.arg) or param.arg in self.selectors) and isinstance(default, ast.Constant):
                 self._consumed.add(id(default))  # ``impl="cuda"``: a code path of the library, not a device
             saved, self._default_of = self._default_of, (self._init_owner.get(id(node), node.name), param.arg)
+            context, self.context = (
+                self.context,
+                "forwarded-default" if forwarded_to_base(node, param.arg) else self.context,
+            )
             try:
                 self.visit(default)
             finally:
-                self._default_of = saved
+                self._default_of, self.context = saved, context
 
     def v_class(self, node: ast.ClassDef) -> None:
         saved = self.forward_depth
