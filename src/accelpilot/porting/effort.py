@@ -165,6 +165,13 @@ ROWS: dict[str, EffortRow] = {
         "and eval/save cadence",
         _REASONED + ": a pinned-stack upgrade plus a re-validated loop is days, not weeks",
     ),
+    "lightning-trainer": EffortRow(
+        1,
+        4,
+        "register a Lightning Accelerator for the neuron device (or move the step to a plain PyTorch loop) and "
+        "re-check the loss curve, precision plugin and checkpoint cadence",
+        _REASONED + ": the same work as a Trainer taught a new device, days, not weeks",
+    ),
     "training-runtime": EffortRow(
         10,
         30,

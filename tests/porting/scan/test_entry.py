@@ -210,3 +210,24 @@ def test_a_lower_case_readme_sends_the_user_to_a_document_that_runs_a_console_sc
         "nnunetv2/run/run_training.py": "documentation/how-to/train-models.md: "
         "`nnUNetv2_train DATASET_NAME_OR_ID CONFIGURATION FOLD`"
     }
+
+
+def test_a_readme_linking_its_hosted_docs_runs_the_quick_start_page_of_the_docs_sources(tmp_path: Path) -> None:
+    """Chemprop: the README says "Documentation can be found [here](https://chemprop.readthedocs.io/en/main/)" and
+    gives no command; ``docs/source/quickstart.rst`` runs ``chemprop train --data-path ...`` (a console script), so
+    its module is the entry point. Near miss: without the link to the hosted documentation the page is not read."""
+    files = {
+        "README.md": "# thing\n\nDocumentation can be found [here](https://thing.readthedocs.io/en/main/).\n",
+        "pyproject.toml": '[project.scripts]\nthing = "thing.cli.main:main"\n',
+        "docs/source/quickstart.rst": "Quickstart\n==========\n\n.. code-block:: bash\n\n"
+        "    thing train --data-path tests/data/regression.csv --output-dir out\n",
+        "thing/__init__.py": "",
+        "thing/cli/main.py": "def main():\n    pass\n",
+    }
+    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    assert how == {
+        "thing/cli/main.py": "docs/source/quickstart.rst: "
+        "`thing train --data-path tests/data/regression.csv --output-dir out`"
+    }
+    (tmp_path / "README.md").write_text("# thing\n\nSee the documentation.\n")
+    assert "thing/cli/main.py" not in default_entries(tmp_path, set(files)).how

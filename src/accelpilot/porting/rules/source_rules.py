@@ -288,6 +288,22 @@ SOURCE_RULES: tuple[Rule, ...] = (
         "an accelerate state patched to return it, or a plain PyTorch loop, then a re-check of loss.",
     ),
     Rule(
+        id="lightning-trainer",
+        item="repo",
+        category="device_code",
+        dimension="source",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="Lightning Trainer / Fabric training loop",
+        why="A Lightning `Trainer` (or `Fabric`) drives the loop: it picks the accelerator (`'auto'` takes CUDA, "
+        "else the CPU), the strategy (DDP over NCCL for several devices), the precision plugin and the checkpoint "
+        "cadence. Lightning 2.6 ships no accelerator for TorchNeuron's native `neuron` device (its "
+        "`XLAAccelerator` serves the XLA-era torch-neuronx; assumed, unverified on hardware), so as written the "
+        "loop runs on the host CPU. The port registers a custom `Accelerator` for the neuron device (or moves the "
+        "step to a plain PyTorch loop) and re-checks the loss curve, precision and checkpoints.",
+    ),
+    Rule(
         id="fused-optimizer",
         item="repo",
         category="device_code",

@@ -271,6 +271,28 @@ def folder_documents(text: str, root: Path) -> list[Path]:
     return out
 
 
+# A README's link to its hosted documentation (``https://chemprop.readthedocs.io/en/main/``).
+_HOSTED_DOCS = re.compile(r"https?://[\w.-]+\.(?:readthedocs\.io|github\.io)\b")
+_QUICKSTART = re.compile(r"^(?:quick[-_]?start|getting[-_]started|get[-_]started)\.(?:md|rst)$", re.I)
+
+
+def hosted_docs_pages(text: str, root: Path) -> list[Path]:
+    """The quick-start pages of the documentation sources in the tree (``docs/source/quickstart.rst``), when the
+    README links its hosted documentation and gives no command or document of its own to run (Chemprop's README:
+    "Documentation can be found [here](https://chemprop.readthedocs.io/...)"): that page is the first run the user
+    is sent to. Shallowest first."""
+    if _HOSTED_DOCS.search(text) is None:
+        return []
+    pages = [
+        p
+        for folder in ("docs", "doc", "documentation")
+        if (root / folder).is_dir()
+        for p in (root / folder).rglob("*")
+        if _QUICKSTART.match(p.name) and p.is_file() and len(p.relative_to(root).parts) <= 4
+    ]
+    return sorted(pages, key=lambda p: (len(p.parts), p.as_posix()))
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -322,6 +344,10 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
         entries.clear()
         for doc in folder_documents(text, root):
             read_commands([doc], True)
+            if entries:
+                break
+        for doc in [] if entries or own else hosted_docs_pages(text, root):
+            read_commands([doc], False)  # run from the repository's root, as the hosted page's commands are
             if entries:
                 break
         if not entries:

@@ -314,3 +314,12 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+
+
+def drop_held_lightning(findings: list[Finding]) -> list[Finding]:
+    """Without the ``lightning-trainer`` lines where a ``lightning-cuda`` or ``lightning-legacy`` finding already
+    holds the move of the Lightning loop to the neuron device (a CUDA launch to replace, a 0.x Trainer to upgrade):
+    the same unit of work, counted once."""
+    if not any(f.rule in ("lightning-cuda", "lightning-legacy") for f in findings):
+        return findings
+    return [f for f in findings if f.rule != "lightning-trainer"]

@@ -267,6 +267,7 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"flops", None),
     (b"DataCollator", None),
     (b"Trainer(", None),
+    (b"Fabric(", None),
     (b"fp16=True", None),
     (b"tf32=True", None),
     (b"fsdp=", None),

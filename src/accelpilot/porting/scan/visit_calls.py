@@ -65,6 +65,7 @@ def _pads_to_longest(node: ast.Call, name: str) -> bool:
 # Calls where ``fused=`` selects torch's fused (CUDA) optimizer step (``dict(fused=True)`` holds its kwargs).
 _FUSED_CALLS = frozenset({"AdamW", "Adam", "SGD", "dict"})
 _HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SFTTrainer"})
+_LIGHTNING = ("pytorch_lightning.", "lightning.")  # ``pl.Trainer``, ``L.Fabric``: Lightning's loop
 _HF_TRAINING_ARGS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"})
 
 
@@ -198,6 +199,8 @@ class CallRules(VisitorBase):
             hf = (self.dotted(f) or "").startswith(("transformers.", "trl."))
             if hf and name in _HF_TRAINERS:
                 self.add("hf-trainer", node.lineno, f"{name}(...)")
+            if name in ("Trainer", "Fabric") and (self.dotted(f) or "").startswith(_LIGHTNING):
+                self.add("lightning-trainer", node.lineno, f"{name}(...)")
             if name == "from_pretrained" and any(
                 k.arg == "trust_remote_code" and isinstance(k.value, ast.Constant) and k.value.value is True
                 for k in node.keywords
