@@ -183,3 +183,22 @@ def test_a_class_the_entry_point_builds_blocks_on_what_its_forward_runs(tmp_path
     assert "calls MoCo() of moco/builder.py at main_moco.py:6" in (lines[("moco/builder.py", 11)].reason or "")
     assert lines[("moco/builder.py", 15)].severity == "warning"
     assert lines[("moco/denoise.py", 6)].severity == "warning"
+
+
+def test_a_cuda_call_after_a_cuda_test_in_an_and_or_in_a_conditionals_cuda_arm_is_guarded() -> None:
+    """F5-TTS's ``load_checkpoint``: ``torch.float16 if "cuda" in device and
+    torch.cuda.get_device_properties(device).major >= 7 else torch.float32`` runs the query only with a CUDA device,
+    and so does ``torch.cuda.get_rng_state() if torch.cuda.is_available() else None``. Stay: the query before the
+    test, or after a test that does not ask for CUDA."""
+    src = b"""import torch
+def load(device, flag):
+    half = "cuda" in device and torch.cuda.get_device_properties(device).major >= 7
+    state = torch.cuda.get_rng_state() if torch.cuda.is_available() else None
+    early = torch.cuda.get_device_properties(0).major >= 7 and "cuda" in device
+    late = flag and torch.cuda.get_device_name()
+    return half, state, early, late
+"""
+    assert raising_lines(src, "load") == {
+        5: "torch.cuda.get_device_properties()",
+        6: "torch.cuda.get_device_name()",
+    }

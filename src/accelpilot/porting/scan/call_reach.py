@@ -186,14 +186,22 @@ def _unguarded(body: list[ast.stmt]) -> Iterable[ast.AST]:
 
 
 def _walk_expr(node: ast.AST) -> Iterable[ast.AST]:
-    """Every node of an expression or simple statement, not entering lambdas."""
+    """Every node of an expression or simple statement, not entering lambdas, nor the operands that only run with
+    CUDA: those after a CUDA test in an ``and`` (F5-TTS's ``"cuda" in device and
+    torch.cuda.get_device_properties(device).major >= 7``) and the CUDA arm of ``a if <CUDA test> else b``."""
     todo = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, ast.Lambda):
             continue
         yield n
-        todo.extend(ast.iter_child_nodes(n))
+        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
+            cut = next((k for k, v in enumerate(n.values) if _cuda_test(v)), len(n.values))
+            todo.extend(n.values[: cut + 1])
+        elif isinstance(n, ast.IfExp) and _cuda_test(n.test):
+            todo.extend((n.test, n.orelse))
+        else:
+            todo.extend(ast.iter_child_nodes(n))
 
 
 def _raises(node: ast.AST, torch_names: set[str]) -> str | None:
