@@ -75,6 +75,16 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         (_SE + "test_a_constructor_default_that_every_instantiation_overrides_is_an_overridden_default",),
     ),
     FalsePositiveClass(
+        "per-device-install-choice",
+        "no finding",
+        "A README pip line pinning a CUDA build of torch inside a folded `<details>` block whose summary names a "
+        "device (F5-TTS's `NVIDIA GPU`, beside `AMD GPU`, `Intel GPU`, `Apple Silicon`): one install per device, of "
+        "which a Neuron host runs none. The same pin in a block that names no device stays.",
+        (
+            "tests/porting/scan/test_install.py::test_a_readme_pip_line_in_a_folded_per_device_choice_is_no_install_of_the_target",
+        ),
+    ),
+    FalsePositiveClass(
         "forwarded-default",
         "forwarded-default",
         "`device=torch.device('cuda')` in a subclass's `__init__` that hands `device` unchanged to "

@@ -155,3 +155,16 @@ def test_a_torch_pin_after_the_quick_starts_own_package_install_blocks_only_when
     (tmp_path / "README.md").write_text(f"```\n{pin}\npip install laion-clap\n```\n")
     findings = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "install-pin" and f.file == "README.md"]
     assert [(f.line, f.severity) for f in findings] == [(2, "blocking")]
+
+
+def test_a_readme_pip_line_in_a_folded_per_device_choice_is_no_install_of_the_target(tmp_path: Path) -> None:
+    """F5-TTS folds one PyTorch install per device into ``<details>`` blocks (``<summary>NVIDIA GPU</summary>``:
+    ``pip install torch==2.8.0+cu128 ...``): the user opens the one for their hardware, and a Neuron host opens none.
+    Stays: the same pin in a folded block whose summary names no device (a "Reproduce the paper" environment)."""
+    (tmp_path / "README.md").write_text(
+        "## Install\n\n<details>\n<summary>NVIDIA GPU</summary>\n\n> ```bash\n"
+        "> pip install torch==2.0.1+cu118 --extra-index-url https://download.pytorch.org/whl/cu118\n> ```\n\n"
+        "</details>\n\n<details>\n<summary>Reproduce the paper</summary>\n\n```bash\npip install torch==2.0.1\n```\n"
+        "</details>\n"
+    )
+    assert _pins(tmp_path) == [("README.md", 16, "blocking")]

@@ -115,6 +115,33 @@ def _installs(text: str) -> tuple[list[str], list[tuple[int, str]]]:
     return files, lines
 
 
+# ``<details><summary>NVIDIA GPU</summary> ... pip install torch==2.8.0+cu128 ... </details>`` (F5-TTS): one install
+# per device, folded; the user opens the one for their hardware.
+_SUMMARY = re.compile(r"<summary>\s*(.*?)\s*</summary>", re.I | re.S)
+_DEVICE_WORD = re.compile(r"\b(?:NVIDIA|CUDA|AMD|ROCm|Intel|XPU|Apple|Silicon|MPS|macOS|GPU|CPU)\b", re.I)
+
+
+def device_choices(lines: list[str]) -> dict[int, str]:
+    """Line number -> the summary of the folded ``<details>`` block it sits in, for blocks whose summary names a
+    device or platform: a README's per-device install choices, of which a Neuron host runs none."""
+    out: dict[int, str] = {}
+    summary: str | None = None
+    depth = 0
+    for n, line in enumerate(lines, start=1):
+        low = line.lower()
+        if "<details" in low:
+            depth += 1
+        m = _SUMMARY.search(line)
+        if depth and m is not None:
+            summary = m.group(1) if _DEVICE_WORD.search(m.group(1)) else None
+        if depth and summary is not None:
+            out[n] = summary
+        if "</details>" in low:
+            depth = max(0, depth - 1)
+            summary = None if depth == 0 else summary
+    return out
+
+
 def _below(version: str, bound: tuple[int, int]) -> bool:
     """``2.0.1`` is below (2, 9); an unreadable version counts as below (a pin the scan cannot clear)."""
     parts = re.findall(r"\d+", version)[:2]
@@ -376,9 +403,13 @@ def install_pins(
     # install, and a torch pinned on a later README line is another environment's (CLAP's "install the same
     # environment as we use" for reusing the repository's code): it blocks when that environment is built
     user = next((n for n, args in pip_lines if own is not None and own in {_dist(w) for w in args.split()}), None)
+    choices: dict[str, dict[int, str]] = {}
     for doc, n, args in [(readme or "", n, a) for n, a in pip_lines] + doc_pips:
         if doc not in texts:
             texts[doc] = (_doc_text(root, doc, read, rels) or "").splitlines() if doc else []
+            choices[doc] = device_choices(texts[doc])
+        if n in choices[doc]:
+            continue  # one of the README's per-device installs: a Neuron host takes TorchNeuron's build instead
         line = texts[doc][n - 1] if 0 < n <= len(texts[doc]) else args
         for _, message, kind in _pins(args):
             # flash-attn's setup builds (or fetches a CUDA wheel for) its kernels unless told to skip; mamba-ssm and
