@@ -39,3 +39,12 @@ def test_cuda_visible_devices_minus_one_hides_gpus_and_selects_none() -> None:
 
     text = 'CUDA_VISIBLE_DEVICES=-1 python a.py\nCUDA_VISIBLE_DEVICES="-1" b\nCUDA_VISIBLE_DEVICES="" c\nCUDA_VISIBLE_DEVICES="1" d\n'
     assert [ln for r, ln, *_ in scan_text(text, "shell") if r == "cuda-visible-devices"] == [4]
+
+
+def test_the_triton_inference_server_is_not_the_triton_kernel_language() -> None:
+    """F5-TTS's ``run.sh``: ``echo "Starting triton server"`` and ``Testing triton inference server`` name NVIDIA's
+    Triton Inference Server, not the kernel language. Stays: ``pip install triton`` (and a version pin)."""
+    from accelpilot.porting.scan.text import scan_text
+
+    text = 'echo "Starting triton server"\necho "Testing triton inference server"\npip install triton==3.1\n'
+    assert [ln for r, ln, *_ in scan_text(text, "shell") if r == "triton-kernel"] == [3]

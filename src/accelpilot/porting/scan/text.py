@@ -20,7 +20,8 @@ _PACKAGES: tuple[tuple[str, str], ...] = (
     (r"megatron[-_]core|megatron[-_]lm|megablocks|grouped[-_]gemm", "training-runtime"),
     (r"cupy(?:-cuda\w*)?", "cupy"),
     (r"apex", "apex"),
-    (r"triton", "triton-kernel"),
+    # not the Triton Inference Server (F5-TTS's run.sh: ``echo "Starting triton server"``, ``tritonserver``)
+    (r"triton(?![ \t]+(?:inference[ \t]+)?(?:server|client)\b)", "triton-kernel"),
     (r"tensorrt|torch[-_]tensorrt|transformer[-_]engine|pycuda|nvidia-dali\S*|cuda-python", "cuda-only-library"),
     (r"numba-cuda", "numba-cuda"),
     (r"torchvision|torchaudio", "torch-companion"),
