@@ -116,6 +116,12 @@ ROWS: dict[str, EffortRow] = {
         "NeuronCore count where one shard does not fit a core",
         _REASONED + ": the layers are Python over torch.distributed; a rewrite on neuronx-distributed is weeks",
     ),
+    "undeclared-dependencies": EffortRow(
+        0.25,
+        0.5,
+        "write and pin a requirements file for the default path's imports, checked beside TorchNeuron's torch",
+        _REASONED + ": finding and pinning a handful of packages is hours",
+    ),
     "memory-fit": EffortRow(
         0.5,
         2,

@@ -164,7 +164,8 @@ def test_every_static_rule_is_covered_by_the_fixtures() -> None:
     # test_memory_fit.py, test_launch_flags.py,
     # test_precision.py: the coverage tree names precisions, so no fp32 item; test_submodules.py: a tree with a
     # .gitmodules; test_entry_paths.py: an entry point's import; test_lightning_trainer.py: the coverage tree's
-    # lightning-cuda item holds its Lightning loop); nothing else may go untested
+    # lightning-cuda item holds its Lightning loop; test_declared_deps.py: the coverage tree declares its
+    # dependencies); nothing else may go untested
     assert set(RULES) - seen - inventory_only == {
         "rocm-base-image",
         "model-bringup",
@@ -175,6 +176,7 @@ def test_every_static_rule_is_covered_by_the_fixtures() -> None:
         "submodule-unscanned",
         "prefixed-import",
         "lightning-trainer",
+        "undeclared-dependencies",
     }
 
 

@@ -119,6 +119,21 @@ STACK_RULES: tuple[Rule, ...] = (
         "full-state-dict save on the neuron device.",
     ),
     Rule(
+        id="undeclared-dependencies",
+        category="container",
+        dimension="operational",
+        severity="warning",
+        targets=NEURON,
+        effort="hours",
+        item="repo",
+        title="dependencies the default path imports that no file declares",
+        why="The repository ships no requirements, setup, pyproject, Pipfile, conda environment or Dockerfile, yet "
+        "its default path imports third-party packages: the environment has to be found by trial (each "
+        "`ModuleNotFoundError` in turn) and pinned by hand, and on a Neuron host each release has to work beside "
+        "TorchNeuron's torch (a torchvision resolved freely can replace it). Write the requirements file the port "
+        "runs with, pinned to releases checked on the target.",
+    ),
+    Rule(
         id="torch-companion",
         category="container",
         dimension="operational",

@@ -31,6 +31,7 @@ from accelpilot.porting.scan.checkpoints import checkpoint_loads, mark_device_ch
 from accelpilot.porting.scan.compile_step import compile_step
 from accelpilot.porting.scan.config_device import mark_config_devices, readme_example_devices
 from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unreached_modules, mark_unrun_scripts
+from accelpilot.porting.scan.declared_deps import undeclared_dependencies
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
 from accelpilot.porting.scan.entry import EntryPoints, default_entries
@@ -446,6 +447,7 @@ def scan_path(
             findings += bringup + compile_step(bringup, findings, reached_sources)
             findings += parity_validation(root, entries, rels) if root.is_dir() else []
             findings += memory_fit(root, entries) if root.is_dir() else []
+            findings += undeclared_dependencies(entries, reached_sources, rels, root) if root.is_dir() else []
             findings += (
                 install_pins(root, _text_reader(files, unread), rels, findings, entries) if root.is_dir() else []
             )
