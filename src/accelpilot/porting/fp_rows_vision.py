@@ -75,6 +75,14 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         (_SE + "test_a_constructor_default_that_every_instantiation_overrides_is_an_overridden_default",),
     ),
     FalsePositiveClass(
+        "dtype-list",
+        "no finding",
+        "Three or more torch dtypes in a list, tuple or set (nanotron's P2P `ID_TO_DTYPE = [torch.float32, "
+        "torch.float64, torch.complex64, ...]`): a table that names dtypes to send an index for each, computing "
+        "nothing in them. A pair of dtypes (a choice) and a tensor made in float64 stay.",
+        (_SE + "test_a_list_of_three_or_more_dtypes_is_a_table_not_a_use",),
+    ),
+    FalsePositiveClass(
         "per-device-install-choice",
         "no finding",
         "A README pip line pinning a CUDA build of torch inside a folded `<details>` block whose summary names a "

@@ -282,3 +282,16 @@ def test_a_long_of_a_random_draw_below_a_count_is_not_an_int64_line(tmp_path: Pa
     hash) and one whose bound is not read as a count (``self.max_seed``)."""
     (tmp_path / "model.py").write_text(DRAWS)
     assert findings_in(tmp_path, "model.py") == [("int64-index", 9, None), ("int64-index", 10, None)]
+
+
+def test_a_list_of_three_or_more_dtypes_is_a_table_not_a_use() -> None:
+    """nanotron's P2P metadata: ``ID_TO_DTYPE = [torch.float32, torch.float64, torch.complex64, ...]`` names the
+    dtypes a tensor may have, to send an index for each; nothing is computed in them. Stays: a pair of dtypes (a
+    choice), and a tensor made in float64."""
+    from accelpilot.porting.scan import scan_python
+
+    src = (
+        b"import torch\nID_TO_DTYPE = [\n    torch.float32,\n    torch.float64,\n    torch.complex64,\n"
+        b"    torch.float16,\n]\nTWO = (torch.float32, torch.float64)\nx = torch.zeros(2, dtype=torch.float64)\n"
+    )
+    assert sorted((r, ln) for r, ln, *_ in scan_python(src)) == [("float64-dtype", 8), ("float64-dtype", 9)]

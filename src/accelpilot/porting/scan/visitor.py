@@ -5,16 +5,10 @@ from __future__ import annotations
 import ast
 
 from accelpilot.porting.scan.branch_tests import (
-    _COLLECTIVE_BACKENDS,
     _COMPARED_DEVICE,
-    _CONTAINERS,
     _CUDA_NO_OPS,
     _PROBE_DEF,
-    _TARGET_DEVICES,
     _compared_backend,
-    _device_keys,
-    _device_kind,
-    _device_type_args,
     counts_gpus,
     peak_flops,
 )
@@ -33,7 +27,6 @@ from accelpilot.porting.scan.defaults import forwarded_to_base, init_owners
 from accelpilot.porting.scan.literals import (
     _DTYPE_TESTS,
     JOB_SPEC_RULES,
-    _dtype_table,
     _library_nccl_vars,
     impl_selector,
 )
@@ -55,10 +48,10 @@ from accelpilot.porting.scan.patterns import (
 )
 from accelpilot.porting.scan.varlen import _fills_given_inputs, _unpacked_offsets, fixed_step_offsets
 from accelpilot.porting.scan.visit_base import _HANDLERS
-from accelpilot.porting.scan.visit_branches import BranchRules
+from accelpilot.porting.scan.visit_tables import TableRules
 
 
-class PyVisitor(BranchRules):
+class PyVisitor(TableRules):
     """One pass over the (pruned) tree; records RawFindings, at most one per rule and line."""
 
     # -- handlers --
@@ -432,60 +425,6 @@ class PyVisitor(BranchRules):
             if carried and not unrolled and not remapped and any(ast.unparse(e) in targets for e in v.args[0].elts):
                 self.add("growing-sequence", v.lineno, "torch.cat onto the sequence inside a loop")
         self.generic(node)
-
-    def v_literal(self, node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> None:
-        if id(node) not in self._tables:
-            self._read_table(node)
-        self.generic(node)
-
-    def _read_table(self, root: ast.Dict | ast.List | ast.Tuple | ast.Set) -> None:
-        """A literal read as a whole, with the containers nested in it as elements, keys or values. Device names
-        it lists as a table or vocabulary of backends (a dict keyed only by device names, or lists naming two or
-        more device types) are not a choice of CUDA/MPS; torch dtypes in a table of dtypes are names, not uses."""
-        listed: list[ast.Constant] = []  # device strings that are elements of a list/tuple/set
-        keyed: list[ast.Constant] = []  # device strings that key a dict whose string keys are all device names
-        kinds: set[str] = set()
-        listed_backends: list[ast.Constant] = []  # string elements of a list/tuple/set (collective backend names)
-        stack: list[ast.expr] = [root]
-        while stack:
-            n = stack.pop()
-            self._tables.add(id(n))
-            if isinstance(n, ast.Dict):
-                keys = [k for k in n.keys if k is not None]
-                named = _device_keys(keys)
-                for k in keys:
-                    if isinstance(k, ast.Constant) and _device_kind(k) is not None:
-                        kinds.add(_device_kind(k) or "")
-                        if named:
-                            keyed.append(k)
-                    elif named and isinstance(k, ast.Call):
-                        keyed.extend(_device_type_args(k))
-                    elif isinstance(k, _CONTAINERS):
-                        stack.append(k)
-                stack.extend(v for v in n.values if isinstance(v, _CONTAINERS))
-                if named and any(_device_kind(k) in _TARGET_DEVICES for k in keys):
-                    # a device -> backend table that already gives the target its own entry (``"neuron": "neuron"``
-                    # beside ``"cuda": "nccl"``): the port picks the target's row, it edits nothing; a table with no
-                    # row for the target stays a finding (adding that row is the work)
-                    self._consumed.update(id(v) for v in n.values if isinstance(v, ast.Constant))
-                if _dtype_table(n):
-                    names = [*n.keys, *n.values]
-                    self._consumed.update(id(x) for x in names if _is_dtype(x))
-            elif isinstance(n, (ast.List, ast.Tuple, ast.Set)):
-                for e in n.elts:
-                    if isinstance(e, ast.Constant) and isinstance(e.value, str):
-                        listed_backends.append(e)
-                    if isinstance(e, ast.Constant) and _device_kind(e) is not None:
-                        kinds.add(_device_kind(e) or "")
-                        listed.append(e)
-                    elif isinstance(e, _CONTAINERS):
-                        stack.append(e)
-        table = keyed + listed if len(kinds) >= 2 else keyed
-        # a list naming two or more collective backends (``choices=["nccl", "gloo", "mpi"]``) is a vocabulary too
-        collectives = [e for e in listed_backends if e.value in _COLLECTIVE_BACKENDS]
-        if len({e.value for e in collectives}) >= 2:
-            self._consumed.update(id(e) for e in collectives)
-        self._consumed.update(id(c) for c in table if _COMPARED_DEVICE.match(str(c.value)))
 
     def v_name(self, node: ast.Name) -> None:
         if "cu_seqlens" in node.id and id(node) not in self._consumed:
