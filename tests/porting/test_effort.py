@@ -136,3 +136,42 @@ def test_a_training_runtime_only_an_alternative_path_uses_is_an_optional_integra
     (tmp_path / "requirements.txt").write_text("deepspeed==0.12.6\n")
     [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "deepspeed"]
     assert (item.days_low, item.days_high) != (0.25, 1)
+
+
+NUMBA = """\
+import numba
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit("(float32[:],)", device=True, inline=True)
+def area(corners):
+    return corners[0]
+
+
+@cuda.jit("(float32[:], float32[:])", device=True, inline=True)
+def inter(a, b):
+    return area(a) + area(b)
+
+
+@cuda.jit("(int64, float32[:], float32[:])")
+def iou_kernel(n, boxes, out):
+    i = cuda.threadIdx.x
+    out[i] = inter(boxes, boxes)
+
+
+def rotate_iou(boxes):
+    out = np.zeros(4, dtype=np.float32)
+    iou_kernel[1, 4](4, boxes, out)
+    return out
+"""
+
+
+def test_the_numba_cuda_kernels_of_one_file_are_one_family_sized_by_the_kernels_it_launches(tmp_path: Path) -> None:
+    """OpenPCDet's rotated IoU: numba device functions (``device=True``) are compiled into the one kernel launched
+    with ``[grid]``, so the file is one item of one kernel (the numba row, 3-10 days), not three items."""
+    (tmp_path / "rotate_iou.py").write_text(NUMBA)
+    [family] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "numba-cuda"]
+    assert family.key == "kernel|numba-cuda|rotate_iou.py|*"
+    assert family.title == "numba.cuda kernel: numba.cuda kernels of rotate_iou.py"
+    assert (family.days_low, family.days_high) == (3, 10)

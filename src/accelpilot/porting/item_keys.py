@@ -63,9 +63,20 @@ def job_family(rel: str | None) -> str:
     return f"{folder}/{pattern}" if folder else pattern
 
 
-# Kernel rules whose kernels of one defining file make one item (a family), keyed with FAMILY for the kernel name.
-FAMILY_RULES = frozenset({"triton-kernel"})
+# Kernel rules whose kernels of one defining file make one item (a family), keyed with FAMILY for the kernel name:
+# Triton's, and numba's ``@cuda.jit`` kernels (OpenPCDet's rotated-IoU evaluation: 12 device functions and one kernel
+# in one file, one port).
+FAMILY_RULES = frozenset({"triton-kernel", "numba-cuda"})
 FAMILY = "*"
+_LANGUAGE = {"triton-kernel": "Triton", "numba-cuda": "numba.cuda"}
+
+
+def kernel_definition(rule: str, message: str) -> bool:
+    """A kernel's decorator (``@triton.jit``, ``@nki.jit``; numba's ``@cuda.jit`` resolves to numba.cuda.jit), not an
+    import of the language."""
+    if message.startswith(("import ", "from ", "package ", "string ")):
+        return False
+    return message.startswith("@") or (rule == "numba-cuda" and message.endswith(".jit"))
 
 
 def item_key(f: Finding) -> tuple[str, str]:
@@ -89,7 +100,7 @@ def item_key(f: Finding) -> tuple[str, str]:
             # the Triton kernels of one file are one family: one port (shared wrapper, tests, tuning), every launch
             # and import of any of them joined (issue 27: 57 kernels were 57 items of two weeks each)
             home = f.defined_in or f.file
-            return f"kernel|{f.rule}|{home}|{FAMILY}", f"Triton kernels of {home}"
+            return f"kernel|{f.rule}|{home}|{FAMILY}", f"{_LANGUAGE[f.rule]} kernels of {home}"
         if f.defined_in is not None and sub:  # a launch, an import or a use of a kernel defined elsewhere
             rid = "cpp-extension-cuda" if f.rule == "cuda-source-file" else f.rule  # the sources of an extension
             return f"kernel|{rid}|{f.defined_in}|{sub}", f"kernel {sub} ({f.defined_in})"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from accelpilot.porting.item_keys import kernel_definition
 from accelpilot.porting.scan.branch_tests import kernel_guard
 from accelpilot.porting.scan.visitor import _HANDLERS, PyVisitor
 
@@ -44,11 +45,8 @@ _BUILT = "{}({!r})"  # the visitor's message for a builder given a module name: 
 
 
 def _is_definition(rule: str, message: str) -> bool:
-    """A kernel's decorator (``@triton.jit``, ``@nki.jit``; numba's ``@cuda.jit`` resolves to numba.cuda.jit),
-    not an import of the language."""
-    if message.startswith(("import ", "from ", "package ", "string ")):
-        return False
-    return message.startswith("@") or (rule == "numba-cuda" and message.endswith(".jit"))
+    """A kernel's decorator, not an import of the language (``item_keys.kernel_definition``)."""
+    return kernel_definition(rule, message)
 
 
 _WORD = re.compile(rb"\w+")
