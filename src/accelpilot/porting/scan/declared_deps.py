@@ -22,6 +22,7 @@ from pathlib import Path
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import commanded
+from accelpilot.porting.scan.install import _dist
 
 RULE = "undeclared-dependencies"
 # Any file that declares what to install, anywhere in the tree.
@@ -98,10 +99,6 @@ def _own_under_prefix(dotted: str, present: set[str]) -> bool:
     )
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _pip_declared(root: Path) -> set[str]:
     """The packages the install lines of the documents near the root name (nanoGPT's README: ``pip install torch
     numpy transformers datasets tiktoken wandb tqdm``), with what each installs with it (``_BRINGS``)."""
@@ -113,7 +110,7 @@ def _pip_declared(root: Path) -> set[str]:
             except OSError:
                 continue
             for line in _INSTALL_LINE.findall(text):
-                out |= {_norm(w) for w in _WORD.findall(line)}
+                out |= {_dist(w) for w in _WORD.findall(line)}
     todo = list(out)
     while todo:
         for more in _BRINGS.get(todo.pop(), ()):
@@ -124,7 +121,7 @@ def _pip_declared(root: Path) -> set[str]:
 
 
 def _declared(module: str, declared: set[str]) -> bool:
-    dist = _norm(_DISTRIBUTION.get(module, module))
+    dist = _dist(_DISTRIBUTION.get(module, module))
     return dist in declared or (dist == "opencv-python" and any(d.startswith("opencv") for d in declared))
 
 
