@@ -175,3 +175,18 @@ def test_the_numba_cuda_kernels_of_one_file_are_one_family_sized_by_the_kernels_
     assert family.key == "kernel|numba-cuda|rotate_iou.py|*"
     assert family.title == "numba.cuda kernel: numba.cuda kernels of rotate_iou.py"
     assert (family.days_low, family.days_high) == (3, 10)
+
+
+def test_a_library_only_an_unrun_script_imports_is_sized_as_an_alternative_command(tmp_path: Path) -> None:
+    """YOLOX's ``tools/trt.py`` (TensorRT export, run by no README command, imported by no file): its TensorRT item
+    blocks only when that script is run, and is sized as giving that command the target's equivalent (0.25-1 d),
+    not as replacing a library the workload runs on (3-10 d). Near miss: the README runs the script."""
+    (tmp_path / "README.md").write_text("Train with `python train.py`.\n")
+    (tmp_path / "train.py").write_text("import torch\n\nif __name__ == '__main__':\n    print(1)\n")
+    (tmp_path / "trt.py").write_text("import tensorrt\n\nif __name__ == '__main__':\n    print(tensorrt)\n")
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "cuda-only-library"]
+    assert item.severity == "warning" and (item.reason or "").startswith("blocks when trt.py is run")
+    assert (item.days_low, item.days_high) == (0.25, 1)
+    (tmp_path / "README.md").write_text("Train with `python train.py`, export with `python trt.py`.\n")
+    [item] = [i for i in scan_path(tmp_path, jobs=1).items if i.rule == "cuda-only-library"]
+    assert (item.days_low, item.days_high) == (3, 10)

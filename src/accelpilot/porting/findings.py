@@ -78,6 +78,8 @@ CONFIG_DEVICE = "config-device"
 # The reason text of a package line the README's install cannot build (``scan/install.py``): a declared dependency
 # that blocks the install itself, which the item keeps blocking (``items.py``).
 INSTALL_FAILS = "compiles CUDA kernels at install"
+# Why a line of a script nothing runs blocks only when that script is run (``items._days`` sizes its item so).
+UNRUN_SCRIPT = "a script no README command runs and no file imports"
 
 
 # Porting work off the model's main path: at most a warning, with the reason.

@@ -24,7 +24,7 @@ from accelpilot.porting.effort import (
     VENDORED_PROJECT,
     XLA_ERA_RULES,
 )
-from accelpilot.porting.findings import INSTALL_FAILS, Finding, Item, ItemLine
+from accelpilot.porting.findings import INSTALL_FAILS, UNRUN_SCRIPT, Finding, Item, ItemLine
 from accelpilot.porting.item_keys import (
     FAMILY,
     FAMILY_RULES,
@@ -283,7 +283,7 @@ def _days(
             r = DECLARED_ONLY
         elif reason.startswith(OPTIONAL_LIBRARY_REASON):
             r = OPTIONAL_LIBRARY
-        elif reason.startswith(ALTERNATIVE_REASON):
+        elif reason.startswith(ALTERNATIVE_REASON) or (reason.startswith("blocks when ") and UNRUN_SCRIPT in reason):
             r = ALTERNATIVE_COMMAND
         elif reason.startswith(FALLBACK_REASONS):
             return FALLBACK_CHECK.low, FALLBACK_CHECK.high, FALLBACK_CHECK.assumption

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, Finding, host_side
+from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, UNRUN_SCRIPT, Finding, host_side
 from accelpilot.porting.scan.default_path import reached
 from accelpilot.porting.scan.families import _LIBRARY_RULES, _module_names, imports_of
 
@@ -192,7 +192,7 @@ def mark_unrun_scripts(
         if f.file in scripts and _unrun_candidate(f):
             f.severity = "warning"
             f.reason = (
-                f"blocks when {f.file} is run: a script no README command runs and no file imports, so the default "
+                f"blocks when {f.file} is run: {UNRUN_SCRIPT}, so the default "
                 f"path never imports it ({f.message} at {f.file}:{f.line})"
             )
 
