@@ -75,6 +75,15 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         (_SE + "test_a_constructor_default_that_every_instantiation_overrides_is_an_overridden_default",),
     ),
     FalsePositiveClass(
+        "cuda-query-in-conditional-expression",
+        "probe",
+        '`torch.cuda.get_device_name(torch.cuda.current_device()) if torch.cuda.is_available() else "CPU"` '
+        "(RFdiffusion's run metadata): the arm under the CUDA test only reads a fact of the device it found, as the "
+        "body of `if torch.cuda.is_available():` would. A placement in that arm, or a test that does not ask for "
+        "CUDA, stays.",
+        (_SE + "test_a_cuda_query_in_a_conditional_expression_under_a_cuda_test_is_the_probe",),
+    ),
+    FalsePositiveClass(
         "dtype-list",
         "no finding",
         "Three or more torch dtypes in a list, tuple or set (nanotron's P2P `ID_TO_DTYPE = [torch.float32, "

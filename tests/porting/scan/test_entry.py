@@ -231,3 +231,20 @@ def test_a_readme_linking_its_hosted_docs_runs_the_quick_start_page_of_the_docs_
     }
     (tmp_path / "README.md").write_text("# thing\n\nSee the documentation.\n")
     assert "thing/cli/main.py" not in default_entries(tmp_path, set(files)).how
+
+
+def test_an_executable_script_run_by_its_path_is_a_readme_command(tmp_path: Path) -> None:
+    """RFdiffusion: ``./scripts/run_inference.py 'contigmap.contigs=[150-150]' ...`` runs the script by its path (it is
+    executable): an entry point. Near miss: a Markdown link to the same file (``[the script](./scripts/x.py)``) runs
+    nothing."""
+    files = {
+        "README.md": "```\n./scripts/run_inference.py 'contigmap.contigs=[150-150]' inference.num_designs=10\n```\n"
+        "See [the helper](./scripts/helper.py).\n",
+        "scripts/run_inference.py": "print(1)\n",
+        "scripts/helper.py": "print(2)\n",
+    }
+    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    assert how == {
+        "scripts/run_inference.py": "README: `./scripts/run_inference.py 'contigmap.contigs=[150-150]' "
+        "inference.num_designs=10`"
+    }

@@ -295,3 +295,20 @@ def test_a_list_of_three_or_more_dtypes_is_a_table_not_a_use() -> None:
         b"    torch.float16,\n]\nTWO = (torch.float32, torch.float64)\nx = torch.zeros(2, dtype=torch.float64)\n"
     )
     assert sorted((r, ln) for r, ln, *_ in scan_python(src)) == [("float64-dtype", 8), ("float64-dtype", 9)]
+
+
+def test_a_cuda_query_in_a_conditional_expression_under_a_cuda_test_is_the_probe() -> None:
+    """RFdiffusion's run metadata: ``device=torch.cuda.get_device_name(torch.cuda.current_device()) if
+    torch.cuda.is_available() else "CPU"`` reads a fact of the device the test found, as ``if is_available():`` would.
+    Stay: a placement in that arm (``.cuda()``), and a query under a test that does not ask for CUDA."""
+    from accelpilot.porting.scan import scan_python
+
+    src = (
+        b"import torch\ntrb = dict(\n    device=torch.cuda.get_device_name(torch.cuda.current_device())\n"
+        b'    if torch.cuda.is_available()\n    else "CPU",\n)\n'
+        b"x = torch.zeros(1).cuda() if torch.cuda.is_available() else None\n"
+        b'y = torch.cuda.get_device_name(0) if flag else "CPU"\n'
+    )
+    found = sorted((r, ln, c) for r, ln, _, _, _, c in scan_python(src))
+    assert ("torch-cuda-api", 3, "probe") in found
+    assert ("cuda-call", 7, None) in found and ("torch-cuda-api", 8, None) in found

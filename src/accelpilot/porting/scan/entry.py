@@ -56,6 +56,9 @@ _COMMAND = re.compile(
     r"|lightning\s+run\s+model|fabric\s+run(?:\s+model)?)\s[^\n`]*?"
     r"([\w./-]+\.py)\b"
 )
+# ``./scripts/run_inference.py 'contigmap.contigs=[150-150]'`` (RFdiffusion): an executable script run by its path at
+# the start of a command line.
+_EXEC_COMMAND = re.compile(r"^[ \t>]*(?:\$\s+)?\./([\w./-]+\.py)\b", re.M)
 # A relative link to a folder (``[sft](sft)``, ``(scripts/)``): no dot-extension in its last part.
 _DIR_LINK = re.compile(r"\]\(\s*(\.?/?[\w-]+(?:/[\w-]+)*/?)\s*\)")
 # A relative link to a shell script (``[scripts/launch.sh](scripts/launch.sh)``).
@@ -100,6 +103,7 @@ def readme_entry_points(
     headings = () if shell else _HEADING.finditer(text)
     marks = sorted([(m.start(), "h", (m.group(1) or m.group(2) or "").strip()) for m in headings])
     marks += [(m.start(1), "c", m.group(1).removeprefix("./")) for m in _COMMAND.finditer(text)]
+    marks += [(m.start(1), "c", m.group(1)) for m in _EXEC_COMMAND.finditer(text)]
     marks += [(m.start(1), "c", _module_file(m.group(1), present)) for m in _MODULE_COMMAND.finditer(text)]
     for pos, kind, value in sorted(marks):
         if kind == "h":

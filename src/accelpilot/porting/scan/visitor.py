@@ -7,6 +7,7 @@ import ast
 from accelpilot.porting.scan.branch_tests import (
     _COMPARED_DEVICE,
     _CUDA_NO_OPS,
+    _CUDA_QUERIES,
     _PROBE_DEF,
     _compared_backend,
     counts_gpus,
@@ -323,6 +324,24 @@ class PyVisitor(TableRules):
             and any(isinstance(n, ast.Attribute) and n.attr == "is_available" for n in ast.walk(node.test))
         ):
             self.add("cuda-device-literal", b.left.lineno, INDEXED_CHOICE)
+        values = (
+            node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+        )
+        if (
+            self.context in (None, "optional")
+            and any(self._asks_cuda(v) for v in values)
+            and self._reads_cuda_facts(node.body)
+        ):
+            # ``torch.cuda.get_device_name(...) if torch.cuda.is_available() else "CPU"`` (RFdiffusion's run metadata):
+            # the body only reads a fact of the CUDA device the test found, as ``if is_available():`` would
+            saved, self.context = self.context, "probe"
+            try:
+                self.visit(node.test)
+                self.visit(node.body)
+            finally:
+                self.context = saved
+            self.visit(node.orelse)
+            return
         if self.context in (None, "optional") and (self._uses_given_cuda_object(node) or self._made_for_given(node)):
             # ``torch.cuda.stream(s) if s is not None else nullcontext()``: the call only enters a CUDA object made
             # elsewhere (its creation is that line's finding); without one the no-op fallback runs. Or the object is
@@ -336,6 +355,11 @@ class PyVisitor(TableRules):
             self.visit(node.orelse)
             return
         self.generic(node)
+
+    def _reads_cuda_facts(self, expr: ast.expr) -> bool:
+        """``expr`` calls only CUDA device queries (``torch.cuda.get_device_name(torch.cuda.current_device())``)."""
+        calls = [n for n in walk(expr) if isinstance(n, ast.Call)]
+        return bool(calls) and all(self.dotted(c.func) in _CUDA_QUERIES for c in calls)
 
     def _made_for_given(self, node: ast.IfExp) -> bool:
         """``torch.cuda.Stream(device=d) if d.type == "cuda" else None``: an object of one backend made only when the
