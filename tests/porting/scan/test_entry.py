@@ -79,6 +79,11 @@ def _tree(root: Path, readme: str | None = README) -> Path:
     return root
 
 
+def _how(root: Path, files: dict[str, str]) -> dict[str, str]:
+    """The entry points of a tree written from ``files``, each with how it is known."""
+    return dict(default_entries(write_tree(root, files), set(files)).how)
+
+
 def test_readme_commands_name_the_entry_points_and_evaluation_runs_apart() -> None:
     entries, evaluation = readme_entry_points(README, {"train.py", "sample.py", "sample_ddp.py"})
     assert entries == {
@@ -187,7 +192,7 @@ def test_a_shell_script_the_readme_names_in_backticks_runs_its_commands(tmp_path
         "run_example.sh": "#!/bin/bash\npython train.py --lr 1e-3\n",
         "train.py": "print(1)\n",
     }
-    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    how = _how(tmp_path, files)
     assert how == {"train.py": "run_example.sh: `python train.py --lr 1e-3`"}
 
 
@@ -205,7 +210,7 @@ def test_a_lower_case_readme_sends_the_user_to_a_document_that_runs_a_console_sc
         "nnunetv2/run/run_training.py": "import torch\n\ndef run_training_entry():\n    pass\n",
         "nnunetv2/inference/predict.py": "def predict_entry():\n    pass\n",
     }
-    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    how = _how(tmp_path, files)
     assert how == {
         "nnunetv2/run/run_training.py": "documentation/how-to/train-models.md: "
         "`nnUNetv2_train DATASET_NAME_OR_ID CONFIGURATION FOLD`"
@@ -224,7 +229,7 @@ def test_a_readme_linking_its_hosted_docs_runs_the_quick_start_page_of_the_docs_
         "thing/__init__.py": "",
         "thing/cli/main.py": "def main():\n    pass\n",
     }
-    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    how = _how(tmp_path, files)
     assert how == {
         "thing/cli/main.py": "docs/source/quickstart.rst: "
         "`thing train --data-path tests/data/regression.csv --output-dir out`"
@@ -243,7 +248,7 @@ def test_an_executable_script_run_by_its_path_is_a_readme_command(tmp_path: Path
         "scripts/run_inference.py": "print(1)\n",
         "scripts/helper.py": "print(2)\n",
     }
-    how = dict(default_entries(write_tree(tmp_path, files), set(files)).how)
+    how = _how(tmp_path, files)
     assert how == {
         "scripts/run_inference.py": "README: `./scripts/run_inference.py 'contigmap.contigs=[150-150]' "
         "inference.num_designs=10`"
