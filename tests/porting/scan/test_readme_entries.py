@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from accelpilot.porting.scan import scan_path
-from accelpilot.porting.scan.entry import default_entries, linked_documents
+from accelpilot.porting.scan.documents import linked_documents
+from accelpilot.porting.scan.entry import default_entries
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import CONFIG_DEVICE, Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import readme_path
+from accelpilot.porting.scan.documents import readme_path
 from accelpilot.porting.scan.readme_example import example_device_lines
 
 # ``device: 'cuda:0'``, ``"device": "cuda",``, ``ema_device: cuda  # comment``: a key naming a device, a CUDA value.

@@ -23,7 +23,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import _RUN_SH, readme_path
+from accelpilot.porting.scan.documents import readme_path
+from accelpilot.porting.scan.entry import _RUN_SH
 
 RULE = "install-pin"
 LIGHTNING = "lightning-legacy"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import linked_documents, readme_path
+from accelpilot.porting.scan.documents import linked_documents, readme_path
 
 MEMORY_FIT = "memory-fit"
 NEURONCORE_GIB = 16  # trn1: 32 GiB of HBM per chip, 2 NeuronCores (DOMAIN.md)

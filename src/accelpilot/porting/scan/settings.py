@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from accelpilot.porting.scan.entry import readme_path
+from accelpilot.porting.scan.documents import readme_path
 from accelpilot.porting.scan.option_guards import options
 
 _UNKNOWN = object()

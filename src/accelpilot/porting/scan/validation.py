@@ -16,7 +16,8 @@ from pathlib import Path
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
-from accelpilot.porting.scan.entry import readme_path, says_what_runs
+from accelpilot.porting.scan.documents import readme_path
+from accelpilot.porting.scan.entry import says_what_runs
 
 VALIDATION = "parity-validation"
 # A results-table row: a Markdown table line naming a metric, with a number on it.
