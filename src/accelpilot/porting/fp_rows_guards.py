@@ -10,6 +10,7 @@ _R24 = "tests/porting/scan/test_round24.py::"
 _R25 = "tests/porting/scan/test_round25.py::"
 _SU = "tests/porting/scan/test_stack_upgrade.py::"
 _R26 = "tests/porting/scan/test_round26.py::"
+_R33 = "tests/porting/scan/test_round33.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -58,5 +59,13 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "A def nested in another def that nothing there names (DeepSDF's `empirical_stat` in `main`: not called, "
         "returned or passed on) never runs; the same def once the outer one calls it is scanned as usual.",
         (_R26 + "test_a_def_nested_in_a_def_that_nothing_names_runs_on_no_path",),
+    ),
+    FalsePositiveClass(
+        "removed-package",
+        "no finding",
+        "A package a removal command takes out (OpenRLHF's Dockerfile: `RUN pip uninstall xgboost transformer_engine "
+        "flash_attn -y`; `conda remove`, `apt-get purge`) is no dependency; the same name installed after `&&` on "
+        "that line, or on a `pip install` line, stays one.",
+        (_R33 + "test_a_package_a_removal_command_takes_out_is_no_dependency",),
     ),
 )

@@ -212,7 +212,8 @@ def test_a_module_run_with_python_m_is_an_entry_and_an_except_clause_of_a_cuda_e
 ) -> None:
     """``python -m llava.serve.model_worker`` runs ``llava/serve/model_worker.py``: an entry point, whose default
     ``--device cuda`` blocks with that line as the reason, while ``except torch.cuda.CudaError:`` (a class a CPU build
-    defines) is no stop. Near miss: ``python -m torch.distributed.run`` names no file of the tree."""
+    defines) is no stop. Near miss: ``python -m torch.distributed.run`` names no file of the tree. ``deepspeed --module`` (OpenRLHF's
+    ``deepspeed --module openrlhf.cli.train_sft``) runs a module as ``python -m`` does."""
     worker = (
         "import argparse\nimport torch\n\n"
         "def run():\n    try:\n        pass\n    except torch.cuda.CudaError:\n        pass\n\n"
@@ -222,10 +223,13 @@ def test_a_module_run_with_python_m_is_an_entry_and_an_except_clause_of_a_cuda_e
         tmp_path,
         {
             "README.md": "```\npython -m llava.serve.model_worker --port 40000\n"
-            "python -m torch.distributed.run --nproc_per_node 2 other.py\n```\n",
+            "python -m torch.distributed.run --nproc_per_node 2 other.py\n"
+            "deepspeed --num_gpus 8 --module llava.train.sft \\\n   --lr 1e-5\n```\n",
             "llava/__init__.py": "",
             "llava/serve/__init__.py": "",
             "llava/serve/model_worker.py": worker,
+            "llava/train/__init__.py": "",
+            "llava/train/sft.py": "",
             "other.py": "",
         },
     )
@@ -233,6 +237,7 @@ def test_a_module_run_with_python_m_is_an_entry_and_an_except_clause_of_a_cuda_e
     assert how == {
         "llava/serve/model_worker.py": "README: `python -m llava.serve.model_worker --port 40000`",
         "other.py": "README: `python -m torch.distributed.run --nproc_per_node 2 other.py`",
+        "llava/train/sft.py": "README: `deepspeed --num_gpus 8 --module llava.train.sft --lr 1e-5`",
     }
     by = {(f.rule, f.line): f for f in scan_path(root, jobs=1).findings if f.file == "llava/serve/model_worker.py"}
     assert by[("torch-cuda-api", 7)].severity == "warning"

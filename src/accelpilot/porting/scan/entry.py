@@ -39,8 +39,10 @@ from accelpilot.porting.scan.readme_example import Scope, example_entries
 
 # ``python -m llava.serve.cli ...``: a module of the tree run as a script (``-m torch.distributed.run`` names no file of
 # the tree, and its script is read by ``_COMMAND``).
+# ``deepspeed --module openrlhf.cli.train_sft`` (OpenRLHF): DeepSpeed's launcher runs each rank's script as a module.
 _MODULE_COMMAND = re.compile(
-    r"(?:^|[\s`$;&(>])(?:python3?(?:\s+-u)?|torchrun(?:\s+--?[\w-]+(?:[= ][^\s-]\S*)?)*)\s+-m\s+([A-Za-z_][\w.]*)"
+    r"(?:^|[\s`$;&(>])(?:(?:python3?(?:\s+-u)?|torchrun(?:\s+--?[\w-]+(?:[= ][^\s-]\S*)?)*)\s+-m"
+    r"|deepspeed(?:\s+--?[\w-]+(?:[= ][^\s-]\S*)?)*?\s+--module)\s+([A-Za-z_][\w.]*)"
 )
 _HEADING = re.compile(r"^(?:#{1,6}\s+(.*)|(.+)\n[=~-]{3,}$)", re.M)
 _COMMAND = re.compile(

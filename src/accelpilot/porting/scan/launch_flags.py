@@ -126,6 +126,54 @@ def lightning_settings(root: Path, how: dict[str, str], rels: Sequence[str] = ()
     return out
 
 
+# A script's own ``--device`` option (``parser.add_argument('--device', ...)``, ``"--device"``): it places on what the
+# command names.
+_DEVICE_OPTION = re.compile(r"""add_argument\(\s*(?:['"]-\w['"]\s*,\s*)?['"]--device['"]""")
+_CUDA_VALUE = re.compile(r"^(?:cuda(?::\d+)?|gpu)$", re.I)
+DEVICE_FLAG_STOP = (
+    "the script places its model and tensors on the device its --device option names, and torch raises "
+    "('Torch not compiled with CUDA enabled', or no CUDA device) on a host without CUDA: the command passes the "
+    "neuron device instead"
+)
+
+
+def device_flag(root: Path, how: dict[str, str]) -> list[Finding]:
+    """``python inference.py ... --device cuda`` (RobustVideoMatting's documented run) where the script declares its
+    own ``--device`` option: the command as written places the run on CUDA, so it stops without CUDA (blocking,
+    on the document's line). The first such command of each entry point."""
+    out: list[Finding] = []
+    for script, cmd in how.items():
+        text = _read(root / script) if script.endswith(".py") else None
+        if text is None or "--device" not in text or _DEVICE_OPTION.search(text) is None:
+            continue
+        for each in [cmd, *getattr(how, "others", {}).get(script, ())]:
+            command = doc_command(root, each)
+            hit = next(
+                (
+                    (val, ln, line)
+                    for name, val, ln, line in command_flags(command)
+                    if name == "device" and val and _CUDA_VALUE.match(val)
+                ),
+                None,
+            )
+            if hit is None:
+                continue
+            val, ln, line = hit
+            doc = command[0][1]
+            f = Finding.from_rule(
+                RULES["cuda-device-literal"],
+                file=doc,
+                line=ln,
+                message=f"--device {val} (the command asks for CUDA)",
+                snippet=line.strip()[:200],
+            )
+            f.severity = "blocking"
+            f.reason = f"entry point {script} ({each[:160]}): {DEVICE_FLAG_STOP}: {doc}:{ln}"
+            out.append(f)
+            break
+    return out
+
+
 def _lightning_stop(script: str, cmd: str, doc: str, ln: int, text: str, message: str, stop: str) -> Finding:
     """A blocking ``lightning-cuda`` line of the document holding the entry point's command, with why it stops."""
     f = Finding.from_rule(RULES["lightning-cuda"], file=doc, line=ln, message=message, snippet=text.strip()[:200])

@@ -49,7 +49,12 @@ from accelpilot.porting.scan.families import (
 from accelpilot.porting.scan.guarded_reach import mark_guarded_runtime_imports
 from accelpilot.porting.scan.hf_stack import launch_settings, mark_trainer_stack, stack_pins
 from accelpilot.porting.scan.install import install_pins
-from accelpilot.porting.scan.launch_flags import drop_held_lightning, lightning_settings, local_rank_flag
+from accelpilot.porting.scan.launch_flags import (
+    device_flag,
+    drop_held_lightning,
+    lightning_settings,
+    local_rank_flag,
+)
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.one_file import DEFAULT_MAX_BYTES, FileOutcome, scan_chunk
@@ -432,6 +437,7 @@ def scan_path(
             mark_trainer_stack(findings, pins)
             findings += launch_settings(root, entries, _reader(files, unread), pins, rels)
             findings += lightning_settings(root, entries, rels) + local_rank_flag(root, entries, rels)
+            findings += device_flag(root, entries)
             findings = drop_held_lightning(findings)
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             called = wanted_files(findings, entries)

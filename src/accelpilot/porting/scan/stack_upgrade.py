@@ -12,7 +12,8 @@ removed since, each checked against the installed stack (torch 2.13.0 CPU, numpy
   version is installed, and a version pinned for an old stack has to be checked against torch 2.x;
 - the Hugging Face, openai and torchvision APIs a current stack removed (``hf_stack.REMOVED_KWARGS``/
   ``REMOVED_NAMES``: ``from_pretrained(load_in_8bit=...)``, ``Trainer(tokenizer=...)``, ``from openai import
-  openai_object``, ``save_image(range=...)``); a call
+  openai_object``, ``save_image(range=...)``), ``torch.stft`` without ``return_complex`` and ``nn.Conv1d`` with a
+  two-element kernel (both raise at every call on torch 2.13); a call
   site is marked ``call-time`` and blocks in an entry point's own file (it runs when the entry point does).
 
 Every site is a line of one repository item. A site that runs when its module is imported (module level or a class
@@ -83,6 +84,8 @@ _HF_METHODS = tuple(sorted(("." + m).encode() for m in REMOVED_METHODS))
 _IMPORTS_TRANSFORMERS = re.compile(rb"^[ \t]*(?:from|import)[ \t]+transformers\b", re.M)
 _NUMPY_ALIAS = re.compile(rb"^[ \t]*import[ \t]+numpy(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# ``nn.Conv1d(c, c, kernel_size=(1, 2))`` or a tuple as its third argument: a byte test, the parse decides.
+_CONV1D_TUPLE = re.compile(rb"kernel_size\s*=\s*[(\[]|Conv1d\([^()\n]*,[^()\n]*,\s*[(\[]")
 _OTHER_STFT = frozenset({"librosa", "signal", "scipy", "np", "numpy", "tf", "jnp", "jax", "core", "spectrum"})
 
 
@@ -102,6 +105,8 @@ def worth_parsing(data: bytes) -> bool:
     if any(m in data for m in _HF_METHODS) and _IMPORTS_TRANSFORMERS.search(data) is not None:
         return True
     if b"stft(" in data:
+        return True
+    if b"Conv1d(" in data and _CONV1D_TUPLE.search(data) is not None:
         return True
     if (
         b"numpy.lib." in data or b"_accumulate" in data or b"scipy.misc" in data or b"timm." in data
@@ -343,10 +348,32 @@ def _stft_site(node: ast.AST) -> tuple[str, bool | None] | None:
     return "stft(...) without return_complex (required for a real input since torch 2.0: RuntimeError)", None
 
 
+def _conv1d_site(node: ast.AST) -> tuple[str, bool | None] | None:
+    """``nn.Conv1d(..., kernel_size=(1, 2))`` (Graph WaveNet): a two-element kernel gives a 4-D weight, and conv1d
+    takes 2-D or 3-D input only; old torch ran it on 4-D input. torch 2.13.0 (tried) raises RuntimeError at every
+    forward, on 4-D input ("Expected 2D (unbatched) or 3D (batched) input to conv1d") and on 3-D input alike."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name != "Conv1d":
+        return None
+    kernel = next((k.value for k in node.keywords if k.arg == "kernel_size"), None)
+    if kernel is None and len(node.args) > 2:
+        kernel = node.args[2]
+    if not (isinstance(kernel, (ast.Tuple, ast.List)) and len(kernel.elts) == 2):
+        return None
+    return (
+        f"Conv1d(kernel_size={ast.unparse(kernel)}) (a two-dimensional kernel: conv1d rejects its 4-D weight at "
+        f"every forward on torch 2.13, tried: RuntimeError)",
+        None,
+    )
+
+
 def _site(node: ast.AST, numpy_names: set[str]) -> tuple[str, bool | None] | None:
     """(message, whether it fails on the current stack; None: when the call runs) of one node that uses a removed
     API, else None."""
-    hf = _hf_site(node) or _stft_site(node) or _removed_site(node)
+    hf = _hf_site(node) or _stft_site(node) or _conv1d_site(node) or _removed_site(node)
     if hf is not None:
         return hf
     if isinstance(node, ast.Import) and any(
@@ -466,6 +493,8 @@ _CALL_STACKS = (
     ("torchaudio", "the torchaudio paired with the torch TorchNeuron needs"),
     ("(scikit-learn ", "scikit-learn 1.8 or later, what a fresh install resolves"),
     ("numpy.random has no", "any numpy"),
+    ("stft(", "the torch 2.x TorchNeuron needs"),
+    ("Conv1d(", "the torch 2.x TorchNeuron needs"),
 )
 _HF_STACK = "the current Hugging Face stack (transformers >= 5.4 is the first to place on the neuron device)"
 
@@ -490,13 +519,14 @@ def mark_stack_blocking(
             )
     sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
     # ``torch.stft`` without ``return_complex`` in a module the default path imports: a feature extraction
-    # (HiFi-GAN's and VITS's mel_spectrogram) that runs on every sample or step, and raises on torch >= 2.0
+    # (HiFi-GAN's and VITS's mel_spectrogram) that runs on every sample or step, and raises on torch >= 2.0; a
+    # ``Conv1d`` with a two-element kernel, built and run by the model the default path imports
     stfts = [
         f
         for f in findings
         if f.rule == RULE
         and f.subject == CALL_TIME
-        and f.message.startswith("stft(")
+        and f.message.startswith(("stft(", "Conv1d("))
         and f.context is None
         and f.porting
         and f.severity != "blocking"
@@ -507,10 +537,10 @@ def mark_stack_blocking(
     for f in stfts:
         if f.file in default:
             f.severity = "blocking"
+            what = "STFT raises RuntimeError on a real input" if f.message.startswith("stft(") else "Conv1d raises"
             f.reason = (
-                f"the default path imports {f.file} (from {', '.join(sorted(entries or roots)[:3])}), whose STFT "
-                f"raises RuntimeError on a real input on the torch 2.x TorchNeuron needs: {f.message} at "
-                f"{f.file}:{f.line}"
+                f"the default path imports {f.file} (from {', '.join(sorted(entries or roots)[:3])}), whose {what} "
+                f"on the torch 2.x TorchNeuron needs: {f.message} at {f.file}:{f.line}"
             )
     for f in sites:
         if f.file not in default:

@@ -105,6 +105,17 @@ _TOOL_SECTION = re.compile(
 )
 
 
+# A command that removes packages (OpenRLHF's Dockerfile: ``RUN pip uninstall xgboost transformer_engine ... -y``):
+# the packages it names after it, up to the next ``&&``/``;``/``|``, are taken out of the image, not installed.
+_REMOVAL = re.compile(r"\bpip3?\s+uninstall\b|\bconda\s+(?:remove|uninstall)\b|\bapt(?:-get)?\s+(?:remove|purge)\b")
+
+
+def _removed_at(line: str, pos: int) -> bool:
+    """Whether position ``pos`` of ``line`` names a package a removal command on that line takes out."""
+    start = max(line.rfind(sep, 0, pos) for sep in ("&&", ";", "|"))
+    return _REMOVAL.search(line, max(start, 0), pos) is not None
+
+
 def scan_text(text: str, kind: str) -> list[RawFinding]:
     """Line rules over a non-Python file; ``#`` comment lines are skipped except Slurm/PBS directives."""
     found: list[RawFinding] = []
@@ -153,6 +164,8 @@ def scan_text(text: str, kind: str) -> list[RawFinding]:
             m2 = pat.search(line)
             if m2 and rule == "slurm-gpu-gres" and _SCRIPT_RUN.search(line, 0, m2.start()):
                 continue  # ``python -u train.py --gpus 0 1`` (RAFT): the script's own device ids, asked of no scheduler
+            if m2 and template.startswith("package ") and _removed_at(line, m2.start()):
+                continue
             if m2:
                 seen.add((rule, lineno))
                 context = "optional" if optional else None
