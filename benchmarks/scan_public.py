@@ -113,6 +113,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 32: wenet (wenet-e2e/wenet), rfdiffusion (RosettaCommons/RFdiffusion), openpcdet
   (open-mmlab/OpenPCDet), xmem (hkchengrex/XMem), labels 998ae74: first scored with the scanner at 4c4b432, frozen the
   same way (match files cdad049).
+- held out, round 33: dtrans (kzl/decision-transformer), rvm (PeterL1n/RobustVideoMatting), gwnet
+  (nnzhan/Graph-WaveNet), openrlhf (OpenRLHF/OpenRLHF), labels fefdee3: first scored with the scanner at ba222de,
+  frozen the same way (match files bb3904d).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
