@@ -56,7 +56,7 @@ def test_a_documented_command_passing_device_cuda_to_the_scripts_own_option_bloc
     )
     (tmp_path / "inference.py").write_text(script)
 
-    def cuda_flags() -> list[tuple[str, int, str]]:
+    def cuda_flags() -> list[tuple[str | None, int | None, str]]:
         found = [f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-device-literal"]
         assert all("entry point inference.py" in (f.reason or "") for f in found)
         return [(f.file, f.line, f.severity) for f in found]
