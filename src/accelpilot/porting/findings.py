@@ -91,7 +91,8 @@ REACH_WARNING: dict[str, str] = {
     "branch it decides is skipped on the target and behaviour differs silently from a multi-GPU host",
     "lazy-import": "imported only inside a function (a lazy import): on the path that calls it, which the scan "
     "cannot show is the model's forward path",
-    "vendored": "a vendored copy of another project (under `dependencies/`, `third_party/`, `vendor/`): its own "
+    "vendored": "a vendored copy of another project (under `dependencies/`, `third_party/`, `vendor/`, or a folder "
+    "with its own `setup.py` and package): its own "
     "tools run it, not the repository's default commands",
 }
 
@@ -196,6 +197,17 @@ def promoted_folders(entries: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def nested_distribution(rel: str, present: Container[str]) -> str | None:
+    """The top-level folder holding ``rel`` when that folder is another project's distribution copied into the
+    tree: its own ``setup.py`` or ``pyproject.toml`` beside a package of the folder's own name (Jukebox's
+    ``apex/setup.py`` and ``apex/apex/``, ``tensorboardX/tensorboardX/``). A sub-project of the repository itself
+    (Depth-Anything-V2's ``metric_depth/``, whose package is ``depth_anything_v2``) is not one."""
+    top, sep, _ = rel.partition("/")
+    if not sep or not any(f"{top}/{n}" in present for n in ("setup.py", "pyproject.toml")):
+        return None
+    return top if f"{top}/{top}/__init__.py" in present or f"{top}/src/{top}/__init__.py" in present else None
+
+
 def context_of_path(rel: str, present: Container[str] = (), promoted: Collection[str] = ()) -> str | None:
     """Reach told by where a file lives: tests, benchmark scripts, examples (not under a ``promoted`` folder, one
     a README command runs), a code-generation source whose generated module is in ``present`` (else None: the
@@ -208,8 +220,8 @@ def context_of_path(rel: str, present: Container[str] = (), promoted: Collection
     # ``examples/NLU/src/transformers/benchmark/``): off the repository's path, as the example is
     if _EXAMPLE_PATH.search(rel) and not (promoted and rel.startswith(tuple(promoted))):
         return "example"
-    if VENDORED_PATH.search(rel):
-        return "vendored"  # OLMo's ``inference/compression/dependencies/AutoGPTQ/``
+    if VENDORED_PATH.search(rel) or (present and nested_distribution(rel, present) is not None):
+        return "vendored"  # OLMo's ``inference/compression/dependencies/AutoGPTQ/``, Jukebox's ``apex/``
     if _BENCH_PATH.search(rel):
         return "benchmark"
     if _CI_PATH.search(rel):

@@ -11,6 +11,7 @@ _R25 = "tests/porting/scan/test_round25.py::"
 _SU = "tests/porting/scan/test_stack_upgrade.py::"
 _R26 = "tests/porting/scan/test_round26.py::"
 _R33 = "tests/porting/scan/test_round33.py::"
+_R34 = "tests/porting/scan/test_round34.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -67,5 +68,15 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "flash_attn -y`; `conda remove`, `apt-get purge`) is no dependency; the same name installed after `&&` on "
         "that line, or on a `pip install` line, stays one.",
         (_R33 + "test_a_package_a_removal_command_takes_out_is_no_dependency",),
+    ),
+    FalsePositiveClass(
+        "copied-distribution",
+        "warning",
+        "A top-level folder holding another project's whole distribution, its own `setup.py` or `pyproject.toml` "
+        "beside a package of the folder's name (Jukebox's `apex/` and `tensorboardX/`), is a vendored copy: its "
+        "CUDA extensions, device calls and tests are one warning item (1-5 days), and its tests are no oracle of "
+        "the repository's; a sub-project whose package has another name (`metric_depth/depth_anything_v2/`) stays "
+        "the repository's code.",
+        (_R34 + "test_a_distribution_copied_into_the_tree_is_one_vendored_item_and_no_oracle",),
     ),
 )

@@ -87,6 +87,9 @@ def item_key(f: Finding) -> tuple[str, str]:
         # the upstream release), not its kernels and device lines one by one
         root = (f.file or "")[: m.end()].rstrip("/")
         return f"vendored|{root}", f"vendored project {root}/"
+    if f.context == "vendored" and "/" in (f.file or ""):
+        root = (f.file or "").partition("/")[0]  # a copied distribution at the top (``findings.nested_distribution``)
+        return f"vendored|{root}", f"vendored project {root}/"
     if f.rule in _DEVICE_COUNT_RULES and _DEVICE_COUNT.match(f.subject or ""):
         family = job_family(f.file)
         return f"setting|device-count|{family}", f"devices per node of the job {family}"

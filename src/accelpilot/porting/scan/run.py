@@ -12,7 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from accelpilot.errors import InputFileError
-from accelpilot.porting.findings import entry_script
+from accelpilot.porting.findings import REACH_WARNING, entry_script, nested_distribution
 from accelpilot.porting.log import (
     FILE_WIDE,
     NOT_PORTING,
@@ -280,12 +280,20 @@ def _overridden_defaults(
     return out
 
 
+def _mark_vendored(findings: list[Finding], present: set[str]) -> None:
+    """A line of a distribution copied into the tree (``findings.nested_distribution``: Jukebox's ``apex/``) that a
+    pass left project code or an optional path joins the copy's one vendored item (``item_keys.item_key``)."""
+    for f in findings:
+        if f.file and (f.context is None or f.context in REACH_WARNING) and nested_distribution(f.file, present):
+            f.context = "vendored"
+
+
 def _line_context(rel: str, present: set[str], context: str | None, promoted: frozenset[str]) -> str | None:
     """A cross-file line's context: the file's own when it holds for the whole file, else the line's, else the
     file's."""
     if generated_twin(rel, present):
         return "generator-source"
-    path_context = context_of_path(rel, promoted=promoted)
+    path_context = context_of_path(rel, present, promoted)
     return path_context if path_context in FILE_WIDE or _outranks(path_context, context) else context or path_context
 
 
@@ -466,6 +474,7 @@ def scan_path(
             mark_config_devices(findings, entries, _text_reader(files, unread), rels)
             findings += readme_example_devices(root, entries, rels) if root.is_dir() else []
             findings += fp32_training(entries, precision, _importers(prepared, rels))
+            _mark_vendored(findings, set(rels))
         except KeyboardInterrupt:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from accelpilot.porting.findings import Finding
+from accelpilot.porting.findings import VENDORED_PATH, Finding, nested_distribution
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.documents import readme_path
 from accelpilot.porting.scan.entry import says_what_runs
@@ -52,7 +52,15 @@ def parity_validation(root: Path, entries: Mapping[str, str], rels: list[str]) -
     found = readme_path(root)
     readme = found.name if found is not None else None
     row = _results_row((root / readme).read_text(encoding="utf-8", errors="replace")) if readme else None
-    tests = sorted(r for r in rels if _TEST_FILE.search(r) and not r.endswith("__init__.py"))
+    present = set(rels)
+    tests = sorted(
+        r
+        for r in rels
+        if _TEST_FILE.search(r)
+        and not r.endswith("__init__.py")
+        and VENDORED_PATH.search(r) is None
+        and nested_distribution(r, present) is None  # a copied project's tests (Jukebox's apex/tests/) are not its own
+    )
     oracle: list[str] = []
     if row is not None:
         oracle.append(f"the README's reported results ({row[1][:80]})")

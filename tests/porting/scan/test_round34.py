@@ -1,0 +1,48 @@
+"""Round 34's tuning fixes (issue 27): Jukebox copies NVIDIA apex and tensorboardX into its tree as whole
+distributions (``apex/setup.py`` beside ``apex/apex/``), which its sampling path never imports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelpilot.porting.items import build_items
+from accelpilot.porting.scan import scan_path
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_a_distribution_copied_into_the_tree_is_one_vendored_item_and_no_oracle(tmp_path: Path) -> None:
+    """``apex/`` with its own ``setup.py`` and an ``apex/apex/`` package: its CUDA calls, extension build and tests
+    are one vendored warning item, and the parity item names the repository's own test. Near miss: a sub-project
+    whose package has another name (Depth-Anything-V2's ``metric_depth/depth_anything_v2/``) stays the
+    repository's code."""
+    root = _tree(
+        tmp_path,
+        {
+            "README.md": "```\npython sample.py\n```\n",
+            "sample.py": "import torch\n\nx = torch.zeros(2)\n",
+            "tests/test_sample.py": "def test_ok():\n    assert True\n",
+            "apex/setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('amp_C', ['csrc/amp_C.cu'])\n",
+            "apex/csrc/amp_C.cu": "__global__ void k() {}\n",
+            "apex/apex/__init__.py": "",
+            "apex/apex/amp.py": "import torch\n\ndef f():\n    torch.cuda.synchronize()\n    return torch.zeros(1).cuda()\n",
+            "apex/tests/test_amp.py": "def test_amp():\n    assert True\n",
+            "metric_depth/setup.py": "",
+            "metric_depth/depth_anything_v2/__init__.py": "",
+            "metric_depth/depth_anything_v2/dpt.py": "import torch\n\ndef g():\n    return torch.zeros(1).cuda()\n",
+        },
+    )
+    log = scan_path(root, jobs=1)
+    items = build_items(log.findings)
+    apex = [i for i in items if any((ln.file or "").startswith("apex/") for ln in i.lines)]
+    assert [(i.key, i.severity) for i in apex] == [("vendored|apex", "warning")]
+    parity = next(i for i in items if i.rule == "parity-validation")
+    assert "tests/test_sample.py" in parity.message or parity.file == "tests/test_sample.py"
+    sub = [f.context for f in log.findings if f.file == "metric_depth/depth_anything_v2/dpt.py"]
+    assert sub and "vendored" not in sub
