@@ -116,6 +116,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 33: dtrans (kzl/decision-transformer), rvm (PeterL1n/RobustVideoMatting), gwnet
   (nnzhan/Graph-WaveNet), openrlhf (OpenRLHF/OpenRLHF), labels fefdee3: first scored with the scanner at ba222de,
   frozen the same way (match files bb3904d).
+- held out, round 34: jukebox (openai/jukebox), dreamfusion (ashawkey/stable-dreamfusion), sasrec
+  (pmixer/SASRec.pytorch), scatter (rusty1s/pytorch_scatter), labels f12b8fd: first scored with the scanner at fbc5ed1,
+  frozen the same way (match files 972c002).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
