@@ -46,3 +46,34 @@ def test_a_distribution_copied_into_the_tree_is_one_vendored_item_and_no_oracle(
     assert "tests/test_sample.py" in parity.message or parity.file == "tests/test_sample.py"
     sub = [f.context for f in log.findings if f.file == "metric_depth/depth_anything_v2/dpt.py"]
     assert sub and "vendored" not in sub
+
+
+def test_a_cuda_grad_scalers_state_read_by_key_blocks_on_the_default_path(tmp_path: Path) -> None:
+    """Swin's ``loss_scale_value = loss_scaler.state_dict()["scale"]`` in the entry point, and VideoMAE's in the
+    ``train_one_epoch`` it calls: a CUDA GradScaler is disabled without CUDA and its state_dict() is empty, so the
+    read raises KeyError at the first step (torch 2.13, tried). Near misses: the read under
+    ``if torch.cuda.is_available():``, and ``optimizer.state_dict()["scale"]`` (no scaler)."""
+    root = _tree(
+        tmp_path,
+        {
+            "README.md": "```\npython main.py\n```\n",
+            "main.py": "import torch\nfrom engine import train_one_epoch\n\n"
+            "def main(loss_scaler, optimizer):\n"
+            "    train_one_epoch(loss_scaler)\n"
+            "    a = loss_scaler.state_dict()['scale']\n"
+            "    b = optimizer.state_dict()['scale']\n\n"
+            "if __name__ == '__main__':\n    main(None, None)\n",
+            "engine.py": "import torch\n\n"
+            "def train_one_epoch(loss_scaler):\n"
+            "    for _ in range(3):\n"
+            "        loss_scale_value = loss_scaler.state_dict()['scale']\n"
+            "    if torch.cuda.is_available():\n"
+            "        other = loss_scaler.state_dict()['scale']\n",
+        },
+    )
+    reads = {
+        (f.file, f.line): f.severity
+        for f in scan_path(root, jobs=1).findings
+        if f.rule == "amp-cuda" and f.message.startswith("GradScaler state_dict()['scale']")
+    }
+    assert reads == {("main.py", 6): "blocking", ("engine.py", 5): "blocking", ("engine.py", 7): "warning"}

@@ -38,6 +38,7 @@ from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
 from accelpilot.porting.scan.families import _module_names, prefixed_module
 from accelpilot.porting.scan.launch_reach import _group_functions
+from accelpilot.porting.scan.patterns import SCALER_STATE
 
 # torch.cuda functions that raise on a torch build without CUDA (measured on torch 2.13 CPU, see above).
 RAISING_CUDA_CALLS = frozenset(
@@ -78,7 +79,7 @@ def _submitit(f: Finding) -> bool:
 
 def _candidate(f: Finding, entries: dict[str, str]) -> bool:
     return (
-        (f.rule in _RULES or _submitit(f))
+        (f.rule in _RULES or _submitit(f) or (f.rule == "amp-cuda" and f.message.startswith(SCALER_STATE)))
         and f.file not in entries
         and f.context is None
         and f.porting
@@ -206,6 +207,8 @@ def _walk_expr(node: ast.AST) -> Iterable[ast.AST]:
 
 def _raises(node: ast.AST, torch_names: set[str]) -> str | None:
     """What a call that raises on a torch build without CUDA does, or None."""
+    if isinstance(node, ast.Subscript) and _scaler_state(node):
+        return f"{ast.unparse(node)} (a CUDA GradScaler's state is empty without CUDA: KeyError)"
     if not isinstance(node, ast.Call):
         return None
     f = node.func
@@ -230,6 +233,19 @@ def _raises(node: ast.AST, torch_names: set[str]) -> str | None:
     if on_cuda and isinstance(root, ast.Name) and root.id in torch_names and not _is_device_ctor(f):
         return f"{ast.unparse(f)}(..., device='cuda')"
     return None
+
+
+def _scaler_state(node: ast.Subscript) -> bool:
+    """``loss_scaler.state_dict()["scale"]``: a scaler's state read by key (``patterns.SCALER_STATE``)."""
+    call = node.value
+    return (
+        isinstance(node.slice, ast.Constant)
+        and node.slice.value == "scale"
+        and isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "state_dict"
+        and "scaler" in ast.unparse(call.func.value).lower()
+    )
 
 
 def _is_device_ctor(f: ast.expr) -> bool:

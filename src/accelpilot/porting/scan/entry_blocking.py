@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.entry import _RUN_BY, EntryPoints
-from accelpilot.porting.scan.patterns import INDEXED_CHOICE
+from accelpilot.porting.scan.patterns import INDEXED_CHOICE, SCALER_STATE
 from accelpilot.porting.scan.readme_example import Scope
 
 # Rules of CUDA placement that stop a run without CUDA when the entry point runs them with no fallback.
@@ -57,6 +57,12 @@ _ACCELERATE_STOP = (
 )
 _ACCELERATE_FP16_STOP = "fp16 mixed precision is CUDA AMP, which accelerate refuses on a device that is not a GPU"
 _FP16_ASKED = ("fp16=True", "mixed_precision=")
+# torch 2.13 (tried): ``torch.cuda.amp.GradScaler()`` on a build without CUDA warns, disables itself and returns
+# ``{}`` from ``state_dict()``.
+SCALER_STATE_STOP = (
+    "its GradScaler is a CUDA one, which disables itself without CUDA and returns an empty state_dict(), so reading "
+    "['scale'] raises KeyError at the first step (torch 2.13, tried)"
+)
 _FLAG = re.compile(r" when `([\w.]+)` is true")
 # ``"cuda" if torch.cuda.is_available() else "cpu"``, also with a further condition joined by ``and`` (``... and
 # args.cuda else "cpu"``), in parentheses (``'cuda' if (args.cuda and torch.cuda.is_available()) else 'cpu'``) or
@@ -160,7 +166,7 @@ def mark_entry_blocking(
     for f in findings:
         if f.file not in how or f.rule not in BLOCKS_IN_ENTRY:
             continue
-        if f.rule == "amp-cuda" and not f.message.startswith(_FP16_ASKED):
+        if f.rule == "amp-cuda" and not f.message.startswith((*_FP16_ASKED, SCALER_STATE)):
             continue  # ``torch.cuda.amp.GradScaler``: disabled off CUDA, a precision hazard, not a stop
         if f.rule == "nvidia-smi" and not _EXEC_NVIDIA_SMI.search(f.snippet or ""):
             continue  # a shell that does not find nvidia-smi prints an error and returns
@@ -245,4 +251,6 @@ def _stop(rule: str, message: str) -> str:
         return _ACCELERATE_STOP
     if message.startswith("mixed_precision="):
         return _ACCELERATE_FP16_STOP
+    if message.startswith(SCALER_STATE):
+        return SCALER_STATE_STOP
     return _STOPS[rule]

@@ -17,7 +17,7 @@ from accelpilot.porting.scan.cuda_precision import keyed_precision
 from accelpilot.porting.scan.grad_calls import grad_calls
 from accelpilot.porting.scan.nodes import dotted as _dotted
 from accelpilot.porting.scan.padding import collator_pads
-from accelpilot.porting.scan.patterns import RawFinding
+from accelpilot.porting.scan.patterns import SCALER_STATE, RawFinding
 from accelpilot.porting.scan.post_kit import _tree
 from accelpilot.porting.scan.sparse import sparse_lines
 
@@ -73,6 +73,7 @@ def _worth_parsing(data: bytes) -> set[str]:
         or b"spmm(" in data,
         "growing-sequence": _CACHE_SLICE.search(data) is not None,
         "fp8-matmul": b"_scaled_mm(" in data,
+        "scaler-state": b"state_dict()[" in data and b"scale" in data,
         "partial-last-batch": b"DataLoader(" in data,
         "grad-in-step": b"autograd.grad(" in data,
         "recurrent-layer": any(w in data for w in _RNN_WORDS) and (b"nn." in data or b"torch.nn import" in data),
@@ -124,7 +125,19 @@ def train_hazards(data: bytes) -> list[RawFinding]:
         for ln in _fp8_lines(lines)
         if "fp8-matmul" in rules
     ]
-    rules -= {*_LIBRARY_STEPS, "fp8-matmul"}
+    steps += [
+        (
+            "amp-cuda",
+            ln,
+            f"{SCALER_STATE} read as {name}.state_dict()['scale'] (a CUDA GradScaler off CUDA: KeyError)",
+            text,
+            None,
+            None,
+        )
+        for ln, name, text in _scaler_reads(lines)
+        if "scaler-state" in rules
+    ]
+    rules -= {*_LIBRARY_STEPS, "fp8-matmul", "scaler-state"}
     if not rules:
         return steps  # read from the bytes: no parse
     try:
@@ -303,6 +316,18 @@ def _fp8_lines(lines: list[str]) -> list[int]:
     ``def`` lines aside: read from the text, no parse."""
     return [
         n for n, text in enumerate(lines, 1) if _SCALED_MM.search(text) and not text.lstrip().startswith(("#", "def "))
+    ]
+
+
+_SCALER_READ = re.compile(r"\b(\w*scaler\w*)\.state_dict\(\)\[\s*['\"]scale['\"]\s*\]", re.I)
+
+
+def _scaler_reads(lines: list[str]) -> list[tuple[int, str, str]]:
+    """(line, scaler name, text) of each ``<scaler>.state_dict()["scale"]`` read, comments aside: from the text."""
+    return [
+        (n, m.group(1), text)
+        for n, text in enumerate(lines, 1)
+        if (m := _SCALER_READ.search(text)) is not None and not text.lstrip().startswith("#")
     ]
 
 
