@@ -77,3 +77,24 @@ def test_a_cuda_grad_scalers_state_read_by_key_blocks_on_the_default_path(tmp_pa
         if f.rule == "amp-cuda" and f.message.startswith("GradScaler state_dict()['scale']")
     }
     assert reads == {("main.py", 6): "blocking", ("engine.py", 5): "blocking", ("engine.py", 7): "warning"}
+
+
+def test_typed_cuda_tensors_and_nvtx_ranges_in_a_called_function_block(tmp_path: Path) -> None:
+    """WaveGlow's ``torch.cuda.FloatTensor(...)`` and RFdiffusion's ``torch.cuda.nvtx.range_push`` in a function
+    the entry point calls: both raise on a torch build without CUDA (TypeError, RuntimeError; torch 2.13, tried).
+    Near miss: ``isinstance(x, torch.cuda.LongTensor)`` constructs nothing."""
+    root = _tree(
+        tmp_path,
+        {
+            "README.md": "```\npython infer.py\n```\n",
+            "infer.py": "import torch\nfrom glow import infer\n\ninfer(None)\n",
+            "glow.py": "import torch\n\n"
+            "def infer(x):\n"
+            "    z = torch.cuda.FloatTensor(2, 3).normal_()\n"
+            "    torch.cuda.nvtx.range_push('glow')\n"
+            "    ok = isinstance(x, torch.cuda.LongTensor)\n"
+            "    return z, ok\n",
+        },
+    )
+    found = {(f.line, f.severity) for f in scan_path(root, jobs=1).findings if f.file == "glow.py"}
+    assert found == {(4, "blocking"), (5, "blocking"), (6, "warning")}

@@ -23,8 +23,8 @@ that sets up the process group runs CUDA only under a launcher (torchrun), which
 What raises, measured on torch 2.13 CPU (``torch.cuda.synchronize()``: "Torch not compiled with CUDA enabled";
 ``set_device``: "module 'torch._C' has no attribute '_cuda_setDevice'"; ``torch.tensor(..., device="cuda")``,
 ``x.cuda()``, ``x.to("cuda")``, ``current_device``, ``get_device_name``, ``get_device_properties``,
-``current_stream``, ``get_rng_state``, ``ipc_collect``, ``reset_peak_memory_stats``, ``Event``, ``Stream``): the
-set below. ``max_memory_allocated``, ``memory_allocated``, ``memory_reserved``, ``empty_cache``, ``device_count``,
+``current_stream``, ``get_rng_state``, ``ipc_collect``, ``reset_peak_memory_stats``, ``Event``, ``Stream``, the
+typed constructors ``torch.cuda.FloatTensor(...)`` and kin, and ``torch.cuda.nvtx`` ranges and marks): the set below. ``max_memory_allocated``, ``memory_allocated``, ``memory_reserved``, ``empty_cache``, ``device_count``,
 ``manual_seed[_all]`` and ``torch.device("cuda")`` itself return without CUDA, so they are left out.
 """
 
@@ -56,6 +56,11 @@ RAISING_CUDA_CALLS = frozenset(
         "Stream",
     }
 )
+# ``torch.cuda.FloatTensor(...)`` and its kin (WaveGlow's ``infer``): "TypeError: type torch.cuda.FloatTensor not
+# available. Torch not compiled with CUDA enabled"; and NVTX ranges (RFdiffusion's SE(3)-Transformer): "RuntimeError:
+# NVTX functions not installed. Are you sure you have a CUDA build?" (both torch 2.13 CPU, tried).
+_TYPED_TENSOR = re.compile(r"(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor")
+_NVTX = frozenset({"range", "range_push", "range_pop", "mark"})
 # The scanner's rules for such lines: the findings this pass may make blocking.
 _RULES = frozenset({"torch-cuda-api", "cuda-device-literal", "cuda-call"})
 _CUDA_WORD = re.compile(r"cuda|gpu", re.I)
@@ -215,13 +220,15 @@ def _raises(node: ast.AST, torch_names: set[str]) -> str | None:
     if isinstance(f, ast.Attribute):
         v = f.value
         if (
-            f.attr in RAISING_CUDA_CALLS
+            (f.attr in RAISING_CUDA_CALLS or _TYPED_TENSOR.fullmatch(f.attr) is not None)
             and isinstance(v, ast.Attribute)
             and v.attr == "cuda"
             and isinstance(v.value, ast.Name)
             and v.value.id in torch_names
         ):
             return f"{v.value.id}.cuda.{f.attr}()"
+        if f.attr in _NVTX and ast.unparse(v) in {f"{t}.cuda.nvtx" for t in torch_names}:
+            return f"{ast.unparse(f)}()"
         if f.attr == "cuda" and all(isinstance(a, (ast.Constant, ast.Name, ast.Attribute)) for a in node.args):
             return ".cuda()"
         if f.attr == "to" and any(_cuda_constant(a) for a in [*node.args, *(k.value for k in node.keywords)]):
