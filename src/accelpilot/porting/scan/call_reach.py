@@ -24,7 +24,8 @@ What raises, measured on torch 2.13 CPU (``torch.cuda.synchronize()``: "Torch no
 ``set_device``: "module 'torch._C' has no attribute '_cuda_setDevice'"; ``torch.tensor(..., device="cuda")``,
 ``x.cuda()``, ``x.to("cuda")``, ``current_device``, ``get_device_name``, ``get_device_properties``,
 ``current_stream``, ``get_rng_state``, ``ipc_collect``, ``reset_peak_memory_stats``, ``Event``, ``Stream``, the
-typed constructors ``torch.cuda.FloatTensor(...)`` and kin, and ``torch.cuda.nvtx`` ranges and marks): the set below. ``max_memory_allocated``, ``memory_allocated``, ``memory_reserved``, ``empty_cache``, ``device_count``,
+typed constructors ``torch.cuda.FloatTensor(...)`` and kin, and ``torch.cuda.nvtx`` ranges and marks): the set
+below. ``max_memory_allocated``, ``memory_allocated``, ``memory_reserved``, ``empty_cache``, ``device_count``,
 ``manual_seed[_all]`` and ``torch.device("cuda")`` itself return without CUDA, so they are left out.
 """
 

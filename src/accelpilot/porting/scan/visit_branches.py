@@ -104,7 +104,9 @@ class BranchRules(CallRules):
             else:
                 self.visit(node.test)
             saved, saved_branch = self.context, self.backend_branch
-            self.context = saved or "optional"  # the guarded body (and its else) is an optional path
+            # the guarded body (and its else) is an optional path, in a ``__main__`` block too (``main-block>optional``:
+            # SadTalker's ``if torch.cuda.is_available() and not args.cpu: args.device = "cuda"``)
+            guarded = self.context = self._nested("optional")
             try:
                 self.backend_branch = self._dispatch_backend(node) or saved_branch
                 if saved in (None, "optional") and (self._foreign_probe(node.test) or id(node) in self._apple):
@@ -113,7 +115,7 @@ class BranchRules(CallRules):
                     self.context = "backend-branch"
                 for x in node.body:
                     self.visit(x)
-                self.context = saved or "optional"
+                self.context = guarded
                 self.backend_branch = saved_branch
                 for x in node.orelse:
                     self.visit(x)
