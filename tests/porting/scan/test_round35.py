@@ -26,3 +26,29 @@ def test_a_cuda_probes_body_in_an_entry_scripts_main_block_keeps_its_guard(tmp_p
     found = {(f.rule, f.line): f.severity for f in scan_path(tmp_path, jobs=1).findings}
     assert found[("cuda-device-literal", 7)] == "warning"
     assert found[("torch-cuda-api", 10)] == "blocking"
+
+
+def test_a_trainer_splatting_a_plain_yaml_section_that_asks_for_gpus_blocks(tmp_path: Path) -> None:
+    """PyTorch-VAE's ``Trainer(**config['trainer_params'])`` over ``yaml.safe_load`` of its ``-c`` config, whose
+    ``trainer_params`` holds ``gpus: [1]``: Lightning's device parser raises without CUDA (blocking, the config
+    named). Near miss: ``gpus: []``."""
+    (tmp_path / "README.md").write_text("```\npython run.py -c configs/vae.yaml\n```\n")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "vae.yaml").write_text("trainer_params:\n  gpus: [1]\n  max_epochs: 100\n")
+    (tmp_path / "run.py").write_text(
+        "import argparse\nimport yaml\nfrom pytorch_lightning import Trainer\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--config', '-c', dest='filename', default='configs/vae.yaml')\n"
+        "args = parser.parse_args()\n"
+        "config = yaml.safe_load(open(args.filename))\n"
+        "runner = Trainer(max_steps=10,\n                 **config['trainer_params'])\n"
+    )
+
+    def lightning() -> list[tuple[str, int | None, str]]:
+        return [
+            (f.rule, f.line, f.severity) for f in scan_path(tmp_path, jobs=1).findings if f.rule == "lightning-cuda"
+        ]
+
+    assert lightning() == [("lightning-cuda", 9, "blocking")]
+    (tmp_path / "configs" / "vae.yaml").write_text("trainer_params:\n  gpus: []\n")
+    assert lightning() == []

@@ -75,3 +75,28 @@ def hydra_group_default(root: Path, script: str, tree: ast.Module, group: str) -
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return None
     return (path, value) if isinstance(value, dict) else None
+
+
+# A YAML file a command passes (``python run.py -c configs/vae.yaml``) or an option's default (``default=
+# 'configs/vae.yaml'``): the config a plain-YAML script loads.
+_YAML_ARG = re.compile(r"""(?:^|[\s=`'"])([\w./-]+\.ya?ml)\b""")
+
+
+def yaml_section(root: Path, script: str, text: str, command: str, key: str) -> tuple[str, dict[str, object]] | None:
+    """(path, settings) of the top-level ``key`` of the YAML config a script loads without Hydra (PyTorch-VAE's
+    ``Trainer(**config['trainer_params'])`` over ``yaml.safe_load`` of ``-c configs/vae.yaml``): the first YAML
+    file the command names that exists, else the first YAML default in the script; None when neither holds a
+    mapping under ``key``."""
+    here = posixpath.dirname(script)
+    names = [m.group(1) for m in _YAML_ARG.finditer(command)] + [m.group(1) for m in _YAML_ARG.finditer(text)]
+    import yaml  # only for a script that splats a config section into its Trainer
+
+    for name in names:
+        for rel in (posixpath.normpath(posixpath.join(here, name)), posixpath.normpath(name)):
+            try:
+                value = yaml.safe_load((root / rel).read_text())
+            except (OSError, yaml.YAMLError, UnicodeDecodeError):
+                continue
+            section = value.get(key) if isinstance(value, dict) else None
+            return (rel, section) if isinstance(section, dict) else None
+    return None

@@ -17,7 +17,7 @@ from pathlib import Path
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.families import _module_names, imports_of
-from accelpilot.porting.scan.hydra_config import hydra_default, hydra_group_default, hydra_override
+from accelpilot.porting.scan.hydra_config import hydra_default, hydra_group_default, hydra_override, yaml_section
 from accelpilot.porting.scan.nodes import dotted
 
 # Lightning (2.6.6, ``lightning/fabric/connector.py``): an accelerator that is not available raises
@@ -275,11 +275,16 @@ def _trainer_group(root: Path, script: str, tree: ast.Module, node: ast.Call, cm
     star = next((k.value for k in node.keywords if k.arg is None), None)
     group = _hydra_key(star) if star is not None else None
     found = hydra_group_default(root, script, tree, group) if group and "." not in group else None
+    if found is None and isinstance(star, ast.Subscript) and isinstance(star.slice, ast.Constant):
+        # ``Trainer(**config['trainer_params'])`` over a plain YAML config (PyTorch-VAE's ``gpus: [1]``)
+        group = None
+        found = yaml_section(root, script, _read(root / script) or "", cmd, str(star.slice.value))
     if found is None or star is None:
         return None
     path, settings = found
-    accel = str(hydra_override(cmd, f"{group}.accelerator") or settings.get("accelerator", "")).lower()
-    gpus = str(hydra_override(cmd, f"{group}.gpus") or settings.get("gpus", "")).strip()
+    override = (lambda k: hydra_override(cmd, f"{group}.{k}")) if group else (lambda k: None)
+    accel = str(override("accelerator") or settings.get("accelerator", "")).lower()
+    gpus = str(override("gpus") or settings.get("gpus", "")).strip()
     if accel not in ("gpu", "cuda") and gpus in ("", "0", "None", "none", "null", "[]"):
         return None
     asked = f"accelerator: {accel}" if accel in ("gpu", "cuda") else f"gpus: {gpus}"
@@ -291,7 +296,8 @@ def _trainer_group(root: Path, script: str, tree: ast.Module, node: ast.Call, cm
         snippet=ast.unparse(node)[:200],
     )
     f.severity = "blocking"
-    f.reason = f"entry point {script} ({cmd[:160]}): {LIGHTNING_STOP}: {path}"
+    stop = LIGHTNING_STOP if accel in ("gpu", "cuda") else TRAINER_GPUS_STOP
+    f.reason = f"entry point {script} ({cmd[:160]}): {stop}: {path}"
     return f
 
 
