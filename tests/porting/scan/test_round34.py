@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import write_tree
+
 from accelpilot.porting.items import build_items
 from accelpilot.porting.scan import scan_path
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
 
 
 def test_a_distribution_copied_into_the_tree_is_one_vendored_item_and_no_oracle(tmp_path: Path) -> None:
@@ -21,7 +16,7 @@ def test_a_distribution_copied_into_the_tree_is_one_vendored_item_and_no_oracle(
     are one vendored warning item, and the parity item names the repository's own test. Near miss: a sub-project
     whose package has another name (Depth-Anything-V2's ``metric_depth/depth_anything_v2/``) stays the
     repository's code."""
-    root = _tree(
+    root = write_tree(
         tmp_path,
         {
             "README.md": "```\npython sample.py\n```\n",
@@ -53,7 +48,7 @@ def test_a_cuda_grad_scalers_state_read_by_key_blocks_on_the_default_path(tmp_pa
     ``train_one_epoch`` it calls: a CUDA GradScaler is disabled without CUDA and its state_dict() is empty, so the
     read raises KeyError at the first step (torch 2.13, tried). Near misses: the read under
     ``if torch.cuda.is_available():``, and ``optimizer.state_dict()["scale"]`` (no scaler)."""
-    root = _tree(
+    root = write_tree(
         tmp_path,
         {
             "README.md": "```\npython main.py\n```\n",
@@ -83,7 +78,7 @@ def test_typed_cuda_tensors_and_nvtx_ranges_in_a_called_function_block(tmp_path:
     """WaveGlow's ``torch.cuda.FloatTensor(...)`` and RFdiffusion's ``torch.cuda.nvtx.range_push`` in a function
     the entry point calls: both raise on a torch build without CUDA (TypeError, RuntimeError; torch 2.13, tried).
     Near miss: ``isinstance(x, torch.cuda.LongTensor)`` constructs nothing."""
-    root = _tree(
+    root = write_tree(
         tmp_path,
         {
             "README.md": "```\npython infer.py\n```\n",
