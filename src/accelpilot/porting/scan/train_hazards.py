@@ -19,6 +19,7 @@ from accelpilot.porting.scan.nodes import dotted as _dotted
 from accelpilot.porting.scan.padding import collator_pads
 from accelpilot.porting.scan.patterns import SCALER_STATE, RawFinding
 from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.size_readbacks import _args, _is_dtype, size_readbacks
 from accelpilot.porting.scan.sparse import sparse_lines
 
 _FP16_WORDS: tuple[bytes, ...] = (
@@ -101,9 +102,6 @@ def _torch_rnn(d: str, data: bytes) -> bool:
     )
 
 
-_INT_CASTS = frozenset({"ceil", "floor", "round", "int", "long", "tolist", "item"})
-_INT_DTYPES = frozenset({"int32", "int64", "int", "long"})
-_SHAPE_CALLS = frozenset({"pad", "narrow", "view", "reshape", "expand", "new_zeros", "zeros", "empty", "ones"})
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # How a private-op Function's file is reached (findings.py reads these contexts).
@@ -163,7 +161,7 @@ def train_hazards(data: bytes) -> list[RawFinding]:
             add("private-torch-op", node, msg, ctx=ctx)
     if "size-readback" in rules:
         for fn in (n for n in ast.walk(tree) if isinstance(n, _FUNC)):
-            for node, msg in _size_readbacks(fn, torch_names):
+            for node, msg in size_readbacks(fn, torch_names):
                 add("size-readback", node, msg, subject=f"{fn.name}:{fn.lineno}")
     if "dynamic-padding" in rules:
         for node, where in collator_pads(tree):
@@ -369,20 +367,6 @@ def _kw_true(call: ast.Call, name: str) -> bool:
     )
 
 
-def _args(call: ast.Call) -> list[ast.expr]:
-    return [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
-
-
-def _is_dtype(node: ast.AST, torch_names: set[str], *names: str) -> bool:
-    d = _dotted(node)
-    if d is None or "." not in d:
-        return False
-    root, _, leaf = d.rpartition(".")
-    aliases = {"float16": ("float16", "half")}
-    wanted = {w for n in names for w in aliases.get(n, (n,))}
-    return root in torch_names and leaf in wanted
-
-
 def _private_ops(tree: ast.Module, torch_names: set[str]) -> list[tuple[ast.AST, str, str | None]]:
     """Calls of torch internals inside ``torch.autograd.Function`` subclasses, with the context their file's gate
     gives: ``fallback:<stock op>`` when the gate sends non-CUDA tensors to the stock op, ``VERSION_GATED`` when only
@@ -456,88 +440,6 @@ def _double_backward_supplied(cls: ast.ClassDef) -> bool:
     return any(
         isinstance(f, _FUNC) and f.name == "backward" and any(_applies(n) for n in ast.walk(f)) for f in cls.body
     )
-
-
-def _from_torch(node: ast.AST, torch_names: set[str]) -> bool:
-    """An expression whose call chain starts at a torch factory (``torch.where(...)``, ``torch.empty(...).random_``)."""
-    while True:
-        if isinstance(node, ast.Call):
-            node = node.func
-        elif isinstance(node, ast.Attribute):
-            node = node.value
-        else:
-            return isinstance(node, ast.Name) and node.id in torch_names
-
-
-def _int_readback(node: ast.AST, torch_names: set[str]) -> bool:
-    """A tensor turned into integers (``.ceil()``, ``.long()``, ``.to(torch.int32)``, ``.tolist()``)."""
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            if n.func.attr in _INT_CASTS:
-                return True
-            if n.func.attr == "to" and any(_is_dtype(a, torch_names, *_INT_DTYPES) for a in _args(n)):
-                return True
-    return False
-
-
-def _size_readbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, torch_names: set[str]) -> list[tuple[ast.AST, str]]:
-    """Slice bounds that are names bound, in ``fn``, to a tensor drawn from a torch factory (``cutoff =
-    torch.where(...)``), and padding/shape arguments that are names unpacked from a tensor read back as integers
-    (``mx0, my0 = margin.ceil().to(torch.int32)``). A name also bound to anything else is left alone."""
-    drawn: set[str] = set()
-    unpacked: set[str] = set()
-    other: set[str] = set()
-    for st in ast.walk(fn):
-        if not isinstance(st, ast.Assign):
-            continue
-        for t in st.targets:
-            if isinstance(t, ast.Tuple) and _int_readback(st.value, torch_names):
-                unpacked |= {e.id for e in t.elts if isinstance(e, ast.Name)}
-            elif isinstance(t, ast.Name) and _drawn(st.value, torch_names):
-                drawn.add(t.id)
-            elif isinstance(t, (ast.Name, ast.Tuple, ast.List)):  # ``x[i] = ...`` binds no name
-                other |= {e.id for e in ast.walk(t) if isinstance(e, ast.Name)}
-    drawn -= other
-    unpacked -= other
-    if not drawn and not unpacked:
-        return []
-    found: list[tuple[ast.AST, str]] = []
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Slice):
-            used = {x for b in (n.lower, n.upper) if b is not None for x in _bare_names(b)} & (drawn | unpacked)
-            if used:
-                found.append((n, f"slice bound {', '.join(sorted(used))} read back from a tensor"))
-        elif isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)):
-            name = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id
-            if name in _SHAPE_CALLS:
-                sized = [*n.args[1:], *(k.value for k in n.keywords if k.arg in ("pad", "size", "shape"))]
-                used = {x for a in sized for x in _bare_names(a)} & unpacked
-                if used:
-                    found.append((n, f"{name}(...) sized by {', '.join(sorted(used))} read back from a tensor"))
-    return found
-
-
-def _drawn(value: ast.AST, torch_names: set[str]) -> bool:
-    """A tensor value from a torch call (``torch.where(...)``, ``torch.empty([]).random_(...)``), not a device,
-    dtype or generator."""
-    if not (isinstance(value, ast.Call) and _from_torch(value, torch_names)):
-        return False
-    d = _dotted(value.func) or ""
-    return d.rsplit(".", 1)[-1] not in ("device", "Generator", "dtype", "Size", "get_default_dtype")
-
-
-def _bare_names(node: ast.AST) -> set[str]:
-    """Names used as values in ``node`` (``cutoff``, ``n + 1``, ``[a, b]``), not ones only read for an attribute,
-    an index or a call (``x.shape[2]``, ``f(x)``)."""
-    if isinstance(node, ast.Name):
-        return {node.id}
-    if isinstance(node, ast.BinOp):
-        return _bare_names(node.left) | _bare_names(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _bare_names(node.operand)
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return {x for e in node.elts for x in _bare_names(e)}
-    return set()
 
 
 def _pretrained_names(tree: ast.Module) -> set[str]:
