@@ -35,9 +35,11 @@ def mark_unreached_modules(
     rels: list[str],
     entries: Mapping[str, str],
     read_text: Callable[[str], str | None] = lambda rel: None,
+    readme: str = "",
 ) -> None:
     """Lines in a module nothing runs become ``unreached-module`` (not porting work). ``entries``: entry point -> how
-    it is known; only a README (or linked document) command, ``README: `python train.py```, says how code runs."""
+    it is known; only a README (or linked document) command, ``README: `python train.py```, says how code runs.
+    ``readme``: the root README's text."""
     if not any(": `" in how for how in entries.values()) or any(r in rels for r in _PACKAGING):
         return  # no command says how the code runs, or a package whose users import its modules
     _mark_unrun_trees(findings, rels, entries)
@@ -67,13 +69,29 @@ def mark_unreached_modules(
     dead = {r for r in candidates if r not in imported | mains | named | loaded and r not in entries}
     dead |= _unrun_job_folders(jobs, rels, entries, imported | named | set(entries), read_text)
     for f in findings:
-        # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it (a ``setup.py``
-        # build is run by an install command, not by an import: RAFT's ``alt_cuda_corr``)
-        jit = f.rule == "cuda-source-file" and f.defined_in in dead and not _setup_file(f.defined_in)
+        # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it; a ``setup.py``
+        # build is run by an install command, not by an import (RAFT's ``alt_cuda_corr``), so it stays when the
+        # README names the build's folder, and follows its unreached builder and importers when it does not
+        # (Person_reID's ``GPU-Re-Ranking/extension/*/setup.py``, run by a sub-folder's ``make.sh`` only)
+        jit = (
+            f.rule == "cuda-source-file"
+            and f.defined_in in dead
+            and (not _setup_file(f.defined_in) or not _documented_build(f.defined_in, readme))
+        )
         if (f.file in dead or jit) and f.porting:
             _unreach(f)
     if loaded:
         _mark_loaded_by_name(findings, graph, loaded, set(entries))
+
+
+def _documented_build(setup_rel: str, readme: str) -> bool:
+    """The README names the folder of a build script: its path, or the folder's own name as a word (RAFT's ``cd
+    alt_cuda_corr && python setup.py install``), so an install step runs it."""
+    folder, _, _ = setup_rel.rpartition("/")
+    if not folder:
+        return True
+    name = folder.rpartition("/")[2]
+    return folder in readme or re.search(rf"(?<![\w/-]){re.escape(name)}(?![\w-])", readme) is not None
 
 
 def _setup_file(rel: str) -> bool:

@@ -34,6 +34,7 @@ from accelpilot.porting.scan.dead_code import mark_record_requirements, mark_unr
 from accelpilot.porting.scan.declared_deps import undeclared_dependencies
 from accelpilot.porting.scan.default_path import default_roots
 from accelpilot.porting.scan.defaults import Mentions, overridden_in, parse_subject
+from accelpilot.porting.scan.documents import readme_path
 from accelpilot.porting.scan.entry import EntryPoints, default_entries
 from accelpilot.porting.scan.entry_blocking import mark_entry_blocking
 from accelpilot.porting.scan.ext_join import join_fallback_builds
@@ -433,7 +434,15 @@ def scan_path(
             entries = found.how
             roots = default_roots(rels, own, entries)
             findings = configured_syncs(findings, entries, _text_reader(files, unread))
-            mark_unreached_modules(findings, _python_sources(files, unread), rels, entries, _text_reader(files, unread))
+            readme = readme_path(root) if root.is_dir() else None
+            mark_unreached_modules(
+                findings,
+                _python_sources(files, unread),
+                rels,
+                entries,
+                _text_reader(files, unread),
+                readme.read_text(encoding="utf-8", errors="replace") if readme is not None else "",
+            )
             assign_families(findings, _python_sources(files, unread), rels, roots, prepared, _reader(files, unread))
             mark_stack_blocking(findings, roots, entries, _reader(files, unread), rels)
             findings += trainer_subclass_calls(findings, entries, _text_reader(files, unread))

@@ -1,0 +1,43 @@
+"""Round 36's tuning fixes (issue 27): Person_reID's optional GPU re-ranking folder builds two CUDA extensions with
+its own ``setup.py`` files, run by the folder's ``make.sh``, which the README never names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.porting.scan.scan_kit import write_tree
+
+from accelpilot.porting.items import build_items
+from accelpilot.porting.scan import scan_path
+
+_RERANK = {
+    "train.py": "import torch\n\nmodel = torch.nn.Linear(2, 2)\n",
+    "rerank/evaluate_gpu.py": "from gnn import rerank\n\nif __name__ == '__main__':\n    rerank()\n",
+    "rerank/gnn.py": "import adjacency\n\ndef rerank():\n    return adjacency.forward()\n",
+    "rerank/extension/adj/setup.py": "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+    "setup(name='adjacency', ext_modules=[CUDAExtension('adjacency', ['adj.cpp', 'adj_kernel.cu'])],\n"
+    "      cmdclass={'build_ext': BuildExtension})\n",
+    "rerank/extension/adj/adj.cpp": "int f() { return 0; }\n",
+    "rerank/extension/adj/adj_kernel.cu": "__global__ void k() {}\n",
+    "rerank/extension/make.sh": "cd adj\npython setup.py install\n",
+}
+
+
+def _kernel_items(tmp_path: Path, readme: str) -> list[tuple[str, str]]:
+    root = write_tree(tmp_path, {"README.md": readme, **_RERANK})
+    items = build_items(scan_path(root, jobs=1).findings)
+    return [(i.rule, i.severity) for i in items if any((ln.file or "").endswith(".cu") for ln in i.lines)]
+
+
+def test_a_cuda_source_built_only_by_an_unnamed_folders_setup_is_on_no_path(tmp_path: Path) -> None:
+    """The build script, its importer and the script importing that are on no path, and no README line names the
+    build's folder: its CUDA source is no porting item (it was a blocking one, "on the default path")."""
+    assert _kernel_items(tmp_path, "```\npython train.py\n```\nGPU re-ranking: see [rerank](rerank/).\n") == []
+
+
+def test_a_build_folder_the_readme_installs_keeps_its_kernel(tmp_path: Path) -> None:
+    """Near miss (RAFT's ``cd alt_cuda_corr && python setup.py install``): a README line naming the folder is an
+    install step that runs the build, so the CUDA source stays an item."""
+    readme = "```\ncd adj && python setup.py install\npython train.py\n```\n"
+    assert [rule for rule, _ in _kernel_items(tmp_path, readme)] == ["cuda-source-file"]
