@@ -91,7 +91,7 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
     ),
     FalsePositiveClass(
         "unbuilt-extension",
-        "not porting",
+        "unreached-module",
         "A CUDA source built only by a `setup.py` in a folder nothing runs (Person_reID's "
         "`GPU-Re-Ranking/extension/*/setup.py`, run by that folder's `make.sh`, its importer imported only by an "
         "unrun script) and whose folder the README never names is listed apart with its builder; a build folder the "

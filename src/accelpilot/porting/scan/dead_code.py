@@ -18,7 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from accelpilot.porting.findings import NOT_PORTING, RUNTIME_REASON, UNRUN_SCRIPT, Finding, host_side
+from accelpilot.porting.findings import (
+    NOT_PORTING,
+    RUNTIME_REASON,
+    UNRUN_SCRIPT,
+    Finding,
+    host_side,
+    nested_distribution,
+)
 from accelpilot.porting.scan.default_path import reached
 from accelpilot.porting.scan.families import _LIBRARY_RULES, _module_names, imports_of
 
@@ -68,15 +75,28 @@ def mark_unreached_modules(
     loaded = {r for r in rels if r.endswith(".py") and r.rpartition("/")[0] in by_name}
     dead = {r for r in candidates if r not in imported | mains | named | loaded and r not in entries}
     dead |= _unrun_job_folders(jobs, rels, entries, imported | named | set(entries), read_text)
+    # the builds whose extension a module on some path imports (RAFT's guarded ``import alt_cuda_corr``)
+    present = set(rels)
+    imported_ext = {
+        f.defined_in for f in findings if f.message.startswith("imports the built extension") and f.file not in dead
+    }
     for f in findings:
         # a CUDA source that only an unreached script's ``load()`` compiles is unreached with it; a ``setup.py``
-        # build is run by an install command, not by an import (RAFT's ``alt_cuda_corr``), so it stays when the
-        # README names the build's folder, and follows its unreached builder and importers when it does not
-        # (Person_reID's ``GPU-Re-Ranking/extension/*/setup.py``, run by a sub-folder's ``make.sh`` only)
+        # build is run by an install command, not by an import (RAFT's ``alt_cuda_corr``), so it stays while the
+        # README names the build's folder or a module on some path imports the extension, and follows its
+        # unreached builder otherwise (Person_reID's ``GPU-Re-Ranking/extension/*/setup.py``, run by a sub-folder's
+        # ``make.sh`` only)
         jit = (
             f.rule == "cuda-source-file"
             and f.defined_in in dead
-            and (not _setup_file(f.defined_in) or not _documented_build(f.defined_in, readme))
+            and (
+                not _setup_file(f.defined_in)
+                or (
+                    f.defined_in not in imported_ext
+                    and not _documented_build(f.defined_in, readme)
+                    and not nested_distribution(f.defined_in, present)  # a copy's build: its vendored item
+                )
+            )
         )
         if (f.file in dead or jit) and f.porting:
             _unreach(f)
