@@ -41,3 +41,20 @@ def test_a_build_folder_the_readme_installs_keeps_its_kernel(tmp_path: Path) -> 
     install step that runs the build, so the CUDA source stays an item."""
     readme = "```\ncd adj && python setup.py install\npython train.py\n```\n"
     assert [rule for rule, _ in _kernel_items(tmp_path, readme)] == ["cuda-source-file"]
+
+
+def test_a_mask_bound_to_a_numpy_call_indexes_host_data(tmp_path: Path) -> None:
+    """Person_reID's ``compute_mAP(index, good_index, junk_index)``: ``mask = np.in1d(index, junk_index)`` then
+    ``index[mask]``, ``index`` a parameter: a numpy mask selects host data, no device hazard. Near miss: a mask a
+    torch comparison makes (``pos_mask = scores > 0``) is still boolean-mask indexing."""
+    src = (
+        "import numpy as np\nimport torch\n\n\n"
+        "def compute_map(index, junk_index, scores):\n"
+        "    mask = np.in1d(index, junk_index, invert=True)\n"
+        "    index = index[mask]\n"
+        "    pos_mask = scores > 0\n"
+        "    return index, scores[pos_mask]\n"
+    )
+    root = write_tree(tmp_path, {"README.md": "```\npython evaluate.py\n```\n", "evaluate.py": src})
+    lines = [f.line for f in scan_path(root, jobs=1).findings if f.rule == "boolean-mask-index"]
+    assert lines == [9]

@@ -271,10 +271,13 @@ class PyVisitor(TableRules):
             store = True  # ``c_dets[mask_c].numpy()``: a host tensor's read (``v_call``)
         if self.torch_file and not store and sl.lineno == (node.value.end_lineno or node.lineno):
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-            if any(_is_masky(e) and not self._not_a_mask_read(e) for e in elts) and not self._numpy_bound(
-                node.value, sl.lineno
+            masks = [e for e in elts if _is_masky(e) and not self._not_a_mask_read(e)]
+            # numpy's on host data aside: the array, or every mask, bound to a numpy call (Person_reID's
+            # ``mask = np.in1d(index, junk_index)`` then ``index[mask]``, ``index`` a parameter)
+            if masks and not (
+                self._numpy_bound(node.value, sl.lineno) or all(self._numpy_bound(e, sl.lineno) for e in masks)
             ):
-                self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")  # numpy's on host data aside
+                self.add("boolean-mask-index", sl.lineno, "boolean-mask indexing")
         self.generic(node)
 
     def _cond(self, test: ast.expr, keyword_line: int) -> None:
