@@ -58,3 +58,20 @@ def test_a_mask_bound_to_a_numpy_call_indexes_host_data(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"README.md": "```\npython evaluate.py\n```\n", "evaluate.py": src})
     lines = [f.line for f in scan_path(root, jobs=1).findings if f.rule == "boolean-mask-index"]
     assert lines == [9]
+
+
+def test_a_setup_name_held_in_a_module_constant_is_the_distribution_the_readme_installs(tmp_path: Path) -> None:
+    """facenet-pytorch's ``setup.py``: ``PACKAGE_NAME = 'facenet-pytorch'`` then ``setuptools.setup(name=PACKAGE_NAME,
+    install_requires=['torch>=2.2.0,<=2.3.0'])``; the README's ``pip install facenet-pytorch`` installs those pins,
+    so the torch pin blocks. Near miss: a README installing another package leaves the pin a warning."""
+    setup = (
+        "import setuptools\n\nPACKAGE_NAME = 'facenet-pytorch'\n\n"
+        "setuptools.setup(\n    name=PACKAGE_NAME,\n    install_requires=['torch>=2.2.0,<=2.3.0'],\n)\n"
+    )
+
+    def pin(readme: str, where: Path) -> list[str]:
+        root = write_tree(where, {"README.md": readme, "setup.py": setup, "mtcnn.py": "import torch\n"})
+        return [f.severity for f in scan_path(root, jobs=1).findings if f.rule == "install-pin"]
+
+    assert pin("```\npip install facenet-pytorch\n```\n", tmp_path / "a") == ["blocking"]
+    assert pin("```\npip install other-package\n```\n", tmp_path / "b") == ["warning"]

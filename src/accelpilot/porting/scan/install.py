@@ -283,11 +283,19 @@ def _dist(word: str) -> str:
     return re.sub(r"[-_.]+", "-", word.split("[", 1)[0].strip("'\"")).lower()
 
 
+# ``name=PACKAGE_NAME`` in setup.py, the constant assigned at module level (facenet-pytorch's)
+_SETUP_NAME_CONSTANT = re.compile(r"""\bname\s*=\s*([A-Za-z_]\w*)\s*[,)]""")
+
+
 def _own_distribution(read: Callable[[str], str | None], rels: list[str]) -> str | None:
     """The distribution name the repository's root packaging file declares, normalised, or None."""
     for rel, pattern in (("pyproject.toml", _DIST_NAME), ("setup.cfg", _DIST_NAME), ("setup.py", _SETUP_NAME)):
         if rel in rels and (m := pattern.search(read(rel) or "")) is not None:
             return _dist(m.group(1))
+    text = (read("setup.py") or "") if "setup.py" in rels else ""
+    if (m := _SETUP_NAME_CONSTANT.search(text)) is not None:
+        value = re.search(rf"""^{m.group(1)}\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""", text, re.M)
+        return _dist(value.group(1)) if value is not None else None
     return None  # an entry's ``how``: the sub-folder document whose command runs it
 
 
