@@ -159,7 +159,8 @@ def item_key(f: Finding) -> tuple[str, str]:
 # The library a ``stack-upgrade`` line's message names (the scanner writes it: "np.float (numpy alias ...)",
 # "torchaudio.load(...) (torchaudio >= 2.9 ...)", "assert on timm.__version__ ..."); torch's own removals otherwise.
 _STACK_LIBRARY = re.compile(
-    r"\b(torchaudio|torchtext|torchvision|timm|transformers|openai|numpy|scipy|scikit-learn|matplotlib|setuptools|Python)\b"
+    r"\b(torchaudio|torchtext|torchvision|timm|transformers|openai|numpy|scipy|scikit-learn|matplotlib|setuptools|"
+    r"protobuf|Python)\b"
 )
 
 

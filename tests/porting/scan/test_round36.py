@@ -75,3 +75,19 @@ def test_a_setup_name_held_in_a_module_constant_is_the_distribution_the_readme_i
 
     assert pin("```\npip install facenet-pytorch\n```\n", tmp_path / "a") == ["blocking"]
     assert pin("```\npip install other-package\n```\n", tmp_path / "b") == ["warning"]
+
+
+def test_tensorboard_logger_imported_by_an_entry_point_blocks_on_a_current_protobuf(tmp_path: Path) -> None:
+    """RepDistiller's ``import tensorboard_logger as tb_logger`` at the top of its README's training script: the
+    package's last release fails to import on protobuf >= 4 (tried with 7.36.2), so the run stops at start. Near
+    miss: ``tensorboardX``, a maintained logger, is no finding."""
+    root = write_tree(
+        tmp_path,
+        {
+            "README.md": "```\npython train_student.py --distill kd\n```\n",
+            "train_student.py": "import tensorboard_logger as tb_logger\nimport tensorboardX\nimport torch\n",
+        },
+    )
+    items = build_items(scan_path(root, jobs=1).findings)
+    upgrades = [(i.title, i.severity, [ln.line for ln in i.lines]) for i in items if i.rule == "stack-upgrade"]
+    assert upgrades == [("stack upgrade: APIs removed since the code was written: protobuf", "blocking", [1])]

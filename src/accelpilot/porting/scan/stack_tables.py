@@ -86,6 +86,11 @@ MPL_AXES = frozenset({"w_xaxis", "w_yaxis", "w_zaxis"})
 # torch TorchNeuron ships, so an import the default path makes stops it (The Annotated Transformer reimplementations'
 # legacy ``torchtext.data.Field``, S4's LRA loaders imported by every run).
 TORCHTEXT = "torchtext"
+# tensorboard_logger's last release (0.1.0, 2018; RepDistiller's scalar logger) ships ``*_pb2`` modules an old protoc
+# generated: on protobuf >= 4 ``import tensorboard_logger`` raises ``TypeError: Descriptors cannot be created
+# directly`` (tried with protobuf 7.36.2, the version pip resolves today) unless protobuf stays below 4 or the slow
+# pure-Python parser is forced (``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python``).
+TB_LOGGER = "tensorboard_logger"
 # Names a current stack no longer has, each import tried on the installed one (torch 2.13.0, scipy 1.17.1):
 # ``from torch._utils import _accumulate`` (deep-text-recognition-benchmark's dataset split) raises ImportError.
 REMOVED_FROM: dict[str, dict[str, str]] = {

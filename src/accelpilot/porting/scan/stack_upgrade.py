@@ -43,6 +43,7 @@ from accelpilot.porting.scan.stack_tables import (
     REMOVED_MODULES,
     REMOVED_NUMPY,
     REMOVED_NUMPY2,
+    TB_LOGGER,
     TIMM_GONE_PREFIXES,
     TORCHAUDIO_GONE,
     TORCHAUDIO_GONE_MODULES,
@@ -116,6 +117,8 @@ def worth_parsing(data: bytes) -> bool:
         return True
     if b"pkg_resources" in data and _PKG_RESOURCES.search(data) is not None:
         return True
+    if b"tensorboard_logger" in data and _TB_LOGGER.search(data) is not None:
+        return True
     if b"_axis" in data and any(a.encode() in data for a in MPL_AXES):
         return True
     if b"get_cmap" in data and b"matplotlib" in data:
@@ -147,6 +150,7 @@ _TORCHTEXT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+torchtext\b", re.M)
 # lookup); ``importlib.resources``/``importlib.metadata`` replace it.
 PKG_RESOURCES = "pkg_resources"
 _PKG_RESOURCES = re.compile(rb"^[ \t]*(?:import|from)[ \t]+pkg_resources\b", re.M)
+_TB_LOGGER = re.compile(rb"^[ \t]*(?:import|from)[ \t]+tensorboard_logger\b", re.M)
 
 
 def _timm_gone(module: str) -> bool:
@@ -199,6 +203,12 @@ def _removed_site(node: ast.AST) -> tuple[str, bool | None] | None:
         return (
             f"{how.format(mods[0])} (setuptools removed pkg_resources in 82.0: ModuleNotFoundError unless "
             "setuptools stays below 82)",
+            True,
+        )
+    if any(m == TB_LOGGER or m.startswith(TB_LOGGER + ".") for m in mods):
+        return (
+            f"{how.format(mods[0])} (tensorboard_logger's last release, 0.1.0, ships code an old protoc generated: on "
+            "protobuf >= 4 its import raises TypeError, 'Descriptors cannot be created directly')",
             True,
         )
     timm = [m for m in mods if _timm_gone(m)]
