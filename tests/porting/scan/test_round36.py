@@ -91,3 +91,27 @@ def test_tensorboard_logger_imported_by_an_entry_point_blocks_on_a_current_proto
     items = build_items(scan_path(root, jobs=1).findings)
     upgrades = [(i.title, i.severity, [ln.line for ln in i.lines]) for i in items if i.rule == "stack-upgrade"]
     assert upgrades == [("stack upgrade: APIs removed since the code was written: protobuf", "blocking", [1])]
+
+
+def test_a_cifar_subclass_reading_the_pre_0_2_2_attribute_names_is_a_torchvision_site(tmp_path: Path) -> None:
+    """RepDistiller's ``CIFAR100InstanceSample(datasets.CIFAR100)`` reads ``self.train_data``/``self.train_labels``,
+    names torchvision 0.2.2 replaced with ``data``/``targets`` (0.29.1's ``cifar.py`` has only those): a torchvision
+    stack-upgrade line per read. Near miss: an MNIST subclass (MNIST keeps them as deprecated properties) and a
+    CIFAR subclass reading ``self.data`` are none."""
+    src = (
+        "import torch\nfrom torchvision import datasets\n\n\n"
+        "class Sample(datasets.CIFAR100):\n"
+        "    def __init__(self, root):\n"
+        "        super().__init__(root=root)\n"
+        "        n = len(self.train_data)\n"
+        "        self.labels = self.train_labels if self.train else self.data\n\n\n"
+        "class Digits(datasets.MNIST):\n"
+        "    def size(self):\n"
+        "        return len(self.train_data)\n"
+    )
+    root = write_tree(tmp_path, {"README.md": "```\npython train.py\n```\n", "train.py": "import torch\n", "d.py": src})
+    lines = [(f.line, f.message.split(" (")[0]) for f in scan_path(root, jobs=1).findings if f.rule == "stack-upgrade"]
+    assert lines == [
+        (8, "self.train_data in Sample, a torchvision CIFAR dataset"),
+        (9, "self.train_labels in Sample, a torchvision CIFAR dataset"),
+    ]

@@ -50,6 +50,8 @@ from accelpilot.porting.scan.stack_tables import (
     TORCHAUDIO_IO,
     TORCHTEXT,
 )
+from accelpilot.porting.scan.torchvision_sites import BYTE_GATE as CIFAR_GATE
+from accelpilot.porting.scan.torchvision_sites import cifar_attr_sites
 
 RULE = "stack-upgrade"
 IMPORT_TIME = "import-time"
@@ -118,6 +120,8 @@ def worth_parsing(data: bytes) -> bool:
     if b"pkg_resources" in data and _PKG_RESOURCES.search(data) is not None:
         return True
     if b"tensorboard_logger" in data and _TB_LOGGER.search(data) is not None:
+        return True
+    if b"CIFAR" in data and any(w in data for w in CIFAR_GATE):
         return True
     if b"_axis" in data and any(a.encode() in data for a in MPL_AXES):
         return True
@@ -470,7 +474,7 @@ def stack_sites(data: bytes) -> list[RawFinding]:
     # ``med.py`` keeps its own ``get_extended_attention_mask``)
     own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     hf_model = _IMPORTS_TRANSFORMERS.search(data) is not None
-    for node, message, at_import in _sites(tree, numpy_names, audio):
+    for node, message, at_import in (*_sites(tree, numpy_names, audio), *cifar_attr_sites(tree)):
         if isinstance(node, ast.Attribute) and node.attr in REMOVED_METHODS and (node.attr in own or not hf_model):
             continue
         ln = getattr(node, "lineno", 0)
