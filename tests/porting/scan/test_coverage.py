@@ -15,6 +15,8 @@ COVERAGE = Path(__file__).parent.parent / "fixtures" / "coverage"
 EXPECTED = [
     ("Dockerfile", 1, "cuda-base-image", None),  # NGC image
     ("Dockerfile", 2, "nccl-in-container", None),  # NCCL tests built in the image
+    ("detect.py", 7, "torchvision-op", None),  # batched_nms: torchvision's C++ NMS (round 36)
+    ("detect.py", 8, "torchvision-op", None),  # torchvision.ops.roi_align
     ("downloads.py", 8, "http-download", "any-host-download"),  # requests.get
     ("downloads.py", 9, "http-download", "any-host-download"),  # urllib.request.urlretrieve
     (

@@ -115,3 +115,22 @@ def test_a_cifar_subclass_reading_the_pre_0_2_2_attribute_names_is_a_torchvision
         (8, "self.train_data in Sample, a torchvision CIFAR dataset"),
         (9, "self.train_labels in Sample, a torchvision CIFAR dataset"),
     ]
+
+
+def test_torchvision_cpp_ops_on_the_device_are_one_repository_item(tmp_path: Path) -> None:
+    """facenet-pytorch's ``from torchvision.ops.boxes import batched_nms`` and a ``torchvision.ops.roi_align`` call:
+    torchvision's own C++ operators (CPU and CUDA kernels only), one repository item. Near miss:
+    ``torchvision.ops.box_iou``, written in plain tensor ops, is none."""
+    src = (
+        "import torch\nimport torchvision\nfrom torchvision.ops.boxes import batched_nms\n\n\n"
+        "def detect(boxes, scores, idx, feats, rois):\n"
+        "    keep = batched_nms(boxes, scores, idx, 0.7)\n"
+        "    iou = torchvision.ops.box_iou(boxes, boxes)\n"
+        "    return keep, iou, torchvision.ops.roi_align(feats, rois, (7, 7))\n"
+    )
+    root = write_tree(tmp_path, {"README.md": "```\npython detect.py\n```\n", "detect.py": src})
+    items = build_items(scan_path(root, jobs=1).findings)
+    ops = [(i.severity, [(ln.line, ln.message) for ln in i.lines]) for i in items if i.rule == "torchvision-op"]
+    assert ops == [
+        ("warning", [(7, "torchvision.ops batched_nms(...)"), (9, "torchvision.ops roi_align(...)")]),
+    ]

@@ -140,6 +140,20 @@ MODEL_RULES: tuple[Rule, ...] = (
         why="The operator is not in the target's supported list: it falls back to the CPU (which wrecks throughput "
         "in a hot path) or the compile fails (NCC_EUOC002). Check operator coverage before promising a date.",
     ),
+    Rule(
+        id="torchvision-op",
+        item="repo",
+        category="unsupported_operator",
+        dimension="model",
+        severity="warning",
+        targets=NEURON,
+        effort="days",
+        title="torchvision C++ ops (NMS, RoIAlign/RoIPool, deformable convolution) on the device",
+        why="`torchvision.ops` NMS, RoI pooling and deformable convolution dispatch to torchvision's own C++ "
+        "operators, which torchvision builds for CPU and CUDA only: on the `neuron` device the call errors or runs "
+        "through a per-op CPU fallback with its copies in the hot path. Run them on host tensors on purpose, or "
+        "write them in plain tensor ops (a fixed-size NMS as a masked IoU matrix), and check the detections match.",
+    ),
     # --- container differences (operational) ----------------------------------------------------------------
     Rule(
         id="cuda-base-image",

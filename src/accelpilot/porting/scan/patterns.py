@@ -193,7 +193,7 @@ CUDA_GRAPH_NAMES = (
 
 IMPORT_ROOTS = frozenset(
     {k.split(".")[0].encode() for k in LIBRARIES}
-    | {b"torch", b"google", b"azure", b"transformers", b"trl", b"lightning", b"pytorch_lightning"}
+    | {b"torch", b"google", b"azure", b"transformers", b"trl", b"lightning", b"pytorch_lightning", b"torchvision"}
 )
 
 

@@ -280,6 +280,10 @@ PY_TOKENS: tuple[tuple[bytes, _Check], ...] = (
     (b"torch.fft", None),
     (b"stft", None),
     (b"torch.nested", None),
+    *(
+        (w, None)
+        for w in (b"nms(", b"roi_align", b"roi_pool", b"RoIAlign", b"RoIPool", b"eform_conv2d", b"eformConv2d")
+    ),
     (b"DataParallel(", None),
     (b"SyncBatchNorm", None),
     (b"convert_sync_batchnorm(", None),

@@ -99,6 +99,16 @@ _TEXT_METHODS = frozenset(
 _HOST_DRAWS = frozenset({"rand", "randn", "randint", "randperm"})
 
 
+# torchvision's C++ operators behind ``torchvision.ops`` (kernels for CPU and CUDA in torchvision's csrc): NMS, RoI
+# pooling and deformable convolution, called as functions or built as modules.
+TORCHVISION_CPP_OPS = frozenset(
+    {
+        "nms", "batched_nms", "roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool", "deform_conv2d", "RoIAlign",
+        "RoIPool", "PSRoIAlign", "PSRoIPool", "DeformConv2d", "MultiScaleRoIAlign",
+    }
+)  # fmt: skip
+
+
 class CallRules(VisitorBase):
     """The visitor's rules on calls: placement, kernels, extensions, downloads, host syncs and int64."""
 
@@ -121,6 +131,8 @@ class CallRules(VisitorBase):
             line = f.end_lineno or line  # method calls: report the line holding ".name("
         elif isinstance(f, ast.Name):
             name = f.id
+        if name in TORCHVISION_CPP_OPS and (self.dotted(f) or "").startswith("torchvision.ops."):
+            self.add("torchvision-op", line, f"torchvision.ops {name}(...)")
         if name is not None:
             root = (recv or "").split(".", 1)[0]
             is_module = root in ("torch", "numba") or root in NON_TORCH_MODULES
