@@ -122,6 +122,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 35: silero (snakers4/silero-vad), usb (microsoft/Semi-supervised-learning), sadtalker
   (OpenTalker/SadTalker), vaezoo (AntixK/PyTorch-VAE), labels 6dd64d7: first scored with the scanner at 950bdaa, frozen
   the same way (match files 72d9a54).
+- held out, round 36: repdistill (HobbitLong/RepDistiller), reid (layumi/Person_reID_baseline_pytorch), facenet
+  (timesler/facenet-pytorch), fastadv (locuslab/fast_adversarial), labels f02323e: first scored with the scanner at
+  bcb4f88, frozen the same way (match files f3111aa).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
