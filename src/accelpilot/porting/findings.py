@@ -57,6 +57,8 @@ NOT_PORTING: dict[str, str] = {
     "`__main__` block: it runs on no path (listed apart)",
     "unused-def": "a function defined inside another function that nothing there names (not called, returned or "
     "passed on): it never runs",
+    "unused-helper": "in a top-level function or class that no Python source of the tree names (not called, "
+    "imported or passed on): it never runs",
     "main-block": 'in an `if __name__ == "__main__":` block of a module: a demo or smoke run by hand, not the '
     "path the model is trained or served on (listed apart; in an entry script such as train.py it stays porting work)",
 }

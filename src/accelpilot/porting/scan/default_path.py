@@ -252,3 +252,42 @@ def default_roots(rels: Iterable[str], own: set[str], entries: Iterable[str]) ->
     """The files ``import <package>`` runs (each own package's ``__init__.py``) and the entry points."""
     inits = {rel for rel in rels if rel.removeprefix("src/") in {f"{p}/__init__.py" for p in own}}
     return inits | set(entries)
+
+
+def unused_holders(findings: Iterable[Finding], read: Callable[[str], bytes | None], rels: Iterable[str]) -> set[int]:
+    """The ids of ``findings`` whose line sits in a top-level class or def that no Python source of ``rels`` names
+    (``_unused_holder`` for many findings: each file parsed once, every other source read once for all the names)."""
+    holders: dict[int, tuple[str, str]] = {}
+    trees: dict[str, ast.Module | None] = {}
+    for f in findings:
+        if f.file is None or f.line is None:
+            continue
+        if f.file not in trees:
+            data = read(f.file)
+            try:
+                trees[f.file] = ast.parse(data) if data is not None else None
+            except SyntaxError:
+                trees[f.file] = None
+        tree = trees[f.file]
+        holder = next(
+            (
+                n.name
+                for n in (tree.body if tree is not None else [])
+                if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.lineno <= f.line <= (n.end_lineno or n.lineno)
+            ),
+            None,
+        )
+        own = read(f.file) or b""
+        if holder is not None and len(re.findall(rb"\b%s\b" % re.escape(holder.encode()), own)) == 1:
+            holders[id(f)] = (f.file, holder)
+    names = {name for _, name in holders.values()}
+    if not names:
+        return set()
+    word = re.compile(rb"\b(%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(names)))
+    named: set[tuple[str, str]] = set()  # (a file other than the holder's, a name it holds)
+    for rel in rels:
+        data = read(rel) if rel.endswith(".py") else None
+        if data is not None:
+            named |= {(rel, m.decode()) for m in set(word.findall(data))}
+    return {key for key, (file, name) in holders.items() if not any(other != file and n == name for other, n in named)}

@@ -66,7 +66,7 @@ from accelpilot.porting.scan.refs import Index, find_refs, jit_sources
 from accelpilot.porting.scan.setting_reach import mark_setting_gated
 from accelpilot.porting.scan.settings import default_settings
 from accelpilot.porting.scan.setup_ext import glob_extensions
-from accelpilot.porting.scan.stack_upgrade import mark_stack_blocking
+from accelpilot.porting.scan.stack_blocking import mark_stack_blocking
 from accelpilot.porting.scan.step_syncs import configured_syncs, cross_file_syncs
 from accelpilot.porting.scan.submodules import unscanned_submodules
 from accelpilot.porting.scan.timm_pins import mark_timm_mixup, timm_pin

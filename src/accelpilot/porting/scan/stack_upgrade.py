@@ -27,13 +27,13 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from accelpilot.porting.findings import Finding
-from accelpilot.porting.scan.families import _module_names, imports_of
 from accelpilot.porting.scan.hf_stack import REMOVED_KWARGS, REMOVED_METHODS, REMOVED_NAMES
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.post_kit import _tree
+from accelpilot.porting.scan.removed_calls import BYTE_GATE as CALL_GATE
+from accelpilot.porting.scan.removed_calls import removed_call_sites
 from accelpilot.porting.scan.stack_tables import (
     BACK_IN_NUMPY2,
     COLLECTIONS_ABCS,
@@ -122,6 +122,8 @@ def worth_parsing(data: bytes) -> bool:
     if b"tensorboard_logger" in data and _TB_LOGGER.search(data) is not None:
         return True
     if b"CIFAR" in data and any(w in data for w in CIFAR_GATE):
+        return True
+    if any(w in data for w in CALL_GATE):
         return True
     if b"_axis" in data and any(a.encode() in data for a in MPL_AXES):
         return True
@@ -474,7 +476,11 @@ def stack_sites(data: bytes) -> list[RawFinding]:
     # ``med.py`` keeps its own ``get_extended_attention_mask``)
     own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     hf_model = _IMPORTS_TRANSFORMERS.search(data) is not None
-    for node, message, at_import in (*_sites(tree, numpy_names, audio), *cifar_attr_sites(tree)):
+    for node, message, at_import in (
+        *_sites(tree, numpy_names, audio),
+        *cifar_attr_sites(tree),
+        *removed_call_sites(tree),
+    ):
         if isinstance(node, ast.Attribute) and node.attr in REMOVED_METHODS and (node.attr in own or not hf_model):
             continue
         ln = getattr(node, "lineno", 0)
@@ -485,90 +491,3 @@ def stack_sites(data: bytes) -> list[RawFinding]:
         subject = CALL_TIME if at_import is None else IMPORT_TIME if at_import else None
         out.append((RULE, ln, message, snippet, subject, None))
     return out
-
-
-def _reach(roots: set[str], read: Callable[[str], bytes | None], mods: dict[str, str]) -> set[str]:
-    """``default_path.reached`` over module-level imports, reading only the files it reaches."""
-    seen = set(roots)
-    todo = list(roots)
-    while todo:
-        rel = todo.pop()
-        data = read(rel)
-        for t in imports_of(rel, data, mods, top_level=True) if data is not None else ():
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return seen
-
-
-# The stack a call-time site fails on, by a marker of its message (the first that matches); else Hugging Face's.
-_CALL_STACKS = (
-    ("(torchvision ", "the torchvision paired with the torch TorchNeuron needs"),
-    ("torchaudio", "the torchaudio paired with the torch TorchNeuron needs"),
-    ("(scikit-learn ", "scikit-learn 1.8 or later, what a fresh install resolves"),
-    ("numpy.random has no", "any numpy"),
-    ("stft(", "the torch 2.x TorchNeuron needs"),
-    ("Conv1d(", "the torch 2.x TorchNeuron needs"),
-)
-_HF_STACK = "the current Hugging Face stack (transformers >= 5.4 is the first to place on the neuron device)"
-
-
-def mark_stack_blocking(
-    findings: list[Finding],
-    roots: set[str],
-    entries: dict[str, str],
-    read: Callable[[str], bytes | None],
-    rels: list[str],
-) -> None:
-    """An import-time site in a module the default path imports at module level blocks: the import fails (or, for
-    a version assert, stops unless exactly the pinned version is installed). A call of a removed Hugging Face (or
-    torchvision) argument blocks in an entry point's own file: it runs when the entry point does."""
-    for f in findings:
-        if f.rule == RULE and f.subject == CALL_TIME and f.context is None and f.porting and f.file in entries:
-            f.severity = "blocking"
-            stack = next((s for marker, s in _CALL_STACKS if marker in f.message), _HF_STACK)
-            f.reason = (
-                f"entry point {f.file} ({entries[f.file]}) calls it, and it fails on {stack}: {f.message} at "
-                f"{f.file}:{f.line}"
-            )
-    sites = [f for f in findings if f.rule == RULE and f.subject == IMPORT_TIME and f.context is None and f.porting]
-    # ``torch.stft`` without ``return_complex`` in a module the default path imports: a feature extraction
-    # (HiFi-GAN's and VITS's mel_spectrogram) that runs on every sample or step, and raises on torch >= 2.0; a
-    # ``Conv1d`` with a two-element kernel, built and run by the model the default path imports
-    stfts = [
-        f
-        for f in findings
-        if f.rule == RULE
-        and f.subject == CALL_TIME
-        and f.message.startswith(("stft(", "Conv1d("))
-        and f.context is None
-        and f.porting
-        and f.severity != "blocking"
-    ]
-    if not (sites or stfts) or not roots:
-        return
-    default = _reach(roots, read, _module_names(rels, roots))
-    for f in stfts:
-        if f.file in default:
-            f.severity = "blocking"
-            what = "STFT raises RuntimeError on a real input" if f.message.startswith("stft(") else "Conv1d raises"
-            f.reason = (
-                f"the default path imports {f.file} (from {', '.join(sorted(entries or roots)[:3])}), whose {what} "
-                f"on the torch 2.x TorchNeuron needs: {f.message} at {f.file}:{f.line}"
-            )
-    for f in sites:
-        if f.file not in default:
-            continue
-        how = (
-            f"entry point {f.file} ({entries[f.file]}) runs it when it starts"
-            if f.file in entries
-            else f"the default path imports {f.file} at module level (from {', '.join(sorted(roots)[:3])})"
-        )
-        fails = (
-            "it stops the import unless exactly the pinned version is installed, a pin made for an older stack than "
-            "the torch 2.x TorchNeuron needs"
-            if f.message.startswith("assert")
-            else "it fails when the module is imported on the torch 2.x / numpy stack TorchNeuron needs"
-        )
-        f.severity = "blocking"
-        f.reason = f"{how}, and {fails}: {f.message} at {f.file}:{f.line}"
