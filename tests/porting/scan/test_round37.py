@@ -53,3 +53,28 @@ def test_librosa_output_in_a_used_helper_is_an_item_and_in_an_unnamed_one_never_
     )
     lines = [(f.line, f.severity, f.context) for f in scan_path(root, jobs=1).findings if f.rule == "stack-upgrade"]
     assert lines == [(5, "warning", None), (9, "warning", "unused-helper")]
+
+
+def test_a_weights_only_load_in_a_function_the_entry_point_calls_blocks(tmp_path: Path) -> None:
+    """LaMa's ``predict.py`` calls ``load_checkpoint`` of ``saicinpainting/training/trainers/__init__.py``, whose
+    unconditional ``torch.load`` reads a Lightning checkpoint (``state['state_dict']``): torch >= 2.6 loads with
+    ``weights_only=True`` and raises, so the entry point stops there. Near miss: a load under ``if resume:`` in the
+    called function stays "blocks when that checkpoint is loaded here"."""
+    trainers = (
+        "import torch\nimport pytorch_lightning as ptl\n\n\n"
+        "class Module(ptl.LightningModule):\n    pass\n\n\n"
+        "def load_checkpoint(path):\n    state = torch.load(path, map_location='cpu')\n"
+        "    return state['state_dict']\n\n\n"
+        "def resume(path, resume=False):\n    if resume:\n        state = torch.load(path)\n"
+        "        return state['state_dict']\n"
+    )
+    predict = (
+        "import torch\nfrom trainers import load_checkpoint, resume\n\n\n"
+        "def main():\n    model = load_checkpoint('big-lama/best.ckpt')\n    resume('x.ckpt')\n\n\nmain()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {"README.md": "```\npython predict.py\n```\n", "predict.py": predict, "trainers/__init__.py": trainers},
+    )
+    loads = [(f.line, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "checkpoint-weights-only"]
+    assert loads == [(10, "blocking"), (16, "warning")]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
@@ -457,3 +457,78 @@ def _unguarded_use(tree: ast.Module, local: set[str], via: set[str], name: str) 
         ):
             return node.lineno
     return None
+
+
+_LOAD_PENDING = "blocks when that checkpoint is loaded here"
+
+
+def mark_called_loads(
+    findings: list[Finding], entries: dict[str, str], read: Callable[[str], bytes | None], rels: list[str]
+) -> None:
+    """A ``checkpoint-weights-only`` load in a module-level function an entry point calls by name outside any ``if``
+    (LaMa's ``predict.py`` calling ``load_checkpoint`` of ``saicinpainting/training/trainers/__init__.py``, whose
+    ``torch.load`` reads a Lightning checkpoint), on a line that runs whenever the function does (``_always_runs``):
+    blocking, as a load on the entry point's own line is. Only one call deep."""
+    todo = [
+        f
+        for f in findings
+        if f.rule == "checkpoint-weights-only"
+        and f.severity != "blocking"
+        and f.porting
+        and f.context is None
+        and f.file not in entries
+        and (f.reason or "").startswith(_LOAD_PENDING)
+    ]
+    if not todo or not entries:
+        return
+    mods = _module_names(rels, entries)
+    holders: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+    for f in todo:
+        tree = _parsed(read(f.file or ""))
+        holders[id(f)] = next(
+            (
+                n
+                for n in (tree.body if tree is not None else [])
+                if isinstance(n, _FUNC)
+                and n.lineno <= (f.line or 0) <= (n.end_lineno or n.lineno)
+                and _always_runs(n.body, f.line or 0)
+            ),
+            None,
+        )
+    for entry in sorted(entries):
+        tree = _parsed(read(entry))
+        if tree is None:
+            continue
+        funcs, modules = _targets(entry, tree, mods)
+        firm = _calls(tree, funcs, modules, firm=True)
+        for f in todo:
+            fn = holders[id(f)]
+            at = firm.get((f.file or "", fn.name)) if fn is not None else None
+            if fn is None or at is None or f.severity == "blocking":
+                continue
+            f.severity = "blocking"
+            f.reason = (
+                f"entry point {entry} ({entries[entry]}) calls {fn.name}() of {f.file} at {entry}:{at}, which loads "
+                f"it: torch >= 2.6 (as TorchNeuron's) loads with weights_only=True and raises UnpicklingError at "
+                f"{f.file}:{f.line}"
+            )
+
+
+def _always_runs(body: list[ast.stmt], line: int) -> bool:
+    """``line`` is in a statement of ``body`` that runs whenever the function does: not under an ``if``, a ``try``
+    or a loop (a resume under ``if args.resume:``, DiT's ``find_model`` loading only a path it was not given by
+    name), only inside ``with`` blocks."""
+    for st in body:
+        if not st.lineno <= line <= (st.end_lineno or st.lineno):
+            continue
+        if isinstance(st, (ast.With, ast.AsyncWith)):
+            return _always_runs(st.body, line)
+        return not isinstance(st, (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, *_FUNC, ast.ClassDef))
+    return False
+
+
+def _parsed(data: bytes | None) -> ast.Module | None:
+    try:
+        return ast.parse(data) if data is not None else None
+    except (SyntaxError, ValueError):
+        return None

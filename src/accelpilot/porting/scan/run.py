@@ -26,7 +26,7 @@ from accelpilot.porting.log import (
 )
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import commanded, default_sources, model_bringup
-from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
+from accelpilot.porting.scan.call_reach import mark_called_cuda, mark_called_loads, wanted_files
 from accelpilot.porting.scan.checkpoints import checkpoint_loads, mark_device_checkpoint_loads
 from accelpilot.porting.scan.compile_step import compile_step
 from accelpilot.porting.scan.config_device import mark_config_devices, readme_example_devices
@@ -479,6 +479,7 @@ def scan_path(
             findings += unscanned_submodules(root, rels, _text_reader(files, unread), promoted) if root.is_dir() else []
             findings += prefixed_imports(entries, rels, _text_reader(files, unread))
             findings += checkpoint_loads(entries, ckpt_facts, rels, _reader(files, unread))
+            mark_called_loads(findings, entries, _reader(files, unread), rels)
             mark_device_checkpoint_loads(findings, entries, lambda: _python_sources(files, unread))
             mark_config_devices(findings, entries, _text_reader(files, unread), rels)
             findings += readme_example_devices(root, entries, rels) if root.is_dir() else []
