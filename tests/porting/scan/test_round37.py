@@ -78,3 +78,29 @@ def test_a_weights_only_load_in_a_function_the_entry_point_calls_blocks(tmp_path
     )
     loads = [(f.line, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "checkpoint-weights-only"]
     assert loads == [(10, "blocking"), (16, "warning")]
+
+
+def test_an_encoder_and_optimizer_handed_in_and_saved_bare_make_an_object_checkpoint(tmp_path: Path) -> None:
+    """The captioning tutorial's ``save_checkpoint(data_name, epoch, encoder, decoder, encoder_optimizer)`` saves
+    ``{'encoder': encoder, 'encoder_optimizer': encoder_optimizer}``: the modules and the optimizer pickle their
+    classes, so the README's ``caption.py``, which loads that checkpoint, stops under torch >= 2.6's weights-only
+    default. Near miss (OpenPCDet): ``optimizer_state = state['optimizer_state']`` saved bare is a state dict."""
+    utils = (
+        "import torch\n\n\n"
+        "def save_checkpoint(data_name, epoch, encoder, decoder, encoder_optimizer):\n"
+        "    state = {'epoch': epoch, 'encoder': encoder, 'decoder': decoder, 'encoder_optimizer': encoder_optimizer}\n"
+        "    torch.save(state, 'checkpoint_' + data_name + '.pth.tar')\n"
+    )
+    caption = "import torch\n\ncheckpoint = torch.load('BEST.pth.tar')\ndecoder = checkpoint['decoder']\n"
+    plain = (
+        "import torch\n\n\ndef save_optimizer(state):\n    optimizer_state = state['optimizer_state']\n"
+        "    torch.save({'optimizer_state': optimizer_state}, 'optim.pth')\n"
+    )
+    files = {"README.md": "```\npython caption.py --model BEST.pth.tar\n```\n", "caption.py": caption}
+    root = write_tree(tmp_path / "a", {**files, "utils.py": utils})
+    loads = [(f.file, f.severity) for f in scan_path(root, jobs=1).findings if f.rule == "checkpoint-weights-only"]
+    assert loads == [("caption.py", "blocking")]
+    root = write_tree(
+        tmp_path / "b", {**files, "caption.py": caption.replace("'decoder'", "'optimizer_state'"), "utils.py": plain}
+    )
+    assert [f for f in scan_path(root, jobs=1).findings if f.rule == "checkpoint-weights-only"] == []

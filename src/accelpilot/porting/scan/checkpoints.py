@@ -33,7 +33,8 @@ _LIGHTNING = re.compile(rb"^\s*(?:import|from)\s+(?:pytorch_lightning|lightning)
 # A saved dict's entry whose value is a name that usually holds an object (``"args": args``, ``'config': config``);
 # ``vars(args)``, ``args.__dict__`` and ``config.to_dict()`` are plain data and do not match.
 _OBJ_ENTRY = re.compile(
-    rb"""['"]\w+['"]\s*:\s*(?:self\.)?(?:args|opt|opts|cfg|config|hparams|hps|klass|model_class|\w*model\w*|net)"""
+    rb"""['"]\w+['"]\s*:\s*(?:self\.)?(?:args|opt|opts|cfg|config|hparams|hps|klass|model_class|\w*model\w*|net|"""
+    rb"""encoder|decoder|\w*optimizer\w*)"""
     rb"""\b(?!\s*[.\[(])"""
 )
 _WHOLE_BYTES = 64 * 1024
@@ -98,14 +99,22 @@ def _root(node: ast.expr) -> str:
 
 def _whole_module(value: ast.expr, tree: ast.AST) -> bool:
     """WaveGlow's ``{'model': model_for_saving, ...}``: a bare name of a model, not its ``state_dict()``, pickles
-    the module class; a name bound from ``.state_dict()`` (or a dict) is tensors."""
-    if not (isinstance(value, ast.Name) and ("model" in value.id.lower() or value.id in ("net", "module"))):
+    the module class; a name bound from ``.state_dict()`` (or a dict) is tensors. An encoder, decoder or optimizer
+    handed in as a parameter and saved bare (the captioning tutorial's ``save_checkpoint(..., encoder, decoder,
+    encoder_optimizer, ...)``) pickles its class too."""
+    if not isinstance(value, ast.Name):
+        return False
+    name = value.id.lower()
+    if not ("model" in name or "optimizer" in name or value.id in ("net", "module", "encoder", "decoder")):
         return False
     values = [
         a.value
         for a in ast.walk(tree)
         if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in a.targets)
     ]
+    if "optimizer" in name or value.id in ("encoder", "decoder"):
+        # only as a parameter, the caller's object (``optimizer_state = state['optimizer_state']`` is a state dict)
+        return not values and any(isinstance(a, ast.arg) and a.arg == value.id for a in ast.walk(tree))
 
     def tensors(v: ast.expr) -> bool:
         f = v.func if isinstance(v, ast.Call) else None
