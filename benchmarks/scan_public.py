@@ -125,6 +125,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 36: repdistill (HobbitLong/RepDistiller), reid (layumi/Person_reID_baseline_pytorch), facenet
   (timesler/facenet-pytorch), fastadv (locuslab/fast_adversarial), labels f02323e: first scored with the scanner at
   bcb4f88, frozen the same way (match files f3111aa).
+- held out, round 37: lama (advimman/lama), opennmt (OpenNMT/OpenNMT-py), convtasnet (kaituoxu/Conv-TasNet),
+  captioning (sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning), labels c6a4a55: first scored with the scanner at
+  f52939c, frozen the same way (match files 603963d).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
