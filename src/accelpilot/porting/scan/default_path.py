@@ -163,48 +163,24 @@ def mark_raising_constructors(
     it sits in a top-level class or def whose name no Python source of the tree names again (DreamerV3's
     ``TimeRecording``, a timing helper nothing uses): that code never runs."""
     skip = set(entries)
-    for f in findings:
-        if (
-            f.file in default
-            and f.file not in skip
-            and f.rule == "torch-cuda-api"
-            and f.context is None
-            and f.porting
-            and RAISES_WITHOUT_CUDA.match(f.message)
-            and not (read is not None and _unused_holder(f, read, default))
-        ):
+    raising = [
+        f
+        for f in findings
+        if f.file in default
+        and f.file not in skip
+        and f.rule == "torch-cuda-api"
+        and f.context is None
+        and f.porting
+        and RAISES_WITHOUT_CUDA.match(f.message)
+    ]
+    unused = unused_holders(raising, read, default) if read is not None and raising else set()
+    for f in raising:
+        if id(f) not in unused:
             f.severity = "blocking"
             f.reason = (
                 f"{f.message} raises on a torch build without CUDA (a Neuron host's), built unguarded in "
                 f"{f.file}, which the default path imports: {f.file}:{f.line}"
             )
-
-
-def _unused_holder(f: Finding, read: Callable[[str], bytes | None], rels: Iterable[str]) -> bool:
-    """Whether the top-level class or def holding ``f``'s line is named nowhere else: not again in its own file,
-    nor in any Python source of ``rels`` (the default path's modules, which are what could run it)."""
-    data = read(f.file or "")
-    if data is None or f.line is None:
-        return False
-    try:
-        tree = ast.parse(data)
-    except SyntaxError:
-        return False
-    holder = next(
-        (
-            n
-            for n in tree.body
-            if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.lineno <= f.line <= (n.end_lineno or n.lineno)
-        ),
-        None,
-    )
-    if holder is None:
-        return False
-    word = re.compile(rb"\b%s\b" % re.escape(holder.name.encode()))
-    if len(word.findall(data)) > 1:
-        return False
-    return not any(rel != f.file and (d := read(rel)) is not None and word.search(d) for rel in rels)
 
 
 def judge_families(
@@ -255,8 +231,9 @@ def default_roots(rels: Iterable[str], own: set[str], entries: Iterable[str]) ->
 
 
 def unused_holders(findings: Iterable[Finding], read: Callable[[str], bytes | None], rels: Iterable[str]) -> set[int]:
-    """The ids of ``findings`` whose line sits in a top-level class or def that no Python source of ``rels`` names
-    (``_unused_holder`` for many findings: each file parsed once, every other source read once for all the names)."""
+    """The ids of ``findings`` whose line sits in a top-level class or def named nowhere else: not again in its own
+    file, nor in any other Python source of ``rels`` (each file parsed once, every other source read once for all the
+    names)."""
     holders: dict[int, tuple[str, str]] = {}
     trees: dict[str, ast.Module | None] = {}
     for f in findings:
