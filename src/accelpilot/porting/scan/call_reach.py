@@ -272,9 +272,8 @@ def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, s
     """Line -> what raises there without CUDA, for the unguarded lines of the module-level ``function`` of a source
     (or, when ``built``, of the methods building the module-level class of that name runs); empty for a function
     that sets up the process group (``launch_reach.py`` judges it)."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    tree = _parsed(data)
+    if tree is None:
         return {}
     fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
     if any(name == function for name, _, _ in _group_functions(tree)):
@@ -351,9 +350,8 @@ def mark_called_cuda(
 
 def _span(data: bytes, function: str) -> tuple[int, int]:
     """(first line, last line) of the module-level ``function`` of a source, or (0, -1)."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    tree = _parsed(data)
+    if tree is None:
         return 0, -1
     fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
     return (fn.lineno, fn.end_lineno or fn.lineno) if fn is not None else (0, -1)
@@ -528,6 +526,7 @@ def _always_runs(body: list[ast.stmt], line: int) -> bool:
 
 
 def _parsed(data: bytes | None) -> ast.Module | None:
+    """A source's tree, or None (unreadable, or not Python this interpreter parses)."""
     try:
         return ast.parse(data) if data is not None else None
     except (SyntaxError, ValueError):
