@@ -2,6 +2,8 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# No wheel cache: CI machines have run out of disk during setup (once 287 MB free), and a cache only doubles what lands.
+export PIP_NO_CACHE_DIR := 1
 # Two stamps: the main job needs only the package and its pilot extra; development adds the tools and chromium.
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
