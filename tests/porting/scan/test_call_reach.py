@@ -202,3 +202,69 @@ def load(device, flag):
         5: "torch.cuda.get_device_properties()",
         6: "torch.cuda.get_device_name()",
     }
+
+
+DEEP = {
+    "README.md": "# Deep\n\n```\npython train.py --config base.yaml\n```\n",
+    "train.py": "from trainer.run import main\n\nif __name__ == '__main__':\n    main()\n",
+    "trainer/__init__.py": "",
+    # entry -> main() -> fit() of the same file -> setup() of a sibling module imported relatively
+    "trainer/run.py": "from .devices import setup, probe\n\n\ndef fit(cfg):\n    setup(cfg)\n"
+    "    try:\n        probe()\n    except RuntimeError:\n        pass\n\n\ndef main():\n    fit(None)\n",
+    "trainer/devices.py": "import torch\n\n\ndef setup(cfg):\n    torch.cuda.set_device(0)\n"
+    "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    deeper(cfg)\n\n\n"
+    "def probe():\n    torch.cuda.synchronize()\n\n\n"
+    "def deeper(cfg):\n    return torch.zeros(1).cuda()\n",
+}
+
+
+def test_a_raising_call_two_and_three_calls_deep_blocks_with_the_whole_chain(tmp_path: Path) -> None:
+    """OpenNMT-py's shape: the entry point calls ``main`` of a package module, which calls ``fit`` of the same
+    file, which calls ``setup`` of a module it imports relatively; ``setup`` runs ``torch.cuda.set_device`` with no
+    guard (three calls from the entry point): blocking, the reason naming every call. Near misses: a CUDA-guarded
+    line, a call inside a ``try`` with a handler (a fallback), and a function four calls deep (past ``MAX_DEPTH``)."""
+    for rel, text in DEEP.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    lines = {(f.file, f.line): f for f in scan_path(tmp_path, jobs=1).findings}
+    hit = lines[("trainer/devices.py", 5)]
+    assert hit.severity == "blocking"
+    assert (
+        "calls main() of trainer/run.py at train.py:4, which calls fit() of trainer/run.py at trainer/run.py:13, "
+        "which calls setup() of trainer/devices.py at trainer/run.py:5, which runs torch.cuda.set_device()"
+    ) in (hit.reason or "")
+    assert lines[("trainer/devices.py", 7)].severity != "blocking"  # under torch.cuda.is_available()
+    assert lines[("trainer/devices.py", 12)].severity != "blocking"  # probe() is called in a try with a handler
+    assert lines[("trainer/devices.py", 16)].severity != "blocking"  # deeper(): four calls from the entry point
+
+
+def test_a_weights_only_load_two_calls_deep_blocks_only_down_a_chain_outside_any_if(tmp_path: Path) -> None:
+    """The entry point calls ``main`` of ``app/cli.py``, which calls ``restore`` of ``app/ckpt.py`` (relative
+    import) outside any ``if``; ``restore`` loads a Lightning checkpoint with no guard: torch >= 2.6 raises there,
+    so it blocks with the chain as its reason. Near miss: ``resume`` is called only under ``if cfg.resume:``, so
+    its load stays "blocks when that checkpoint is loaded here"."""
+    ckpt = (
+        "import torch\nimport pytorch_lightning as ptl\n\n\nclass Module(ptl.LightningModule):\n    pass\n\n\n"
+        "def restore(path):\n    state = torch.load(path, map_location='cpu')\n    return state['state_dict']\n\n\n"
+        "def resume(path):\n    state = torch.load(path, map_location='cpu')\n    return state['state_dict']\n"
+    )
+    cli = (
+        "from .ckpt import restore, resume\n\n\ndef main(cfg=None):\n    model = restore('best.ckpt')\n"
+        "    if cfg.resume:\n        resume('last.ckpt')\n    return model\n"
+    )
+    tree = {
+        "README.md": "```\npython predict.py\n```\n",
+        "predict.py": "from app.cli import main\n\nmain()\n",
+        "app/__init__.py": "",
+        "app/cli.py": cli,
+        "app/ckpt.py": ckpt,
+    }
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    loads = {f.line: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "checkpoint-weights-only"}
+    assert loads[10].severity == "blocking"
+    assert "calls main() of app/cli.py at predict.py:3, which calls restore() of app/ckpt.py at app/cli.py:5" in (
+        loads[10].reason or ""
+    )
+    assert loads[15].severity == "warning"

@@ -54,6 +54,14 @@ def test_cpu_fallbacks_with_the_device_built_in_the_arm_do_not_block(tmp_path: P
         "d = torch.device('cuda:' + str(args.gpu)\n"
         "                 if torch.cuda.is_available() else 'cpu')\n"  # torchdiffeq's cnf.py, over two lines
         "e = [torch.device('cuda:' + str(k)) for k in range(2)]\n"  # DLRM's per-table devices: not read
+        # federated-learning's main_fed.py, and the f-string form
+        "f = torch.device('cuda:{}'.format(args.gpu) if torch.cuda.is_available() and args.gpu != -1 else 'cpu')\n"
+        "g = torch.device(f'cuda:{args.gpu}' if torch.cuda.is_available() else 'cpu')\n"
+        "h = torch.device('cuda:{}'.format(args.gpu))\n"
+        "i = torch.device('cuda' if args.cuda\n"  # pytorch-maml's train.py: the test on the next line
+        "                 and torch.cuda.is_available() else 'cpu')\n"
+        "j = torch.device('cuda' if args.cuda\n"  # near miss: no availability test, only the flag
+        "                 and args.fast else 'cpu')\n"
     )
     root = write_tree(tmp_path, {"README.md": "Run `python infer.py --cuda`.\n", "infer.py": infer})
     lines = _lines(root, "cuda-device-literal")
@@ -62,6 +70,11 @@ def test_cpu_fallbacks_with_the_device_built_in_the_arm_do_not_block(tmp_path: P
     assert lines[("infer.py", 7)][0] == "blocking"  # near miss: no fallback
     assert lines[("infer.py", 8)][1].startswith("performance item: off CUDA it falls back to the CPU")
     assert ("infer.py", 10) not in lines
+    for line in (11, 12):
+        assert lines[("infer.py", line)][1].startswith("performance item: off CUDA it falls back to the CPU"), line
+    assert lines[("infer.py", 13)][0] == "blocking"  # near miss: the same string with no fallback
+    assert lines[("infer.py", 14)][1].startswith("performance item: off CUDA it falls back to the CPU")
+    assert lines[("infer.py", 16)][0] == "blocking"
 
 
 def test_flash_attention_2_asked_on_an_entry_points_line_blocks(tmp_path: Path) -> None:

@@ -37,8 +37,10 @@ from collections.abc import Callable, Iterable
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
+from accelpilot.porting.scan.deep_reach import reached
 from accelpilot.porting.scan.families import _module_names, prefixed_module
 from accelpilot.porting.scan.launch_reach import _group_functions
+from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.patterns import SCALER_STATE
 
 # torch.cuda functions that raise on a torch build without CUDA (measured on torch 2.13 CPU, see above).
@@ -120,12 +122,12 @@ def _calls(
     tree: ast.Module, funcs: dict[str, tuple[str, str]], modules: dict[str, str], firm: bool = False
 ) -> dict[tuple[str, str], int]:
     """(file, function) -> the first line of the entry point that calls it by name, outside a CUDA test (``firm``:
-    outside any ``if``, as a class built only under an option, WaveGlow's ``if denoiser_strength > 0: Denoiser(...)``,
-    is not built by the default command)."""
+    outside any ``if`` but ``if __name__ == "__main__":``, as a class built only under an option, WaveGlow's ``if
+    denoiser_strength > 0: Denoiser(...)``, is not built by the default command)."""
     guarded = {
         id(n)
         for node in ast.walk(tree)
-        if isinstance(node, ast.If) and (firm or _cuda_test(node.test))
+        if isinstance(node, ast.If) and ((firm and not is_main_test(node.test)) or _cuda_test(node.test))
         for st in [*node.body, *(node.orelse if firm else [])]
         for n in ast.walk(st)
     }
@@ -312,21 +314,24 @@ def _built_methods(tree: ast.Module, name: str) -> list[tuple[str, ast.FunctionD
 
 
 def mark_called_cuda(
-    findings: list[Finding], entries: dict[str, str], sources: Iterable[tuple[str, bytes]], rels: list[str]
+    findings: list[Finding], entries: dict[str, str], read: Callable[[str], bytes | None], rels: list[str]
 ) -> None:
-    """Lines that raise without CUDA in a function an entry point calls by name become blocking, with the entry
-    point, the call and the line as the reason. ``sources`` need hold only ``wanted_files``."""
-    data = dict(sources)
+    """Lines that raise without CUDA in a function an entry point calls by name, or reaches through module-level
+    functions up to ``deep_reach.MAX_DEPTH`` calls deep with every call on the way outside any ``if`` (YOLOv5's
+    ``autobatch`` runs only under ``if batch_size == -1``), become blocking, with the entry point, the calls and the
+    line as the reason."""
     mods = _module_names(rels, entries)
+    parse = _cached(read)
+    data = {rel: read(rel) or b"" for rel in {f.file for f in findings if _candidate(f, entries)} if rel}
     for entry in sorted(entries):
-        try:
-            tree = ast.parse(data[entry])
-        except (KeyError, SyntaxError, ValueError):
+        tree = parse(entry)
+        if tree is None:
             continue
         funcs, modules = _targets(entry, tree, mods)
         _mark_device_constants(findings, entry, entries, tree, data, funcs, modules, mods)
         firm = _calls(tree, funcs, modules, firm=True)
-        for (rel, function), at in sorted(_calls(tree, funcs, modules).items()):
+        first = _calls(tree, funcs, modules)
+        for (rel, function), at in sorted(first.items()):
             todo = [f for f in findings if f.file == rel and _candidate(f, entries)]
             if not todo or rel not in data:
                 continue
@@ -337,15 +342,38 @@ def mark_called_cuda(
                     if span[0] <= (f.line or 0) <= span[1]:
                         _mark_launcher(f, entry, entries, function, rel, at)
                     continue
-                what = lines.get(f.line or 0)
-                if what is None or f.severity == "blocking":
-                    continue
-                f.severity = "blocking"
-                f.reason = (
-                    f"entry point {entry} ({entries[entry]}) calls {function}() of {rel} at {entry}:{at}, which runs "
-                    f"{what} with no guard: it raises on a torch build without CUDA (a Neuron host's; measured on "
-                    f"torch 2.13 CPU): {f.message} at {rel}:{f.line}"
+                _mark_raising(
+                    f, lines, f"entry point {entry} ({entries[entry]}) calls {function}() of {rel} at {entry}:{at}"
                 )
+        for (rel, function), chain in sorted(reached(first, firm, entry, parse, mods, _unguarded).items()):
+            todo = [f for f in findings if f.file == rel and _candidate(f, entries) and not _submitit(f)]
+            if todo and rel in data and chain.firm:  # deeper down, a call under an option is not the default path
+                lines = raising_lines(data[rel], function)
+                for f in todo:
+                    _mark_raising(f, lines, f"entry point {entry} ({entries[entry]}) calls {chain.said()}")
+
+
+def _mark_raising(f: Finding, lines: dict[int, str], path: str) -> None:
+    what = lines.get(f.line or 0)
+    if what is None or f.severity == "blocking":
+        return
+    f.severity = "blocking"
+    f.reason = (
+        f"{path}, which runs {what} with no guard: it raises on a torch build without CUDA (a Neuron host's; "
+        f"measured on torch 2.13 CPU): {f.message} at {f.file}:{f.line}"
+    )
+
+
+def _cached(read: Callable[[str], bytes | None]) -> Callable[[str], ast.Module | None]:
+    """``read`` then parse, each file once."""
+    trees: dict[str, ast.Module | None] = {}
+
+    def parse(rel: str) -> ast.Module | None:
+        if rel not in trees:
+            trees[rel] = _parsed(read(rel))
+        return trees[rel]
+
+    return parse
 
 
 def _span(data: bytes, function: str) -> tuple[int, int]:
@@ -466,7 +494,8 @@ def mark_called_loads(
     """A ``checkpoint-weights-only`` load in a module-level function an entry point calls by name outside any ``if``
     (LaMa's ``predict.py`` calling ``load_checkpoint`` of ``saicinpainting/training/trainers/__init__.py``, whose
     ``torch.load`` reads a Lightning checkpoint), on a line that runs whenever the function does (``_always_runs``):
-    blocking, as a load on the entry point's own line is. Only one call deep."""
+    blocking, as a load on the entry point's own line is; so is one deeper down a chain of such calls
+    (``deep_reach``, every call outside any ``if``)."""
     todo = [
         f
         for f in findings
@@ -493,22 +522,29 @@ def mark_called_loads(
             ),
             None,
         )
+    parse = _cached(read)
     for entry in sorted(entries):
-        tree = _parsed(read(entry))
+        tree = parse(entry)
         if tree is None:
             continue
         funcs, modules = _targets(entry, tree, mods)
         firm = _calls(tree, funcs, modules, firm=True)
+        deep = reached(_calls(tree, funcs, modules), firm, entry, parse, mods, _unguarded)
         for f in todo:
             fn = holders[id(f)]
-            at = firm.get((f.file or "", fn.name)) if fn is not None else None
-            if fn is None or at is None or f.severity == "blocking":
+            if fn is None or f.severity == "blocking":
+                continue
+            key = (f.file or "", fn.name)
+            if key in firm:
+                how = f"{fn.name}() of {f.file} at {entry}:{firm[key]}"
+            elif key in deep and deep[key].firm:
+                how = deep[key].said()
+            else:
                 continue
             f.severity = "blocking"
             f.reason = (
-                f"entry point {entry} ({entries[entry]}) calls {fn.name}() of {f.file} at {entry}:{at}, which loads "
-                f"it: torch >= 2.6 (as TorchNeuron's) loads with weights_only=True and raises UnpicklingError at "
-                f"{f.file}:{f.line}"
+                f"entry point {entry} ({entries[entry]}) calls {how}, which loads it: torch >= 2.6 (as TorchNeuron's) "
+                f"loads with weights_only=True and raises UnpicklingError at {f.file}:{f.line}"
             )
 
 

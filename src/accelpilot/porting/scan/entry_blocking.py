@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.entry import _RUN_BY, EntryPoints
-from accelpilot.porting.scan.patterns import INDEXED_CHOICE, SCALER_STATE
+from accelpilot.porting.scan.patterns import CHOICE_SUFFIX, INDEXED_CHOICE, SCALER_STATE
 from accelpilot.porting.scan.readme_example import Scope
 
 # Rules of CUDA placement that stop a run without CUDA when the entry point runs them with no fallback.
@@ -184,7 +184,7 @@ def mark_entry_blocking(
             f.context, f.porting = None, True
         if f.context is not None or not f.porting:
             continue
-        fallback = _FALLBACK.search(snippet) or f.message == INDEXED_CHOICE
+        fallback = _FALLBACK.search(snippet) or f.message == INDEXED_CHOICE or f.message.endswith(CHOICE_SUFFIX)
         if fallback or _probed_name(snippet, f.file, read) or _under_probed_flag(f, read, flags):
             f.reason = "performance item: off CUDA it falls back to the CPU (the device should be a setting)"
             continue

@@ -8,6 +8,8 @@ import re
 from accelpilot.porting.scan.dataflow import _is_dtype, _name_of
 from accelpilot.porting.scan.nodes import walk
 
+_CUDA_NAME = re.compile(r"cuda(?::\d+)?")
+
 # Comparison operators that test which dtype a value has (``==``, ``in``, ``is``), not order it.
 _DTYPE_TESTS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
@@ -163,3 +165,27 @@ def is_main_test(test: ast.expr) -> bool:
     return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
         isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
     )
+
+
+def indexed_cuda_head(body: ast.expr) -> ast.Constant | None:
+    """The ``"cuda:..."`` string heading a device string built with an index: ``'cuda:' + str(i)``,
+    ``'cuda:{}'.format(i)`` or ``f'cuda:{i}'``; None for anything else."""
+    head: ast.expr | None = None
+    if isinstance(body, ast.BinOp):
+        head = body.left
+    elif isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute) and body.func.attr == "format":
+        head = body.func.value
+    elif isinstance(body, ast.JoinedStr) and body.values:
+        head = body.values[0]
+    if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith("cuda:"):
+        return head
+    return None
+
+
+def cuda_arm_head(body: ast.expr) -> ast.Constant | None:
+    """The ``"cuda"``/``"cuda:N"`` string of a conditional's arm: the arm itself, or ``torch.device("cuda")``."""
+    if isinstance(body, ast.Call) and _name_of(body.func) == "device" and len(body.args) == 1:
+        body = body.args[0]
+    if isinstance(body, ast.Constant) and isinstance(body.value, str) and _CUDA_NAME.fullmatch(body.value):
+        return body
+    return None

@@ -170,6 +170,8 @@ DEVICE = re.compile(r"^(cuda|neuron|xla|mps)(?::(?:\d+|\{[^}]*\}|%[ds]))?$")
 # The message of ``'cuda:' + str(i) if torch.cuda.is_available() else 'cpu'`` (the visitor's ``v_ifexp``): a CUDA
 # device with a CPU fallback, whatever lines the expression spans.
 INDEXED_CHOICE = "device string 'cuda:' + index, if torch.cuda.is_available()"
+# The end of the message of a ``"cuda"`` arm whose ``torch.cuda.is_available()`` test is on a later line.
+CHOICE_SUFFIX = ", if torch.cuda.is_available()"
 # The message of ``loss_scale_value = loss_scaler.state_dict()["scale"]`` (Swin's and VideoMAE's step, on timm's
 # ``NativeScaler`` over ``torch.cuda.amp.GradScaler``): a CUDA GradScaler is disabled without CUDA and its
 # ``state_dict()`` is ``{}`` (torch 2.13, tried), so the read raises KeyError.

@@ -459,7 +459,7 @@ def scan_path(
             mark_launched_setup(findings, entries, _python_sources(files, unread), rels)
             called = wanted_files(findings, entries)
             if called:
-                mark_called_cuda(findings, entries, _python_sources([x for x in files if x[1] in called], unread), rels)
+                mark_called_cuda(findings, entries, _reader(files, unread), rels)
             option_guards(findings, root, entries)
             settings = default_settings(root, entries, set(rels), _text_reader(files, unread))
             tree = reach_tree(_python_sources(files, unread), settings)

@@ -29,12 +29,15 @@ from accelpilot.porting.scan.literals import (
     _DTYPE_TESTS,
     JOB_SPEC_RULES,
     _library_nccl_vars,
+    cuda_arm_head,
     impl_selector,
+    indexed_cuda_head,
 )
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
     BACKEND_SPEC,
     BENCHMARK_MODULES,
+    CHOICE_SUFFIX,
     CUDA_GRAPH_NAMES,
     DEVICE,
     DEVICE_RULE,
@@ -319,14 +322,20 @@ class PyVisitor(TableRules):
 
     def v_ifexp(self, node: ast.IfExp) -> None:
         self._cond(node.test, node.test.lineno)
-        b = node.body
-        if (  # ``'cuda:' + str(args.gpu) if torch.cuda.is_available() else 'cpu'`` (torchdiffeq): a device choice
-            isinstance(b, ast.BinOp)
-            and isinstance(b.left, ast.Constant)
-            and b.left.value == "cuda:"
-            and any(isinstance(n, ast.Attribute) and n.attr == "is_available" for n in ast.walk(node.test))
+        head = indexed_cuda_head(node.body)
+        if head is not None and any(isinstance(n, ast.Attribute) and n.attr == "is_available" for n in walk(node.test)):
+            # ``'cuda:' + str(args.gpu) if torch.cuda.is_available() else 'cpu'`` (torchdiffeq), or ``'cuda:{}'.format
+            # (args.gpu) if torch.cuda.is_available() and args.gpu != -1 else 'cpu'`` (federated-learning): a choice
+            self._consumed.add(id(head))
+            self.add("cuda-device-literal", head.lineno, INDEXED_CHOICE)
+        elif (head := cuda_arm_head(node.body)) is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "is_available" and n.lineno > head.lineno
+            for n in walk(node.test)
         ):
-            self.add("cuda-device-literal", b.left.lineno, INDEXED_CHOICE)
+            # ``torch.device('cuda' if args.use_cuda\n and torch.cuda.is_available() else 'cpu')`` (pytorch-maml):
+            # the test that makes it a choice is on a later line than the string, out of the line's text
+            self._consumed.add(id(head))
+            self.add("cuda-device-literal", head.lineno, f"device string {head.value!r}{CHOICE_SUFFIX}")
         values = (
             node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
         )
