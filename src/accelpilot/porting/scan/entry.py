@@ -127,6 +127,7 @@ class EntryPoints:
 
 _CD = re.compile(r"^\s*(?:\$\s*)?cd\s+([\w./-]+)\s*(?:#.*)?$")
 # ``sh ./demo-training-run.sh``, ``bash run.sh``, ``./run.sh``: a shell script the command runs.
+_CD_AND = re.compile(r"^\s*(?:\$\s*)?cd\s+([\w./-]+)\s*(?:&&|;)\s*(\S.*)$")
 _RUN_SH = re.compile(r"^\s*(?:\$\s*)?(?:(?:ba)?sh\s+|source\s+|\.\s+)?(\.?/?[\w./-]+\.sh)\b")
 
 
@@ -152,15 +153,23 @@ def cd_commands(text: str, present: set[str]) -> tuple[dict[str, str], list[str]
             folder = posixpath.normpath(posixpath.join(cwd, m.group(1))).strip("/")
             cwd = "" if folder == "." else folder
             continue
-        if not cwd and not (in_block and not _EVAL_HEADING.search(heading)):
+        here = cwd
+        if in_block and (m := _CD_AND.match(line)) is not None:
+            # ``cd cnn && python train_search.py --unrolled`` (DARTS): that line's command runs in the folder; the
+            # next line of such a README starts from the root again (``cd rnn && ...``)
+            folder = posixpath.normpath(posixpath.join(cwd, m.group(1))).strip("/")
+            here, line = ("" if folder == "." else folder), m.group(2)
+            if _EVAL_HEADING.search(heading):
+                continue
+        if not here and not (in_block and not _EVAL_HEADING.search(heading)):
             continue
-        if cwd:
-            found, _ = readme_entry_points(line, present, cwd)
+        if here:
+            found, _ = readme_entry_points(line, present, here)
             for script, cmd in found.items():
                 entries.setdefault(script, cmd)
         sh = _RUN_SH.match(line)
         if sh is not None:
-            rel = posixpath.normpath(posixpath.join(cwd, sh.group(1)))
+            rel = posixpath.normpath(posixpath.join(here, sh.group(1)))
             if rel in present and rel not in scripts:
                 scripts.append(rel)
     return entries, scripts

@@ -11,6 +11,7 @@ from pathlib import Path
 from accelpilot.porting.scan.checkpoints import Facts, checkpoint_facts
 from accelpilot.porting.scan.default_path import may_choose_class
 from accelpilot.porting.scan.families import Prepared, raw_imports
+from accelpilot.porting.scan.old_syntax import MARK, repair, repaired_lines, repaired_source
 from accelpilot.porting.scan.patterns import RawFinding
 from accelpilot.porting.scan.precision import PrecisionFacts, precision_facts
 from accelpilot.porting.scan.python import scan_python
@@ -57,6 +58,19 @@ def _source_findings(text: str, kind: str, prune: bool) -> tuple[list[RawFinding
             for r, ln, msg, _, sub, ctx in found
         ]
     return found, suppressed
+
+
+def _repaired_findings(text: str, kind: str, prune: bool) -> tuple[list[RawFinding], int]:
+    """``_source_findings``; for Python that fails only for an older Python's syntax, those of the repaired text
+    and the repaired lines (``old_syntax``); other syntax errors raise as they are."""
+    try:
+        return _source_findings(text, kind, prune)
+    except SyntaxError:
+        fixed = repair(text) if kind == "python" else None
+        if fixed is None:
+            raise
+        raw, suppressed = _source_findings(fixed[0], kind, prune)
+        return raw + repaired_lines(fixed[1]), suppressed
 
 
 class NotebookError(ValueError):
@@ -143,7 +157,7 @@ def scan_file(path: str, rel: str, kind: str, max_bytes: int = DEFAULT_MAX_BYTES
             found, suppressed, partial = _scan_notebook(text, prune)
             return rel, found, partial, suppressed
         else:
-            raw, suppressed = _source_findings(text, kind, prune)
+            raw, suppressed = _repaired_findings(text, kind, prune)
             if kind == "python" and rel.rpartition("/")[2] == "setup.py":  # install_requires names packages too
                 seen = {(r[0], r[1]) for r in raw}
                 deps, _ = _source_findings(text, "requirements", prune)
@@ -181,6 +195,8 @@ def scan_chunk(items: list[tuple[str, str, str]], max_bytes: int) -> list[Worked
                 data = Path(p).read_bytes()
             except OSError:
                 data = None
+            if data is not None and any(f[2].endswith(MARK) for f in outcome[1]):
+                data = repaired_source(data)
             if data is not None:
                 prepared = (raw_imports(data), may_choose_class(data))
                 facts = checkpoint_facts(rel, data)

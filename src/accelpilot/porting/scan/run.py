@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Container, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -58,6 +59,7 @@ from accelpilot.porting.scan.launch_flags import (
 )
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
 from accelpilot.porting.scan.memory_fit import memory_fit
+from accelpilot.porting.scan.old_syntax import MARK, repaired_source
 from accelpilot.porting.scan.one_file import DEFAULT_MAX_BYTES, FileOutcome, scan_chunk
 from accelpilot.porting.scan.option_guards import option_guards
 from accelpilot.porting.scan.precision import fp32_training
@@ -103,6 +105,19 @@ def _importers(prepared: dict[str, Prepared], rels: list[str]) -> dict[str, set[
     """Each Python file's imports (any level), resolved from what the workers read: who imports a script."""
     mods = _module_names(rels)
     return {rel: resolve_imports(rel, raw, mods)[0] for rel, (raw, _) in prepared.items()}
+
+
+def _repaired_copies(files: list[tuple[str, str, str]], fixed: set[str], into: Path) -> list[tuple[str, str, str]]:
+    """``files`` with each file of ``fixed`` (written for an older Python, ``old_syntax.repair``) read from its
+    repaired text in ``into``: every later pass reads the source the first pass scanned, at the same line numbers."""
+    out = []
+    for k, (path, rel, kind) in enumerate(files):
+        if rel in fixed:
+            dest = into / f"{k}.py"
+            dest.write_bytes(repaired_source(Path(path).read_bytes()))
+            path = str(dest)
+        out.append((path, rel, kind))
+    return out
 
 
 def _python_sources(files: list[tuple[str, str, str]], unread: set[str]) -> Iterable[tuple[str, bytes]]:
@@ -410,6 +425,8 @@ def scan_path(
             precision = {outcome[0]: p for outcome, _, _, p, _ in pairs if p is not None}
             steps = {outcome[0]: s for outcome, *_, s in pairs if s}
             rels = [rel for _, rel, _ in files]
+            if fixed := {rel for rel, found_in, *_ in outcomes if any(f[2].endswith(MARK) for f in found_in)}:
+                files = _repaired_copies(files, fixed, Path(stack.enter_context(tempfile.TemporaryDirectory())))
             found = default_entries(root, set(rels)) if root.is_dir() else EntryPoints()
             promoted = promoted_folders(found.how)  # example folders a README command runs: the default path
             findings, suppressed = _file_findings(outcomes, files, skipped, found.run_scripts(), promoted)
