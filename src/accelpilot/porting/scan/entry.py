@@ -239,14 +239,45 @@ def _command_entries(root: Path, present: set[str]) -> tuple[dict[str, str], str
         promoted = promoted_folders(entries)
     runs = {s: how for s, how in entries.items() if not _installs(s)}
     current = {s: how for s, how in runs.items() if not _LEGACY.search(s.rpartition("/")[2])}
+    current, aside = _aside_split(current)
     kept = Entries({s: how for s, how in (current or runs).items() if context_of_path(s, promoted=promoted) is None})
     kept.others = {s: tuple(o) for s, o in others.items() if s in kept}
-    kept.superseded = {s: how for s, how in runs.items() if current and s not in current}
+    kept.superseded = {s: how for s, how in runs.items() if current and s not in current and s not in aside}
+    kept.aside = aside
     return kept, text
 
 
 # A script its own name marks as superseded (Medusa's ``medusa/train/train_legacy.py``, run by the README's section
 # on "the initial release"): an alternative to the README's current runs, the default path only when nothing else runs.
+def _aside_split(runs: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the runs, the demo/test/timing scripts beside them): a README that trains also runs its demo, test and speed
+    scripts (Ultra-Fast-Lane-Detection's demo.py, test.py and speed_simple.py), listed apart from the training run,
+    each blocking only when it is run; without a training script every run stays."""
+    if not any(_TRAIN_NAME.search(s.rpartition("/")[2]) for s in runs):
+        return runs, {}
+    aside = {s: how for s, how in runs.items() if _ASIDE_NAME.search(s.rpartition("/")[2])}
+    return {s: how for s, how in runs.items() if s not in aside}, aside
+
+
+# A script named in a README's prose as the thing to run: CSRNet's "2. Run 'train.py'" (no command line).
+_PROSE_RUN = re.compile(r"\b[Rr]un\s+['\"`]?(?:python3?\s+)?([\w./-]+\.py)\b")
+
+
+def _prose_runs(text: str, root: Path, present: set[str]) -> Entries:
+    """The scripts a README's prose says to run, where it has no command: the default path (a README that trains
+    lists its test script apart, ``_aside_split``)."""
+    found = [m.group(1).removeprefix("./") for m in _PROSE_RUN.finditer(text)]
+    runs = {s: f"README: `python {s}` (its prose says to run {s})" for s in found if s in present}
+    runs = {s: how for s, how in runs.items() if context_of_path(s) is None}
+    current, aside = _aside_split(runs)
+    out = _with_path_dirs(root, current, present) if current else Entries()
+    out.aside = aside
+    return out
+
+
+# Scripts a README runs beside its training run that their names mark as demos, evaluations, exports or timings.
+_ASIDE_NAME = re.compile(r"^(?:demo|test|eval|evaluate|speed|bench|benchmark|export|visuali[sz]e)(?:[_.-]|\.py$)", re.I)
+_TRAIN_NAME = re.compile(r"^(?:train|pretrain|finetune|fine_tune)(?:[_.-]|\.py$)", re.I)
 _LEGACY = re.compile(r"(?:^|[_.-])(?:legacy|deprecated|old)(?:[_.-]|$)", re.IGNORECASE)
 
 
@@ -295,7 +326,11 @@ def default_entries(root: Path, present: set[str]) -> EntryPoints:
         run = _with_path_dirs(root, entries, present)
         run.others = getattr(entries, "others", {})
         run.superseded = getattr(entries, "superseded", {})
+        run.aside = getattr(entries, "aside", {})
         return EntryPoints(how=run, wraps=wraps)
+    prose = _prose_runs(text, root, present) if text is not None else Entries()
+    if prose:
+        return EntryPoints(how=prose)
     if text is not None:
         scopes, how = example_entries(text, root, present)
         if scopes:

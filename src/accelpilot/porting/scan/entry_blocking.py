@@ -162,6 +162,7 @@ def mark_entry_blocking(
     # scripts a command runs directly (not guessed by name; one a launcher runs is the path its document gives)
     commands = {e: h for e, h in how.items() if ": `" in h and not h.startswith(_RUN_BY)}
     variants = {e: b for e in commands if (b := variant_of(e, commands)) is not None}
+    _mark_aside(findings, getattr(how, "aside", {}))
     flags: dict[str, set[int]] = {}  # entry file -> lines under ``if <name bound to is_available()>:``
     for f in findings:
         if f.file not in how or f.rule not in BLOCKS_IN_ENTRY:
@@ -219,6 +220,18 @@ def mark_entry_blocking(
             else f"entry point {f.file} ({how[f.file]}) cannot run on the target as written: "
             f"{_stop(f.rule, f.message)}{passed}: {where}"
         )
+
+
+def _mark_aside(findings: list[Finding], aside: Mapping[str, str]) -> None:
+    """CUDA placement on the lines of a demo, test or timing script the README runs beside its training run
+    (``Entries.aside``): it stops that script, not the training run."""
+    for f in findings:
+        how = aside.get(f.file or "")
+        if how is not None and f.rule in BLOCKS_IN_ENTRY and f.context is None and f.porting and not f.reason:
+            f.reason = (
+                f"blocks when {f.file} is run ({how}), a demo, test or timing script beside the README's "
+                f"training run: {f.message} at {f.file}:{f.line}"
+            )
 
 
 def variant_of(entry: str, how: Mapping[str, str]) -> str | None:

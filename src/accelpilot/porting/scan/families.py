@@ -69,11 +69,14 @@ class Entries(dict[str, str]):
     ``sys.path`` (RAFT's ``sys.path.append('core')``), where every module of the run finds a bare import;
     ``others``: the later commands that run a script too (RWKV-LM's prepare, then run script); ``superseded``: the
     scripts a README runs that their own names mark as superseded (``train_legacy.py``), no entry point while another
-    command runs, kept with their commands so that what they would stop is said as "blocks when it is run"."""
+    command runs, kept with their commands so that what they would stop is said as "blocks when it is run";
+    ``aside``: the demo, test, evaluation, export and timing scripts a README runs beside its training run, no entry
+    point either, said the same way."""
 
     path_dirs: frozenset[str] = frozenset()
     others: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # replaced per instance, never mutated
     superseded: Mapping[str, str] = MappingProxyType({})
+    aside: Mapping[str, str] = MappingProxyType({})
 
 
 def script_dirs(entries: Iterable[str]) -> frozenset[str]:
