@@ -128,6 +128,12 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 37: lama (advimman/lama), opennmt (OpenNMT/OpenNMT-py), convtasnet (kaituoxu/Conv-TasNet),
   captioning (sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning), labels c6a4a55: first scored with the scanner at
   f52939c, frozen the same way (match files 603963d).
+- held out, round 38: darts (quark0/darts), fedlearn (shaoxiongji/federated-learning), patchcore
+  (amazon-science/patchcore-inspection), maml (tristandeleu/pytorch-maml), labels 55b5fcc: first scored with the
+  scanner at 4c47bbe, frozen the same way (match files 429b151).
+- held out, round 39: sgan (agrimgupta92/sgan), rife (hzwer/ECCV2022-RIFE), ufld (cfzd/Ultra-Fast-Lane-Detection),
+  csrnet (CommissarMa/CSRNet-pytorch), labels 812f926: first scored with the scanner at 0e29ca7, frozen the same way
+  (match files 95e2e82).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.

@@ -15,6 +15,8 @@ _R34 = "tests/porting/scan/test_round34.py::"
 _R35 = "tests/porting/scan/test_round35.py::"
 _R36 = "tests/porting/scan/test_round36.py::"
 _R37 = "tests/porting/scan/test_round37.py::"
+_R39 = "tests/porting/scan/test_round39.py::"
+_GR = "tests/porting/scan/test_guarded_reach.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
     *_EARLIER,
@@ -118,5 +120,23 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "repository names (Wav2Lip's and SadTalker's `save_wavenet_wav`) never runs: listed apart; in an entry "
         "point's file (a README example calls it) or in a package (its users' API) it stays.",
         (_R37 + "test_librosa_output_in_a_used_helper_is_an_item_and_in_an_unnamed_one_never_runs",),
+    ),
+    FalsePositiveClass(
+        "indexed-or-split-device-choice",
+        "warning",
+        "A device choice whose CUDA arm is built with an index (federated-learning's `torch.device('cuda:{}'.format("
+        "args.gpu) if torch.cuda.is_available() and args.gpu != -1 else 'cpu')`, `f'cuda:{i}'`) or whose "
+        "`torch.cuda.is_available()` test sits on a later line than the string (pytorch-maml's `'cuda' if "
+        "args.use_cuda` then `and torch.cuda.is_available() else 'cpu'`) falls back to the CPU: a performance item; "
+        "the same string with no availability test blocks.",
+        (_GR + "test_cpu_fallbacks_with_the_device_built_in_the_arm_do_not_block",),
+    ),
+    FalsePositiveClass(
+        "demo-beside-training",
+        "warning",
+        "Where a README trains, the demo, test, evaluation, export and timing scripts it also runs (Ultra-Fast-Lane-"
+        "Detection's `demo.py`, `test.py`, `speed_simple.py`) are no entry points: their CUDA lines block when that "
+        "script is run; with no training command the demo is the default path and blocks.",
+        (_R39 + "test_demo_and_speed_scripts_beside_a_training_command_do_not_block",),
     ),
 )
