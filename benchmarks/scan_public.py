@@ -171,6 +171,11 @@ def _scan(tree: Path) -> dict:
     return json.loads(out.stdout)
 
 
+def _text(item: dict) -> str:
+    """An item as a match file names it: ``rule | title | severity``."""
+    return f"{item['rule']} | {item['title']} | {item['severity']}"
+
+
 def figures(labels: dict, match: dict, log: dict) -> dict:
     """The figures for one repository, from its labels, the per-item judgement and the scanner's log."""
     by_key = {lab["key"]: lab for lab in labels["items"]}
@@ -180,10 +185,14 @@ def figures(labels: dict, match: dict, log: dict) -> dict:
     unjudged = sorted(produced - set(judged))
     stale = sorted(set(judged) - produced)
     bad = sorted({j["label"] for j in judged.values() if "label" in j} - set(by_key))
-    if unjudged or stale or bad:
+    # an id judged for another item (the ids shift when an item is added or changes severity)
+    moved = sorted(
+        it["id"] for it in items if it["id"] in judged and judged[it["id"]].get("item", _text(it)) != _text(it)
+    )
+    if unjudged or stale or bad or moved:
         sys.exit(
             f"match file out of date: unjudged items {unjudged}, judged items not produced {stale}, "
-            f"unknown labels {bad}; judge the current scan by hand in NAME_match.json"
+            f"unknown labels {bad}, judged as another item {moved}; judge the current scan by hand in NAME_match.json"
         )
     real = units = 0
     found: set[str] = set()

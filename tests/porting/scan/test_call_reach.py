@@ -126,6 +126,11 @@ def test_raising_lines_reads_one_function_and_its_guards() -> None:
         5: "th.cuda.Stream()",
     }
     assert raising_lines(b"def f(x):\n    x.to(device)\n    x.cuda\n", "f") == {}
+    # a call over several lines (Social GAN's ``torch.zeros(\n ...\n).cuda()``): the ``.cuda`` line counts too
+    assert raising_lines(b"import torch\ndef f(n):\n    return torch.zeros(\n        n\n    ).cuda()\n", "f") == {
+        3: ".cuda()",
+        5: ".cuda()",
+    }
 
 
 def test_a_submitit_request_in_a_function_the_entry_calls_blocks(tmp_path: Path) -> None:

@@ -288,6 +288,10 @@ def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, s
             what = _raises(n, torch_names)
             if what is not None:
                 out.setdefault(getattr(n, "lineno", 0), what + where)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.end_lineno:
+                    # ``torch.zeros(\n  n, h\n).cuda()`` (Social GAN's forward): the finding is on the line of
+                    # ``.cuda``, the call starts lines above it
+                    out.setdefault(n.func.end_lineno, what + where)
     return out
 
 
