@@ -39,7 +39,7 @@ from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
 from accelpilot.porting.scan.deep_reach import reached
 from accelpilot.porting.scan.families import _module_names, prefixed_module
-from accelpilot.porting.scan.launch_reach import _group_functions
+from accelpilot.porting.scan.launch_reach import sets_up_group
 from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.patterns import SCALER_STATE
 
@@ -278,7 +278,7 @@ def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, s
     if tree is None:
         return {}
     fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
-    if any(name == function for name, _, _ in _group_functions(tree)):
+    if fn is not None and sets_up_group(fn):
         return {}
     bodies = [("", fn)] if fn is not None else _built_methods(tree, function) if built else []
     torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
@@ -332,7 +332,7 @@ def mark_called_cuda(
         if tree is None:
             continue
         funcs, modules = _targets(entry, tree, mods)
-        _mark_device_constants(findings, entry, entries, tree, data, funcs, modules, mods)
+        _mark_device_constants(findings, entry, entries, tree, parse, funcs, modules, mods)
         firm = _calls(tree, funcs, modules, firm=True)
         first = _calls(tree, funcs, modules)
         for (rel, function), at in sorted(first.items()):
@@ -411,7 +411,7 @@ def _mark_device_constants(
     entry: str,
     entries: dict[str, str],
     tree: ast.Module,
-    data: dict[str, bytes],
+    parse: Callable[[str], ast.Module | None],
     funcs: dict[str, tuple[str, str]],
     modules: dict[str, str],
     mods: dict[str, str],
@@ -424,10 +424,10 @@ def _mark_device_constants(
         for n in tree.body
         if isinstance(n, ast.ImportFrom) and n.module in mods and n.level == 0 and [a.name for a in n.names] == ["*"]
     }
-    todo = [f for f in findings if f.rule == "cuda-device-literal" and _candidate(f, entries) and f.file in data]
+    todo = [f for f in findings if f.rule == "cuda-device-literal" and _candidate(f, entries)]
     for f in todo:
         rel = f.file or ""
-        name = _device_constant(data[rel], f.line or 0)
+        name = _device_constant(parse(rel), f.line or 0)
         if name is None:
             continue
         local = {k for k, (r, n) in funcs.items() if r == rel and n == name} | ({name} if rel in star else set())
@@ -442,11 +442,9 @@ def _mark_device_constants(
         )
 
 
-def _device_constant(source: bytes, line: int) -> str | None:
+def _device_constant(tree: ast.Module | None, line: int) -> str | None:
     """The name a module-level ``NAME = torch.device("cuda...")`` (or ``NAME = "cuda..."``) on ``line`` binds."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    if tree is None:
         return None
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and node.lineno == line and len(node.targets) == 1):

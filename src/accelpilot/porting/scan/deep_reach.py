@@ -17,11 +17,11 @@ function then runs whenever the entry point does).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from accelpilot.porting.scan.families import _resolve
-from accelpilot.porting.scan.launch_reach import _group_functions
+from accelpilot.porting.scan.launch_reach import sets_up_group
 
 # Calls from the entry point: the entry point's own call is the first; three reach a function's function's function.
 MAX_DEPTH = 3
@@ -61,6 +61,7 @@ def reached(
     run whatever the device."""
     out: dict[tuple[str, str], Chain] = {}
     seen = set(first)
+    module_imports: dict[str, tuple[dict[str, tuple[str, str]], dict[str, str]]] = {}  # per file, read once
     frontier = [
         (key, Chain((Hop(entry, at, key[0], key[1]),), key in firm and firm[key] == at))
         for key, at in sorted(first.items())
@@ -70,9 +71,12 @@ def reached(
         for (rel, function), chain in frontier:
             tree = parse(rel)
             fn = _function(tree, function) if tree is not None else None
-            if tree is None or fn is None or any(name == function for name, _, _ in _group_functions(tree)):
+            if tree is None or fn is None or sets_up_group(fn):
                 continue  # a class (followed no further), or the process group's setup (launch_reach judges it)
-            for key, (line, is_firm) in sorted(_callees(rel, tree, fn, mods, unguarded).items()):
+            if rel not in module_imports:
+                module_imports[rel] = _imports(rel, tree.body, mods)
+            callees = _callees(rel, tree, fn, mods, unguarded, module_imports[rel])
+            for key, (line, is_firm) in sorted(callees.items()):
                 if key in seen:
                     continue
                 callee_tree = parse(key[0])
@@ -96,11 +100,14 @@ def _callees(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     mods: Mapping[str, str],
     unguarded: Callable[[list[ast.stmt]], Iterable[ast.AST]],
+    at_module_level: tuple[dict[str, tuple[str, str]], dict[str, str]],
 ) -> dict[tuple[str, str], tuple[int, bool]]:
     """(file, name) -> (first line, outside any ``if``) of the unguarded calls in ``fn`` to a module-level def or
-    class of ``rel`` or of an in-tree module ``rel`` imports."""
+    class of ``rel`` or of an in-tree module ``rel`` imports (``at_module_level``, or inside ``fn``)."""
     own = {n.name for n in tree.body if isinstance(n, (*_FUNC, ast.ClassDef))}
-    funcs, modules = _imports(rel, [*tree.body, *(n for n in ast.walk(fn) if isinstance(n, ast.stmt))], mods)
+    local = [n for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    inner_funcs, inner_modules = _imports(rel, local, mods) if local else ({}, {})
+    funcs, modules = {**at_module_level[0], **inner_funcs}, {**at_module_level[1], **inner_modules}
     in_if = {id(n) for node in ast.walk(fn) if isinstance(node, ast.If) for n in ast.walk(node) if n is not node}
     out: dict[tuple[str, str], tuple[int, bool]] = {}
     for node in unguarded(fn.body):
@@ -122,7 +129,7 @@ def _callees(
 
 
 def _imports(
-    rel: str, statements: list[ast.stmt], mods: Mapping[str, str]
+    rel: str, statements: Sequence[ast.stmt], mods: Mapping[str, str]
 ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """(local name -> (file, name) of ``from m import name``, local name -> file of ``import m`` and ``from p import
     m``) of the in-tree modules the statements import, absolute or relative."""

@@ -53,18 +53,21 @@ def processes(command: str) -> str | None:
 
 def _group_functions(tree: ast.Module) -> list[tuple[str, int, int]]:
     """(name, first line, last line) of each def that sets up the process group or runs a collective."""
-    out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for call in ast.walk(node):
-            if isinstance(call, ast.Call):
-                f = call.func
-                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-                if name in _GROUP_CALLS:
-                    out.append((node.name, node.lineno, node.end_lineno or node.lineno))
-                    break
-    return out
+    return [
+        (node.name, node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and sets_up_group(node)
+    ]
+
+
+def sets_up_group(fn: ast.AST) -> bool:
+    """``fn`` (a def) sets up the process group or runs a collective somewhere in its body."""
+    for call in ast.walk(fn):
+        if isinstance(call, ast.Call):
+            f = call.func
+            if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") in _GROUP_CALLS:
+                return True
+    return False
 
 
 def _innermost(defs: list[tuple[str, int, int]], line: int) -> str | None:
