@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.porting.scan.scan_kit import write_tree
+
 from accelpilot.porting.scan import scan_path
 from accelpilot.porting.scan.call_reach import raising_lines
 
@@ -176,10 +178,8 @@ def test_a_class_the_entry_point_builds_blocks_on_what_its_forward_runs(tmp_path
     ``moco/builder.py`` under a monorepo prefix); its ``forward`` and the ``self._shuffle`` it calls run ``.cuda()``
     every step: blocking, with the class and method named. Near misses: a method forward never calls, and a class
     built only under an option (``if args.denoise > 0``) stay warnings."""
-    for rel, text in MOCO.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    lines = {(f.file, f.line): f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "cuda-call"}
+    found = scan_path(write_tree(tmp_path, MOCO), jobs=1).findings
+    lines = {(f.file, f.line): f for f in found if f.rule == "cuda-call"}
     assert lines[("moco/builder.py", 6)].severity == "blocking"
     assert "runs .cuda() in MoCo._shuffle, which MoCo.forward or __init__ calls" in (
         lines[("moco/builder.py", 6)].reason or ""
@@ -228,10 +228,7 @@ def test_a_raising_call_two_and_three_calls_deep_blocks_with_the_whole_chain(tmp
     file, which calls ``setup`` of a module it imports relatively; ``setup`` runs ``torch.cuda.set_device`` with no
     guard (three calls from the entry point): blocking, the reason naming every call. Near misses: a CUDA-guarded
     line, a call inside a ``try`` with a handler (a fallback), and a function four calls deep (past ``MAX_DEPTH``)."""
-    for rel, text in DEEP.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    lines = {(f.file, f.line): f for f in scan_path(tmp_path, jobs=1).findings}
+    lines = {(f.file, f.line): f for f in scan_path(write_tree(tmp_path, DEEP), jobs=1).findings}
     hit = lines[("trainer/devices.py", 5)]
     assert hit.severity == "blocking"
     assert (
@@ -264,10 +261,8 @@ def test_a_weights_only_load_two_calls_deep_blocks_only_down_a_chain_outside_any
         "app/cli.py": cli,
         "app/ckpt.py": ckpt,
     }
-    for rel, text in tree.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    loads = {f.line: f for f in scan_path(tmp_path, jobs=1).findings if f.rule == "checkpoint-weights-only"}
+    found = scan_path(write_tree(tmp_path, tree), jobs=1).findings
+    loads = {f.line: f for f in found if f.rule == "checkpoint-weights-only"}
     assert loads[10].severity == "blocking"
     assert "calls main() of app/cli.py at predict.py:3, which calls restore() of app/ckpt.py at app/cli.py:5" in (
         loads[10].reason or ""
