@@ -1,6 +1,7 @@
-"""CUDA calls one call deep from an entry point (``scan/call_reach.py``): a line that raises without CUDA in a
-function the entry point imports and calls by name blocks, with the entry point, the call and the line as its
-reason; guarded lines, calls that do not raise, uncalled functions and the process-group setup stay warnings."""
+"""CUDA calls below an entry point (``scan/call_reach.py``, ``scan/deep_reach.py``): a line that raises without CUDA
+in a function the entry point imports and calls by name, or reaches down a chain of such calls outside any ``if``,
+blocks, with the entry point, the calls and the line as its reason; guarded lines, calls that do not raise, uncalled
+functions and the process-group setup stay warnings."""
 
 from __future__ import annotations
 
