@@ -269,3 +269,18 @@ def test_a_weights_only_load_two_calls_deep_blocks_only_down_a_chain_outside_any
         loads[10].reason or ""
     )
     assert loads[15].severity == "warning"
+
+
+def test_a_chain_starts_at_the_entry_points_call_outside_any_if(tmp_path: Path) -> None:
+    """The entry point calls ``go()`` first under an option (``run.py:5``), then unconditionally (``run.py:6``):
+    the chain down to ``setup()``'s ``torch.cuda.set_device`` starts at the unconditional call and blocks."""
+    tree = {
+        "README.md": "```\npython run.py\n```\n",
+        "run.py": "import sys\nfrom lib.a import go\n\nif len(sys.argv) > 2:\n    go()\ngo()\n",
+        "lib/__init__.py": "",
+        "lib/a.py": "from .b import setup\n\n\ndef go():\n    setup()\n",
+        "lib/b.py": "import torch\n\n\ndef setup():\n    torch.cuda.set_device(0)\n",
+    }
+    hit = next(f for f in scan_path(write_tree(tmp_path, tree), jobs=1).findings if f.file == "lib/b.py")
+    assert hit.severity == "blocking"
+    assert "calls go() of lib/a.py at run.py:6, which calls setup() of lib/b.py at lib/a.py:5" in (hit.reason or "")

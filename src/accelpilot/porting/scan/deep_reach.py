@@ -62,9 +62,8 @@ def reached(
     out: dict[tuple[str, str], Chain] = {}
     seen = set(first)
     module_imports: dict[str, tuple[dict[str, tuple[str, str]], dict[str, str]]] = {}  # per file, read once
-    frontier = [
-        (key, Chain((Hop(entry, at, key[0], key[1]),), key in firm and firm[key] == at))
-        for key, at in sorted(first.items())
+    frontier = [  # a firm call of the function, where there is one, is the chain's first hop
+        (key, Chain((Hop(entry, firm.get(key, at), key[0], key[1]),), key in firm)) for key, at in sorted(first.items())
     ]
     for _ in range(MAX_DEPTH - 1):
         nxt = []
