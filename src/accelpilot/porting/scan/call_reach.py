@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
-from accelpilot.porting.scan.deep_reach import reached
+from accelpilot.porting.scan.deep_reach import module_function, reached
 from accelpilot.porting.scan.families import _module_names, prefixed_module
 from accelpilot.porting.scan.launch_reach import sets_up_group
 from accelpilot.porting.scan.literals import is_main_test
@@ -277,7 +277,7 @@ def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, s
     tree = _parsed(data)
     if tree is None:
         return {}
-    fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
+    fn = module_function(tree, function)
     if fn is not None and sets_up_group(fn):
         return {}
     bodies = [("", fn)] if fn is not None else _built_methods(tree, function) if built else []
@@ -385,7 +385,7 @@ def _span(data: bytes, function: str) -> tuple[int, int]:
     tree = _parsed(data)
     if tree is None:
         return 0, -1
-    fn = next((n for n in tree.body if isinstance(n, _FUNC) and n.name == function), None)
+    fn = module_function(tree, function)
     return (fn.lineno, fn.end_lineno or fn.lineno) if fn is not None else (0, -1)
 
 

@@ -69,7 +69,7 @@ def reached(
         nxt = []
         for (rel, function), chain in frontier:
             tree = parse(rel)
-            fn = _function(tree, function) if tree is not None else None
+            fn = module_function(tree, function) if tree is not None else None
             if tree is None or fn is None or sets_up_group(fn):
                 continue  # a class (followed no further), or the process group's setup (launch_reach judges it)
             if rel not in module_imports:
@@ -79,7 +79,9 @@ def reached(
                 if key in seen:
                     continue
                 callee_tree = parse(key[0])
-                if callee_tree is None or (_function(callee_tree, key[1]) is None and not (chain.firm and is_firm)):
+                if callee_tree is None or (
+                    module_function(callee_tree, key[1]) is None and not (chain.firm and is_firm)
+                ):
                     continue  # a class built under an ``if`` (or not a def at all)
                 seen.add(key)
                 deeper = Chain((*chain.hops, Hop(rel, line, key[0], key[1])), chain.firm and is_firm)
@@ -89,7 +91,8 @@ def reached(
     return out
 
 
-def _function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def module_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level def ``name`` of a source, or None."""
     return next((n for n in tree.body if isinstance(n, _FUNC) and n.name == name), None)
 
 
