@@ -33,6 +33,29 @@ def test_fft_stft_and_nested_tensors_are_hazards_and_numpys_fft_is_not(tmp_path:
     ]
 
 
+FRONT_END = """\
+import torch
+import torchaudio
+from torchaudio.transforms import MFCC
+import torchaudio.transforms as AT
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fb = torchaudio.transforms.MelSpectrogram(sample_rate=16000, n_fft=512)
+        self.spec = AT.Spectrogram(n_fft=400)
+        self.resample = torchaudio.transforms.Resample(16000, 8000)
+"""
+
+
+def test_torchaudio_spectral_transforms_are_ffts_and_its_resampler_is_not(tmp_path: Path) -> None:
+    """voxceleb_trainer's MelSpectrogram front end runs torch.stft in the model's forward (round 40): each spectral
+    transform, however imported, is an fft-op line; a resampler (a convolution) is none."""
+    (tmp_path / "encoder.py").write_text(FRONT_END)
+    assert findings_in(tmp_path, "encoder.py") == [("fft-op", 3, None), ("fft-op", 10, None), ("fft-op", 11, None)]
+
+
 CACHE = """\
 import torch
 
@@ -56,7 +79,7 @@ def test_a_kv_cache_grown_with_cat_is_a_growing_sequence_outside_a_loop(tmp_path
     assert findings_in(tmp_path, "attn.py") == [("growing-sequence", 6, None), ("growing-sequence", 8, None)]
 
 
-@pytest.mark.parametrize("source", [SPECTRAL, CACHE])
+@pytest.mark.parametrize("source", [SPECTRAL, FRONT_END, CACHE])
 def test_pruned_scan_equals_full_parse_on_issue27_hazards(source: str) -> None:
     assert scan_python(source) == scan_python(source, prune=False)
 
@@ -113,7 +136,8 @@ def test_an_fp8_gemm_is_a_precision_item_and_its_definition_is_not() -> None:
 
 def test_a_shuffled_loader_without_drop_last_has_a_smaller_last_batch() -> None:
     """CIFAR's ``DataLoader(trainset, batch_size=128, shuffle=True)``: 50,000 images end each epoch with a batch of
-    80, one more shape; so does DeiT's evaluation loader, which asks for it (``drop_last=False``). Near misses:
+    80, one more shape; so does DeiT's evaluation loader, which asks for it (``drop_last=False``), and an unshuffled
+    loader over a set named for evaluation (RepDistiller's ``test_set``, round 40), which ends. Near misses:
     ``drop_last=True`` or a caller's ``drop_last=is_train``; a loader neither
     shuffled nor sampled (an IterableDataset streams, llama2.c's); batch size 1; and the repository's own class
     named DataLoader (DLRM's ``data_loader_terabyte.DataLoader``)."""
@@ -128,5 +152,8 @@ def test_a_shuffled_loader_without_drop_last_has_a_smaller_last_batch() -> None:
         "g = DataLoader(trainset, batch_size=bs, sampler=DistributedSampler(trainset))\n"
         "h = DataLoader(valset, batch_size=int(1.5 * bs), sampler=val_sampler, drop_last=False)\n"
         "i = DataLoader(stream, batch_size=bs, drop_last=False)\n"
+        "j = DataLoader(test_set, batch_size=int(bs / 2), shuffle=False, num_workers=4)\n"
+        "k = DataLoader(dataset=self.val_dataset, batch_size=bs)\n"
+        "m = DataLoader(contest_stream, batch_size=bs)\n"
     )
-    assert [ln for r, ln, *_ in scan_python(src) if r == "partial-last-batch"] == [5, 11, 12]
+    assert [ln for r, ln, *_ in scan_python(src) if r == "partial-last-batch"] == [5, 11, 12, 14, 15]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from accelpilot.porting.scan import scan_python
-from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, top_units, trigger_lines, units
+from accelpilot.porting.scan.prune import trigger_lines
+from accelpilot.porting.scan.units import outside_docstrings, parse_unit, string_spans, top_units, units
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REPO = FIXTURES / "repo"

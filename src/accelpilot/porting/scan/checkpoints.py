@@ -25,7 +25,7 @@ from accelpilot.porting.findings import Finding, context_of_path
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.call_reach import _cuda_test
 from accelpilot.porting.scan.literals import is_main_test
-from accelpilot.porting.scan.prune import parse_unit, units
+from accelpilot.porting.scan.units import parse_unit, units
 
 RULE = "checkpoint-weights-only"
 _LOAD = b"torch.load("

@@ -185,6 +185,17 @@ TENSOR_VALUE_METHODS = frozenset({"any", "all", "item", "sum", "max", "min", "me
 HUB_CALLS = frozenset(
     {"from_pretrained", "hf_hub_download", "snapshot_download", "load_state_dict_from_url", "download_url_to_file"}
 )
+# torchaudio's spectral transforms: each computes a ``torch.stft`` (or ``istft``) in its forward, so a model that
+# builds one (voxceleb_trainer's ``torchaudio.transforms.MelSpectrogram`` front end) runs complex STFTs on the device.
+TORCHAUDIO_STFT = frozenset(
+    {
+        *("torchaudio.transforms.Spectrogram", "torchaudio.transforms.InverseSpectrogram"),
+        *("torchaudio.transforms.MelSpectrogram", "torchaudio.transforms.MFCC", "torchaudio.transforms.LFCC"),
+        *("torchaudio.transforms.GriffinLim", "torchaudio.transforms.SpectralCentroid"),
+        *("torchaudio.functional.spectrogram", "torchaudio.functional.inverse_spectrogram"),
+        *("torchaudio.functional.griffinlim", "torchaudio.functional.spectral_centroid"),
+    }
+)
 CUDA_GRAPH_NAMES = (
     "torch.cuda.graph",
     "torch.cuda.CUDAGraph",
@@ -196,6 +207,7 @@ CUDA_GRAPH_NAMES = (
 IMPORT_ROOTS = frozenset(
     {k.split(".")[0].encode() for k in LIBRARIES}
     | {b"torch", b"google", b"azure", b"transformers", b"trl", b"lightning", b"pytorch_lightning", b"torchvision"}
+    | {b"torchaudio"}  # its spectral transforms are `fft-op` lines wherever the module is aliased
 )
 
 

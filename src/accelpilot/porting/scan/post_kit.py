@@ -9,8 +9,8 @@ from collections.abc import Collection, Iterator
 
 from accelpilot.porting.scan.literals import is_main_test
 from accelpilot.porting.scan.patterns import RawFinding
-from accelpilot.porting.scan.prune import parse_unit, string_spans, top_units, units
 from accelpilot.porting.scan.reach import FileReach
+from accelpilot.porting.scan.units import parse_unit, string_spans, top_units, units
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,13 +18,14 @@ from accelpilot.porting.scan.post_backend import _foreign_classes, _foreign_kern
 from accelpilot.porting.scan.post_host import _matcher_indices, _pattern_bookkeeping, _post_generate
 from accelpilot.porting.scan.post_join import _feeds_varlen, _serving_lines
 from accelpilot.porting.scan.post_kit import _reach, _tree, unused_nested
-from accelpilot.porting.scan.prune import outside_docstrings, parse_unit, string_spans, trigger_lines, units
+from accelpilot.porting.scan.prune import trigger_lines
 from accelpilot.porting.scan.runtime_calls import runtime_calls
 from accelpilot.porting.scan.setup_flow import host_setup_pass
 from accelpilot.porting.scan.stack_upgrade import stack_sites
 from accelpilot.porting.scan.step_syncs import host_syncs
 from accelpilot.porting.scan.train_hazards import train_hazards
 from accelpilot.porting.scan.unbound import unbound_off_cuda
+from accelpilot.porting.scan.units import outside_docstrings, parse_unit, string_spans, units
 from accelpilot.porting.scan.visit_base import FUNCTION_RULES
 from accelpilot.porting.scan.visitor import PyVisitor
 

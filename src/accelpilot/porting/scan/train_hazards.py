@@ -244,10 +244,14 @@ def _torch_loaders(data: bytes) -> set[str]:
     return out
 
 
+# A dataset named for evaluation: ``test_set``, ``val_dataset``, ``self.eval_ds``, ``query_data``.
+_EVAL_SET = re.compile(r"(?i)(?:^|[^a-z])(?:val|valid|validation|test|eval|query|gallery)(?:[^a-z]|set|data|$)")
+
+
 def _partial_batches(node: ast.Call) -> str | None:
-    """The batch size of a ``DataLoader(...)`` over a map-style dataset (``shuffle`` or a ``sampler`` given) whose
-    last batch of a pass is smaller (a batch size other than 1 or None, no ``drop_last`` and no ``batch_sampler``
-    deciding it), or None. A ``drop_last`` given a value is the caller's decision (``drop_last=is_train``), except
+    """The batch size of a ``DataLoader(...)`` over a map-style dataset (``shuffle`` or a ``sampler`` given) or an
+    evaluation set (named so) whose last batch of a pass is smaller (a batch size other than 1 or None, no
+    ``drop_last`` and no ``batch_sampler`` deciding it), or None. A ``drop_last`` given a value is the caller's decision (``drop_last=is_train``), except
     ``drop_last=False`` itself: the caller keeps the smaller last batch (DeiT's and MAE's evaluation loaders), and a
     comparison in a builder of every loader (``drop_last=mode == "train"``), false for the evaluation loader."""
     kws = {k.arg: k.value for k in node.keywords}
@@ -257,10 +261,15 @@ def _partial_batches(node: ast.Call) -> str | None:
     if (drop is not None and not kept) or "batch_sampler" in kws or None in kws:
         return None
     shuffle = kws.get("shuffle", node.args[2] if len(node.args) > 2 else None)
+    dataset = kws.get("dataset", node.args[0] if node.args else None)
+    evaluated = dataset is not None and _EVAL_SET.search(ast.unparse(dataset)) is not None
     if (shuffle is None or (isinstance(shuffle, ast.Constant) and not shuffle.value)) and "sampler" not in kws:
-        # only a map-style dataset has a last batch: an IterableDataset streams (llama2.c's PretokDataset loops
-        # forever), and DataLoader refuses ``shuffle=True`` or a ``sampler`` for one, so either says map-style
-        return None
+        # only a map-style dataset, or a finite stream, has a last batch: an IterableDataset may stream forever
+        # (llama2.c's PretokDataset), and DataLoader refuses ``shuffle=True`` or a ``sampler`` for one, so either
+        # says map-style; an evaluation set (RepDistiller's ``DataLoader(test_set, batch_size=..., shuffle=False)``)
+        # ends, whatever its kind
+        if not evaluated:
+            return None
     size = kws.get("batch_size", node.args[1] if len(node.args) > 1 else None)
     if size is None or (isinstance(size, ast.Constant) and size.value in (1, None)):
         return None

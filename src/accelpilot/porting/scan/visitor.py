@@ -47,6 +47,7 @@ from accelpilot.porting.scan.patterns import (
     STRING_RULES,
     STRING_TRIGGER,
     TENSOR_VALUE_METHODS,
+    TORCHAUDIO_STFT,
     lib_rule,
     package_of,
 )
@@ -180,7 +181,7 @@ class PyVisitor(TableRules):
         for a in node.names:
             full = f"{mod}.{a.name}"
             self.aliases[a.asname or a.name] = full
-            if mod.startswith("torch.cuda"):
+            if mod.startswith("torch.cuda") or full in TORCHAUDIO_STFT:
                 self.check_dotted(full, node.lineno)
             rule = lib_rule(full)
             if rule and not flagged:
@@ -258,6 +259,8 @@ class PyVisitor(TableRules):
                 "load",
             ):
                 self.add("cpp-extension-cuda", line, d)
+        elif d in TORCHAUDIO_STFT:
+            self.add("fft-op", line, f"{d} (a torch.stft inside)")
         elif d.startswith(("triton.jit", "triton.autotune")):
             self.add("triton-kernel", line, f"@{d}")
         elif d.startswith(("neuronxcc.nki.jit", "nki.jit")):
