@@ -134,6 +134,12 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 39: sgan (agrimgupta92/sgan), rife (hzwer/ECCV2022-RIFE), ufld (cfzd/Ultra-Fast-Lane-Detection),
   csrnet (CommissarMa/CSRNet-pytorch), labels 812f926: first scored with the scanner at 0e29ca7, frozen the same way
   (match files 95e2e82).
+- held out, round 40: vpose3d (facebookresearch/VideoPose3D), u2net (xuebinqin/U-2-Net), voxceleb
+  (clovaai/voxceleb_trainer), cut (taesungp/contrastive-unpaired-translation), labels f466381: first scored with the
+  scanner at ff8d9b5, frozen the same way (match files 0051062).
+- held out, round 41: deeplabv3p (VainF/DeepLabV3Plus-Pytorch), monodepth2 (nianticlabs/monodepth2), bidaf
+  (galsang/BiDAF-pytorch), glow (rosinality/glow-pytorch), labels 725e68a: first scored with the scanner at c6a4e14,
+  frozen the same way (match files e4e89c1).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.

@@ -16,6 +16,7 @@ _R35 = "tests/porting/scan/test_round35.py::"
 _R36 = "tests/porting/scan/test_round36.py::"
 _R37 = "tests/porting/scan/test_round37.py::"
 _R39 = "tests/porting/scan/test_round39.py::"
+_R41 = "tests/porting/scan/test_round41.py::"
 _GR = "tests/porting/scan/test_guarded_reach.py::"
 
 CLASSES: tuple[FalsePositiveClass, ...] = (
@@ -138,5 +139,21 @@ CLASSES: tuple[FalsePositiveClass, ...] = (
         "Detection's `demo.py`, `test.py`, `speed_simple.py`) are no entry points: their CUDA lines block when that "
         "script is run; with no training command the demo is the default path and blocks.",
         (_R39 + "test_demo_and_speed_scripts_beside_a_training_command_do_not_block",),
+    ),
+    FalsePositiveClass(
+        "removed-api-in-version-arm",
+        "no finding",
+        "A removed API in the arm a version test keeps for old releases (EasyOCR's `models.vgg.model_urls` in the "
+        "`else` of `if version.parse(torchvision.__version__) >= version.parse('0.13')`) never runs on a current "
+        "stack: the code already picks what exists, as for the other `stack-upgrade` sites under a feature test.",
+        (_R41 + "test_a_removed_api_in_the_arm_a_version_test_keeps_for_old_releases_is_no_site",),
+    ),
+    FalsePositiveClass(
+        "dataparallel-under-a-device-test",
+        "warning",
+        "An `nn.DataParallel` wrapper under a test that chooses devices (Person_reID's `if len(opt.gpu_ids) > 1`, "
+        "pytorch-cifar's `if device == 'cuda'`, DARTS's `else` of `if args.single_gpu`) is a multi-device choice the "
+        "default run does not make: a warning; one built outside such a test blocks.",
+        (_R41 + "test_dataparallel_built_unconditionally_by_an_entry_point_blocks",),
     ),
 )

@@ -160,7 +160,7 @@ def item_key(f: Finding) -> tuple[str, str]:
 # "torchaudio.load(...) (torchaudio >= 2.9 ...)", "assert on timm.__version__ ..."); torch's own removals otherwise.
 _STACK_LIBRARY = re.compile(
     r"\b(torchaudio|torchtext|torchvision|timm|transformers|openai|numpy|scipy|scikit-learn|matplotlib|setuptools|"
-    r"protobuf|librosa|Python)\b"
+    r"protobuf|librosa|Pillow|Python)\b"
 )
 
 

@@ -284,3 +284,29 @@ def test_a_chain_starts_at_the_entry_points_call_outside_any_if(tmp_path: Path) 
     hit = next(f for f in scan_path(write_tree(tmp_path, tree), jobs=1).findings if f.file == "lib/b.py")
     assert hit.severity == "blocking"
     assert "calls go() of lib/a.py at run.py:6, which calls setup() of lib/b.py at lib/a.py:5" in (hit.reason or "")
+
+
+TRAINER = {
+    "README.md": "# Depth\n\n```\npython train.py --model_name mono\n```\n",
+    "train.py": "from trainer import Trainer\n\n"
+    "if __name__ == '__main__':\n    trainer = Trainer(None)\n    trainer.train()\n",
+    "trainer.py": "import torch\n\n\nclass Trainer:\n"
+    "    def __init__(self, opts):\n        self.opts = opts\n\n"
+    "    def train(self):\n        for _ in range(2):\n            self.run_epoch()\n\n"
+    "    def run_epoch(self):\n        if self.opts.predictive_mask:\n            torch.ones(2).cuda()\n"
+    "        self.val()\n\n"
+    "    def val(self):\n        return torch.zeros(1).cuda()\n\n"
+    "    def export(self):\n        return torch.ones(1).cuda()\n",
+}
+
+
+def test_the_methods_an_entry_point_calls_on_the_instance_it_builds_run_with_their_helpers(tmp_path: Path) -> None:
+    """monodepth2's ``trainer = Trainer(opts); trainer.train()``: ``train`` runs ``run_epoch``, which runs ``val``, so
+    ``val``'s ``.cuda()`` blocks, the method named in the reason. Near misses: a line under a run option in such a
+    method (``if self.opts.predictive_mask:``), and a method nothing reached calls (``export``)."""
+    found = scan_path(write_tree(tmp_path, TRAINER), jobs=1).findings
+    lines = {f.line: f for f in found if f.rule == "cuda-call" and f.file == "trainer.py"}
+    assert lines[18].severity == "blocking"
+    assert "in Trainer.val, which the entry point's instance runs" in (lines[18].reason or "")
+    assert lines[14].severity == "warning"
+    assert lines[21].severity == "warning"

@@ -168,3 +168,29 @@ def test_a_readme_pip_line_in_a_folded_per_device_choice_is_no_install_of_the_ta
         "</details>\n"
     )
     assert _pins(tmp_path) == [("README.md", 16, "blocking")]
+
+
+def test_a_numpy_or_scipy_pin_with_no_wheel_for_a_current_python_blocks_where_installed(tmp_path: Path) -> None:
+    """SimCSE's ``setup.py`` pins ``numpy>=1.19.5,<1.20`` and ``scipy>=1.5.4,<1.6``, U-2-Net's requirements
+    ``numpy==1.15.2`` (round 40): no release either admits has a Python 3.10 wheel (numpy's first is 1.21.3, SciPy's
+    1.7.2), so pip builds a source release on a Python it predates. Near misses: a pin of a later release, an upper
+    bound that admits one, a compatible-release pin that reaches one, and a floor."""
+    (tmp_path / "requirements.txt").write_text(
+        "numpy==1.15.2\nscipy>=1.5.4,<1.6\nnumpy==1.26.4\nnumpy<=1.23.5\nnumpy~=1.19\nscipy>=1.2\n"
+    )
+    (tmp_path / "README.md").write_text("Install with `pip install -r requirements.txt`, then `python train.py`.\n")
+    (tmp_path / "train.py").write_text("import torch\n")
+    assert _pins(tmp_path) == [("requirements.txt", 1, "blocking"), ("requirements.txt", 2, "blocking")]
+    (tmp_path / "README.md").write_text("Required libraries: numpy 1.15.2. Run `python train.py`.\n")
+    assert _pins(tmp_path) == [("requirements.txt", 1, "warning"), ("requirements.txt", 2, "warning")]
+
+
+def test_a_conda_environment_pin_with_its_channel_prefix_is_read(tmp_path: Path) -> None:
+    """ESMFold's environment.yml writes ``- conda-forge::python=3.7`` and ``- pytorch::pytorch=1.12.*``: a channel
+    prefix before the package is the same pin."""
+    (tmp_path / "environment.yml").write_text(
+        "name: esmfold\ndependencies:\n  - conda-forge::python=3.7\n  - pytorch::pytorch=1.12.*\n  - conda-forge::pip\n"
+    )
+    (tmp_path / "README.md").write_text("```\nconda env create -f environment.yml\npython train.py\n```\n")
+    (tmp_path / "train.py").write_text("import torch\n")
+    assert _pins(tmp_path) == [("environment.yml", 3, "blocking"), ("environment.yml", 4, "blocking")]

@@ -63,9 +63,12 @@ STACK_RULES: tuple[Rule, ...] = (
         item="repo",
         title="single-process `nn.DataParallel`",
         why="`nn.DataParallel` replicates the model over the visible devices from one process, scattering each batch "
-        "and gathering the outputs through the device's comm kernels; PyTorch recommends DistributedDataParallel "
-        "instead, and it picks the device type it replicates over from the available accelerator (a PrivateUse1 "
-        "backend such as TorchNeuron's `neuron` included: unverified whether its broadcast/scatter kernels exist). "
+        "and gathering the outputs through CUDA's comm kernels; PyTorch recommends DistributedDataParallel instead. "
+        "It picks the device type it replicates over from the available accelerator, a PrivateUse1 backend such as "
+        "TorchNeuron's `neuron` included (torch/_utils.py `_get_available_device_type`), and its forward scatters "
+        "every batch through `torch._C._scatter` before even its one-device shortcut: a binding a torch built "
+        "without CUDA lacks (absent from torch 2.13's CPU build), so a wrapper the default path always builds "
+        "stops it on a Neuron host. "
         "Port it to one process per NeuronCore under torchrun with `DistributedDataParallel` and "
         '`init_process_group(backend="neuron")`, a `DistributedSampler`, and rank-aware logging and checkpoints.',
     ),

@@ -32,8 +32,9 @@ below. ``max_memory_allocated``, ``memory_allocated``, ``memory_reserved``, ``em
 from __future__ import annotations
 
 import ast
+import copy
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from accelpilot.porting.findings import Finding
 from accelpilot.porting.scan.branch_tests import _asks_cuda_device
@@ -144,6 +145,62 @@ def _calls(
             target = (modules[owner], f.attr) if owner in modules else None
         if target is not None and (target not in out or node.lineno < out[target]):
             out[target] = node.lineno
+    return out
+
+
+_ON_INSTANCE = ", which the entry point's instance runs"
+# A test on a run option: ``self.opt.predictive_mask``, ``args.amp``, ``cfg.model.ema``.
+_OPTION_TEST = re.compile(r"\b(?:opt|opts|args|cfg|config|hparams|hps|flags|options)\.\w+")
+
+
+def _unoptioned(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body`` without the ``if`` statements (both arms) whose test reads a run option, at any depth of its
+    compound statements: those lines run only when the run asks for them."""
+    out: list[ast.stmt] = []
+    for st in body:
+        if isinstance(st, ast.If) and _OPTION_TEST.search(ast.unparse(st.test)) is not None:
+            continue
+        if isinstance(st, (ast.If, *_COMPOUND)):
+            st = copy.copy(st)
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(st, field, None), list):
+                    setattr(st, field, _unoptioned(getattr(st, field)))
+        out.append(st)
+    return out
+
+
+def _instance_calls(
+    tree: ast.Module, funcs: dict[str, tuple[str, str]], modules: dict[str, str]
+) -> dict[tuple[str, str], set[str]]:
+    """(file, class) -> the methods the entry point calls, outside any ``if`` but the ``__main__`` guard, on a name it
+    binds to an instance of that in-tree class (``trainer = Trainer(opts)`` then ``trainer.train()``)."""
+    guarded = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and not is_main_test(node.test)
+        for st in [*node.body, *node.orelse]
+        for n in ast.walk(st)
+    }
+    bound: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            f, target = node.value.func, node.targets[0]
+            owner = ast.unparse(f.value) if isinstance(f, ast.Attribute) else None
+            cls = (
+                funcs.get(f.id)
+                if isinstance(f, ast.Name)
+                else (modules[owner], f.attr)
+                if isinstance(f, ast.Attribute) and owner in modules
+                else None
+            )
+            if cls is not None and isinstance(target, ast.Name):
+                bound[target.id] = cls
+    out: dict[tuple[str, str], set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) not in guarded and isinstance(node.func, ast.Attribute):
+            owner_node = node.func.value
+            if isinstance(owner_node, ast.Name) and owner_node.id in bound:
+                out.setdefault(bound[owner_node.id], set()).add(node.func.attr)
     return out
 
 
@@ -270,21 +327,27 @@ def _cuda_constant(node: ast.AST) -> bool:
     )
 
 
-def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, str]:
+def raising_lines(
+    data: bytes, function: str, built: bool = True, methods: frozenset[str] = frozenset()
+) -> dict[int, str]:
     """Line -> what raises there without CUDA, for the unguarded lines of the module-level ``function`` of a source
-    (or, when ``built``, of the methods building the module-level class of that name runs); empty for a function
-    that sets up the process group (``launch_reach.py`` judges it)."""
+    (or, when ``built``, of the methods building the module-level class of that name runs, with ``methods``, those
+    the entry point calls on the instance); empty for a function that sets up the process group
+    (``launch_reach.py`` judges it)."""
     tree = _parsed(data)
     if tree is None:
         return {}
     fn = module_function(tree, function)
     if fn is not None and sets_up_group(fn):
         return {}
-    bodies = [("", fn)] if fn is not None else _built_methods(tree, function) if built else []
+    bodies = [("", fn)] if fn is not None else _built_methods(tree, function, methods) if built else []
     torch_names = {"torch", *(m.decode() for m in _ALIAS.findall(data))}
     out: dict[int, str] = {}
     for where, body in bodies:
-        for n in _unguarded(body.body):
+        # a method the instance runs deeper down skips what a run option decides (monodepth2's ``elif
+        # self.opt.predictive_mask:`` in ``compute_losses``): the default run may not take it
+        stmts = _unoptioned(body.body) if where.endswith(_ON_INSTANCE) else body.body
+        for n in _unguarded(stmts):
             what = _raises(n, torch_names)
             if what is not None:
                 out.setdefault(getattr(n, "lineno", 0), what + where)
@@ -295,26 +358,44 @@ def raising_lines(data: bytes, function: str, built: bool = True) -> dict[int, s
     return out
 
 
-def _built_methods(tree: ast.Module, name: str) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+def _built_methods(
+    tree: ast.Module, name: str, on_instance: frozenset[str] = frozenset()
+) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """The methods that building the module-level class ``name`` runs: ``__init__`` at construction, ``forward``
     on every call of the model (MoCo's, which draws ``torch.randperm(n).cuda()`` through ``self._batch_shuffle_ddp``),
-    and the methods of the class those two call as ``self.m(...)``, one call deep; each with where it runs."""
+    and the methods of the class those two call as ``self.m(...)``, one call deep; each with where it runs. The
+    methods the entry point calls on the instance (``on_instance``: monodepth2's ``trainer.train()``) run too, with
+    every method of the class they reach through ``self.m(...)``, however deep (a trainer's loop and its steps)."""
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
     if cls is None:
         return []
     methods = {m.name: m for m in cls.body if isinstance(m, _FUNC)}
-    out = [(f" in {name}.{m}", methods[m]) for m in ("__init__", "forward") if m in methods]
-    called = {
+    roots = [(f" in {name}.{m}", methods[m]) for m in ("__init__", "forward") if m in methods]
+    called = sorted({c for _, m in roots for c in _self_calls(m, methods)})
+    out = roots + [(f" in {name}.{m}, which {name}.forward or __init__ calls", methods[m]) for m in called]
+    seen = {"__init__", "forward", *called}
+    todo = sorted(m for m in on_instance if m in methods and m not in seen)
+    seen |= set(todo)
+    while todo:
+        m = todo.pop(0)
+        out.append((f" in {name}.{m}{_ON_INSTANCE}", methods[m]))
+        more = sorted(_self_calls(methods[m], methods) - seen)
+        seen |= set(more)
+        todo += more
+    return out
+
+
+def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, methods: Mapping[str, object]) -> set[str]:
+    """The methods of its class a method calls as ``self.m(...)``."""
+    return {
         c.func.attr
-        for _, m in out
-        for c in ast.walk(m)
+        for c in ast.walk(fn)
         if isinstance(c, ast.Call)
         and isinstance(c.func, ast.Attribute)
         and isinstance(c.func.value, ast.Name)
         and c.func.value.id == "self"
         and c.func.attr in methods
     }
-    return out + [(f" in {name}.{m}, which {name}.forward or __init__ calls", methods[m]) for m in sorted(called)]
 
 
 def mark_called_cuda(
@@ -335,11 +416,13 @@ def mark_called_cuda(
         _mark_device_constants(findings, entry, entries, tree, parse, funcs, modules, mods)
         firm = _calls(tree, funcs, modules, firm=True)
         first = _calls(tree, funcs, modules)
+        on_instance = _instance_calls(tree, funcs, modules)
         for (rel, function), at in sorted(first.items()):
             todo = [f for f in findings if f.file == rel and _candidate(f, entries)]
             if not todo or rel not in data:
                 continue
-            lines = raising_lines(data[rel], function, built=(rel, function) in firm)
+            called = frozenset(on_instance.get((rel, function), ())) if (rel, function) in firm else frozenset()
+            lines = raising_lines(data[rel], function, built=(rel, function) in firm, methods=called)
             span = _span(data[rel], function)
             for f in todo:
                 if _submitit(f):
@@ -485,82 +568,6 @@ def _unguarded_use(tree: ast.Module, local: set[str], via: set[str], name: str) 
         ):
             return node.lineno
     return None
-
-
-_LOAD_PENDING = "blocks when that checkpoint is loaded here"
-
-
-def mark_called_loads(
-    findings: list[Finding], entries: dict[str, str], read: Callable[[str], bytes | None], rels: list[str]
-) -> None:
-    """A ``checkpoint-weights-only`` load in a module-level function an entry point calls by name outside any ``if``
-    (LaMa's ``predict.py`` calling ``load_checkpoint`` of ``saicinpainting/training/trainers/__init__.py``, whose
-    ``torch.load`` reads a Lightning checkpoint), on a line that runs whenever the function does (``_always_runs``):
-    blocking, as a load on the entry point's own line is; so is one deeper down a chain of such calls
-    (``deep_reach``, every call outside any ``if``)."""
-    todo = [
-        f
-        for f in findings
-        if f.rule == "checkpoint-weights-only"
-        and f.severity != "blocking"
-        and f.porting
-        and f.context is None
-        and f.file not in entries
-        and (f.reason or "").startswith(_LOAD_PENDING)
-    ]
-    if not todo or not entries:
-        return
-    mods = _module_names(rels, entries)
-    holders: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
-    for f in todo:
-        tree = _parsed(read(f.file or ""))
-        holders[id(f)] = next(
-            (
-                n
-                for n in (tree.body if tree is not None else [])
-                if isinstance(n, _FUNC)
-                and n.lineno <= (f.line or 0) <= (n.end_lineno or n.lineno)
-                and _always_runs(n.body, f.line or 0)
-            ),
-            None,
-        )
-    parse = _cached(read)
-    for entry in sorted(entries):
-        tree = parse(entry)
-        if tree is None:
-            continue
-        funcs, modules = _targets(entry, tree, mods)
-        firm = _calls(tree, funcs, modules, firm=True)
-        deep = reached(_calls(tree, funcs, modules), firm, entry, parse, mods, _unguarded)
-        for f in todo:
-            fn = holders[id(f)]
-            if fn is None or f.severity == "blocking":
-                continue
-            key = (f.file or "", fn.name)
-            if key in firm:
-                how = f"{fn.name}() of {f.file} at {entry}:{firm[key]}"
-            elif key in deep and deep[key].firm:
-                how = deep[key].said()
-            else:
-                continue
-            f.severity = "blocking"
-            f.reason = (
-                f"entry point {entry} ({entries[entry]}) calls {how}, which loads it: torch >= 2.6 (as TorchNeuron's) "
-                f"loads with weights_only=True and raises UnpicklingError at {f.file}:{f.line}"
-            )
-
-
-def _always_runs(body: list[ast.stmt], line: int) -> bool:
-    """``line`` is in a statement of ``body`` that runs whenever the function does: not under an ``if``, a ``try``
-    or a loop (a resume under ``if args.resume:``, DiT's ``find_model`` loading only a path it was not given by
-    name), only inside ``with`` blocks."""
-    for st in body:
-        if not st.lineno <= line <= (st.end_lineno or st.lineno):
-            continue
-        if isinstance(st, (ast.With, ast.AsyncWith)):
-            return _always_runs(st.body, line)
-        return not isinstance(st, (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, *_FUNC, ast.ClassDef))
-    return False
 
 
 def _parsed(data: bytes | None) -> ast.Module | None:

@@ -34,6 +34,7 @@ BLOCKS_IN_ENTRY = frozenset(
         "slurm-gpu-gres",
         "nvidia-smi",
         "flash-attn",
+        "data-parallel",
     }
 )
 # Why such a line stops the entry point where it is not CUDA placement itself.
@@ -47,6 +48,10 @@ _STOPS = {
     "raises FileNotFoundError",
     "flash-attn": "it asks transformers for attn_implementation='flash_attention_2', which raises ImportError where "
     "the flash_attn package is missing, and flash-attn builds only with CUDA",
+    "data-parallel": "on a Neuron host nn.DataParallel takes TorchNeuron's PrivateUse1 backend as its device type "
+    "(torch/_utils.py _get_available_device_type) and its forward scatters every batch through torch._C._scatter, a "
+    "CUDA comm binding that a torch built without CUDA lacks (torch 2.13 nn/parallel/comm.py; absent from the CPU "
+    "build, tried), before even a one-device shortcut",
     "slurm-gpu-gres": "its README command asks Slurm for NVIDIA GPUs through submitit, which a Trainium cluster "
     "(Neuron devices, not GPU gres) cannot grant",
 }
@@ -135,6 +140,32 @@ def _probed_flag_lines(text: str) -> set[int]:
     return lines
 
 
+# A test that chooses devices: how many GPUs, whether CUDA, which device, single or distributed.
+_DEVICE_TEST = re.compile(r"gpu|cuda|device|parallel|distributed|world|rank|multi", re.I)
+
+
+def _conditional(f: Finding, read: Callable[[str], str | None] | None, branches: dict[str, set[int]]) -> bool:
+    """``f`` sits in either arm of an ``if`` of its file whose test chooses devices (``if len(gpu_ids) > 1``,
+    ``if device == 'cuda'``); an ``if`` about anything else (DeepLabV3Plus' resume test, both arms of which wrap the
+    model) decides nothing about the wrapper."""
+    if f.file is None or read is None or f.line is None:
+        return False
+    if f.file not in branches:
+        try:
+            tree = ast.parse(read(f.file) or "")
+        except (SyntaxError, ValueError):
+            tree = ast.Module(body=[], type_ignores=[])
+        branches[f.file] = {
+            n.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _DEVICE_TEST.search(ast.unparse(node.test)) is not None
+            for st in [*node.body, *node.orelse]
+            for n in ast.walk(st)
+            if hasattr(n, "lineno")
+        }
+    return f.line in branches[f.file]
+
+
 def _counts_gpus(test: ast.expr) -> bool:
     """``torch.cuda.device_count() > 1`` (the EGNN scripts' ``if args.dp and torch.cuda.device_count() > 1:``): 0 on
     a host without CUDA, so the body is skipped."""
@@ -164,6 +195,7 @@ def mark_entry_blocking(
     variants = {e: b for e in commands if (b := variant_of(e, commands)) is not None}
     _mark_aside(findings, getattr(how, "aside", {}))
     flags: dict[str, set[int]] = {}  # entry file -> lines under ``if <name bound to is_available()>:``
+    branches: dict[str, set[int]] = {}  # entry file -> lines under any ``if`` but the ``__main__`` guard
     for f in findings:
         if f.file not in how or f.rule not in BLOCKS_IN_ENTRY:
             continue
@@ -185,6 +217,8 @@ def mark_entry_blocking(
             f.context, f.porting = None, True
         if f.context is not None or not f.porting:
             continue
+        if f.rule == "data-parallel" and (f.message.startswith("parallel_apply") or _conditional(f, read, branches)):
+            continue  # a wrapper under a test (``if len(gpu_ids) > 1``, ``if device == 'cuda'``): a multi-device choice
         fallback = _FALLBACK.search(snippet) or f.message == INDEXED_CHOICE or f.message.endswith(CHOICE_SUFFIX)
         if fallback or _probed_name(snippet, f.file, read) or _under_probed_flag(f, read, flags):
             f.reason = "performance item: off CUDA it falls back to the CPU (the device should be a setting)"

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
 
 from accelpilot.porting.findings import INSTALL_FAILS, Finding, context_of_path, promoted_folders
 from accelpilot.porting.rules import RULES
@@ -57,10 +58,11 @@ _EDITABLE = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[[\w,]*\])?(?:\s|$)")
 # Neuron build in place and is no pin here.
 _TORCH_PIN = re.compile(r"(?<![\w.-])torch\s*(?:>=?\s*[\w.*]+\s*,\s*)?(==|~=|<=|<(?!=))\s*([\w.*+]+)")
 # a conda environment file's ``- pytorch=1.7.0`` (a list entry; ``=`` pins in conda's syntax)
-_CONDA_ENV_TORCH = re.compile(r"^\s*-\s*pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
+# ``- pytorch=1.6``, or with its channel (ESMFold's ``- pytorch::pytorch=1.12.*``)
+_CONDA_ENV_TORCH = re.compile(r"^\s*-\s*(?:[\w-]+::)?pytorch\s*(==?|<=|<(?!=))\s*([\w.*]+)")
 # A Python before 3.10 pinned for the environment: no torch release TorchNeuron pairs with (2.9 and later) has a wheel
 # for it (``pip index versions torch --python-version 3.9``: 2.8.0 the newest; for 3.8 none on manylinux_2_28).
-_OLD_PYTHON = re.compile(r"(?:^\s*-\s*|\bconda\s+create\b[^\n`]*?\s)python\s*==?\s*(3\.[0-9])(?![0-9])")
+_OLD_PYTHON = re.compile(r"(?:^\s*-\s*(?:[\w-]+::)?|\bconda\s+create\b[^\n`]*?\s)python\s*==?\s*(3\.[0-9])(?![0-9])")
 _PYTHON_WHY = (
     "no torch that TorchNeuron pairs with (2.9 and later) has a wheel for it; the newest for Python 3.9 is 2.8"
 )
@@ -86,6 +88,14 @@ _NO_IMPORT = {
 # ``known_third_party = PIL,basicsr,cv2`` (Real-ESRGAN's setup.cfg)
 _NO_IMPORT_LINE = re.compile(
     r"(?<![^\s\"'\[])(" + "|".join(_NO_IMPORT) + r")\b(?![\w-])\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)"
+)
+# The first release of a compiled package with a wheel for Python 3.10, the oldest Python the torch releases TorchNeuron
+# pairs with (2.9 and later) support: numpy 1.21.3 and SciPy 1.7.2 (each release's notes: "provides 64 bit Python
+# 3.10.0 wheels", "includes wheels for Python 3.10"). A pin that admits no release from there on (U-2-Net's
+# ``numpy==1.15.2``, SimCSE's ``numpy>=1.19.5,<1.20``) leaves pip to build a source release on a Python it predates.
+_FIRST_PY310_WHEEL = {"numpy": "1.21.3", "scipy": "1.7.2"}
+_OLD_WHEEL_LINE = re.compile(
+    r"(?<![^\s\"'\[])(" + "|".join(_FIRST_PY310_WHEEL) + r")\b(?![\w-])\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)+)"
 )
 # ``DS_BUILD_OPS=1 pip install deepspeed`` (VideoMAE's INSTALL.md): DeepSpeed's setup builds every op it names with the
 # CUDA toolkit at install time instead of JIT-loading them when used; without nvcc (a Trainium host) the install fails.
@@ -213,6 +223,10 @@ def _pins(text: str) -> list[tuple[int, str, str]]:
         if (m := _NO_IMPORT_LINE.search(line)) is not None and _admits(m.group(2), _NO_IMPORT[m.group(1)][0]):
             newest, why = _NO_IMPORT[m.group(1)]
             out.append((n, f"{m.group(1)} (newest release {newest}) {why}", "no-import"))
+        if (m := _OLD_WHEEL_LINE.search(line)) is not None and _before_wheels(m.group(2), m.group(1)):
+            first = _FIRST_PY310_WHEEL[m.group(1)]
+            why = f"no release it admits has a wheel for Python 3.10 or later (the first is {first})"
+            out.append((n, f"{m.group(1)}{m.group(2).strip().rstrip(',')}: {why}", "no-wheel"))
         if (m := _OLD_LIGHTNING.search(line)) is not None:
             pin = f"pytorch-lightning{m.group(1)}{m.group(2)}"
             out.append((n, f"{pin}: the 0.x Trainer API, removed in 1.0", LIGHTNING))
@@ -260,6 +274,14 @@ def _admits(spec: str, version: str) -> bool:
         return SpecifierSet(spec).contains(version)
     except InvalidSpecifier:
         return True
+
+
+def _before_wheels(spec: str, package: str) -> bool:
+    """A version spec that admits no release from the package's first Python 3.10 wheel on: neither that release, a
+    far later one, nor any release the spec itself names at or after it (``==1.26.4`` admits itself)."""
+    first = _FIRST_PY310_WHEEL[package]
+    named = [v for v in re.findall(r"\d+(?:\.\d+)*", spec) if Version(v) >= Version(first)]
+    return not any(_admits(spec, v) for v in (first, "999", *named))
 
 
 def _doc_text(root: Path, rel: str, read: Callable[[str], str | None], rels: list[str]) -> str | None:

@@ -27,7 +27,7 @@ from accelpilot.porting.log import (
 )
 from accelpilot.porting.rules import RULES
 from accelpilot.porting.scan.bringup import commanded, default_sources, model_bringup
-from accelpilot.porting.scan.call_reach import mark_called_cuda, mark_called_loads, wanted_files
+from accelpilot.porting.scan.call_reach import mark_called_cuda, wanted_files
 from accelpilot.porting.scan.checkpoints import checkpoint_loads, mark_device_checkpoint_loads
 from accelpilot.porting.scan.compile_step import compile_step
 from accelpilot.porting.scan.config_device import mark_config_devices, readme_example_devices
@@ -58,6 +58,7 @@ from accelpilot.porting.scan.launch_flags import (
     local_rank_flag,
 )
 from accelpilot.porting.scan.launch_reach import mark_launched_setup
+from accelpilot.porting.scan.load_reach import mark_called_loads
 from accelpilot.porting.scan.memory_fit import memory_fit
 from accelpilot.porting.scan.old_syntax import MARK, repaired_source
 from accelpilot.porting.scan.one_file import DEFAULT_MAX_BYTES, FileOutcome, scan_chunk

@@ -315,6 +315,22 @@ def _sites(
     yield from walk(tree, True, False)
 
 
+def _guarded(tree: ast.Module) -> set[int]:
+    """Ids of the nodes under a feature test's arms or in a ``try`` body with a handler (as ``_sites`` walks them):
+    ``removed_calls``' sites there are the code's own fallback (EasyOCR's ``model_urls`` in the arm for torchvision
+    before 0.13)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)) and _feature_test(node.test):
+            arms: list[ast.AST] = [*node.body, *node.orelse] if isinstance(node, ast.If) else [node.body, node.orelse]
+        elif isinstance(node, ast.Try) and node.handlers:
+            arms = list(node.body)
+        else:
+            continue
+        out |= {id(n) for arm in arms for n in ast.walk(arm)}
+    return out
+
+
 def _feature_test(test: ast.expr) -> bool:
     """A test that asks what the installed library has: ``hasattr(np, "trapezoid")``, ``X.__version__ ...``."""
     for n in ast.walk(test):
@@ -476,10 +492,11 @@ def stack_sites(data: bytes) -> list[RawFinding]:
     # ``med.py`` keeps its own ``get_extended_attention_mask``)
     own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     hf_model = _IMPORTS_TRANSFORMERS.search(data) is not None
+    guarded = _guarded(tree) if any(w in data for w in CALL_GATE) else set()
     for node, message, at_import in (
         *_sites(tree, numpy_names, audio),
         *cifar_attr_sites(tree),
-        *removed_call_sites(tree),
+        *(site for site in removed_call_sites(tree) if id(site[0]) not in guarded),
     ):
         if isinstance(node, ast.Attribute) and node.attr in REMOVED_METHODS and (node.attr in own or not hf_model):
             continue

@@ -251,9 +251,10 @@ _EVAL_SET = re.compile(r"(?i)(?:^|[^a-z])(?:val|valid|validation|test|eval|query
 def _partial_batches(node: ast.Call) -> str | None:
     """The batch size of a ``DataLoader(...)`` over a map-style dataset (``shuffle`` or a ``sampler`` given) or an
     evaluation set (named so) whose last batch of a pass is smaller (a batch size other than 1 or None, no
-    ``drop_last`` and no ``batch_sampler`` deciding it), or None. A ``drop_last`` given a value is the caller's decision (``drop_last=is_train``), except
-    ``drop_last=False`` itself: the caller keeps the smaller last batch (DeiT's and MAE's evaluation loaders), and a
-    comparison in a builder of every loader (``drop_last=mode == "train"``), false for the evaluation loader."""
+    ``drop_last`` and no ``batch_sampler`` deciding it), or None. A ``drop_last`` given a value is the caller's
+    decision (``drop_last=is_train``), except ``drop_last=False`` itself: the caller keeps the smaller last batch
+    (DeiT's and MAE's evaluation loaders), and a comparison in a builder of every loader (``drop_last=mode ==
+    "train"``), false for the evaluation loader."""
     kws = {k.arg: k.value for k in node.keywords}
     drop = kws.get("drop_last")
     # ``drop_last=mode == "train"`` (Pointnet2_PyTorch's one loader builder): the evaluation loader keeps it too
@@ -263,13 +264,13 @@ def _partial_batches(node: ast.Call) -> str | None:
     shuffle = kws.get("shuffle", node.args[2] if len(node.args) > 2 else None)
     dataset = kws.get("dataset", node.args[0] if node.args else None)
     evaluated = dataset is not None and _EVAL_SET.search(ast.unparse(dataset)) is not None
-    if (shuffle is None or (isinstance(shuffle, ast.Constant) and not shuffle.value)) and "sampler" not in kws:
+    unordered = shuffle is None or (isinstance(shuffle, ast.Constant) and not shuffle.value)
+    if unordered and "sampler" not in kws and not evaluated:
         # only a map-style dataset, or a finite stream, has a last batch: an IterableDataset may stream forever
         # (llama2.c's PretokDataset), and DataLoader refuses ``shuffle=True`` or a ``sampler`` for one, so either
         # says map-style; an evaluation set (RepDistiller's ``DataLoader(test_set, batch_size=..., shuffle=False)``)
         # ends, whatever its kind
-        if not evaluated:
-            return None
+        return None
     size = kws.get("batch_size", node.args[1] if len(node.args) > 1 else None)
     if size is None or (isinstance(size, ast.Constant) and size.value in (1, None)):
         return None

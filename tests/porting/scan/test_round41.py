@@ -1,0 +1,92 @@
+"""Rounds 40-41's fixes (issue 27): APIs a current Pillow, torchvision and torch iterator no longer have
+(monodepth2's ``Image.ANTIALIAS``, ``models.resnet.model_urls`` and ``val_iter.next()``), and a DataParallel wrapper
+that an entry point builds unconditionally (DeepLabV3Plus', glow's, CUT's labels)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.porting.scan.scan_kit import write_tree
+
+from accelpilot.porting.items import build_items
+from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan.stack_upgrade import stack_sites
+
+_DATASET = b"""\
+from PIL import Image
+import torchvision.models as models
+
+
+class Loader:
+    def __init__(self, loader):
+        self.interp = Image.ANTIALIAS
+        self.keep = Image.LANCZOS
+        self.url = models.resnet.model_urls["resnet18"]
+        self.val_iter = iter(loader)
+        self.prefetch = Prefetcher()
+
+    def val(self):
+        batch = self.val_iter.next()
+        other = self.prefetch.next()
+        return batch, other
+"""
+
+
+def test_removed_pillow_torchvision_and_iterator_apis_are_stack_upgrade_sites() -> None:
+    """Pillow 10 removed ``Image.ANTIALIAS`` (not on the installed Pillow 13.0.0), torchvision 0.29.1's model modules
+    bind no ``model_urls``, torch 2.13's DataLoader iterator has no ``next``: each a call-time site of its library.
+    Near misses: ``Image.LANCZOS``, and ``.next()`` on a receiver not named as an iterator."""
+    found = sorted((ln, msg.split(" (")[0], sub) for _, ln, msg, _, sub, _ in stack_sites(_DATASET))
+    assert found == [
+        (7, "Image.ANTIALIAS", "call-time"),
+        (9, "models.resnet.model_urls", "call-time"),
+        (14, "self.val_iter.next()", "call-time"),
+    ]
+
+
+def test_a_file_with_its_own_next_method_keeps_its_next_calls() -> None:
+    """A prefetcher that defines ``next`` (a data loader wrapper's own API): its ``iter.next()`` calls are its own."""
+    src = _DATASET + b"\n\nclass Prefetcher:\n    def next(self):\n        return None\n"
+    assert sorted(ln for _, ln, *_ in stack_sites(src)) == [7, 9]
+
+
+_TRAIN = (
+    "import torch\nimport torch.nn as nn\n\n"
+    "model = nn.Linear(4, 2)\n"
+    "model = nn.DataParallel(model)\n"
+    "if torch.cuda.device_count() > 1:\n    other = nn.DataParallel(model)\n"
+    "if len(gpu_ids) > 1:\n    third = nn.DataParallel(model, device_ids=gpu_ids)\n"
+    "if ckpt is not None:\n    resumed = nn.DataParallel(model)\nelse:\n    fresh = nn.DataParallel(model)\n"
+    "loss = model(torch.zeros(1, 4)).sum()\n"
+)
+
+
+def test_dataparallel_built_unconditionally_by_an_entry_point_blocks(tmp_path: Path) -> None:
+    """On a Neuron host DataParallel takes the PrivateUse1 device type and its forward scatters through
+    ``torch._C._scatter``, which a torch built without CUDA lacks (absent here): the wrapper the README's training
+    script builds outside any ``if`` blocks, with that reason. Near misses: the wrappers under a device-count or
+    GPU-list test, a multi-device choice. A test about anything else (DeepLabV3Plus' resume test, both arms of which
+    wrap the model) chooses no devices: those wrappers block too."""
+    root = write_tree(tmp_path, {"README.md": "```\npython train.py\n```\n", "train.py": _TRAIN})
+    findings = [f for f in scan_path(root, jobs=1).findings if f.rule == "data-parallel"]
+    assert [(f.line, f.severity) for f in findings] == [
+        (5, "blocking"),
+        (7, "warning"),
+        (9, "warning"),
+        (11, "blocking"),
+        (13, "blocking"),
+    ]
+    assert "torch._C._scatter" in (findings[0].reason or "")
+    items = [i for i in build_items(scan_path(root, jobs=1).findings) if i.rule == "data-parallel"]
+    assert [i.severity for i in items] == ["blocking"]
+
+
+def test_a_removed_api_in_the_arm_a_version_test_keeps_for_old_releases_is_no_site() -> None:
+    """EasyOCR's VGG backbone reads ``models.vgg.model_urls`` only in the ``else`` of a torchvision ``__version__``
+    test: the code already picks what exists, as ``stack_upgrade`` treats its own sites under a feature test."""
+    src = (
+        b"import torchvision\nimport torchvision.models as models\nfrom packaging import version\n\n"
+        b"if version.parse(torchvision.__version__) >= version.parse('0.13'):\n    net = models.vgg16_bn()\n"
+        b"else:\n    url = models.vgg.model_urls['vgg16_bn']\n"
+    )
+    assert stack_sites(src) == []
