@@ -15,8 +15,8 @@ def _devices(src: str) -> list[int | None]:
 
 def test_a_templated_device_string_is_a_device_and_text_editing_is_not() -> None:
     """``torch.device("cuda:{:d}".format(rank))`` and ``"cuda:%d" % rank`` name CUDA devices. Near misses: the
-    same name as text to cut (``.replace("cuda:", "")``, ``.split("cuda:")``) is no device; a bare ``"cuda:"``
-    head (``"cuda:" + str(k)``) is not read (a documented limit: DLRM's is on a path its command never takes)."""
+    same name as text to cut (``.replace("cuda:", "")``, ``.split("cuda:")``) is no device. A ``"cuda:"`` head an
+    index completes (``"cuda:" + str(k)``) is a device too since round 42 (``literals.indexed_device``)."""
     src = (
         "import torch\n"
         'a = torch.device("cuda:{:d}".format(rank))\n'
@@ -25,7 +25,7 @@ def test_a_templated_device_string_is_a_device_and_text_editing_is_not() -> None
         'd = name.split("cuda:0")\n'
         'e = torch.device("cuda:" + str(k))\n'
     )
-    assert _devices(src) == [2, 3]
+    assert _devices(src) == [2, 3, 6]
 
 
 def test_a_library_name_compared_in_startswith_is_no_load() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.porting.scan.scan_kit import write_tree
 
 from accelpilot.porting.items import build_items
-from accelpilot.porting.scan import scan_path
+from accelpilot.porting.scan import scan_path, scan_python
 from accelpilot.porting.scan.stack_upgrade import stack_sites
 
 _DATASET = b"""\
@@ -90,3 +90,54 @@ def test_a_removed_api_in_the_arm_a_version_test_keeps_for_old_releases_is_no_si
         b"else:\n    url = models.vgg.model_urls['vgg16_bn']\n"
     )
     assert stack_sites(src) == []
+
+
+_DEV = """\
+import torch
+
+
+def dev(rank):
+    if torch.cuda.is_available() and rank >= 0:
+        return torch.device(f"cuda:{rank}")
+    return torch.device("cpu")
+
+
+def place(x, gpu):
+    x = x.to(f"cuda:{gpu}")
+    return x.to("cuda:" + str(gpu)), f"cuda:{gpu} holds {x.numel()} values"
+
+
+def spread(tables, n):
+    return [t.to("cuda:" + str(k % n)) for k, t in enumerate(tables)]
+"""
+
+
+def test_a_cuda_device_string_an_index_completes_is_a_device_literal() -> None:
+    """MDM's ``dist_util.dev()`` returns ``torch.device(f"cuda:{used_device}")`` (round 42): an f-string, or a sum,
+    completing ``"cuda:"`` with an index is a CUDA device string like ``"cuda:{}".format(i)``; under an availability
+    test it is a fallback (the ``optional`` context), and so is an index taken modulo a count (DLRM's tables spread
+    over the GPUs, a multi-device layout). Near miss: a message that only starts with ``cuda:``."""
+    found = [(r, ln, ctx) for r, ln, _, _, _, ctx in scan_python(_DEV) if r == "cuda-device-literal"]
+    assert found == [
+        ("cuda-device-literal", 6, "optional"),
+        ("cuda-device-literal", 11, None),
+        ("cuda-device-literal", 12, None),
+        ("cuda-device-literal", 16, "optional"),
+    ]
+    assert scan_python(_DEV) == scan_python(_DEV, prune=False)
+
+
+_STYLE = {
+    "README.md": "# Style\n\n```\npython train.py\npython webcam.py\n```\n",
+    "train.py": "import torch\n\nnet = torch.nn.Linear(2, 2).cuda()\nloss = net(torch.zeros(1, 2)).sum()\nloss.backward()\n",
+    "webcam.py": "import torch\n\nframe = torch.zeros(1).cuda()\n",
+}
+
+
+def test_a_webcam_demo_beside_a_training_command_is_no_entry_point(tmp_path: Path) -> None:
+    """fast-neural-style's README runs ``python webcam.py`` beside ``python train.py`` (round 42): a live-camera demo
+    ("blocks when webcam.py is run"), as ``demo.py`` is. The training script's ``.cuda()`` still blocks."""
+    found = {f.file: f for f in scan_path(write_tree(tmp_path, _STYLE), jobs=1).findings if f.rule == "cuda-call"}
+    assert found["train.py"].severity == "blocking"
+    assert found["webcam.py"].severity == "warning"
+    assert "blocks when webcam.py is run" in (found["webcam.py"].reason or "")

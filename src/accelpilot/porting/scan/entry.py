@@ -276,7 +276,9 @@ def _prose_runs(text: str, root: Path, present: set[str]) -> Entries:
 
 
 # Scripts a README runs beside its training run that their names mark as demos, evaluations, exports or timings.
-_ASIDE_NAME = re.compile(r"^(?:demo|test|eval|evaluate|speed|bench|benchmark|export|visuali[sz]e)(?:[_.-]|\.py$)", re.I)
+_ASIDE_NAME = re.compile(
+    r"^(?:demo|test|eval|evaluate|speed|bench|benchmark|export|visuali[sz]e|webcam)(?:[_.-]|\.py$)", re.I
+)
 _TRAIN_NAME = re.compile(r"^(?:train|pretrain|finetune|fine_tune)(?:[_.-]|\.py$)", re.I)
 _LEGACY = re.compile(r"(?:^|[_.-])(?:legacy|deprecated|old)(?:[_.-]|$)", re.IGNORECASE)
 

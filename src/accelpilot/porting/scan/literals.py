@@ -182,6 +182,20 @@ def indexed_cuda_head(body: ast.expr) -> ast.Constant | None:
     return None
 
 
+def indexed_device(node: ast.JoinedStr | ast.BinOp) -> tuple[ast.Constant, str | None] | None:
+    """The ``"cuda:"`` head of a whole device string an index completes (``f"cuda:{rank}"``, MDM's
+    ``dist_util.dev()``; ``"cuda:" + str(i)``), with its context: ``optional`` for an index taken modulo a count
+    (``"cuda:" + str(k % ndevices)``, DLRM's embedding tables spread over the GPUs: a multi-device layout); None for
+    anything else (a conditional's arm is ``visitor.v_ifexp``'s)."""
+    head = indexed_cuda_head(node)
+    whole = len(node.values) == 2 if isinstance(node, ast.JoinedStr) else isinstance(node.op, ast.Add)
+    if head is None or head.value != "cuda:" or not whole:
+        return None
+    index = node.values[1] if isinstance(node, ast.JoinedStr) else node.right
+    spread = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(index))
+    return head, "optional" if spread else None
+
+
 def cuda_arm_head(body: ast.expr) -> ast.Constant | None:
     """The ``"cuda"``/``"cuda:N"`` string of a conditional's arm: the arm itself, or ``torch.device("cuda")``."""
     if isinstance(body, ast.Call) and _name_of(body.func) == "device" and len(body.args) == 1:

@@ -32,6 +32,7 @@ from accelpilot.porting.scan.literals import (
     cuda_arm_head,
     impl_selector,
     indexed_cuda_head,
+    indexed_device,
 )
 from accelpilot.porting.scan.nodes import walk
 from accelpilot.porting.scan.patterns import (
@@ -536,6 +537,14 @@ class PyVisitor(TableRules):
                         ctx = "no-op-elsewhere" if mm.group(0) in self._nccl_defaults(self.def_node) else None
                     self.add(rid, line, template.format(m=mm.group(0)), subject=mm.group(0), context=ctx)
 
+    def v_indexed(self, node: ast.JoinedStr | ast.BinOp) -> None:
+        """``f"cuda:{rank}"`` or ``"cuda:" + str(i)`` on its own (``literals.indexed_device``)."""
+        found = indexed_device(node)
+        if found is not None and id(found[0]) not in self._consumed:
+            self._consumed.add(id(found[0]))
+            self.add("cuda-device-literal", found[0].lineno, "device string 'cuda:' + index", context=found[1])
+        self.generic(node)
+
     def v_raise(self, node: ast.Raise) -> None:
         self._message_depth += 1
         try:
@@ -563,6 +572,8 @@ _HANDLERS.update(
         ast.Compare: PyVisitor.v_compare,
         ast.Assert: PyVisitor.v_if,
         ast.Constant: PyVisitor.v_constant,
+        ast.JoinedStr: PyVisitor.v_indexed,
+        ast.BinOp: PyVisitor.v_indexed,
         ast.For: PyVisitor.v_loop,
         ast.AsyncFor: PyVisitor.v_loop,
         ast.Assign: PyVisitor.v_assign,
