@@ -125,27 +125,38 @@ def _calls(
     """(file, function) -> the first line of the entry point that calls it by name, outside a CUDA test (``firm``:
     outside any ``if`` but ``if __name__ == "__main__":``, as a class built only under an option, WaveGlow's ``if
     denoiser_strength > 0: Denoiser(...)``, is not built by the default command)."""
-    guarded = {
+    guarded = _guarded_ids(tree, firm)
+    out: dict[tuple[str, str], int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or id(node) in guarded:
+            continue
+        target = _target(node.func, funcs, modules)
+        if target is not None and (target not in out or node.lineno < out[target]):
+            out[target] = node.lineno
+    return out
+
+
+def _guarded_ids(tree: ast.Module, firm: bool) -> set[int]:
+    """Ids of the nodes under a CUDA test's body (``firm``: under either arm of any ``if`` but the ``__main__``
+    guard)."""
+    return {
         id(n)
         for node in ast.walk(tree)
         if isinstance(node, ast.If) and ((firm and not is_main_test(node.test)) or _cuda_test(node.test))
         for st in [*node.body, *(node.orelse if firm else [])]
         for n in ast.walk(st)
     }
-    out: dict[tuple[str, str], int] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or id(node) in guarded:
-            continue
-        f = node.func
-        target = None
-        if isinstance(f, ast.Name) and f.id in funcs:
-            target = funcs[f.id]
-        elif isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute)):
-            owner = ast.unparse(f.value)  # ``m.f``, or ``pkg.sub.m.f`` after ``import pkg.sub.m``
-            target = (modules[owner], f.attr) if owner in modules else None
-        if target is not None and (target not in out or node.lineno < out[target]):
-            out[target] = node.lineno
-    return out
+
+
+def _target(f: ast.expr, funcs: dict[str, tuple[str, str]], modules: dict[str, str]) -> tuple[str, str] | None:
+    """(file, name) of the in-tree function or class a call's callee names: ``f`` imported from a module, ``m.f``,
+    or ``pkg.sub.m.f`` after ``import pkg.sub.m``; None for anything else."""
+    if isinstance(f, ast.Name):
+        return funcs.get(f.id)
+    if isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute)):
+        owner = ast.unparse(f.value)
+        return (modules[owner], f.attr) if owner in modules else None
+    return None
 
 
 _ON_INSTANCE = ", which the entry point's instance runs"
@@ -174,27 +185,13 @@ def _instance_calls(
 ) -> dict[tuple[str, str], set[str]]:
     """(file, class) -> the methods the entry point calls, outside any ``if`` but the ``__main__`` guard, on a name it
     binds to an instance of that in-tree class (``trainer = Trainer(opts)`` then ``trainer.train()``)."""
-    guarded = {
-        id(n)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and not is_main_test(node.test)
-        for st in [*node.body, *node.orelse]
-        for n in ast.walk(st)
-    }
+    guarded = _guarded_ids(tree, firm=True)
     bound: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
-            f, target = node.value.func, node.targets[0]
-            owner = ast.unparse(f.value) if isinstance(f, ast.Attribute) else None
-            cls = (
-                funcs.get(f.id)
-                if isinstance(f, ast.Name)
-                else (modules[owner], f.attr)
-                if isinstance(f, ast.Attribute) and owner in modules
-                else None
-            )
-            if cls is not None and isinstance(target, ast.Name):
-                bound[target.id] = cls
+            cls = _target(node.value.func, funcs, modules)
+            if cls is not None and isinstance(node.targets[0], ast.Name):
+                bound[node.targets[0].id] = cls
     out: dict[tuple[str, str], set[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and id(node) not in guarded and isinstance(node.func, ast.Attribute):

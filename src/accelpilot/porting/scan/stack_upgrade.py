@@ -284,41 +284,28 @@ def _version_pin(node: ast.Assert) -> str | None:
 
 
 def _sites(
-    tree: ast.Module, numpy_names: set[str], audio_names: frozenset[str] = frozenset()
+    tree: ast.Module, numpy_names: set[str], guarded: set[int], audio_names: frozenset[str] = frozenset()
 ) -> Iterable[tuple[ast.AST, str, bool | None]]:
-    """(node, message, blocks at import) of each use, walking with what runs at import and what is guarded; None
-    for a call of a removed Hugging Face keyword (it fails when the call runs)."""
+    """(node, message, blocks at import) of each use outside the ``guarded`` nodes (``_guarded``), walking with what
+    runs at import; None for a call of a removed Hugging Face keyword (it fails when the call runs)."""
 
-    def walk(node: ast.AST, at_import: bool, guarded: bool) -> Iterable[tuple[ast.AST, str, bool | None]]:
-        if isinstance(node, ast.Try) and node.handlers:
-            for st in node.body:
-                yield from walk(st, at_import, True)  # a fallback in the handler: the import works either way
-            for rest in (*node.handlers, *node.orelse, *node.finalbody):
-                yield from walk(rest, at_import, guarded)
-            return
-        if isinstance(node, (ast.If, ast.IfExp)) and _feature_test(node.test):
-            # ``np.trapezoid if hasattr(np, "trapezoid") else np.trapz``: the code already picks what exists
-            yield from walk(node.test, at_import, guarded)
-            arms: list[ast.AST] = [*node.body, *node.orelse] if isinstance(node, ast.If) else [node.body, node.orelse]
-            for arm in arms:
-                yield from walk(arm, at_import, True)
-            return
+    def walk(node: ast.AST, at_import: bool) -> Iterable[tuple[ast.AST, str, bool | None]]:
         if isinstance(node, _FUNC):
             at_import = False
-        site = None if guarded else _site(node, numpy_names) or _torchaudio_site(node, set(audio_names))
+        site = None if id(node) in guarded else _site(node, numpy_names) or _torchaudio_site(node, set(audio_names))
         if site is not None:
             message, blocks = site
             yield node, message, None if blocks is None else blocks and at_import
         for child in ast.iter_child_nodes(node):
-            yield from walk(child, at_import, guarded)
+            yield from walk(child, at_import)
 
-    yield from walk(tree, True, False)
+    yield from walk(tree, True)
 
 
 def _guarded(tree: ast.Module) -> set[int]:
-    """Ids of the nodes under a feature test's arms or in a ``try`` body with a handler (as ``_sites`` walks them):
-    ``removed_calls``' sites there are the code's own fallback (EasyOCR's ``model_urls`` in the arm for torchvision
-    before 0.13)."""
+    """Ids of the nodes under a feature test's arms (``np.trapezoid if hasattr(np, "trapezoid") else np.trapz``: the
+    code already picks what exists; EasyOCR's ``model_urls`` in the arm for torchvision before 0.13) or in a ``try``
+    body with a handler (a fallback in the handler: the import works either way): no site there."""
     out: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.IfExp)) and _feature_test(node.test):
@@ -492,9 +479,9 @@ def stack_sites(data: bytes) -> list[RawFinding]:
     # ``med.py`` keeps its own ``get_extended_attention_mask``)
     own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     hf_model = _IMPORTS_TRANSFORMERS.search(data) is not None
-    guarded = _guarded(tree) if any(w in data for w in CALL_GATE) else set()
+    guarded = _guarded(tree)
     for node, message, at_import in (
-        *_sites(tree, numpy_names, audio),
+        *_sites(tree, numpy_names, guarded, audio),
         *cifar_attr_sites(tree),
         *(site for site in removed_call_sites(tree) if id(site[0]) not in guarded),
     ):
