@@ -143,6 +143,9 @@ Rounds (labels by hand, each committed before the repository's first scan, never
 - held out, round 42: capsnet (gram-ai/capsule-networks), faststyle (rrmina/fast-neural-style-pytorch), lightgcn
   (gusye1234/LightGCN-PyTorch), mdm (GuyTevet/motion-diffusion-model), labels 84959f3: first scored with the scanner at
   78d82fe, frozen the same way (match files 8e30f26).
+- held out, round 43: ctgan (sdv-dev/CTGAN), charrnn (spro/char-rnn.pytorch), retinaface (biubug6/Pytorch_Retinaface),
+  pysot (STVIR/pysot), labels bc105dd: first scored with the scanner at 4f2ccb3, frozen the same way (match files
+  f6e6a44).
 Rounds 6-9 were labelled under written rules (a target, a blocking definition, units of work; notebooks, tests,
 logging and host-only data preparation left out), the same for every labeller.
 The figures that count as held out are each round's first score; later scores of a round are tuning figures.
