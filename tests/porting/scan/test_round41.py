@@ -1,4 +1,4 @@
-"""Rounds 40-41's fixes (issue 27): APIs a current Pillow, torchvision and torch iterator no longer have
+"""Rounds 40-43's fixes (issue 27): APIs a current Pillow, torchvision and torch iterator no longer have
 (monodepth2's ``Image.ANTIALIAS``, ``models.resnet.model_urls`` and ``val_iter.next()``), and a DataParallel wrapper
 that an entry point builds unconditionally (DeepLabV3Plus', glow's, CUT's labels)."""
 
@@ -141,3 +141,19 @@ def test_a_webcam_demo_beside_a_training_command_is_no_entry_point(tmp_path: Pat
     assert found["train.py"].severity == "blocking"
     assert found["webcam.py"].severity == "warning"
     assert "blocks when webcam.py is run" in (found["webcam.py"].reason or "")
+
+
+def test_a_losss_data_index_is_a_torch_site_unless_a_version_test_keeps_it_for_old_releases() -> None:
+    """char-rnn's ``return loss.data[0] / args.chunk_len`` (round 43): a loss is 0-dim since torch 0.4, and indexing
+    it raises IndexError on torch 2.13 (tried). Near misses: ``x.data[0]`` of a name that is no loss (a first row),
+    and Person_reID's ``loss.data[0]`` in the ``else`` of ``if int(version[0]) > 0`` on ``version =
+    torch.__version__``: a version test the code already answers."""
+    src = (
+        b"import torch\nversion = torch.__version__\n\n\ndef train(loss, x):\n    a = loss.data[0] / 2\n"
+        b"    b = x.data[0]\n    if int(version[0]) > 0:\n        c = loss.item()\n    else:\n        c = loss.data[0]\n"
+        b"    return a, b, c\n"
+    )
+    assert [(ln, msg.split(" (")[0]) for _, ln, msg, *_ in stack_sites(src)] == [(6, "loss.data[0]")]
+    # packaging's ``version.parse`` in a test reads no installed version by itself: that arm is still read
+    parsed = src.replace(b"if int(version[0]) > 0:", b"if ver < version.parse('0.4'):")
+    assert [ln for _, ln, *_ in stack_sites(parsed)] == [6, 11]

@@ -11,6 +11,8 @@ the rest): each fails when the line runs, so it blocks where an entry point runs
   dataset, round 41).
 - ``models.resnet.model_urls``: torchvision's model modules no longer define ``model_urls`` (read in torchvision
   0.29.1's wheel: no module of ``torchvision/models`` binds it), an ``AttributeError`` (monodepth2's pose encoder).
+- ``loss.data[0]``: torch 0.4 made a loss a 0-dim tensor, and indexing one raises ``IndexError: invalid index of a
+  0-dim tensor`` (tried on torch 2.13; char-rnn's training step, round 43). Only on a name that says loss.
 - ``self.val_iter.next()``: the Python 2 iterator method; torch 2.13's DataLoader iterator has no ``next`` (tried),
   an ``AttributeError`` (monodepth2's validation step). Only on a receiver named as an iterator, in a file that
   defines no ``next`` method of its own (a prefetcher class's ``next()`` is its own API)."""
@@ -22,7 +24,7 @@ from collections.abc import Iterable
 
 BYTE_GATE: tuple[bytes, ...] = (
     *(b"pack_padded_sequence", b"librosa.output", b"ANTIALIAS", b"Image.LINEAR", b"Image.CUBIC", b"model_urls"),
-    *(b"iter.next()", b"iterator.next()", b"iter).next()", b"].next()"),
+    *(b"iter.next()", b"iterator.next()", b"iter).next()", b"].next()", b".data[0]"),
 )
 _PIL_GONE = {"ANTIALIAS": "LANCZOS", "LINEAR": "BILINEAR", "CUBIC": "BICUBIC"}
 # torchvision's model modules: ``torchvision.models.resnet.model_urls``, ``models.vgg.model_urls``
@@ -92,5 +94,18 @@ def removed_call_sites(tree: ast.Module) -> Iterable[tuple[ast.AST, str, bool | 
                 node,
                 f"{ast.unparse(node.func)}() (the py2 iterator method: torch's DataLoader iterator has no next, "
                 "AttributeError; use next(it))",
+                None,
+            )
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "data"
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value == 0
+            and "loss" in (_name(node.value.value) or "").lower()
+        ):
+            yield (
+                node,
+                f"{ast.unparse(node)} (a loss is a 0-dim torch tensor since torch 0.4: IndexError, use .item())",
                 None,
             )

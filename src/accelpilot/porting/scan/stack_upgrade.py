@@ -319,11 +319,16 @@ def _guarded(tree: ast.Module) -> set[int]:
 
 
 def _feature_test(test: ast.expr) -> bool:
-    """A test that asks what the installed library has: ``hasattr(np, "trapezoid")``, ``X.__version__ ...``."""
+    """A test that asks what the installed library has: ``hasattr(np, "trapezoid")``, ``X.__version__ ...``, or a
+    name holding a version (Person_reID's ``version = torch.__version__`` then ``if int(version[0]) > 0 ...``; not
+    packaging's ``version`` module in ``version.parse(...)``, which compares whatever it is given)."""
+    owners = {id(n.value) for n in ast.walk(test) if isinstance(n, ast.Attribute)}
     for n in ast.walk(test):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr":
             return True
         if isinstance(n, ast.Attribute) and n.attr == "__version__":
+            return True
+        if isinstance(n, ast.Name) and "version" in n.id.lower() and id(n) not in owners:
             return True
     return False
 
