@@ -49,63 +49,46 @@ def removed_call_sites(tree: ast.Module) -> Iterable[tuple[ast.AST, str, bool | 
     """(node, message, None: fails when the line runs) of each such call."""
     own_next = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "next" for n in ast.walk(tree))
     for node in ast.walk(tree):
+        message = _removed(node, own_next)
+        if message is not None:
+            yield node, message, None
+
+
+def _removed(node: ast.AST, own_next: bool) -> str | None:
+    """Why the node fails on the current stack, or None; ``own_next``: the file defines a ``next`` method."""
+    if isinstance(node, ast.Assign):
         if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call)
+            isinstance(node.value, ast.Call)
             and _name(node.value.func) == "pack_padded_sequence"
             and any(isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == 2 for t in node.targets)
         ):
-            yield (
-                node,
+            return (
                 "x, y = pack_padded_sequence(...) (a torch PackedSequence has four fields since torch 1.1: "
-                "ValueError, too many values to unpack)",
-                None,
+                "ValueError, too many values to unpack)"
             )
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "output"
-            and isinstance(node.value.value, ast.Name)
-            and node.value.value.id == "librosa"
-        ):
-            yield node, f"librosa.output.{node.attr} (librosa 0.8 removed librosa.output: AttributeError)", None
-        elif isinstance(node, ast.Attribute) and node.attr in _PIL_GONE and _name(node.value) == "Image":
-            yield (
-                node,
-                f"Image.{node.attr} (Pillow 10 removed it, use Image.{_PIL_GONE[node.attr]}: AttributeError)",
-                None,
+    elif isinstance(node, ast.Attribute):
+        owner = node.value
+        librosa = isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "librosa"
+        if librosa and isinstance(owner, ast.Attribute) and owner.attr == "output":
+            return f"librosa.output.{node.attr} (librosa 0.8 removed librosa.output: AttributeError)"
+        if node.attr in _PIL_GONE and _name(owner) == "Image":
+            return f"Image.{node.attr} (Pillow 10 removed it, use Image.{_PIL_GONE[node.attr]}: AttributeError)"
+        if node.attr == "model_urls" and isinstance(owner, ast.Attribute) and _name(owner.value) in _TV_MODELS:
+            return f"{ast.unparse(node)} (torchvision's model modules no longer define it: AttributeError)"
+    elif isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "next" and not node.args and not own_next and _iterator(f.value):
+            return (
+                f"{ast.unparse(f)}() (the py2 iterator method: torch's DataLoader iterator has no next, "
+                "AttributeError; use next(it))"
             )
-        elif (
-            isinstance(node, ast.Attribute)
-            and node.attr == "model_urls"
-            and isinstance(node.value, ast.Attribute)
-            and _name(node.value.value) in _TV_MODELS
-        ):
-            yield node, f"{ast.unparse(node)} (torchvision's model modules no longer define it: AttributeError)", None
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "next"
-            and not node.args
-            and not own_next
-            and _iterator(node.func.value)
-        ):
-            yield (
-                node,
-                f"{ast.unparse(node.func)}() (the py2 iterator method: torch's DataLoader iterator has no next, "
-                "AttributeError; use next(it))",
-                None,
-            )
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "data"
-            and isinstance(node.slice, ast.Constant)
-            and node.slice.value == 0
-            and "loss" in (_name(node.value.value) or "").lower()
-        ):
-            yield (
-                node,
-                f"{ast.unparse(node)} (a loss is a 0-dim torch tensor since torch 0.4: IndexError, use .item())",
-                None,
-            )
+    elif (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "data"
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+        and "loss" in (_name(node.value.value) or "").lower()
+    ):
+        return f"{ast.unparse(node)} (a loss is a 0-dim torch tensor since torch 0.4: IndexError, use .item())"
+    return None
